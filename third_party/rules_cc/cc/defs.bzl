@@ -1,0 +1,19 @@
+"""Offline stub: forwards rules_cc's macros to Bazel 4's native rules."""
+
+def cc_library(**kwargs):
+    native.cc_library(**kwargs)
+
+def cc_binary(**kwargs):
+    native.cc_binary(**kwargs)
+
+def cc_test(**kwargs):
+    native.cc_test(**kwargs)
+
+def cc_toolchain(**kwargs):
+    native.cc_toolchain(**kwargs)
+
+def cc_toolchain_suite(**kwargs):
+    native.cc_toolchain_suite(**kwargs)
+
+def cc_import(**kwargs):
+    native.cc_import(**kwargs)
