@@ -1,0 +1,29 @@
+// Steady-clock timing helpers. Thread-compatible (no shared state).
+#ifndef RINGSIDE_COMMON_STOPWATCH_H_
+#define RINGSIDE_COMMON_STOPWATCH_H_
+
+#include <chrono>
+
+namespace ringside {
+
+// Seconds on the steady clock since an arbitrary epoch.
+inline double NowSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Measures elapsed wall time from construction or the last Reset().
+class Stopwatch {
+ public:
+  Stopwatch() : start_(NowSeconds()) {}
+  void Reset() { start_ = NowSeconds(); }
+  double ElapsedSeconds() const { return NowSeconds() - start_; }
+
+ private:
+  double start_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_COMMON_STOPWATCH_H_
