@@ -1,0 +1,55 @@
+// MLP: fully connected layers with ReLU between them and softmax
+// cross-entropy on the last, in Eigen on the CPU. Parameters per layer l:
+// "fc{l}.weight" (in x out, row-major) and "fc{l}.bias" (out). Gradients
+// are reported last layer first; a layer's tensors are reported after its
+// input gradient has been computed (the Model readiness contract).
+// Thread-compatible.
+#ifndef RINGSIDE_MODELS_MLP_H_
+#define RINGSIDE_MODELS_MLP_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/model.h"
+
+namespace ringside {
+
+class Mlp : public Model {
+ public:
+  // widths: input, hidden..., classes (>= 2 entries, each > 0).
+  static absl::StatusOr<std::unique_ptr<Mlp>> Create(
+      std::vector<int64_t> widths);
+
+  std::string name() const override { return "mlp"; }
+  const TensorLayout& layout() const override { return layout_; }
+  // He-uniform weights, zero biases, from a seeded std::mt19937_64.
+  void InitParams(uint64_t seed, absl::Span<float> params) const override;
+  absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, absl::Span<const float> params,
+      absl::Span<float> grads, const GradientReadyFn& on_ready) override;
+  absl::StatusOr<double> Evaluate(const Batch& batch,
+                                  absl::Span<const float> params) override;
+  double FlopsPerExample() const override;
+
+ private:
+  Mlp(std::vector<int64_t> widths, TensorLayout layout);
+  absl::Status CheckBatch(const Batch& batch) const;
+  // INVALID_ARGUMENT unless `size` == layout_.total_elements().
+  absl::Status CheckSpan(const char* what, size_t size) const;
+  // Fills acts_[1..L-1] with hidden activations and acts_[0] with logits.
+  void Forward(const Batch& batch, absl::Span<const float> params);
+
+  std::vector<int64_t> widths_;
+  TensorLayout layout_;
+  // Scratch activations reused across calls (one per layer boundary):
+  // acts_[l] is layer l's input for l >= 1; acts_[0] holds the logits.
+  std::vector<std::vector<float>> acts_;
+  std::vector<float> delta_, delta_prev_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_MODELS_MLP_H_

@@ -1,0 +1,58 @@
+// Model: a differentiable function whose parameters are named float32
+// tensors laid out in one caller-owned flat buffer (TensorLayout).
+//
+// Gradient readiness contract: ForwardBackward calls on_ready(i) once per
+// tensor i as soon as its gradient is final AND the model will not read
+// tensor i's parameters again during this call (so a strategy may start
+// communicating it, and may even overwrite its parameters). Calls come in
+// backward order (last layer first) on the calling thread.
+//
+// Thread-compatible: one Model instance per worker thread.
+#ifndef RINGSIDE_MODELS_MODEL_H_
+#define RINGSIDE_MODELS_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "models/dataset.h"
+#include "models/tensor_layout.h"
+
+namespace ringside {
+
+using GradientReadyFn = std::function<void(int tensor_index)>;
+
+class Model {
+ public:
+  virtual ~Model() = default;
+
+  // Short name, e.g. "mlp".
+  virtual std::string name() const = 0;
+
+  virtual const TensorLayout& layout() const = 0;
+
+  // Writes the seeded initial parameters (same seed => same bits).
+  virtual void InitParams(uint64_t seed, absl::Span<float> params) const = 0;
+
+  // Forward and backward on `batch`. Writes d(mean loss)/d(params) into
+  // `grads` (every element overwritten) and returns the mean loss.
+  // `params` and `grads` have layout().total_elements() floats.
+  // INVALID_ARGUMENT if the batch does not fit the model.
+  virtual absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, absl::Span<const float> params,
+      absl::Span<float> grads, const GradientReadyFn& on_ready) = 0;
+
+  // Mean loss of `batch` under `params`; no gradients.
+  virtual absl::StatusOr<double> Evaluate(const Batch& batch,
+                                          absl::Span<const float> params) = 0;
+
+  // Floating-point operations of one ForwardBackward per example (for
+  // reports; an estimate is fine).
+  virtual double FlopsPerExample() const = 0;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_MODELS_MODEL_H_

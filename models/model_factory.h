@@ -1,0 +1,42 @@
+// Builds a model and its dataset by name from ModelOptions (the flags
+// --model, --mlp_widths, ... map onto it). Thread-safe (pure function).
+#ifndef RINGSIDE_MODELS_MODEL_FACTORY_H_
+#define RINGSIDE_MODELS_MODEL_FACTORY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/dataset.h"
+#include "models/model.h"
+
+namespace ringside {
+
+struct ModelOptions {
+  // Model name: "mlp".
+  std::string name = "mlp";
+  // MLP layer widths, input first, classes last (>= 2 entries, each > 0).
+  std::vector<int64_t> mlp_widths = {64, 512, 512, 10};
+  // Synthetic classification data: training examples (one epoch), held-out
+  // examples, and the seed of the data and of its order.
+  int64_t train_examples = 16384;
+  int64_t eval_examples = 1024;
+  uint64_t data_seed = 1;
+};
+
+struct ModelBundle {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Dataset> dataset;
+};
+
+// Names accepted by MakeModel, comma-separated (for flag help and errors).
+std::string ModelNames();
+
+// INVALID_ARGUMENT on an unknown name (listing the known ones) or bad sizes.
+absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_MODELS_MODEL_FACTORY_H_

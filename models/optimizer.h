@@ -1,0 +1,67 @@
+// Optimizers: element-wise update rules shared by workers (local apply) and
+// parameter servers (apply per shard, per chunk). Because every rule is
+// element-wise, applying it chunk by chunk equals applying it at once.
+//
+// An Optimizer owns the state (momentum, Adam moments) for `num_elements`
+// parameters; Apply takes an element offset into that state. Apply on
+// disjoint ranges may run concurrently; on the same range it is not
+// thread-safe.
+#ifndef RINGSIDE_MODELS_OPTIMIZER_H_
+#define RINGSIDE_MODELS_OPTIMIZER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "proto/tensor_layout.pb.h"
+
+namespace ringside {
+
+struct OptimizerConfig {
+  // "sgd" (with momentum) or "adam".
+  std::string type = "sgd";
+  // Learning rate; > 0.
+  float lr = 0.05f;
+  // SGD momentum in [0, 1); 0 is plain SGD. PyTorch's convention:
+  // v = momentum * v + g;  p -= lr * v.
+  float momentum = 0.9f;
+  // Adam moments' decay rates in [0, 1) and denominator epsilon (> 0).
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  // L2 penalty added to the gradient (g += weight_decay * p); >= 0.
+  float weight_decay = 0.0f;
+
+  // INVALID_ARGUMENT naming the bad field.
+  absl::Status Validate() const;
+  proto::OptimizerConfig ToProto() const;
+  static OptimizerConfig FromProto(const proto::OptimizerConfig& p);
+  bool operator==(const OptimizerConfig& o) const;
+  std::string DebugString() const;
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+
+  // Creates the optimizer named by config.type with zeroed state for
+  // `num_elements` parameters. INVALID_ARGUMENT on a bad config.
+  static absl::StatusOr<std::unique_ptr<Optimizer>> Create(
+      const OptimizerConfig& config, int64_t num_elements);
+
+  // One update of params[i] from grads[i], i.e. state elements
+  // [state_offset, state_offset + params.size()). `step` counts updates
+  // from 1 (Adam's bias correction). Requires params.size() == grads.size().
+  virtual void Apply(int64_t state_offset, absl::Span<float> params,
+                     absl::Span<const float> grads, int64_t step) = 0;
+
+  // Bytes of optimizer state (for memory reports).
+  virtual int64_t state_bytes() const = 0;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_MODELS_OPTIMIZER_H_

@@ -1,0 +1,165 @@
+#include "models/synthetic_classification.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace ringside {
+namespace {
+
+// Fraction of examples whose label is replaced by a uniformly random class.
+constexpr double kLabelNoise = 0.05;
+
+// Independent random streams derived from the one seed.
+enum Stream : uint64_t { kTeacher = 1, kTrain = 2, kEval = 3, kOrder = 4 };
+
+// SplitMix64 finalizer: decorrelates nearby (seed, stream, index) tuples.
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t StreamSeed(uint64_t seed, uint64_t stream, uint64_t index = 0) {
+  return Mix(Mix(Mix(seed) ^ stream) ^ index);
+}
+
+// Draws `count` examples: Gaussian features, label = argmax(teacher x) with
+// kLabelNoise of them relabelled at random.
+void Sample(const std::vector<float>& teacher, int64_t dim, int64_t classes,
+            int64_t count, uint64_t seed, std::vector<float>* x,
+            std::vector<int32_t>* y) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<double> coin(0.0, 1.0);
+  std::uniform_int_distribution<int32_t> random_class(
+      0, static_cast<int32_t>(classes - 1));
+  x->resize(count * dim);
+  y->resize(count);
+  for (int64_t i = 0; i < count; ++i) {
+    float* row = x->data() + i * dim;
+    for (int64_t j = 0; j < dim; ++j) row[j] = normal(rng);
+    int32_t best = 0;
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (int64_t c = 0; c < classes; ++c) {
+      const float* w = teacher.data() + c * dim;
+      double score = 0;
+      for (int64_t j = 0; j < dim; ++j) score += double{w[j]} * row[j];
+      if (score > best_score) {
+        best_score = score;
+        best = static_cast<int32_t>(c);
+      }
+    }
+    (*y)[i] = coin(rng) < kLabelNoise ? random_class(rng) : best;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SyntheticClassification>>
+SyntheticClassification::Create(const SyntheticClassificationOptions& options) {
+  if (options.feature_dim <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic feature_dim must be > 0, got ", options.feature_dim));
+  }
+  if (options.num_classes < 2 ||
+      options.num_classes > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic num_classes must be >= 2, got ", options.num_classes));
+  }
+  if (options.train_examples <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic train_examples must be > 0, got ", options.train_examples));
+  }
+  if (options.eval_examples <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic eval_examples must be > 0, got ", options.eval_examples));
+  }
+  auto data = std::unique_ptr<SyntheticClassification>(
+      new SyntheticClassification(options));
+  data->Generate();
+  return data;
+}
+
+SyntheticClassification::SyntheticClassification(
+    const SyntheticClassificationOptions& o)
+    : options_(o) {}
+
+void SyntheticClassification::Generate() {
+  const int64_t dim = options_.feature_dim;
+  const int64_t classes = options_.num_classes;
+  std::vector<float> teacher(classes * dim);
+  {
+    std::mt19937_64 rng(StreamSeed(options_.seed, kTeacher));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (float& w : teacher) w = normal(rng);
+  }
+  Sample(teacher, dim, classes, options_.train_examples,
+         StreamSeed(options_.seed, kTrain), &train_x_, &train_y_);
+  Sample(teacher, dim, classes, options_.eval_examples,
+         StreamSeed(options_.seed, kEval), &eval_x_, &eval_y_);
+}
+
+const std::vector<int64_t>& SyntheticClassification::EpochOrder(int64_t epoch) {
+  if (epoch != cached_epoch_) {
+    order_.resize(options_.train_examples);
+    std::iota(order_.begin(), order_.end(), int64_t{0});
+    std::mt19937_64 rng(
+        StreamSeed(options_.seed, kOrder, static_cast<uint64_t>(epoch)));
+    std::shuffle(order_.begin(), order_.end(), rng);
+    cached_epoch_ = epoch;
+  }
+  return order_;
+}
+
+absl::Status SyntheticClassification::TrainBatch(int64_t begin, int64_t count,
+                                                 Batch* out) {
+  if (out == nullptr) {
+    return absl::InvalidArgumentError("TrainBatch: out is null");
+  }
+  if (begin < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TrainBatch: begin must be >= 0, got ", begin));
+  }
+  if (count <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TrainBatch: count must be > 0, got ", count));
+  }
+  if (count > std::numeric_limits<int64_t>::max() - begin) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TrainBatch: begin ", begin, " + count ", count, " overflows"));
+  }
+  const int64_t n = options_.train_examples;
+  const int64_t dim = options_.feature_dim;
+  out->size = count;
+  out->features.resize(count * dim);
+  out->labels.resize(count);
+  out->tokens.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t g = begin + i;
+    const int64_t example = EpochOrder(g / n)[g % n];
+    std::copy_n(train_x_.data() + example * dim, dim,
+                out->features.data() + i * dim);
+    out->labels[i] = train_y_[example];
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyntheticClassification::EvalBatch(Batch* out) {
+  if (out == nullptr) {
+    return absl::InvalidArgumentError("EvalBatch: out is null");
+  }
+  out->size = options_.eval_examples;
+  out->features = eval_x_;
+  out->labels = eval_y_;
+  out->tokens.clear();
+  return absl::OkStatus();
+}
+
+}  // namespace ringside

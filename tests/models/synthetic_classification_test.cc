@@ -1,0 +1,147 @@
+#include "models/synthetic_classification.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+constexpr int64_t kDim = 8;
+constexpr int64_t kTrain = 100;
+
+std::unique_ptr<SyntheticClassification> MustCreate(uint64_t seed) {
+  SyntheticClassificationOptions o;
+  o.feature_dim = kDim;
+  o.num_classes = 5;
+  o.train_examples = kTrain;
+  o.eval_examples = 40;
+  o.seed = seed;
+  auto data = SyntheticClassification::Create(o);
+  EXPECT_TRUE(data.ok()) << data.status();
+  return data.ok() ? *std::move(data) : nullptr;
+}
+
+Batch MustTrain(SyntheticClassification* d, int64_t begin, int64_t count) {
+  Batch b;
+  absl::Status s = d->TrainBatch(begin, count, &b);
+  EXPECT_TRUE(s.ok()) << s;
+  return b;
+}
+
+// Example i of a batch as (features, label), a key that identifies it.
+using Row = std::pair<std::vector<float>, int32_t>;
+Row RowOf(const Batch& b, int64_t i) {
+  return {std::vector<float>(b.features.begin() + i * kDim,
+                             b.features.begin() + (i + 1) * kDim),
+          b.labels[i]};
+}
+
+TEST(SyntheticClassificationTest, SameSeedSameBatches) {
+  auto a = MustCreate(7), b = MustCreate(7), c = MustCreate(8);
+  ASSERT_TRUE(a && b && c);
+  Batch ba = MustTrain(a.get(), 37, 150);  // crosses an epoch boundary
+  Batch bb = MustTrain(b.get(), 37, 150);
+  EXPECT_EQ(ba.size, 150);
+  EXPECT_EQ(ba.features.size(), 150u * kDim);
+  EXPECT_EQ(ba.features, bb.features);
+  EXPECT_EQ(ba.labels, bb.labels);
+  EXPECT_NE(ba.features, MustTrain(c.get(), 37, 150).features);
+  Batch ea, eb;
+  ASSERT_TRUE(a->EvalBatch(&ea).ok());
+  ASSERT_TRUE(b->EvalBatch(&eb).ok());
+  EXPECT_EQ(ea.size, 40);
+  EXPECT_EQ(ea.features.size(), 40u * kDim);
+  EXPECT_EQ(ea.features, eb.features);
+  EXPECT_EQ(ea.labels, eb.labels);
+}
+
+TEST(SyntheticClassificationTest, EachEpochIsAPermutationOfTheTrainingSet) {
+  auto d = MustCreate(1);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->train_size(), kTrain);
+  std::map<Row, int> epoch0, epoch1;
+  const Batch b0 = MustTrain(d.get(), 0, kTrain);
+  const Batch b1 = MustTrain(d.get(), kTrain, kTrain);
+  for (int64_t i = 0; i < kTrain; ++i) {
+    ++epoch0[RowOf(b0, i)];
+    ++epoch1[RowOf(b1, i)];
+  }
+  EXPECT_EQ(epoch0.size(), static_cast<size_t>(kTrain))
+      << "an example repeats within epoch 0";
+  EXPECT_EQ(epoch0, epoch1) << "epochs 0 and 1 hold different examples";
+  // Held-out examples are not training examples.
+  Batch eval;
+  ASSERT_TRUE(d->EvalBatch(&eval).ok());
+  for (int64_t i = 0; i < eval.size; ++i) {
+    EXPECT_EQ(epoch0.count(RowOf(eval, i)), 0u) << "eval example " << i;
+  }
+  // Labels in range, and every class occurs.
+  std::set<int32_t> classes(b0.labels.begin(), b0.labels.end());
+  EXPECT_EQ(classes, (std::set<int32_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(SyntheticClassificationTest, DifferentEpochsGiveDifferentOrders) {
+  auto d = MustCreate(1);
+  ASSERT_NE(d, nullptr);
+  const Batch e0 = MustTrain(d.get(), 0, kTrain);
+  const Batch e1 = MustTrain(d.get(), kTrain, kTrain);
+  const Batch e2 = MustTrain(d.get(), 2 * kTrain, kTrain);
+  EXPECT_NE(e0.features, e1.features);
+  EXPECT_NE(e1.features, e2.features);
+  EXPECT_NE(e0.features, e2.features);
+  // Going back to an earlier epoch reproduces it (the cache is not state).
+  EXPECT_EQ(MustTrain(d.get(), 0, kTrain).features, e0.features);
+}
+
+TEST(SyntheticClassificationTest, BatchesSliceTheOneOrder) {
+  auto d = MustCreate(2);
+  ASSERT_NE(d, nullptr);
+  const Batch whole = MustTrain(d.get(), 90, 30);  // epochs 0 and 1
+  // Worker-style slices of [90, 120), one of them across the epoch end.
+  const std::vector<int64_t> cuts = {90, 97, 100, 111, 120};
+  Batch pieces;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    Batch b = MustTrain(d.get(), cuts[k], cuts[k + 1] - cuts[k]);
+    pieces.features.insert(pieces.features.end(), b.features.begin(),
+                           b.features.end());
+    pieces.labels.insert(pieces.labels.end(), b.labels.begin(), b.labels.end());
+  }
+  EXPECT_EQ(whole.features, pieces.features);
+  EXPECT_EQ(whole.labels, pieces.labels);
+}
+
+TEST(SyntheticClassificationTest, BadArgumentsAreInvalidArgument) {
+  auto d = MustCreate(1);
+  ASSERT_NE(d, nullptr);
+  Batch b;
+  EXPECT_EQ(d->TrainBatch(-1, 4, &b).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->TrainBatch(0, 0, &b).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->TrainBatch(0, -3, &b).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(d->TrainBatch(0, 4, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
+  SyntheticClassificationOptions o;
+  o.num_classes = 1;
+  EXPECT_EQ(SyntheticClassification::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o = SyntheticClassificationOptions();
+  o.feature_dim = 0;
+  EXPECT_EQ(SyntheticClassification::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o = SyntheticClassificationOptions();
+  o.train_examples = 0;
+  EXPECT_EQ(SyntheticClassification::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o = SyntheticClassificationOptions();
+  o.eval_examples = -1;
+  EXPECT_EQ(SyntheticClassification::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ringside

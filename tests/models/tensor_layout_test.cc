@@ -1,0 +1,106 @@
+#include "models/tensor_layout.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+TensorLayout MakeLayout() {
+  auto layout = TensorLayout::FromShapes(
+      {{"fc0.weight", {3, 4}}, {"fc0.bias", {4}}, {"fc1.weight", {4, 2}}});
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  return *layout;
+}
+
+TEST(TensorLayoutTest, FromShapesPacksBackToBack) {
+  TensorLayout layout = MakeLayout();
+  ASSERT_EQ(layout.num_tensors(), 3);
+  EXPECT_EQ(layout.tensor(0).offset, 0);
+  EXPECT_EQ(layout.tensor(0).size, 12);
+  EXPECT_EQ(layout.tensor(1).offset, 12);
+  EXPECT_EQ(layout.tensor(1).size, 4);
+  EXPECT_EQ(layout.tensor(2).offset, 16);
+  EXPECT_EQ(layout.tensor(2).size, 8);
+  EXPECT_EQ(layout.total_elements(), 24);
+  EXPECT_EQ(layout.total_bytes(), 96);
+  EXPECT_EQ(layout.tensor(2).name, "fc1.weight");
+  EXPECT_EQ(layout.tensor(2).shape, (std::vector<int64_t>{4, 2}));
+
+  std::vector<float> flat(24);
+  absl::Span<float> view = layout.View(1, absl::MakeSpan(flat));
+  EXPECT_EQ(view.data(), flat.data() + 12);
+  EXPECT_EQ(view.size(), 4u);
+}
+
+TEST(TensorLayoutTest, FromShapesRejectsBadInput) {
+  EXPECT_EQ(TensorLayout::FromShapes({{"", {2}}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TensorLayout::FromShapes({{"a", {2}}, {"a", {3}}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TensorLayout::FromShapes({{"a", {2, 0}}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TensorLayout::FromShapes({{"a", {-1}}}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorLayoutTest, ProtoRoundTrip) {
+  TensorLayout layout = MakeLayout();
+  proto::TensorLayout p = layout.ToProto();
+  EXPECT_EQ(p.dtype(), "float32");
+  ASSERT_EQ(p.tensors_size(), 3);
+  EXPECT_EQ(p.tensors(1).offset(), 12);
+  auto back = TensorLayout::FromProto(p);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, layout) << back->DebugString() << "vs\n"
+                           << layout.DebugString();
+  EXPECT_FALSE(*back != layout);
+}
+
+TEST(TensorLayoutTest, FromProtoRejectsGapsAndOverlaps) {
+  proto::TensorLayout p = MakeLayout().ToProto();
+  p.mutable_tensors(1)->set_offset(13);  // gap after tensor 0
+  auto status = TensorLayout::FromProto(p).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("fc0.bias"), std::string::npos) << status;
+
+  p = MakeLayout().ToProto();
+  p.mutable_tensors(2)->set_offset(0);  // overlaps tensor 0
+  EXPECT_EQ(TensorLayout::FromProto(p).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorLayoutTest, FromProtoRejectsWrongDtype) {
+  proto::TensorLayout p = MakeLayout().ToProto();
+  p.set_dtype("float16");
+  auto status = TensorLayout::FromProto(p).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("float16"), std::string::npos) << status;
+  p.clear_dtype();
+  EXPECT_EQ(TensorLayout::FromProto(p).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorLayoutTest, FromProtoRejectsSizeNotProductOfShape) {
+  proto::TensorLayout p = MakeLayout().ToProto();
+  p.mutable_tensors(2)->set_size(9);
+  auto status = TensorLayout::FromProto(p).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("fc1.weight"), std::string::npos) << status;
+}
+
+TEST(TensorLayoutTest, EqualityComparesNamesShapesOffsets) {
+  TensorLayout a = MakeLayout();
+  auto renamed = TensorLayout::FromShapes(
+      {{"fc0.weight", {3, 4}}, {"fc0.b", {4}}, {"fc1.weight", {4, 2}}});
+  auto reshaped = TensorLayout::FromShapes(
+      {{"fc0.weight", {4, 3}}, {"fc0.bias", {4}}, {"fc1.weight", {4, 2}}});
+  ASSERT_TRUE(renamed.ok() && reshaped.ok());
+  EXPECT_NE(a, *renamed);
+  EXPECT_NE(a, *reshaped);
+  EXPECT_NE(a, TensorLayout());
+}
+
+}  // namespace
+}  // namespace ringside
