@@ -1,0 +1,407 @@
+#include "server/param_shard.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+
+namespace ringside {
+namespace {
+
+constexpr absl::string_view kFloat32 = "float32";
+
+}  // namespace
+
+absl::Status ParamShardOptions::Validate() const {
+  if (num_workers < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_workers must be >= 1, got ", num_workers));
+  }
+  if (num_shards < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_shards must be >= 1, got ", num_shards));
+  }
+  if (shard < 0 || shard >= num_shards) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "shard ", shard, " is outside [0, num_shards=", num_shards, ")"));
+  }
+  return absl::OkStatus();
+}
+
+ParamShard::ParamShard(const ParamShardOptions& options) : options_(options) {
+  registered_.assign(options_.num_workers, false);
+  finished_.assign(options_.num_workers, false);
+}
+
+absl::Status ParamShard::CheckRank(int rank) const {
+  if (rank < 0 || rank >= options_.num_workers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown rank ", rank, ": this server expects ranks [0, ",
+                     options_.num_workers, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
+  RS_RETURN_IF_ERROR(CheckRank(r.rank));
+  if (r.world_size != options_.num_workers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", r.rank, " says world_size=", r.world_size,
+                     " but this server was started with --num_workers=",
+                     options_.num_workers));
+  }
+  if (r.num_shards != options_.num_shards) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank ", r.rank, " expects ", r.num_shards,
+                     " parameter servers but this server is shard ",
+                     options_.shard, " of --num_shards=", options_.num_shards));
+  }
+  if (r.chunk_bytes <= 0 || r.chunk_bytes % 4 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "chunk_bytes must be a positive multiple of 4, got ", r.chunk_bytes));
+  }
+  RS_RETURN_IF_ERROR(r.optimizer.Validate());
+
+  absl::MutexLock lock(&config_mu_);
+  if (configured_) {
+    if (r.layout != config_.layout) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", r.rank, "'s model layout differs from rank ",
+                       config_.rank, "'s: got\n", r.layout.DebugString(),
+                       "expected\n", config_.layout.DebugString()));
+    }
+    if (!(r.optimizer == config_.optimizer)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", r.rank, "'s optimizer config {", r.optimizer.DebugString(),
+          "} differs from rank ", config_.rank, "'s {",
+          config_.optimizer.DebugString(), "}"));
+    }
+    if (r.chunk_bytes != config_.chunk_bytes ||
+        r.partitioner != config_.partitioner) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", r.rank, " uses chunk_bytes=", r.chunk_bytes,
+                       " partitioner=", r.partitioner, " but rank ",
+                       config_.rank, " uses chunk_bytes=", config_.chunk_bytes,
+                       " partitioner=", config_.partitioner));
+    }
+  } else {
+    RS_ASSIGN_OR_RETURN(std::unique_ptr<Partitioner> partitioner,
+                        MakePartitioner(r.partitioner));
+    RS_ASSIGN_OR_RETURN(std::vector<KeyRange> ranges,
+                        partitioner->Partition(r.layout, options_.num_shards));
+    KeyRange mine = ranges[options_.shard];
+    RS_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
+                        Optimizer::Create(r.optimizer, mine.size()));
+    all_ranges_ = std::move(ranges);
+    range_ = mine;
+    chunk_elements_ = r.chunk_bytes / 4;
+    optimizer_ = std::move(optimizer);
+    params_.assign(range_.size(), 0.0f);
+    accum_.assign(range_.size(), 0.0f);
+    for (const KeyRange& c : ChunkRange(range_, chunk_elements_)) {
+      auto chunk = std::make_unique<Chunk>();
+      chunk->range = c;
+      chunk->pushed.assign(options_.num_workers, false);
+      chunks_.push_back(std::move(chunk));
+    }
+    {
+      absl::MutexLock vlock(&versions_mu_);
+      versions_.assign(chunks_.size(), -1);
+    }
+    config_ = r;
+    configured_ = true;
+  }
+  if (registered_[r.rank]) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("rank ", r.rank, " registered twice"));
+  }
+  registered_[r.rank] = true;
+  return range_;
+}
+
+absl::StatusOr<int> ParamShard::ChunkAt(int64_t offset) const {
+  if (offset >= range_.begin && offset < range_.end &&
+      (offset - range_.begin) % chunk_elements_ == 0) {
+    return static_cast<int>((offset - range_.begin) / chunk_elements_);
+  }
+  for (size_t s = 0; s < all_ranges_.size(); ++s) {
+    const KeyRange& r = all_ranges_[s];
+    if (offset >= r.begin && offset < r.end &&
+        static_cast<int>(s) != options_.shard) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "offset ", offset, " is in range [", r.begin, ", ", r.end,
+          ") owned by shard ", s, ", not by this shard ", options_.shard, " [",
+          range_.begin, ", ", range_.end, ")"));
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("offset ", offset, " is not a chunk start of shard ",
+                   options_.shard, " [", range_.begin, ", ", range_.end,
+                   ") with chunks of ", chunk_elements_, " elements"));
+}
+
+absl::Status ParamShard::CheckPayload(const Chunk& chunk,
+                                      absl::string_view dtype,
+                                      absl::string_view data) const {
+  if (dtype != kFloat32) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dtype '", dtype, "' is not supported (want float32)"));
+  }
+  const int64_t want = chunk.range.size() * 4;
+  if (static_cast<int64_t>(data.size()) != want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunk at offset ", chunk.range.begin, " has ",
+                     data.size(), " bytes, expected ", want));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParamShard::PushInit(int rank, int64_t offset,
+                                  absl::string_view dtype,
+                                  absl::string_view data) {
+  {
+    absl::MutexLock lock(&config_mu_);
+    if (!configured_) {
+      return absl::FailedPreconditionError("PushInit before any Register");
+    }
+  }
+  if (rank != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("only rank 0 sends initial parameters, got rank ", rank));
+  }
+  RS_ASSIGN_OR_RETURN(int c, ChunkAt(offset));
+  Chunk& chunk = *chunks_[c];
+  RS_RETURN_IF_ERROR(CheckPayload(chunk, dtype, data));
+  absl::MutexLock lock(&chunk.mu);
+  {
+    absl::MutexLock vlock(&versions_mu_);
+    if (versions_[c] >= 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("chunk at offset ", offset, " was already initialized"));
+    }
+  }
+  std::memcpy(params_.data() + (chunk.range.begin - range_.begin), data.data(),
+              data.size());
+  absl::MutexLock vlock(&versions_mu_);
+  versions_[c] = 0;
+  return absl::OkStatus();
+}
+
+absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
+                                      absl::string_view dtype,
+                                      absl::string_view data) {
+  RS_RETURN_IF_ERROR(CheckRank(rank));
+  {
+    absl::MutexLock lock(&config_mu_);
+    if (!configured_ || !registered_[rank]) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", rank, " pushed before registering"));
+    }
+  }
+  RS_ASSIGN_OR_RETURN(int c, ChunkAt(offset));
+  Chunk& chunk = *chunks_[c];
+  RS_RETURN_IF_ERROR(CheckPayload(chunk, dtype, data));
+
+  absl::MutexLock lock(&chunk.mu);
+  int64_t version;
+  {
+    absl::MutexLock vlock(&versions_mu_);
+    version = versions_[c];
+  }
+  if (version < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "chunk at offset ", offset, " has no initial parameters yet"));
+  }
+  if (step != version) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", rank, " pushed a ", step < version ? "stale" : "future",
+        " step ", step, " for chunk at offset ", offset,
+        ", which is waiting for step ", version));
+  }
+  if (chunk.pushed[rank]) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("rank ", rank, " already pushed step ", step,
+                     " for chunk at offset ", offset));
+  }
+  const int64_t n = chunk.range.size();
+  float* acc = accum_.data() + (chunk.range.begin - range_.begin);
+  const float* g = reinterpret_cast<const float*>(data.data());
+  if (chunk.num_pushed == 0) {
+    std::memcpy(acc, g, n * 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) acc[i] += g[i];
+  }
+  chunk.pushed[rank] = true;
+  if (++chunk.num_pushed == options_.num_workers) ApplyChunk(chunk, step);
+  return absl::OkStatus();
+}
+
+void ParamShard::ApplyChunk(Chunk& chunk, int64_t step) {
+  const int64_t local = chunk.range.begin - range_.begin;
+  const int64_t n = chunk.range.size();
+  float* acc = accum_.data() + local;
+  const float scale = 1.0f / static_cast<float>(options_.num_workers);
+  for (int64_t i = 0; i < n; ++i) acc[i] *= scale;
+  optimizer_->Apply(local, absl::MakeSpan(params_.data() + local, n),
+                    absl::MakeConstSpan(acc, n), step + 1);
+  std::fill(chunk.pushed.begin(), chunk.pushed.end(), false);
+  chunk.num_pushed = 0;
+  const int c =
+      static_cast<int>((chunk.range.begin - range_.begin) / chunk_elements_);
+  absl::MutexLock vlock(&versions_mu_);
+  versions_[c] = step + 1;
+}
+
+absl::StatusOr<ParamShard::PullCursor> ParamShard::StartPull(int rank,
+                                                             int64_t version) {
+  RS_RETURN_IF_ERROR(CheckRank(rank));
+  if (version < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("negative version ", version));
+  }
+  {
+    absl::MutexLock lock(&config_mu_);
+    if (!configured_ || !registered_[rank]) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("rank ", rank, " pulled before registering"));
+    }
+  }
+  PullCursor cursor;
+  cursor.version = version;
+  cursor.sent.assign(chunks_.size(), false);
+  cursor.remaining = static_cast<int>(chunks_.size());
+  return cursor;
+}
+
+std::string ParamShard::MissingRanks(int c) const {
+  Chunk& chunk = *chunks_[c];
+  absl::MutexLock lock(&chunk.mu);
+  std::vector<int> missing;
+  for (int r = 0; r < options_.num_workers; ++r) {
+    if (!chunk.pushed[r]) missing.push_back(r);
+  }
+  return absl::StrJoin(missing, ",");
+}
+
+absl::Status ParamShard::NextReadyChunk(PullCursor* cursor, absl::Time deadline,
+                                        int64_t* offset, std::string* data) {
+  if (cursor->remaining <= 0) {
+    return absl::OutOfRangeError("every chunk was already pulled");
+  }
+  int ready = -1;
+  int64_t gone_version = -1;
+  auto find_ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(versions_mu_) {
+    for (size_t c = 0; c < versions_.size(); ++c) {
+      if (cursor->sent[c]) continue;
+      if (versions_[c] == cursor->version) {
+        ready = static_cast<int>(c);
+        return true;
+      }
+      if (versions_[c] > cursor->version) {
+        ready = static_cast<int>(c);
+        gone_version = versions_[c];
+        return true;
+      }
+    }
+    return false;
+  };
+  int waiting_on = -1;
+  int64_t waiting_version = 0;
+  {
+    absl::MutexLock vlock(&versions_mu_);
+    if (!versions_mu_.AwaitWithDeadline(absl::Condition(&find_ready),
+                                        deadline)) {
+      for (size_t c = 0; c < versions_.size(); ++c) {
+        if (!cursor->sent[c]) {
+          waiting_on = static_cast<int>(c);
+          waiting_version = versions_[c];
+          break;
+        }
+      }
+    }
+  }
+  if (waiting_on >= 0) {
+    const KeyRange& r = chunks_[waiting_on]->range;
+    std::string who =
+        waiting_version < 0
+            ? std::string("initial parameters from rank 0")
+            : absl::StrCat("step ", waiting_version, " gradients from ranks [",
+                           MissingRanks(waiting_on), "]");
+    return absl::DeadlineExceededError(absl::StrCat(
+        "shard ", options_.shard, ": version ", cursor->version, " of chunk [",
+        r.begin, ", ", r.end, ") not ready by the deadline; ",
+        "chunk is at version ", waiting_version, ", waiting for ", who));
+  }
+  Chunk& chunk = *chunks_[ready];
+  if (gone_version >= 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "version ", cursor->version, " of chunk at offset ", chunk.range.begin,
+        " is gone; the chunk is at version ", gone_version));
+  }
+  {
+    absl::MutexLock lock(&chunk.mu);
+    const int64_t local = chunk.range.begin - range_.begin;
+    data->assign(reinterpret_cast<const char*>(params_.data() + local),
+                 chunk.range.size() * 4);
+  }
+  *offset = chunk.range.begin;
+  cursor->sent[ready] = true;
+  --cursor->remaining;
+  return absl::OkStatus();
+}
+
+absl::Status ParamShard::Finish(int rank) {
+  RS_RETURN_IF_ERROR(CheckRank(rank));
+  absl::MutexLock lock(&config_mu_);
+  if (!registered_[rank]) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rank ", rank, " finished without registering"));
+  }
+  if (!finished_[rank]) {
+    finished_[rank] = true;
+    ++num_finished_;
+  }
+  return absl::OkStatus();
+}
+
+bool ParamShard::WaitAllFinished(absl::Time deadline) {
+  absl::MutexLock lock(&config_mu_);
+  auto all = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_) {
+    return num_finished_ == options_.num_workers;
+  };
+  return config_mu_.AwaitWithDeadline(absl::Condition(&all), deadline);
+}
+
+int64_t ParamShard::MemoryBytes() const {
+  absl::MutexLock lock(&config_mu_);
+  if (!configured_) return 0;
+  return static_cast<int64_t>(params_.size() + accum_.size()) * 4 +
+         optimizer_->state_bytes();
+}
+
+int64_t ParamShard::MinVersion() const {
+  absl::MutexLock vlock(&versions_mu_);
+  if (versions_.empty()) return -1;
+  return *std::min_element(versions_.begin(), versions_.end());
+}
+
+std::vector<float> ParamShard::Parameters() const {
+  std::vector<float> out(params_.size());
+  for (const auto& chunk : chunks_) {
+    absl::MutexLock lock(&chunk->mu);
+    const int64_t local = chunk->range.begin - range_.begin;
+    std::copy(params_.begin() + local,
+              params_.begin() + local + chunk->range.size(),
+              out.begin() + local);
+  }
+  return out;
+}
+
+KeyRange ParamShard::range() const {
+  absl::MutexLock lock(&config_mu_);
+  return range_;
+}
+
+}  // namespace ringside

@@ -1,0 +1,156 @@
+// ParamShard: the state of one parameter server — its key range of the flat
+// parameter buffer, the optimizer state for it, and one accumulation buffer —
+// with synchronous (BSP) aggregation, chunk by chunk.
+//
+// The range is cut into fixed chunks (ChunkRange). Chunk c holds version v
+// (= parameters after v optimizer steps). For step t a worker pushes the
+// gradient of chunk c only while c is at version t; the push is summed in
+// place into the accumulation buffer. When all N workers have pushed chunk c
+// for step t, the sum is averaged, the optimizer steps chunk c, and c moves
+// to version t+1 — so pulls of early chunks complete while later ones are
+// still being pushed. Memory stays at parameters + optimizer state + one
+// accumulation buffer whatever N is.
+//
+// Every mutating call validates its whole input before touching state: a
+// rejected call leaves the shard unchanged.
+//
+// Thread-safe: all methods may be called concurrently from RPC handlers.
+// Pushes of different chunks proceed in parallel (one lock per chunk).
+#ifndef RINGSIDE_SERVER_PARAM_SHARD_H_
+#define RINGSIDE_SERVER_PARAM_SHARD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "models/optimizer.h"
+#include "models/tensor_layout.h"
+#include "server/partitioner.h"
+
+namespace ringside {
+
+struct ParamShardOptions {
+  // Workers in the job (N); > 0. Pushes from ranks outside [0, N) fail.
+  int num_workers = 1;
+  // This server's shard index in [0, num_shards).
+  int shard = 0;
+  // Servers in the job (K); > 0. Registrations must agree.
+  int num_shards = 1;
+
+  absl::Status Validate() const;
+};
+
+// What a worker declares when it registers; the first registration fixes
+// the job's configuration and later ones must match it exactly.
+struct Registration {
+  int rank = 0;
+  int world_size = 0;
+  TensorLayout layout;
+  OptimizerConfig optimizer;
+  int64_t chunk_bytes = 0;  // multiple of 4, > 0
+  int num_shards = 0;
+  std::string partitioner;
+};
+
+class ParamShard {
+ public:
+  explicit ParamShard(const ParamShardOptions& options);
+  ParamShard(const ParamShard&) = delete;
+  ParamShard& operator=(const ParamShard&) = delete;
+
+  // Registers a worker and returns this shard's key range. Non-blocking.
+  // INVALID_ARGUMENT: unknown rank, bad chunk size, world size or shard
+  // count differing from the server's; FAILED_PRECONDITION: layout,
+  // optimizer, chunking or partitioner differing from the first worker's;
+  // ALREADY_EXISTS: the rank registered before.
+  absl::StatusOr<KeyRange> Register(const Registration& r);
+
+  // Stores initial values of one chunk (rank 0 only, once per chunk); the
+  // chunk then reaches version 0. Non-blocking.
+  absl::Status PushInit(int rank, int64_t offset, absl::string_view dtype,
+                        absl::string_view data);
+
+  // Adds one worker's gradient chunk for `step` (see the class comment).
+  // Non-blocking apart from the per-chunk lock; the last push of a chunk
+  // runs the optimizer on it.
+  absl::Status PushGradient(int rank, int64_t step, int64_t offset,
+                            absl::string_view dtype, absl::string_view data);
+
+  // Pull cursor: which chunks of `version` a puller still needs.
+  struct PullCursor {
+    int64_t version = 0;
+    std::vector<bool> sent;
+    int remaining = 0;
+  };
+  absl::StatusOr<PullCursor> StartPull(int rank, int64_t version);
+
+  // Blocks until some unsent chunk of the cursor's version is ready, or the
+  // deadline passes; copies it into *data, sets *offset and marks it sent.
+  // DEADLINE_EXCEEDED names the chunks and the ranks still missing;
+  // FAILED_PRECONDITION if the version is already gone.
+  absl::Status NextReadyChunk(PullCursor* cursor, absl::Time deadline,
+                              int64_t* offset, std::string* data);
+
+  // Marks a worker finished. Non-blocking.
+  absl::Status Finish(int rank);
+  // Blocks until every worker has finished or the deadline passes; true if
+  // all finished.
+  bool WaitAllFinished(absl::Time deadline);
+
+  // Bytes held: parameters + accumulation buffer + optimizer state.
+  int64_t MemoryBytes() const;
+  // Current version of every chunk is at least this (for logs/tests).
+  int64_t MinVersion() const;
+  // Copies this shard's parameters (tests, checkpoints).
+  std::vector<float> Parameters() const;
+  KeyRange range() const;
+
+ private:
+  struct Chunk {
+    KeyRange range;
+    mutable absl::Mutex mu;
+    std::vector<bool> pushed;  // by rank, for the current version
+    int num_pushed = 0;
+  };
+
+  // Finds the chunk starting at `offset`; INVALID_ARGUMENT naming the owner
+  // of the offset otherwise. Requires configured_.
+  absl::StatusOr<int> ChunkAt(int64_t offset) const;
+  absl::Status CheckPayload(const Chunk& chunk, absl::string_view dtype,
+                            absl::string_view data) const;
+  absl::Status CheckRank(int rank) const;
+  void ApplyChunk(Chunk& chunk, int64_t step);
+  std::string MissingRanks(int c) const;
+
+  const ParamShardOptions options_;
+
+  mutable absl::Mutex config_mu_;
+  bool configured_ ABSL_GUARDED_BY(config_mu_) = false;
+  Registration config_ ABSL_GUARDED_BY(config_mu_);
+  std::vector<bool> registered_ ABSL_GUARDED_BY(config_mu_);
+  std::vector<bool> finished_ ABSL_GUARDED_BY(config_mu_);
+  int num_finished_ ABSL_GUARDED_BY(config_mu_) = 0;
+  std::vector<KeyRange> all_ranges_;  // set once when configured
+  KeyRange range_;                    // set once when configured
+  int64_t chunk_elements_ = 0;        // set once when configured
+
+  // Set once when configured; element data guarded by the chunk locks.
+  std::vector<std::unique_ptr<Chunk>> chunks_;
+  std::vector<float> params_;
+  std::vector<float> accum_;
+  std::unique_ptr<Optimizer> optimizer_;
+
+  // Version per chunk (-1 = not initialized); changes under the chunk's lock
+  // and versions_mu_, waited on under versions_mu_.
+  mutable absl::Mutex versions_mu_;
+  std::vector<int64_t> versions_ ABSL_GUARDED_BY(versions_mu_);
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_SERVER_PARAM_SHARD_H_

@@ -1,0 +1,48 @@
+#include "server/ps_server_runner.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+
+namespace ringside {
+
+absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
+    const PsServerOptions& options) {
+  RS_RETURN_IF_ERROR(options.shard.Validate());
+  if (options.port < 0 || options.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("port must be 0..65535, got ", options.port));
+  }
+  if (options.max_message_mb < 1) {
+    return absl::InvalidArgumentError("max_message_mb must be >= 1");
+  }
+  std::unique_ptr<PsServer> ps(new PsServer);
+  ps->shard_ = std::make_unique<ParamShard>(options.shard);
+  ps->service_ = std::make_unique<ParameterServerService>(ps->shard_.get(),
+                                                          options.service);
+  const std::string address =
+      options.host.find(':') != std::string::npos
+          ? absl::StrCat("[", options.host, "]:", options.port)
+          : absl::StrCat(options.host, ":", options.port);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
+                           &ps->port_);
+  builder.SetMaxReceiveMessageSize(options.max_message_mb << 20);
+  builder.SetMaxSendMessageSize(options.max_message_mb << 20);
+  builder.RegisterService(ps->service_.get());
+  ps->server_ = builder.BuildAndStart();
+  if (ps->server_ == nullptr || ps->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
+  }
+  return ps;
+}
+
+void PsServer::Shutdown(absl::Duration grace) {
+  if (server_ != nullptr) {
+    server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  }
+}
+
+PsServer::~PsServer() { Shutdown(absl::Seconds(2)); }
+
+}  // namespace ringside

@@ -1,0 +1,54 @@
+// PsServer: one parameter-server shard served over gRPC — a ParamShard, its
+// service and the grpc::Server — started on a host:port (port 0 lets the OS
+// pick). Used by the ps_server binary, tests and benchmarks.
+// Thread-safe; the destructor shuts the server down.
+#ifndef RINGSIDE_SERVER_PS_SERVER_RUNNER_H_
+#define RINGSIDE_SERVER_PS_SERVER_RUNNER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/param_shard.h"
+#include "server/ps_service.h"
+
+namespace ringside {
+
+struct PsServerOptions {
+  // Address to listen on (IPv4/IPv6 literal or name).
+  std::string host = "0.0.0.0";
+  // Port; 0 lets the OS pick (read it back with port()).
+  int port = 0;
+  // Largest gRPC message accepted or sent (MiB); > chunk size.
+  int max_message_mb = 64;
+  ParamShardOptions shard;
+  PsServiceOptions service;
+};
+
+class PsServer {
+ public:
+  // Binds and starts serving. INVALID_ARGUMENT on bad options, UNAVAILABLE
+  // if the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<PsServer>> Start(
+      const PsServerOptions& options);
+  ~PsServer();
+
+  int port() const { return port_; }
+  ParamShard& shard() { return *shard_; }
+  // Stops accepting calls; in-flight calls get `grace` to finish.
+  void Shutdown(absl::Duration grace);
+
+ private:
+  PsServer() = default;
+  int port_ = 0;
+  std::unique_ptr<ParamShard> shard_;
+  std::unique_ptr<ParameterServerService> service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_SERVER_PS_SERVER_RUNNER_H_

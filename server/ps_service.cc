@@ -1,0 +1,109 @@
+#include "server/ps_service.h"
+
+#include <chrono>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+
+namespace ringside {
+namespace {
+
+absl::Time DeadlineOf(const grpc::ServerContext& context,
+                      absl::Duration max_wait) {
+  const absl::Time cap = absl::Now() + max_wait;
+  const auto d = context.deadline();
+  if (d == std::chrono::system_clock::time_point::max()) return cap;
+  return std::min(cap, absl::FromChrono(d));
+}
+
+}  // namespace
+
+grpc::Status ParameterServerService::Register(
+    grpc::ServerContext*, const proto::RegisterRequest* request,
+    proto::RegisterReply* reply) {
+  absl::StatusOr<TensorLayout> layout =
+      TensorLayout::FromProto(request->layout());
+  if (!layout.ok()) return ToGrpcStatus(layout.status());
+  Registration r;
+  r.rank = request->rank();
+  r.world_size = request->world_size();
+  r.layout = *std::move(layout);
+  r.optimizer = OptimizerConfig::FromProto(request->optimizer());
+  r.chunk_bytes = request->chunk_bytes();
+  r.num_shards = request->num_shards();
+  r.partitioner = request->partitioner();
+  absl::StatusOr<KeyRange> range = shard_->Register(r);
+  if (!range.ok()) return ToGrpcStatus(range.status());
+  reply->set_range_begin(range->begin);
+  reply->set_range_end(range->end);
+  return grpc::Status::OK;
+}
+
+grpc::Status ParameterServerService::PushInit(
+    grpc::ServerContext*, grpc::ServerReader<proto::ParamChunk>* reader,
+    proto::PushReply* reply) {
+  proto::ParamChunk chunk;
+  int64_t accepted = 0;
+  while (reader->Read(&chunk)) {
+    absl::Status s = shard_->PushInit(chunk.rank(), chunk.offset(),
+                                      chunk.dtype(), chunk.data());
+    if (!s.ok()) return ToGrpcStatus(s);
+    ++accepted;
+  }
+  reply->set_chunks_accepted(accepted);
+  return grpc::Status::OK;
+}
+
+grpc::Status ParameterServerService::Push(
+    grpc::ServerContext*, grpc::ServerReader<proto::GradChunk>* reader,
+    proto::PushReply* reply) {
+  proto::GradChunk chunk;
+  int64_t accepted = 0;
+  while (reader->Read(&chunk)) {
+    absl::Status s =
+        shard_->PushGradient(chunk.rank(), chunk.step(), chunk.offset(),
+                             chunk.dtype(), chunk.data());
+    if (!s.ok()) return ToGrpcStatus(s);
+    ++accepted;
+  }
+  reply->set_chunks_accepted(accepted);
+  return grpc::Status::OK;
+}
+
+grpc::Status ParameterServerService::Pull(
+    grpc::ServerContext* context, const proto::PullRequest* request,
+    grpc::ServerWriter<proto::ParamChunk>* writer) {
+  absl::StatusOr<ParamShard::PullCursor> cursor =
+      shard_->StartPull(request->rank(), request->version());
+  if (!cursor.ok()) return ToGrpcStatus(cursor.status());
+  const absl::Time deadline = DeadlineOf(*context, options_.max_pull_wait);
+  proto::ParamChunk out;
+  out.set_version(request->version());
+  out.set_dtype("float32");
+  while (cursor->remaining > 0) {
+    if (context->IsCancelled()) {
+      return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled");
+    }
+    int64_t offset = 0;
+    absl::Status s = shard_->NextReadyChunk(
+        &*cursor, std::min(deadline, absl::Now() + absl::Seconds(1)), &offset,
+        out.mutable_data());
+    if (absl::IsDeadlineExceeded(s) && absl::Now() < deadline) continue;
+    if (!s.ok()) return ToGrpcStatus(s);
+    out.set_offset(offset);
+    if (!writer->Write(out)) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                          "client went away during pull");
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ParameterServerService::Finish(grpc::ServerContext*,
+                                            const proto::FinishRequest* request,
+                                            proto::FinishReply*) {
+  return ToGrpcStatus(shard_->Finish(request->rank()));
+}
+
+}  // namespace ringside

@@ -1,0 +1,47 @@
+// ParameterServerService: the gRPC edge of one ParamShard. Converts wire
+// messages to ParamShard calls and absl::Status to grpc::Status; holds no
+// state of its own. Thread-safe (gRPC calls handlers concurrently).
+#ifndef RINGSIDE_SERVER_PS_SERVICE_H_
+#define RINGSIDE_SERVER_PS_SERVICE_H_
+
+#include "absl/time/time.h"
+#include "proto/parameter_server.grpc.pb.h"
+#include "server/param_shard.h"
+
+namespace ringside {
+
+struct PsServiceOptions {
+  // Longest a Pull waits for a chunk when the client set no deadline.
+  absl::Duration max_pull_wait = absl::Seconds(120);
+};
+
+class ParameterServerService final : public proto::ParameterServer::Service {
+ public:
+  // `shard` must outlive the service.
+  ParameterServerService(ParamShard* shard, const PsServiceOptions& options)
+      : shard_(shard), options_(options) {}
+
+  grpc::Status Register(grpc::ServerContext* context,
+                        const proto::RegisterRequest* request,
+                        proto::RegisterReply* reply) override;
+  grpc::Status PushInit(grpc::ServerContext* context,
+                        grpc::ServerReader<proto::ParamChunk>* reader,
+                        proto::PushReply* reply) override;
+  grpc::Status Push(grpc::ServerContext* context,
+                    grpc::ServerReader<proto::GradChunk>* reader,
+                    proto::PushReply* reply) override;
+  grpc::Status Pull(grpc::ServerContext* context,
+                    const proto::PullRequest* request,
+                    grpc::ServerWriter<proto::ParamChunk>* writer) override;
+  grpc::Status Finish(grpc::ServerContext* context,
+                      const proto::FinishRequest* request,
+                      proto::FinishReply* reply) override;
+
+ private:
+  ParamShard* shard_;
+  PsServiceOptions options_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_SERVER_PS_SERVICE_H_

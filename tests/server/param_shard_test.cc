@@ -1,0 +1,286 @@
+// ParamShard: BSP aggregation and every bad-input case; a rejected call
+// leaves the shard unchanged.
+#include "server/param_shard.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace ringside {
+namespace {
+
+std::string Bytes(const std::vector<float>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+TensorLayout TwoTensors() {
+  return *TensorLayout::FromShapes({{"w", {2, 3}}, {"b", {4}}});  // 10 floats
+}
+
+Registration MakeRegistration(int rank, int world_size) {
+  Registration r;
+  r.rank = rank;
+  r.world_size = world_size;
+  r.layout = TwoTensors();
+  r.optimizer.type = "sgd";
+  r.optimizer.lr = 0.5f;
+  r.optimizer.momentum = 0.0f;
+  r.chunk_bytes = 16;  // 4 floats: chunks [0,4) [4,8) [8,10)
+  r.num_shards = 1;
+  r.partitioner = "even_bytes";
+  return r;
+}
+
+class ParamShardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ParamShardOptions options;
+    options.num_workers = 2;
+    shard_ = std::make_unique<ParamShard>(options);
+    ASSERT_TRUE(shard_->Register(MakeRegistration(0, 2)).ok());
+    ASSERT_TRUE(shard_->Register(MakeRegistration(1, 2)).ok());
+    for (int64_t off : {0, 4}) {
+      ASSERT_TRUE(
+          shard_->PushInit(0, off, "float32", Bytes({1, 1, 1, 1})).ok());
+    }
+    ASSERT_TRUE(shard_->PushInit(0, 8, "float32", Bytes({1, 1})).ok());
+  }
+
+  // Pulls every chunk of `version` into a flat vector.
+  std::vector<float> PullAll(int64_t version) {
+    std::vector<float> out(10, -99);
+    absl::StatusOr<ParamShard::PullCursor> cursor =
+        shard_->StartPull(0, version);
+    EXPECT_TRUE(cursor.ok()) << cursor.status();
+    while (cursor.ok() && cursor->remaining > 0) {
+      int64_t offset;
+      std::string data;
+      absl::Status s = shard_->NextReadyChunk(
+          &*cursor, absl::Now() + absl::Seconds(2), &offset, &data);
+      EXPECT_TRUE(s.ok()) << s;
+      if (!s.ok()) break;
+      std::memcpy(out.data() + offset, data.data(), data.size());
+    }
+    return out;
+  }
+
+  std::unique_ptr<ParamShard> shard_;
+};
+
+TEST_F(ParamShardTest, AveragesAllWorkersThenSteps) {
+  EXPECT_EQ(PullAll(0), std::vector<float>(10, 1.0f));
+  ASSERT_TRUE(
+      shard_->PushGradient(0, 0, 0, "float32", Bytes({2, 2, 2, 2})).ok());
+  EXPECT_EQ(shard_->MinVersion(), 0);
+  ASSERT_TRUE(
+      shard_->PushGradient(1, 0, 0, "float32", Bytes({4, 0, 0, 0})).ok());
+  // Chunk [0,4) is done: p = 1 - 0.5 * mean(g).
+  for (int64_t off : {4}) {
+    ASSERT_TRUE(
+        shard_->PushGradient(0, 0, off, "float32", Bytes({0, 0, 0, 0})).ok());
+    ASSERT_TRUE(
+        shard_->PushGradient(1, 0, off, "float32", Bytes({0, 0, 0, 2})).ok());
+  }
+  ASSERT_TRUE(shard_->PushGradient(0, 0, 8, "float32", Bytes({1, 1})).ok());
+  ASSERT_TRUE(shard_->PushGradient(1, 0, 8, "float32", Bytes({1, 1})).ok());
+  EXPECT_EQ(shard_->MinVersion(), 1);
+  const std::vector<float> want = {-0.5f, 0.5f, 0.5f, 0.5f, 1,
+                                   1,     1,    0.5f, 0.5f, 0.5f};
+  EXPECT_EQ(PullAll(1), want);
+}
+
+TEST_F(ParamShardTest, EarlyChunksAreServedBeforeLateOnesArePushed) {
+  ASSERT_TRUE(
+      shard_->PushGradient(0, 0, 0, "float32", Bytes({0, 0, 0, 0})).ok());
+  ASSERT_TRUE(
+      shard_->PushGradient(1, 0, 0, "float32", Bytes({0, 0, 0, 0})).ok());
+  absl::StatusOr<ParamShard::PullCursor> cursor = shard_->StartPull(0, 1);
+  ASSERT_TRUE(cursor.ok());
+  int64_t offset = -1;
+  std::string data;
+  ASSERT_TRUE(shard_
+                  ->NextReadyChunk(&*cursor, absl::Now() + absl::Seconds(1),
+                                   &offset, &data)
+                  .ok());
+  EXPECT_EQ(offset, 0);
+  // The next one is not ready: the deadline error names the missing ranks.
+  absl::Status s = shard_->NextReadyChunk(
+      &*cursor, absl::Now() + absl::Milliseconds(50), &offset, &data);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(s.message().find("ranks [0,1]"), std::string::npos) << s;
+}
+
+// Every bad push is rejected with a message naming the problem, and the
+// state is unchanged: a full valid step afterwards gives the same result
+// as without the bad push.
+struct BadPush {
+  const char* name;
+  int rank;
+  int64_t step;
+  int64_t offset;
+  const char* dtype;
+  std::vector<float> data;
+  absl::StatusCode code;
+  const char* message;
+};
+
+class ParamShardBadPushTest : public ParamShardTest,
+                              public ::testing::WithParamInterface<BadPush> {};
+
+TEST_P(ParamShardBadPushTest, RejectedAndStateUnchanged) {
+  const BadPush& bad = GetParam();
+  absl::Status s = shard_->PushGradient(bad.rank, bad.step, bad.offset,
+                                        bad.dtype, Bytes(bad.data));
+  EXPECT_EQ(s.code(), bad.code) << s;
+  EXPECT_NE(s.message().find(bad.message), std::string::npos) << s;
+  EXPECT_EQ(shard_->MinVersion(), 0);
+  EXPECT_EQ(PullAll(0), std::vector<float>(10, 1.0f));
+  for (int r = 0; r < 2; ++r) {
+    for (int64_t off : {0, 4}) {
+      ASSERT_TRUE(
+          shard_->PushGradient(r, 0, off, "float32", Bytes({2, 2, 2, 2})).ok());
+    }
+    ASSERT_TRUE(shard_->PushGradient(r, 0, 8, "float32", Bytes({2, 2})).ok());
+  }
+  EXPECT_EQ(PullAll(1), std::vector<float>(10, 0.0f));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ParamShardBadPushTest,
+    ::testing::Values(BadPush{"WrongSize",
+                              0,
+                              0,
+                              0,
+                              "float32",
+                              {1, 2, 3},
+                              absl::StatusCode::kInvalidArgument,
+                              "expected 16"},
+                      BadPush{"WrongDtype",
+                              0,
+                              0,
+                              0,
+                              "float16",
+                              {1, 2, 3, 4},
+                              absl::StatusCode::kInvalidArgument,
+                              "dtype 'float16'"},
+                      BadPush{"FutureStep",
+                              0,
+                              3,
+                              0,
+                              "float32",
+                              {1, 2, 3, 4},
+                              absl::StatusCode::kFailedPrecondition,
+                              "future step 3"},
+                      BadPush{"StaleStep",
+                              0,
+                              -1,
+                              0,
+                              "float32",
+                              {1, 2, 3, 4},
+                              absl::StatusCode::kFailedPrecondition,
+                              "stale step -1"},
+                      BadPush{"UnknownRank",
+                              7,
+                              0,
+                              0,
+                              "float32",
+                              {1, 2, 3, 4},
+                              absl::StatusCode::kInvalidArgument,
+                              "unknown rank 7"},
+                      BadPush{"NotAChunkStart",
+                              0,
+                              0,
+                              2,
+                              "float32",
+                              {1, 2, 3, 4},
+                              absl::StatusCode::kInvalidArgument,
+                              "not a chunk start"},
+                      BadPush{"OutOfRange",
+                              0,
+                              0,
+                              10,
+                              "float32",
+                              {1, 2, 3, 4},
+                              absl::StatusCode::kInvalidArgument,
+                              "not a chunk start"}),
+    [](const ::testing::TestParamInfo<BadPush>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST_F(ParamShardTest, SecondPushForTheSameStepIsRejected) {
+  ASSERT_TRUE(
+      shard_->PushGradient(0, 0, 0, "float32", Bytes({2, 2, 2, 2})).ok());
+  absl::Status s =
+      shard_->PushGradient(0, 0, 0, "float32", Bytes({9, 9, 9, 9}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
+  ASSERT_TRUE(
+      shard_->PushGradient(1, 0, 0, "float32", Bytes({2, 2, 2, 2})).ok());
+  std::vector<float> p = shard_->Parameters();
+  EXPECT_FLOAT_EQ(p[0], 0.0f);  // 1 - 0.5 * 2: the 9s were not added
+}
+
+TEST(ParamShardRegisterTest, RejectsMismatchedWorkers) {
+  ParamShardOptions options;
+  options.num_workers = 2;
+  ParamShard shard(options);
+  ASSERT_TRUE(shard.Register(MakeRegistration(0, 2)).ok());
+
+  Registration other_layout = MakeRegistration(1, 2);
+  other_layout.layout = *TensorLayout::FromShapes({{"w", {3, 3}}});
+  absl::Status s = shard.Register(other_layout).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("layout differs"), std::string::npos) << s;
+
+  Registration other_lr = MakeRegistration(1, 2);
+  other_lr.optimizer.lr = 0.1f;
+  s = shard.Register(other_lr).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("optimizer config"), std::string::npos) << s;
+
+  s = shard.Register(MakeRegistration(1, 3)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--num_workers=2"), std::string::npos) << s;
+
+  s = shard.Register(MakeRegistration(5, 2)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+
+  s = shard.Register(MakeRegistration(0, 2)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
+
+  EXPECT_TRUE(shard.Register(MakeRegistration(1, 2)).ok());
+}
+
+TEST(ParamShardShardingTest, RejectsAPushForAnotherShardsRange) {
+  ParamShardOptions options;
+  options.num_workers = 1;
+  options.shard = 1;
+  options.num_shards = 2;
+  ParamShard shard(options);
+  Registration r = MakeRegistration(0, 1);
+  r.num_shards = 2;
+  absl::StatusOr<KeyRange> range = shard.Register(r);
+  ASSERT_TRUE(range.ok()) << range.status();
+  EXPECT_EQ(range->begin, 5);
+  EXPECT_EQ(range->end, 10);
+  absl::Status s = shard.PushGradient(0, 0, 0, "float32", Bytes({1, 1, 1, 1}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("[0, 5) owned by shard 0"), std::string::npos)
+      << s;
+}
+
+TEST(ParamShardMemoryTest, StaysFlatInTheNumberOfWorkers) {
+  int64_t bytes[2];
+  for (int i = 0; i < 2; ++i) {
+    ParamShardOptions options;
+    options.num_workers = i == 0 ? 1 : 16;
+    ParamShard shard(options);
+    ASSERT_TRUE(shard.Register(MakeRegistration(0, options.num_workers)).ok());
+    bytes[i] = shard.MemoryBytes();
+  }
+  EXPECT_EQ(bytes[0], bytes[1]);
+  EXPECT_EQ(bytes[0], 10 * 4 * 2);  // params + accumulator (momentum 0)
+}
+
+}  // namespace
+}  // namespace ringside
