@@ -1,0 +1,91 @@
+#include "tests/testing/oracle_harness.h"
+
+#include <cmath>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "tests/testing/in_process_ps.h"
+
+namespace ringside::testing {
+
+OracleSetup::OracleSetup() {
+  model.mlp_widths = {12, 24, 16, 5};
+  model.train_examples = 512;
+  model.eval_examples = 64;
+  optimizer.type = "sgd";
+  optimizer.lr = 0.03f;
+  optimizer.momentum = 0.9f;
+  // Small chunks so that chunks span tensors and tensors span chunks.
+  sync.chunk_bytes = 1024;
+  sync.rpc_timeout = absl::Seconds(30);
+  sync.connect_timeout = absl::Seconds(10);
+}
+
+absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
+                                         int num_workers) {
+  RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> baseline,
+                      StrategyRegistry::Create("baseline"));
+  TrainerOptions options;
+  options.batch_size = setup.batch_size * num_workers;
+  options.steps = setup.steps;
+  options.warmup_steps = 0;
+  return Train(*bundle.model, *bundle.dataset, *baseline, RankInfo{0, 1},
+               setup.optimizer, SyncOptions(), options, nullptr);
+}
+
+absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
+                                     const std::string& strategy,
+                                     int num_workers) {
+  std::unique_ptr<InProcessPs> ps;
+  SyncOptions sync = setup.sync;
+  if (setup.num_servers > 0) {
+    RS_ASSIGN_OR_RETURN(ps, InProcessPs::Start(setup.num_servers, num_workers));
+    sync.servers = ps->addresses();
+  }
+  OracleRun run;
+  run.params.resize(num_workers);
+  run.eval_loss.resize(num_workers);
+  std::vector<absl::Status> status(num_workers);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < num_workers; ++r) {
+    threads.emplace_back([&, r] {
+      absl::Status s = [&]() -> absl::Status {
+        RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
+        RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> sync_strategy,
+                            StrategyRegistry::Create(strategy));
+        TrainerOptions options;
+        options.batch_size = setup.batch_size;
+        options.steps = setup.steps;
+        options.warmup_steps = 0;
+        RS_ASSIGN_OR_RETURN(TrainResult result,
+                            Train(*bundle.model, *bundle.dataset,
+                                  *sync_strategy, RankInfo{r, num_workers},
+                                  setup.optimizer, sync, options, nullptr));
+        run.params[r] = std::move(result.params);
+        run.eval_loss[r] = result.eval_loss;
+        return absl::OkStatus();
+      }();
+      status[r] = s;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < num_workers; ++r) {
+    RS_RETURN_IF_ERROR(Annotate(status[r], absl::StrCat("rank ", r)));
+  }
+  return run;
+}
+
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size() || b.empty()) return 1.0;
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double d = static_cast<double>(a[i]) - b[i];
+    diff += d * d;
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
+}
+
+}  // namespace ringside::testing

@@ -1,0 +1,52 @@
+// Test harness for the equivalence oracle (DESIGN.md): synchronous
+// data-parallel SGD with N workers of batch b must equal one worker with
+// batch N*b on the same data order. Runs N workers as threads in this
+// process, each with its own model, dataset and strategy, against
+// in-process parameter servers on loopback when the strategy needs them.
+// testonly. Each call is blocking; the harness is not thread-safe.
+#ifndef RINGSIDE_TESTS_TESTING_ORACLE_HARNESS_H_
+#define RINGSIDE_TESTS_TESTING_ORACLE_HARNESS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/model_factory.h"
+#include "models/optimizer.h"
+#include "worker/sync_strategy.h"
+#include "worker/trainer.h"
+
+namespace ringside::testing {
+
+struct OracleSetup {
+  ModelOptions model;         // small MLP by default (see .cc)
+  OptimizerConfig optimizer;  // SGD + momentum by default
+  SyncOptions sync;           // servers filled in by the harness
+  int64_t batch_size = 8;     // per worker (b)
+  int64_t steps = 8;          // K
+  int num_servers = 0;        // in-process parameter servers to start
+  OracleSetup();
+};
+
+struct OracleRun {
+  std::vector<std::vector<float>> params;  // per rank
+  std::vector<double> eval_loss;           // per rank
+};
+
+// One worker with batch N*b and the baseline strategy.
+absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
+                                         int num_workers);
+
+// N workers as threads with `strategy`, after starting setup.num_servers
+// in-process parameter servers (shard order) when > 0.
+absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
+                                     const std::string& strategy,
+                                     int num_workers);
+
+// ||a - b|| / ||b|| (L2); 1 if sizes differ.
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
+
+}  // namespace ringside::testing
+
+#endif  // RINGSIDE_TESTS_TESTING_ORACLE_HARNESS_H_

@@ -1,0 +1,32 @@
+#include "worker/baseline_strategy.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+
+namespace ringside {
+
+absl::Status BaselineStrategy::Init(const SyncContext& context) {
+  if (context.world_size != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "baseline runs one worker; got world_size=", context.world_size));
+  }
+  context_ = context;
+  RS_ASSIGN_OR_RETURN(
+      optimizer_,
+      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StepStats> BaselineStrategy::FinishStep(int64_t step) {
+  Stopwatch watch;
+  optimizer_->Apply(0, context_.params, context_.grads, step + 1);
+  StepStats stats;
+  stats.local_optimizer_s = watch.ElapsedSeconds();
+  return stats;
+}
+
+RINGSIDE_REGISTER_STRATEGY(BaselineStrategy, "baseline", ServerNeed::kNone,
+                           "one worker, no synchronization");
+
+}  // namespace ringside

@@ -1,0 +1,27 @@
+#include "worker/dps_strategy.h"
+
+#include "common/status_macros.h"
+
+namespace ringside {
+
+absl::Status DpsStrategy::Init(const SyncContext& context) {
+  RS_ASSIGN_OR_RETURN(session_,
+                      PsSession::Start(context, context.options.overlap));
+  return absl::OkStatus();
+}
+
+void DpsStrategy::OnGradientReady(int tensor_index) {
+  session_->OnGradientReady(tensor_index);
+}
+
+absl::StatusOr<StepStats> DpsStrategy::FinishStep(int64_t step) {
+  return session_->FinishStep(step);
+}
+
+absl::Status DpsStrategy::Shutdown() { return session_->Shutdown(); }
+
+RINGSIDE_REGISTER_STRATEGY(DpsStrategy, "dps", ServerNeed::kSharded,
+                           "sharded parameter servers, push/pull overlapped "
+                           "with backward");
+
+}  // namespace ringside

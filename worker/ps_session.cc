@@ -1,0 +1,233 @@
+#include "worker/ps_session.h"
+
+#include <glog/logging.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/status_macros.h"
+
+namespace ringside {
+
+PsSession::PsSession(const SyncContext& context, bool overlap)
+    : context_(context), overlap_(overlap) {}
+
+PsSession::~PsSession() {
+  for (auto& s : step_state_) {
+    if (s == nullptr) continue;
+    {
+      absl::MutexLock lock(&s->queue.mu);
+      s->queue.closed = true;
+    }
+    if (s->pusher.joinable()) s->pusher.join();
+  }
+  for (size_t i = 0; i < step_state_.size(); ++i) {
+    if (step_state_[i] != nullptr && step_state_[i]->puller.joinable()) {
+      servers_[i]->CancelPull();
+      step_state_[i]->puller.join();
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<PsSession>> PsSession::Start(
+    const SyncContext& context, bool overlap) {
+  RS_RETURN_IF_ERROR(context.options.Validate());
+  if (context.options.servers.empty()) {
+    return absl::InvalidArgumentError(
+        "no parameter servers given (--servers=host:port[,...])");
+  }
+  std::unique_ptr<PsSession> session(new PsSession(context, overlap));
+  RS_RETURN_IF_ERROR(session->Connect());
+  return session;
+}
+
+absl::Status PsSession::Connect() {
+  const SyncOptions& options = context_.options;
+  const int k = static_cast<int>(options.servers.size());
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<Partitioner> partitioner,
+                      MakePartitioner(options.partitioner));
+  RS_ASSIGN_OR_RETURN(ranges_, partitioner->Partition(context_.layout, k));
+
+  // Chunks of every server, and which tensors overlap each.
+  const int64_t chunk_elements = options.chunk_bytes / 4;
+  chunks_per_server_.assign(k, 0);
+  for (int s = 0; s < k; ++s) {
+    for (const KeyRange& r : ChunkRange(ranges_[s], chunk_elements)) {
+      chunks_.push_back({s, r, 0});
+      ++chunks_per_server_[s];
+    }
+  }
+  tensor_chunks_.assign(context_.layout.num_tensors(), {});
+  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+    const TensorSpec& spec = context_.layout.tensor(t);
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      if (chunks_[c].range.begin < spec.offset + spec.size &&
+          spec.offset < chunks_[c].range.end) {
+        tensor_chunks_[t].push_back(static_cast<int>(c));
+        ++chunks_[c].num_tensors;
+      }
+    }
+  }
+
+  proto::RegisterRequest request;
+  request.set_rank(context_.rank);
+  request.set_world_size(context_.world_size);
+  *request.mutable_layout() = context_.layout.ToProto();
+  *request.mutable_optimizer() = context_.optimizer.ToProto();
+  request.set_chunk_bytes(options.chunk_bytes);
+  request.set_num_shards(k);
+  request.set_partitioner(options.partitioner);
+
+  const absl::Time connect_deadline = absl::Now() + options.connect_timeout;
+  for (int s = 0; s < k; ++s) {
+    servers_.push_back(std::make_unique<PsShardClient>(options.servers[s]));
+  }
+  for (int s = 0; s < k; ++s) {
+    RS_ASSIGN_OR_RETURN(KeyRange range,
+                        servers_[s]->Register(request, connect_deadline));
+    if (!(range == ranges_[s])) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "parameter server ", servers_[s]->address(), " owns [", range.begin,
+          ", ", range.end, ") but this worker expects shard ", s, " to own [",
+          ranges_[s].begin, ", ", ranges_[s].end,
+          "): are --servers listed in shard order?"));
+    }
+  }
+  const absl::Time deadline = absl::Now() + options.rpc_timeout;
+  if (context_.rank == 0) {
+    for (int s = 0; s < k; ++s) {
+      std::vector<KeyRange> mine;
+      for (const Chunk& c : chunks_) {
+        if (c.server == s) mine.push_back(c.range);
+      }
+      RS_RETURN_IF_ERROR(
+          servers_[s]->PushInit(0, mine, context_.params, deadline));
+    }
+  }
+  for (int s = 0; s < k; ++s) {
+    RS_RETURN_IF_ERROR(servers_[s]
+                           ->Pull(context_.rank, 0, chunks_per_server_[s],
+                                  context_.params, deadline)
+                           .status());
+  }
+  pending_.resize(chunks_.size());
+  return absl::OkStatus();
+}
+
+void PsSession::BeginStep(int64_t step) {
+  in_step_ = true;
+  step_ = step;
+  for (size_t c = 0; c < chunks_.size(); ++c) {
+    pending_[c] = chunks_[c].num_tensors;
+  }
+  step_state_.clear();
+  for (int s = 0; s < num_servers(); ++s) {
+    auto state = std::make_unique<ServerStep>();
+    ServerStep* raw = state.get();
+    step_state_.push_back(std::move(state));
+    raw->puller = std::thread([this, s, step] { PullLoop(s, step + 1); });
+    raw->pusher = std::thread([this, s, step] { PushLoop(s, step); });
+  }
+}
+
+void PsSession::Enqueue(int chunk) {
+  PushQueue& q = step_state_[chunks_[chunk].server]->queue;
+  absl::MutexLock lock(&q.mu);
+  q.chunks.push_back(chunk);
+}
+
+void PsSession::OnGradientReady(int tensor_index) {
+  if (!overlap_) return;
+  if (!in_step_) BeginStep(step_);
+  for (int c : tensor_chunks_[tensor_index]) {
+    if (--pending_[c] == 0) Enqueue(c);
+  }
+}
+
+void PsSession::PushLoop(int server, int64_t step) {
+  ServerStep& state = *step_state_[server];
+  std::unique_ptr<PsShardClient::PushStream> stream =
+      servers_[server]->OpenPush(context_.rank, step,
+                                 absl::Now() + context_.options.rpc_timeout);
+  absl::Status status;
+  while (true) {
+    int chunk = -1;
+    {
+      PushQueue& q = state.queue;
+      absl::MutexLock lock(&q.mu);
+      auto has_work = [&q]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(q.mu) {
+        return !q.chunks.empty() || q.closed;
+      };
+      q.mu.Await(absl::Condition(&has_work));
+      if (q.chunks.empty()) break;  // closed and drained
+      chunk = q.chunks.front();
+      q.chunks.pop_front();
+    }
+    if (!status.ok()) continue;  // drain after an error
+    status = stream->Write(chunks_[chunk].range, context_.grads);
+    if (status.ok()) state.bytes_sent += chunks_[chunk].range.size() * 4;
+  }
+  absl::Status closed = stream->Close();
+  state.push_status = status.ok() ? closed : status;
+  if (!state.push_status.ok()) servers_[server]->CancelPull();
+}
+
+void PsSession::PullLoop(int server, int64_t version) {
+  ServerStep& state = *step_state_[server];
+  absl::StatusOr<int64_t> bytes = servers_[server]->Pull(
+      context_.rank, version, chunks_per_server_[server], context_.params,
+      absl::Now() + context_.options.rpc_timeout);
+  if (bytes.ok()) {
+    state.bytes_received = *bytes;
+  } else {
+    state.pull_status = bytes.status();
+  }
+}
+
+absl::StatusOr<StepStats> PsSession::FinishStep(int64_t step) {
+  if (!in_step_) BeginStep(step);
+  if (step != step_) {
+    return absl::InternalError(
+        absl::StrCat("FinishStep(", step, ") during step ", step_));
+  }
+  if (!overlap_) {
+    // Last layer first, as backward produced them.
+    for (int c = static_cast<int>(chunks_.size()) - 1; c >= 0; --c) {
+      Enqueue(c);
+    }
+  }
+  for (auto& s : step_state_) {
+    absl::MutexLock lock(&s->queue.mu);
+    s->queue.closed = true;
+  }
+  StepStats stats;
+  absl::Status first_error;
+  for (auto& s : step_state_) {
+    s->pusher.join();
+    if (first_error.ok()) first_error = s->push_status;
+  }
+  for (auto& s : step_state_) {
+    s->puller.join();
+    if (first_error.ok() && !absl::IsCancelled(s->pull_status)) {
+      first_error = s->pull_status;
+    }
+    stats.bytes_sent += s->bytes_sent;
+    stats.bytes_received += s->bytes_received;
+  }
+  step_state_.clear();
+  in_step_ = false;
+  step_ = step + 1;
+  if (!first_error.ok()) return first_error;
+  return stats;
+}
+
+absl::Status PsSession::Shutdown() {
+  const absl::Time deadline = absl::Now() + context_.options.rpc_timeout;
+  absl::Status first_error;
+  for (auto& server : servers_) {
+    absl::Status s = server->Finish(context_.rank, deadline);
+    if (first_error.ok()) first_error = s;
+  }
+  return first_error;
+}
+
+}  // namespace ringside

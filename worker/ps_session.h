@@ -1,0 +1,92 @@
+// PsSession: a worker's side of a parameter-server job over K >= 1 servers,
+// shared by the sps and dps strategies (ps-lite's KV worker picture).
+//
+// The flat buffer is partitioned into K key ranges (Partitioner) and each
+// range into chunks. Per step t, every chunk's gradient is pushed to its
+// owner; the owner averages the N pushes, steps the optimizer and serves
+// version t+1, which a concurrent pull per server writes into params as each
+// chunk becomes ready. With `overlap`, a chunk is pushed as soon as every
+// tensor it touches has reported its gradient (OnGradientReady); otherwise
+// all chunks are pushed when backward ends.
+//
+// One push thread and one pull thread per server per step. Not thread-safe:
+// call from the worker's training thread only (the SyncStrategy contract).
+#ifndef RINGSIDE_WORKER_PS_SESSION_H_
+#define RINGSIDE_WORKER_PS_SESSION_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/partitioner.h"
+#include "worker/ps_shard_client.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class PsSession {
+ public:
+  // Connects to every server, registers, has rank 0 send the initial
+  // parameters, and pulls version 0 into context.params. Blocking, bounded
+  // by context.options.connect_timeout and rpc_timeout.
+  static absl::StatusOr<std::unique_ptr<PsSession>> Start(
+      const SyncContext& context, bool overlap);
+  ~PsSession();
+
+  // Pushes the chunks that became complete with tensor i (overlap only).
+  void OnGradientReady(int tensor_index);
+  // Pushes what is left, waits for every push and for the pull of version
+  // step+1. Blocking, bounded by rpc_timeout.
+  absl::StatusOr<StepStats> FinishStep(int64_t step);
+  // Tells every server this worker is done.
+  absl::Status Shutdown();
+
+  int num_servers() const { return static_cast<int>(servers_.size()); }
+
+ private:
+  struct Chunk {
+    int server = 0;
+    KeyRange range;
+    int num_tensors = 0;  // tensors overlapping this chunk
+  };
+  // A closable queue of chunk indices for one server's push thread.
+  struct PushQueue {
+    absl::Mutex mu;
+    std::deque<int> chunks ABSL_GUARDED_BY(mu);
+    bool closed ABSL_GUARDED_BY(mu) = false;
+  };
+  struct ServerStep {
+    PushQueue queue;
+    std::thread pusher, puller;
+    absl::Status push_status, pull_status;
+    int64_t bytes_sent = 0, bytes_received = 0;
+  };
+
+  PsSession(const SyncContext& context, bool overlap);
+  absl::Status Connect();
+  void BeginStep(int64_t step);
+  void Enqueue(int chunk);
+  void PushLoop(int server, int64_t step);
+  void PullLoop(int server, int64_t version);
+
+  SyncContext context_;
+  bool overlap_;
+  std::vector<std::unique_ptr<PsShardClient>> servers_;
+  std::vector<KeyRange> ranges_;  // per server
+  std::vector<Chunk> chunks_;     // all servers, in order
+  std::vector<int> chunks_per_server_;
+  std::vector<std::vector<int>> tensor_chunks_;  // tensor -> chunks
+  std::vector<int> pending_;                     // per chunk, this step
+
+  bool in_step_ = false;
+  int64_t step_ = 0;
+  std::vector<std::unique_ptr<ServerStep>> step_state_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_PS_SESSION_H_

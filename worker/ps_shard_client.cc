@@ -1,0 +1,195 @@
+#include "worker/ps_shard_client.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+
+namespace ringside {
+namespace {
+
+void SetDeadline(grpc::ClientContext* context, absl::Time deadline) {
+  context->set_deadline(absl::ToChronoTime(deadline));
+}
+
+}  // namespace
+
+grpc::ChannelArguments BulkChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  // Separate connections per client object: pushes and pulls of different
+  // workers in one process (tests, benchmarks) must not share one socket.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return args;
+}
+
+PsShardClient::PsShardClient(const HostPort& server)
+    : address_(server.ToString()) {
+  channel_ = grpc::CreateCustomChannel(
+      address_, grpc::InsecureChannelCredentials(), BulkChannelArguments());
+  stub_ = proto::ParameterServer::NewStub(channel_);
+}
+
+absl::Status PsShardClient::FromGrpc(const grpc::Status& s,
+                                     const char* rpc) const {
+  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+      channel_->GetState(false) != GRPC_CHANNEL_READY) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        rpc, " to parameter server ", address_,
+        ": server unreachable before the deadline (", s.error_message(), ")"));
+  }
+  return FromGrpcStatus(s,
+                        absl::StrCat(rpc, " to parameter server ", address_));
+}
+
+absl::StatusOr<KeyRange> PsShardClient::Register(
+    const proto::RegisterRequest& request, absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  context.set_wait_for_ready(true);
+  proto::RegisterReply reply;
+  grpc::Status s = stub_->Register(&context, request, &reply);
+  if (!s.ok()) return FromGrpc(s, "Register");
+  return KeyRange{reply.range_begin(), reply.range_end()};
+}
+
+absl::Status PsShardClient::PushInit(int rank,
+                                     const std::vector<KeyRange>& chunks,
+                                     absl::Span<const float> params,
+                                     absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  proto::PushReply reply;
+  std::unique_ptr<grpc::ClientWriter<proto::ParamChunk>> writer =
+      stub_->PushInit(&context, &reply);
+  proto::ParamChunk message;
+  message.set_rank(rank);
+  message.set_dtype("float32");
+  for (const KeyRange& c : chunks) {
+    message.set_offset(c.begin);
+    message.set_data(reinterpret_cast<const char*>(params.data() + c.begin),
+                     c.size() * 4);
+    if (!writer->Write(message)) break;  // Finish() reports why.
+  }
+  writer->WritesDone();
+  grpc::Status s = writer->Finish();
+  if (!s.ok()) return FromGrpc(s, "PushInit");
+  return absl::OkStatus();
+}
+
+PsShardClient::PushStream::PushStream(PsShardClient* client, int rank,
+                                      int64_t step, absl::Time deadline)
+    : client_(client) {
+  SetDeadline(&context_, deadline);
+  message_.set_rank(rank);
+  message_.set_step(step);
+  message_.set_dtype("float32");
+  writer_ = client->stub_->Push(&context_, &reply_);
+}
+
+absl::Status PsShardClient::PushStream::Write(const KeyRange& chunk,
+                                              absl::Span<const float> grads) {
+  message_.set_offset(chunk.begin);
+  message_.set_data(reinterpret_cast<const char*>(grads.data() + chunk.begin),
+                    chunk.size() * 4);
+  if (!writer_->Write(message_)) {
+    // The stream broke; the real reason comes from Finish().
+    return Close();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PsShardClient::PushStream::Close() {
+  if (writer_ == nullptr) return absl::OkStatus();
+  writer_->WritesDone();
+  grpc::Status s = writer_->Finish();
+  writer_.reset();
+  if (!s.ok()) return client_->FromGrpc(s, "Push");
+  return absl::OkStatus();
+}
+
+std::unique_ptr<PsShardClient::PushStream> PsShardClient::OpenPush(
+    int rank, int64_t step, absl::Time deadline) {
+  return std::unique_ptr<PushStream>(
+      new PushStream(this, rank, step, deadline));
+}
+
+absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
+                                            int num_chunks,
+                                            absl::Span<float> params,
+                                            absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  {
+    absl::MutexLock lock(&pull_mu_);
+    if (pull_cancelled_) {
+      pull_cancelled_ = false;
+      return absl::CancelledError(
+          absl::StrCat("Pull from ", address_, " cancelled"));
+    }
+    pull_context_ = &context;
+  }
+  proto::PullRequest request;
+  request.set_rank(rank);
+  request.set_version(version);
+  std::unique_ptr<grpc::ClientReader<proto::ParamChunk>> reader =
+      stub_->Pull(&context, request);
+  proto::ParamChunk chunk;
+  int64_t bytes = 0;
+  int received = 0;
+  absl::Status problem;
+  while (reader->Read(&chunk)) {
+    const int64_t n = static_cast<int64_t>(chunk.data().size()) / 4;
+    if (chunk.version() != version || chunk.offset() < 0 ||
+        chunk.offset() + n > static_cast<int64_t>(params.size()) ||
+        chunk.data().size() % 4 != 0) {
+      problem = absl::DataLossError(absl::StrCat(
+          "Pull from ", address_, ": bad chunk (offset ", chunk.offset(), ", ",
+          chunk.data().size(), " bytes, version ", chunk.version(),
+          ") for version ", version));
+      context.TryCancel();
+      break;
+    }
+    std::memcpy(params.data() + chunk.offset(), chunk.data().data(),
+                chunk.data().size());
+    bytes += chunk.data().size();
+    ++received;
+  }
+  grpc::Status s = reader->Finish();
+  {
+    absl::MutexLock lock(&pull_mu_);
+    pull_context_ = nullptr;
+    pull_cancelled_ = false;
+  }
+  if (!problem.ok()) return problem;
+  if (!s.ok()) return FromGrpc(s, "Pull");
+  if (received != num_chunks) {
+    return absl::DataLossError(absl::StrCat(
+        "Pull from ", address_, ": got ", received, " chunks of version ",
+        version, ", expected ", num_chunks));
+  }
+  return bytes;
+}
+
+void PsShardClient::CancelPull() {
+  absl::MutexLock lock(&pull_mu_);
+  if (pull_context_ != nullptr) {
+    pull_context_->TryCancel();
+  } else {
+    pull_cancelled_ = true;
+  }
+}
+
+absl::Status PsShardClient::Finish(int rank, absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  proto::FinishRequest request;
+  request.set_rank(rank);
+  proto::FinishReply reply;
+  grpc::Status s = stub_->Finish(&context, request, &reply);
+  if (!s.ok()) return FromGrpc(s, "Finish");
+  return absl::OkStatus();
+}
+
+}  // namespace ringside

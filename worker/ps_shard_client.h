@@ -1,0 +1,91 @@
+// PsShardClient: a worker's connection to one parameter server (one shard).
+// Wraps the ParameterServer RPCs with deadlines and Status errors that name
+// the server. Thread-safe: distinct RPCs may run concurrently (e.g. a push
+// stream and a pull stream of the same step).
+#ifndef RINGSIDE_WORKER_PS_SHARD_CLIENT_H_
+#define RINGSIDE_WORKER_PS_SHARD_CLIENT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "common/net_address.h"
+#include "proto/parameter_server.grpc.pb.h"
+#include "server/partitioner.h"
+
+namespace ringside {
+
+class PsShardClient {
+ public:
+  // Creates the channel; does not connect yet (RPCs wait for the server up
+  // to their deadline).
+  explicit PsShardClient(const HostPort& server);
+
+  const std::string& address() const { return address_; }
+
+  // Registers; returns the server's key range. Waits for the server to come
+  // up until `deadline`; DEADLINE_EXCEEDED says it was unreachable.
+  absl::StatusOr<KeyRange> Register(const proto::RegisterRequest& request,
+                                    absl::Time deadline);
+
+  // Streams `chunks` of `params` as initial values (rank 0 only).
+  absl::Status PushInit(int rank, const std::vector<KeyRange>& chunks,
+                        absl::Span<const float> params, absl::Time deadline);
+
+  // One step's gradient push stream. Write chunks in any order, then Close.
+  // Not thread-safe: one writer thread.
+  class PushStream {
+   public:
+    absl::Status Write(const KeyRange& chunk, absl::Span<const float> grads);
+    absl::Status Close();
+    // Cancels the stream (from any thread).
+    void Cancel() { context_.TryCancel(); }
+
+   private:
+    friend class PsShardClient;
+    PushStream(PsShardClient* client, int rank, int64_t step,
+               absl::Time deadline);
+    PsShardClient* client_;
+    grpc::ClientContext context_;
+    proto::PushReply reply_;
+    proto::GradChunk message_;
+    std::unique_ptr<grpc::ClientWriter<proto::GradChunk>> writer_;
+  };
+  std::unique_ptr<PushStream> OpenPush(int rank, int64_t step,
+                                       absl::Time deadline);
+
+  // Pulls `version` of every chunk of this server into `params` (the whole
+  // flat buffer; chunks land at their offsets), as the server makes them
+  // ready. Expects exactly `num_chunks` chunks. Returns payload bytes.
+  // Cancel() from another thread aborts it.
+  absl::StatusOr<int64_t> Pull(int rank, int64_t version, int num_chunks,
+                               absl::Span<float> params, absl::Time deadline);
+  void CancelPull();
+
+  absl::Status Finish(int rank, absl::Time deadline);
+
+ private:
+  absl::Status FromGrpc(const grpc::Status& s, const char* rpc) const;
+
+  std::string address_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<proto::ParameterServer::Stub> stub_;
+
+  absl::Mutex pull_mu_;
+  grpc::ClientContext* pull_context_ ABSL_GUARDED_BY(pull_mu_) = nullptr;
+  bool pull_cancelled_ ABSL_GUARDED_BY(pull_mu_) = false;
+};
+
+// Channel arguments for bulk transfers (large messages).
+grpc::ChannelArguments BulkChannelArguments();
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_PS_SHARD_CLIENT_H_

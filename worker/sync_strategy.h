@@ -1,0 +1,126 @@
+// SyncStrategy: how N identical workers keep their parameters in step.
+//
+// Lifecycle, all calls on the worker's training thread:
+//   Init(context)            once: learn the layout, connect, agree with
+//                            peers; on return context.params hold the
+//                            initial parameters every rank agrees on.
+//   per step t = 0, 1, ...:
+//     OnGradientReady(i)     during backward, once per tensor, in the
+//                            model's readiness order (may start comm early;
+//                            must not block for long);
+//     FinishStep(t)          blocks until the parameters for step t+1 are in
+//                            context.params; reports traffic and local
+//                            optimizer time.
+//   Shutdown()               once, after the last step.
+// Every blocking call has a deadline (SyncOptions) and fails with a Status
+// naming what it waited for.
+//
+// Strategies register themselves by name in their own .cc (linked with
+// alwayslink), so adding one edits nothing else:
+//   RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
+//                              "single parameter server over gRPC");
+#ifndef RINGSIDE_WORKER_SYNC_STRATEGY_H_
+#define RINGSIDE_WORKER_SYNC_STRATEGY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "common/net_address.h"
+#include "models/optimizer.h"
+#include "models/tensor_layout.h"
+
+namespace ringside {
+
+// Options shared by the strategies (flags map onto these).
+struct SyncOptions {
+  // Parameter servers, in shard order (sps: exactly one; dps: K >= 1).
+  std::vector<HostPort> servers;
+  // Payload bytes per parameter-server message; a positive multiple of 4.
+  int64_t chunk_bytes = 4 << 20;
+  // Deadline of each RPC or wait once connected.
+  absl::Duration rpc_timeout = absl::Seconds(120);
+  // How long to keep trying to reach peers/servers at start-up.
+  absl::Duration connect_timeout = absl::Seconds(30);
+  // Start communicating a range as soon as its gradients are final (true),
+  // or only after backward ends (false). Strategies say whether they use it.
+  bool overlap = true;
+  // Partition function of the parameter servers' key ranges.
+  std::string partitioner = "even_bytes";
+
+  absl::Status Validate() const;
+};
+
+// What a strategy works on; the spans are owned by the worker and outlive
+// the strategy.
+struct SyncContext {
+  int rank = 0;
+  int world_size = 1;
+  TensorLayout layout;
+  absl::Span<float> params;       // read/written by the strategy
+  absl::Span<const float> grads;  // final gradients of the current step
+  OptimizerConfig optimizer;
+  SyncOptions options;
+};
+
+// Per-step report of FinishStep.
+struct StepStats {
+  // Seconds of local optimizer work inside FinishStep (counts as compute in
+  // utilization); 0 when the servers apply the optimizer.
+  double local_optimizer_s = 0.0;
+  // Payload bytes this worker sent and received during the step.
+  int64_t bytes_sent = 0;
+  int64_t bytes_received = 0;
+};
+
+class SyncStrategy {
+ public:
+  virtual ~SyncStrategy() = default;
+  virtual std::string name() const = 0;
+  virtual absl::Status Init(const SyncContext& context) = 0;
+  virtual void OnGradientReady(int tensor_index) = 0;
+  virtual absl::StatusOr<StepStats> FinishStep(int64_t step) = 0;
+  virtual absl::Status Shutdown() { return absl::OkStatus(); }
+};
+
+// Which parameter servers a strategy needs from the launcher.
+enum class ServerNeed { kNone, kOne, kSharded };
+const char* ServerNeedName(ServerNeed need);  // "none" | "one" | "sharded"
+
+struct StrategyInfo {
+  std::string name;
+  ServerNeed servers = ServerNeed::kNone;
+  std::string description;
+  std::function<std::unique_ptr<SyncStrategy>()> factory;
+};
+
+// Process-wide registry. Thread-safe.
+class StrategyRegistry {
+ public:
+  // Returns true; dies on a duplicate name (a programmer error).
+  static bool Register(StrategyInfo info);
+  // INVALID_ARGUMENT naming the known strategies for an unknown name.
+  static absl::StatusOr<std::unique_ptr<SyncStrategy>> Create(
+      const std::string& name);
+  static absl::StatusOr<StrategyInfo> Find(const std::string& name);
+  // Sorted by name, "baseline" first.
+  static std::vector<StrategyInfo> List();
+  // "baseline|dps|sps" for flag help.
+  static std::string Names();
+};
+
+}  // namespace ringside
+
+#define RINGSIDE_REGISTER_STRATEGY(Class, name, need, description)       \
+  static const bool ringside_registered_##Class =                        \
+      ::ringside::StrategyRegistry::Register(::ringside::StrategyInfo{   \
+          name, need, description, [] {                                  \
+            return std::unique_ptr<::ringside::SyncStrategy>(new Class); \
+          }})
+
+#endif  // RINGSIDE_WORKER_SYNC_STRATEGY_H_

@@ -1,0 +1,222 @@
+// worker: one data-parallel training worker.
+//
+//   worker --strategy=sps --rank=0 --world_size=4 --servers=host:port \
+//          --model=mlp --batch_size=32 --steps=40
+//
+// Rank and world size may instead come from torchrun (RANK, WORLD_SIZE),
+// Open MPI (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID/NTASKS).
+// stdout: one JSON object per line (step records, then a final record);
+// logs on stderr. Exit 0 on success, 2 on bad flags, 1 on failure.
+#include <glog/logging.h>
+
+#include <Eigen/Core>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/json_lines.h"
+#include "common/launch_env.h"
+#include "common/net_address.h"
+#include "models/model_factory.h"
+#include "worker/sync_strategy.h"
+#include "worker/trainer.h"
+
+ABSL_FLAG(std::string, strategy, "baseline",
+          "Synchronization strategy; the registered ones are listed at the "
+          "top of --help and by --list_strategies.");
+ABSL_FLAG(bool, list_strategies, false,
+          "Print one JSON line per registered strategy and exit.");
+ABSL_FLAG(int, rank, -1, "This worker's rank; -1 reads the launcher env.");
+ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
+ABSL_FLAG(std::string, servers, "",
+          "Parameter servers host:port[,host:port...] in shard order.");
+// Model.
+ABSL_FLAG(std::string, model, "mlp", "Model name.");
+ABSL_FLAG(std::vector<std::string>, mlp_widths,
+          std::vector<std::string>({"64", "512", "512", "10"}),
+          "MLP widths, input first, classes last.");
+ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
+ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");
+ABSL_FLAG(uint64_t, data_seed, 1, "Seed of the data and its order.");
+// Training.
+ABSL_FLAG(int64_t, batch_size, 32, "Examples per worker per step.");
+ABSL_FLAG(int64_t, steps, 40, "Training steps.");
+ABSL_FLAG(int64_t, warmup_steps, 5, "Leading steps excluded from measures.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed of the initial parameters.");
+ABSL_FLAG(int, eigen_threads, 1,
+          "Eigen threads per worker (1: N workers on N cores don't fight).");
+// Optimizer.
+ABSL_FLAG(std::string, optimizer, "sgd", "sgd (with momentum) or adam.");
+ABSL_FLAG(double, lr, 0.05, "Learning rate.");
+ABSL_FLAG(double, momentum, 0.9, "SGD momentum.");
+ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay.");
+ABSL_FLAG(double, beta1, 0.9, "Adam beta1.");
+ABSL_FLAG(double, beta2, 0.999, "Adam beta2.");
+ABSL_FLAG(double, adam_eps, 1e-8, "Adam epsilon.");
+// Synchronization.
+ABSL_FLAG(int64_t, chunk_kb, 4096, "Parameter-server chunk size (KiB).");
+ABSL_FLAG(double, rpc_timeout_s, 120, "Deadline of each RPC or wait (s).");
+ABSL_FLAG(double, connect_timeout_s, 30,
+          "How long to wait for servers/peers at start-up (s).");
+ABSL_FLAG(bool, overlap, true,
+          "Communicate during backward where the strategy can (dps).");
+// Output.
+ABSL_FLAG(std::string, save_params, "",
+          "Write the final parameters here (raw little-endian float32).");
+
+namespace ringside {
+namespace {
+
+absl::StatusOr<std::vector<int64_t>> ParseWidths(
+    const std::vector<std::string>& texts) {
+  std::vector<int64_t> widths;
+  for (const std::string& t : texts) {
+    int64_t w = 0;
+    if (!absl::SimpleAtoi(t, &w)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--mlp_widths: '", t, "' is not an integer"));
+    }
+    widths.push_back(w);
+  }
+  return widths;
+}
+
+absl::Status SaveParams(const std::string& path,
+                        const std::vector<float>& params) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(params.data()),
+            static_cast<std::streamsize>(params.size() * 4));
+  if (!out) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
+struct Setup {
+  RankInfo rank;
+  ModelOptions model;
+  OptimizerConfig optimizer;
+  SyncOptions sync;
+  TrainerOptions trainer;
+};
+
+// Reads every flag into the components' options; INVALID_ARGUMENT on bad
+// input.
+absl::StatusOr<Setup> ReadFlags() {
+  Setup s;
+  absl::StatusOr<RankInfo> rank =
+      ResolveRank(absl::GetFlag(FLAGS_rank), absl::GetFlag(FLAGS_world_size));
+  if (!rank.ok()) return rank.status();
+  s.rank = *rank;
+  s.model.name = absl::GetFlag(FLAGS_model);
+  absl::StatusOr<std::vector<int64_t>> widths =
+      ParseWidths(absl::GetFlag(FLAGS_mlp_widths));
+  if (!widths.ok()) return widths.status();
+  s.model.mlp_widths = *widths;
+  s.model.train_examples = absl::GetFlag(FLAGS_train_examples);
+  s.model.eval_examples = absl::GetFlag(FLAGS_eval_examples);
+  s.model.data_seed = absl::GetFlag(FLAGS_data_seed);
+  s.optimizer.type = absl::GetFlag(FLAGS_optimizer);
+  s.optimizer.lr = absl::GetFlag(FLAGS_lr);
+  s.optimizer.momentum = absl::GetFlag(FLAGS_momentum);
+  s.optimizer.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  s.optimizer.beta1 = absl::GetFlag(FLAGS_beta1);
+  s.optimizer.beta2 = absl::GetFlag(FLAGS_beta2);
+  s.optimizer.eps = absl::GetFlag(FLAGS_adam_eps);
+  if (absl::Status v = s.optimizer.Validate(); !v.ok()) return v;
+  const std::string servers = absl::GetFlag(FLAGS_servers);
+  if (!servers.empty()) {
+    absl::StatusOr<std::vector<HostPort>> list = ParseHostPortList(servers);
+    if (!list.ok()) return list.status();
+    s.sync.servers = *list;
+  }
+  s.sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
+  s.sync.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_rpc_timeout_s));
+  s.sync.connect_timeout =
+      absl::Seconds(absl::GetFlag(FLAGS_connect_timeout_s));
+  s.sync.overlap = absl::GetFlag(FLAGS_overlap);
+  if (absl::Status v = s.sync.Validate(); !v.ok()) return v;
+  s.trainer.batch_size = absl::GetFlag(FLAGS_batch_size);
+  s.trainer.steps = absl::GetFlag(FLAGS_steps);
+  s.trainer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  s.trainer.init_seed = absl::GetFlag(FLAGS_seed);
+  if (absl::Status v = s.trainer.Validate(); !v.ok()) return v;
+  if (absl::GetFlag(FLAGS_eigen_threads) < 1) {
+    return absl::InvalidArgumentError("--eigen_threads must be >= 1");
+  }
+  return s;
+}
+
+int Run() {
+  JsonLinesWriter out;
+  if (absl::GetFlag(FLAGS_list_strategies)) {
+    for (const StrategyInfo& info : StrategyRegistry::List()) {
+      out.Write({{"name", info.name},
+                 {"servers", ServerNeedName(info.servers)},
+                 {"description", info.description}});
+    }
+    return 0;
+  }
+  absl::StatusOr<Setup> setup = ReadFlags();
+  if (!setup.ok()) {
+    LOG(ERROR) << "bad flags: " << setup.status().message();
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<SyncStrategy>> strategy =
+      StrategyRegistry::Create(absl::GetFlag(FLAGS_strategy));
+  if (!strategy.ok()) {
+    LOG(ERROR) << "bad flags: " << strategy.status().message();
+    return 2;
+  }
+  absl::StatusOr<ModelBundle> bundle = MakeModel(setup->model);
+  if (!bundle.ok()) {
+    LOG(ERROR) << "bad flags: " << bundle.status().message();
+    return 2;
+  }
+  Eigen::setNbThreads(absl::GetFlag(FLAGS_eigen_threads));
+  LOG(INFO) << "rank " << setup->rank.rank << "/" << setup->rank.world_size
+            << " (" << setup->rank.source << "), strategy "
+            << (*strategy)->name() << ", model " << bundle->model->name()
+            << " with " << bundle->model->layout().total_elements()
+            << " parameters";
+  absl::StatusOr<TrainResult> result =
+      Train(*bundle->model, *bundle->dataset, **strategy, setup->rank,
+            setup->optimizer, setup->sync, setup->trainer,
+            [&out](const nlohmann::json& record) { out.Write(record); });
+  if (!result.ok()) {
+    LOG(ERROR) << "rank " << setup->rank.rank << " failed: " << result.status();
+    return 1;
+  }
+  const std::string save = absl::GetFlag(FLAGS_save_params);
+  if (!save.empty()) {
+    if (absl::Status s = SaveParams(save, result->params); !s.ok()) {
+      LOG(ERROR) << s;
+      return 1;
+    }
+  }
+  result->final_record["rank_source"] = setup->rank.source;
+  out.Write(result->final_record);
+  return 0;
+}
+
+}  // namespace
+}  // namespace ringside
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      absl::StrCat("Data-parallel training worker.\n  Strategies registered: ",
+                   ringside::StrategyRegistry::Names(),
+                   "\n  Models: ", ringside::ModelNames(),
+                   "\n  worker --strategy=S --rank=R --world_size=N "
+                   "--servers=host:port[,...]"));
+  absl::ParseCommandLine(argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  return ringside::Run();
+}
