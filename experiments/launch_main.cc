@@ -1,0 +1,167 @@
+// launch: runs one local training job (K ps_server + N worker processes)
+// and echoes the workers' JSON lines to stdout, each with its "rank".
+//
+//   launch --strategy=sps --workers=4 [--servers=K] --steps=40
+//     --batch_size=32 -- --model=mlp --lr=0.1   # after --: to workers
+//
+// Exits 1 with the failing process's message if any process fails.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "experiments/local_job.h"
+
+ABSL_FLAG(std::string, strategy, "baseline",
+          "Sync strategy (see worker --list_strategies).");
+ABSL_FLAG(int, workers, 1, "Number of worker processes N.");
+ABSL_FLAG(int, servers, -1,
+          "Number of ps_server processes K; -1 = what the strategy needs "
+          "(0 for none, 1 for one, 1 for sharded).");
+ABSL_FLAG(int, steps, 40, "Training steps per worker (--steps).");
+ABSL_FLAG(int, batch_size, 32, "Local batch size per worker (--batch_size).");
+ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
+          "Wall-time limit for the whole job.");
+ABSL_FLAG(std::string, ps_server_bin, "",
+          "ps_server binary; default: server/ps_server from the runfiles.");
+ABSL_FLAG(std::string, worker_bin, "",
+          "worker binary; default: worker/worker from the runfiles.");
+
+namespace ringside {
+namespace {
+
+absl::StatusOr<std::string> Binary(const std::string& flag_value,
+                                   const char* argv0, const char* path,
+                                   const char* flag_name) {
+  if (!flag_value.empty()) return flag_value;
+  absl::StatusOr<std::string> found = FindBinary(argv0, path);
+  if (!found.ok()) {
+    return absl::NotFoundError(absl::StrCat(found.status().message(),
+                                            "; pass --", flag_name, "=PATH"));
+  }
+  return found;
+}
+
+// Servers to start for `info`, honouring --servers when it fits.
+absl::StatusOr<int> NumServers(const StrategyInfo& info, int flag) {
+  switch (info.servers) {
+    case ServerKind::kNone:
+      if (flag > 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(info.name, " uses no parameter server"));
+      }
+      return 0;
+    case ServerKind::kOne:
+      if (flag != -1 && flag != 1) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(info.name, " uses exactly one parameter server"));
+      }
+      return 1;
+    case ServerKind::kSharded:
+      if (flag == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(info.name, " needs at least one server"));
+      }
+      return flag < 0 ? 1 : flag;
+  }
+  return 0;
+}
+
+// The worker's line as printed, with "rank":r first if it has no rank.
+std::string WithRank(int rank, absl::string_view line,
+                     const nlohmann::json& record) {
+  std::string out(line);
+  if (record.contains("rank")) return out;
+  const size_t brace = out.find('{');  // a JSON object starts with '{'
+  out.insert(brace + 1,
+             absl::StrCat("\"rank\":", rank, record.empty() ? "" : ","));
+  return out;
+}
+
+absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
+  absl::StatusOr<std::string> worker_bin = Binary(
+      absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
+  if (!worker_bin.ok()) return worker_bin.status();
+  absl::StatusOr<std::vector<StrategyInfo>> strategies =
+      ListStrategies(*worker_bin);
+  if (!strategies.ok()) return strategies.status();
+  const std::string strategy = absl::GetFlag(FLAGS_strategy);
+  const StrategyInfo* info = nullptr;
+  std::vector<std::string> names;
+  for (const StrategyInfo& s : *strategies) {
+    names.push_back(s.name);
+    if (s.name == strategy) info = &s;
+  }
+  if (info == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown strategy '", strategy,
+                     "'; registered: ", absl::StrJoin(names, ", ")));
+  }
+  absl::StatusOr<int> servers = NumServers(*info, absl::GetFlag(FLAGS_servers));
+  if (!servers.ok()) return servers.status();
+
+  LocalJobOptions options;
+  options.worker_bin = *worker_bin;
+  if (*servers > 0) {
+    absl::StatusOr<std::string> ps =
+        Binary(absl::GetFlag(FLAGS_ps_server_bin), argv0, "server/ps_server",
+               "ps_server_bin");
+    if (!ps.ok()) return ps.status();
+    options.ps_server_bin = *ps;
+  }
+  options.strategy = strategy;
+  options.num_workers = absl::GetFlag(FLAGS_workers);
+  options.num_servers = *servers;
+  options.deadline = absl::GetFlag(FLAGS_deadline);
+  options.worker_args = {
+      absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
+      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size))};
+  options.worker_args.insert(options.worker_args.end(), extra.begin(),
+                             extra.end());
+  options.on_record = [](int rank, absl::string_view line,
+                         const nlohmann::json& record) {
+    std::printf("%s\n", WithRank(rank, line, record).c_str());
+    std::fflush(stdout);
+  };
+  absl::StatusOr<LocalJobResult> result = RunLocalJob(options);
+  if (!result.ok()) return result.status();
+  for (const std::string& w : result->warnings) {
+    std::fprintf(stderr, "launch: warning: %s\n", w.c_str());
+  }
+  std::fprintf(stderr, "launch: %s finished: %d workers, %d servers, %.2f s\n",
+               strategy.c_str(), options.num_workers, options.num_servers,
+               result->wall_s);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ringside
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Runs K ps_server + N worker processes locally; flags after -- go to "
+      "every worker.");
+  const std::vector<std::string> extra =
+      ringside::SplitPassThroughArgs(&argc, argv);
+  const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    std::fprintf(stderr,
+                 "launch: unexpected argument '%s' (worker flags go after "
+                 "--)\n",
+                 rest[1]);
+    return 2;
+  }
+  const absl::Status status = ringside::Run(argv[0], extra);
+  if (!status.ok()) {
+    std::fprintf(stderr, "launch: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,299 @@
+#include "experiments/local_job.h"
+
+#include <unistd.h>
+
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/stopwatch.h"
+#include "experiments/process_group.h"
+#include "tools/cpp/runfiles/runfiles.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+
+// Parses a line as a JSON object; null when it is not one.
+json ParseObject(absl::string_view line) {
+  json j = json::parse(line.begin(), line.end(), nullptr,
+                       /*allow_exceptions=*/false);
+  return j.is_object() ? j : json();
+}
+
+// The string at `key`, or "" when absent or not a string.
+std::string StringField(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return "";
+  return j[key].get<std::string>();
+}
+
+void ToStderr(const std::string& label, absl::string_view line) {
+  const std::string text = absl::StrCat("[", label, "] ", line, "\n");
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::fflush(stderr);
+}
+
+absl::Status Validate(const LocalJobOptions& o) {
+  if (o.worker_bin.empty()) return absl::InvalidArgumentError("no worker_bin");
+  if (o.strategy.empty()) return absl::InvalidArgumentError("no strategy");
+  if (o.num_workers < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_workers must be >= 1, got ", o.num_workers));
+  }
+  if (o.num_servers < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_servers must be >= 0, got ", o.num_servers));
+  }
+  if (o.num_servers > 0 && o.ps_server_bin.empty()) {
+    return absl::InvalidArgumentError("num_servers > 0 but no ps_server_bin");
+  }
+  return absl::OkStatus();
+}
+
+std::string ServerLabel(int shard) { return absl::StrCat("server/", shard); }
+std::string WorkerLabel(int rank) { return absl::StrCat("worker/", rank); }
+
+// Starts the servers and waits for each one's listening line.
+absl::Status StartServers(const LocalJobOptions& o, ProcessGroup& group,
+                          std::vector<int>& ports) {
+  ports.assign(o.num_servers, 0);
+  std::vector<int> ids;
+  for (int shard = 0; shard < o.num_servers; ++shard) {
+    ChildSpec spec;
+    spec.label = ServerLabel(shard);
+    spec.argv = {o.ps_server_bin,
+                 "--port=0",
+                 absl::StrCat("--host=", o.host),
+                 absl::StrCat("--num_workers=", o.num_workers),
+                 absl::StrCat("--shard=", shard),
+                 absl::StrCat("--num_shards=", o.num_servers)};
+    spec.argv.insert(spec.argv.end(), o.server_args.begin(),
+                     o.server_args.end());
+    spec.env = o.env;
+    spec.on_stdout_line = [&ports, shard](const std::string& label,
+                                          absl::string_view line) {
+      const json j = ParseObject(line);
+      if (StringField(j, "event") == "listening" && j.contains("port") &&
+          j["port"].is_number_integer() && j["port"].get<int>() > 0) {
+        ports[shard] = j["port"].get<int>();
+      } else {
+        ToStderr(label, line);
+      }
+    };
+    absl::StatusOr<int> id = group.Start(std::move(spec));
+    if (!id.ok()) return id.status();
+    ids.push_back(*id);
+  }
+  auto all_listening = [&] {
+    for (int shard = 0; shard < o.num_servers; ++shard) {
+      if (ports[shard] == 0) return false;
+    }
+    return true;
+  };
+  auto listening_or_exited = [&] {
+    for (int shard = 0; shard < o.num_servers; ++shard) {
+      if (ports[shard] == 0 && group.exited(ids[shard])) return true;
+    }
+    return all_listening();
+  };
+  absl::StatusOr<bool> ok =
+      group.RunUntil(listening_or_exited, o.listen_timeout);
+  if (!ok.ok()) return ok.status();
+  if (all_listening()) return absl::OkStatus();
+  // Name the culprit before Shutdown() makes every server "exited".
+  absl::Status error = absl::InternalError("no server missing");
+  for (int shard = o.num_servers - 1; shard >= 0; --shard) {
+    if (ports[shard] != 0) continue;
+    if (group.exited(ids[shard])) {
+      error = absl::FailedPreconditionError(absl::StrCat(
+          ServerLabel(shard), " exited with code ", group.exit_code(ids[shard]),
+          " before printing its listening line"));
+      break;
+    }
+    error = absl::DeadlineExceededError(
+        absl::StrCat(ServerLabel(shard), " printed no listening line within ",
+                     absl::FormatDuration(o.listen_timeout)));
+  }
+  group.Shutdown();
+  return error;
+}
+
+}  // namespace
+
+absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
+  if (absl::Status s = Validate(o); !s.ok()) return s;
+  ProcessGroupOptions group_options;
+  group_options.deadline = o.deadline;
+  group_options.kill_grace = o.kill_grace;
+  group_options.relay_stderr = o.relay_stderr;
+  ProcessGroup group(group_options);
+  LocalJobResult result;
+  result.finals.assign(o.num_workers, json());
+  result.steps.assign(o.num_workers, {});
+  const Stopwatch clock;
+
+  if (absl::Status s = StartServers(o, group, result.server_ports); !s.ok()) {
+    return s;
+  }
+  std::vector<std::string> addresses;
+  for (int port : result.server_ports) {
+    addresses.push_back(absl::StrCat(o.host, ":", port));
+  }
+
+  std::vector<int> worker_ids;
+  for (int rank = 0; rank < o.num_workers; ++rank) {
+    ChildSpec spec;
+    spec.label = WorkerLabel(rank);
+    spec.argv = {o.worker_bin, absl::StrCat("--strategy=", o.strategy),
+                 absl::StrCat("--rank=", rank),
+                 absl::StrCat("--world_size=", o.num_workers)};
+    if (!addresses.empty()) {
+      spec.argv.push_back(
+          absl::StrCat("--servers=", absl::StrJoin(addresses, ",")));
+    }
+    spec.argv.insert(spec.argv.end(), o.worker_args.begin(),
+                     o.worker_args.end());
+    spec.env = o.env;
+    spec.on_stdout_line = [&o, &result, rank](const std::string& label,
+                                              absl::string_view line) {
+      json j = ParseObject(line);
+      if (j.is_null()) {
+        ToStderr(label, line);
+        return;
+      }
+      if (o.on_record) o.on_record(rank, line, j);
+      const std::string event = StringField(j, "event");
+      if (event == "final") {
+        result.finals[rank] = std::move(j);
+      } else if (event == "step" && o.keep_steps) {
+        result.steps[rank].push_back(std::move(j));
+      }
+    };
+    absl::StatusOr<int> id = group.Start(std::move(spec));
+    if (!id.ok()) return id.status();
+    worker_ids.push_back(*id);
+  }
+
+  auto workers_done = [&] {
+    for (int id : worker_ids) {
+      if (!group.exited(id)) return false;
+    }
+    return true;
+  };
+  absl::StatusOr<bool> done =
+      group.RunUntil(workers_done, absl::InfiniteDuration());
+  if (!done.ok()) return done.status();
+  result.wall_s = clock.ElapsedSeconds();
+  for (int rank = 0; rank < o.num_workers; ++rank) {
+    if (result.finals[rank].is_null()) {
+      return absl::DataLossError(
+          absl::StrCat(WorkerLabel(rank),
+                       " exited with code 0 but printed no "
+                       "{\"event\":\"final\"} record"));
+    }
+  }
+
+  // Servers exit by themselves once every worker has finished.
+  done = group.RunUntil([&] { return group.RunningLabels().empty(); },
+                        o.server_exit_timeout);
+  if (!done.ok()) return done.status();
+  if (!*done) {
+    for (const std::string& label : group.Shutdown()) {
+      result.warnings.push_back(
+          absl::StrCat(label, " was still running ",
+                       absl::FormatDuration(o.server_exit_timeout),
+                       " after the workers finished and was terminated"));
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
+    const std::string& worker_bin, absl::Duration timeout) {
+  ProcessGroupOptions group_options;
+  group_options.deadline = timeout;
+  ProcessGroup group(group_options);
+  std::vector<StrategyInfo> strategies;
+  std::string bad_line;
+  ChildSpec spec;
+  spec.label = "worker --list_strategies";
+  spec.argv = {worker_bin, "--list_strategies"};
+  spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
+    const json j = ParseObject(line);
+    const std::string name = StringField(j, "name");
+    const std::string servers = StringField(j, "servers");
+    StrategyInfo info{name, ServerKind::kNone};
+    if (servers == "one") {
+      info.servers = ServerKind::kOne;
+    } else if (servers == "sharded") {
+      info.servers = ServerKind::kSharded;
+    } else if (servers != "none") {
+      info.name.clear();
+    }
+    if (info.name.empty()) {
+      if (bad_line.empty()) bad_line = std::string(line);
+      return;
+    }
+    strategies.push_back(std::move(info));
+  };
+  absl::StatusOr<int> id = group.Start(std::move(spec));
+  if (!id.ok()) return id.status();
+  if (absl::Status s = group.Wait(); !s.ok()) return s;
+  if (!bad_line.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        worker_bin, " --list_strategies printed an unexpected line: ", bad_line,
+        " (want {\"name\":..,\"servers\":\"none|one|sharded\"})"));
+  }
+  if (strategies.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat(worker_bin, " --list_strategies listed no strategy"));
+  }
+  return strategies;
+}
+
+int ServersFor(ServerKind kind, int sharded_count) {
+  switch (kind) {
+    case ServerKind::kNone:
+      return 0;
+    case ServerKind::kOne:
+      return 1;
+    case ServerKind::kSharded:
+      return sharded_count;
+  }
+  return 0;
+}
+
+absl::StatusOr<std::string> FindBinary(const std::string& argv0,
+                                       absl::string_view workspace_path) {
+  using bazel::tools::cpp::runfiles::Runfiles;
+  std::string error;
+  std::unique_ptr<Runfiles> runfiles(Runfiles::Create(argv0, &error));
+  if (runfiles == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("no runfiles to find ", workspace_path, " in: ", error));
+  }
+  const std::string path =
+      runfiles->Rlocation(absl::StrCat("ringside/", workspace_path));
+  if (path.empty() || access(path.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat(
+        workspace_path, " is not an executable in the runfiles (looked at '",
+        path, "')"));
+  }
+  return path;
+}
+
+std::vector<std::string> SplitPassThroughArgs(int* argc, char** argv) {
+  std::vector<std::string> rest;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::string(argv[i]) != "--") continue;
+    for (int j = i + 1; j < *argc; ++j) rest.push_back(argv[j]);
+    *argc = i;
+    break;
+  }
+  return rest;
+}
+
+}  // namespace ringside

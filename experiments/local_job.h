@@ -1,0 +1,116 @@
+// Local job: runs one training job on this machine as K parameter-server
+// processes plus N worker processes, the way `launch` and `compare` need it.
+// Servers start first on port 0; their {"event":"listening","port":P} lines
+// give the ports that the workers then get as --servers=host:P,... Every
+// worker's JSON-lines records are collected; any failing process fails the
+// whole job (see ProcessGroup).
+//
+// Thread-safety: RunLocalJob and ListStrategies are blocking and may run on
+// several threads at once (each call owns its processes); the on_record
+// callback runs on the calling thread. FindBinary is thread-safe.
+#ifndef RINGSIDE_EXPERIMENTS_LOCAL_JOB_H_
+#define RINGSIDE_EXPERIMENTS_LOCAL_JOB_H_
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace ringside {
+
+struct LocalJobOptions {
+  // Path of the ps_server binary. Required when num_servers > 0.
+  std::string ps_server_bin;
+  // Path of the worker binary. Required.
+  std::string worker_bin;
+  // Sync strategy name passed as --strategy to every worker. Required.
+  std::string strategy;
+  // Number of worker processes N (ranks 0..N-1). Default 1, must be >= 1.
+  int num_workers = 1;
+  // Number of ps_server processes K (shards 0..K-1). Default 0: no servers
+  // and no --servers flag for the workers.
+  int num_servers = 0;
+  // Extra flags appended to every worker's command line, after --strategy,
+  // --rank, --world_size and --servers (so they may override them).
+  std::vector<std::string> worker_args;
+  // Extra flags appended to every server's command line. Default none.
+  std::vector<std::string> server_args;
+  // Extra "KEY=VALUE" environment for every process. Default none.
+  std::vector<std::string> env;
+  // Interface the servers bind to and workers connect to.
+  std::string host = "127.0.0.1";
+  // Wall time for the whole job; past it everything is killed and the job
+  // fails with DEADLINE_EXCEEDED. Default 10 minutes.
+  absl::Duration deadline = absl::Minutes(10);
+  // How long each server may take to print its listening line. Default 30 s.
+  absl::Duration listen_timeout = absl::Seconds(30);
+  // How long servers may take to exit by themselves once every worker has
+  // finished; then they are terminated and a warning is recorded.
+  // Default 30 s.
+  absl::Duration server_exit_timeout = absl::Seconds(30);
+  // SIGTERM-to-SIGKILL grace when shutting processes down. Default 5 s.
+  absl::Duration kill_grace = absl::Seconds(5);
+  // Keep every "step" record in LocalJobResult::steps. Default false.
+  bool keep_steps = false;
+  // Relay the processes' stderr to ours, prefixed "[label] ". Default true.
+  bool relay_stderr = true;
+  // Called with (rank, the line as printed, the line parsed) for every JSON
+  // object line a worker prints, as it arrives. Default none. Non-JSON
+  // stdout lines go to stderr instead.
+  std::function<void(int rank, absl::string_view line,
+                     const nlohmann::json& record)>
+      on_record;
+};
+
+struct LocalJobResult {
+  // The "final" record of each worker; index = rank.
+  std::vector<nlohmann::json> finals;
+  // The "step" records of each worker (index = rank) if keep_steps.
+  std::vector<std::vector<nlohmann::json>> steps;
+  // Port of each server; index = shard.
+  std::vector<int> server_ports;
+  // Seconds from starting the first process to the last worker's exit.
+  double wall_s = 0;
+  // Non-fatal problems, e.g. a server that had to be terminated.
+  std::vector<std::string> warnings;
+};
+
+// Runs the job to completion. Blocking. Fails with INVALID_ARGUMENT on bad
+// options, with the ProcessGroup error (INTERNAL naming the process, or
+// DEADLINE_EXCEEDED) when a process fails or time runs out, and with
+// DATA_LOSS when a worker exits 0 without a final record.
+absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& options);
+
+// How many servers a strategy needs, as `worker --list_strategies` says.
+enum class ServerKind { kNone, kOne, kSharded };
+
+struct StrategyInfo {
+  std::string name;  // e.g. "sps"
+  ServerKind servers = ServerKind::kNone;
+};
+
+// Runs `worker_bin --list_strategies` and parses its lines
+// {"name":"sps","servers":"none"|"one"|"sharded"}. Blocking, bounded by
+// `timeout`.
+absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
+    const std::string& worker_bin, absl::Duration timeout = absl::Seconds(30));
+
+// Number of servers to start for `kind`: 0, 1, or `sharded_count`.
+int ServersFor(ServerKind kind, int sharded_count);
+
+// Path of `workspace_path` (e.g. "server/ps_server") in this binary's
+// runfiles. NOT_FOUND when there are no runfiles or no executable there.
+absl::StatusOr<std::string> FindBinary(const std::string& argv0,
+                                       absl::string_view workspace_path);
+
+// Splits argv at the first "--": returns the arguments after it and sets
+// *argc so that argv[0..*argc) holds only those before it.
+std::vector<std::string> SplitPassThroughArgs(int* argc, char** argv);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_LOCAL_JOB_H_

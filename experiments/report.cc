@@ -1,0 +1,227 @@
+#include "experiments/report.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+
+size_t MaxWorkers(const std::vector<ReportRow>& rows) {
+  size_t n = 0;
+  for (const ReportRow& r : rows) n = std::max(n, r.utilization.size());
+  return n;
+}
+
+std::string Label(const ReportRow& row) {
+  return row.emulated ? absl::StrCat(row.display_name, " (emulated)")
+                      : row.display_name;
+}
+
+std::string Fixed(std::optional<double> v, int decimals) {
+  return v ? absl::StrFormat("%.*f", decimals, *v) : "-";
+}
+
+std::vector<std::string> Headers(size_t workers) {
+  std::vector<std::string> h = {"Parallel type", "PrmSrv"};
+  for (size_t w = 0; w < workers; ++w) h.push_back(absl::StrCat("W", w));
+  for (const char* c :
+       {"Total", "Throughput (samples/s)", "Speedup", "Scaling eff."}) {
+    h.push_back(c);
+  }
+  return h;
+}
+
+bool IsNumber(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number();
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string DisplayName(absl::string_view strategy) {
+  if (strategy == "baseline") return "Baseline";
+  if (strategy == "sps") return "SPS";
+  if (strategy == "dps") return "DPS";
+  if (strategy == "ring") return "Ring";
+  if (strategy == "fusion") return "Fusion";
+  std::string name(strategy);
+  if (!name.empty())
+    name[0] = std::toupper(static_cast<unsigned char>(name[0]));
+  return name;
+}
+
+absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
+                                        const std::vector<json>& finals) {
+  if (finals.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(strategy, ": no final records"));
+  }
+  ReportRow row;
+  row.strategy = std::string(strategy);
+  row.display_name = DisplayName(strategy);
+  row.prm_srv = prm_srv;
+  for (size_t rank = 0; rank < finals.size(); ++rank) {
+    const json& f = finals[rank];
+    if (!IsNumber(f, "utilization")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          strategy, ": final record of rank ", rank, " has no utilization"));
+    }
+    row.utilization.push_back(f["utilization"].get<double>());
+    if (f.contains("emulated") && f["emulated"].is_boolean() &&
+        f["emulated"].get<bool>()) {
+      row.emulated = true;
+    }
+  }
+  if (!IsNumber(finals[0], "throughput")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(strategy, ": final record of rank 0 has no throughput"));
+  }
+  row.throughput = finals[0]["throughput"].get<double>();
+  if (IsNumber(finals[0], "eval_loss")) {
+    row.eval_loss = finals[0]["eval_loss"].get<double>();
+  }
+  return row;
+}
+
+double TotalUtilization(const ReportRow& row) {
+  double total = 0;
+  for (double u : row.utilization) total += u;
+  return total;
+}
+
+std::optional<double> BaselineThroughput(const std::vector<ReportRow>& rows) {
+  for (const ReportRow& r : rows) {
+    if (r.strategy == "baseline" && r.throughput > 0) return r.throughput;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Speedup(const ReportRow& row,
+                              std::optional<double> baseline) {
+  if (!baseline || *baseline <= 0) return std::nullopt;
+  return row.throughput / *baseline;
+}
+
+std::optional<double> ScalingEfficiency(const ReportRow& row,
+                                        std::optional<double> baseline) {
+  const std::optional<double> s = Speedup(row, baseline);
+  if (!s || row.utilization.empty()) return std::nullopt;
+  return *s / row.utilization.size();
+}
+
+std::string MarkdownTable(const std::vector<ReportRow>& rows) {
+  const size_t workers = MaxWorkers(rows);
+  const std::optional<double> base = BaselineThroughput(rows);
+  std::vector<std::vector<std::string>> cells = {Headers(workers)};
+  for (const ReportRow& r : rows) {
+    std::vector<std::string> line = {Label(r), absl::StrCat(r.prm_srv)};
+    for (size_t w = 0; w < workers; ++w) {
+      line.push_back(w < r.utilization.size()
+                         ? absl::StrFormat("%.0f%%", 100 * r.utilization[w])
+                         : "0");
+    }
+    line.push_back(Fixed(TotalUtilization(r), 2));
+    line.push_back(Fixed(r.throughput, 1));
+    line.push_back(Fixed(Speedup(r, base), 2));
+    line.push_back(Fixed(ScalingEfficiency(r, base), 2));
+    cells.push_back(std::move(line));
+  }
+  std::vector<size_t> width(cells[0].size(), 3);
+  for (const auto& line : cells) {
+    for (size_t c = 0; c < line.size(); ++c) {
+      width[c] = std::max(width[c], line[c].size());
+    }
+  }
+  // First column left-aligned, the numeric ones right-aligned.
+  auto format_line = [&](const std::vector<std::string>& line) {
+    std::string out = "|";
+    for (size_t c = 0; c < line.size(); ++c) {
+      const std::string pad(width[c] - line[c].size(), ' ');
+      absl::StrAppend(&out, " ", c == 0 ? line[c] + pad : pad + line[c], " |");
+    }
+    return out + "\n";
+  };
+  std::string out = format_line(cells[0]);
+  out += "|";
+  for (size_t c = 0; c < width.size(); ++c) {
+    absl::StrAppend(&out, " ",
+                    c == 0 ? ":" + std::string(width[c] - 1, '-')
+                           : std::string(width[c] - 1, '-') + ":",
+                    " |");
+  }
+  out += "\n";
+  for (size_t i = 1; i < cells.size(); ++i) out += format_line(cells[i]);
+  return out;
+}
+
+std::string CsvTable(const std::vector<ReportRow>& rows) {
+  const size_t workers = MaxWorkers(rows);
+  const std::optional<double> base = BaselineThroughput(rows);
+  std::vector<std::string> header = {"strategy", "parallel_type", "prm_srv"};
+  for (size_t w = 0; w < workers; ++w) header.push_back(absl::StrCat("W", w));
+  for (const char* c : {"total", "throughput", "speedup", "scaling_eff",
+                        "eval_loss", "emulated"}) {
+    header.push_back(c);
+  }
+  std::string out = absl::StrJoin(header, ",") + "\n";
+  for (const ReportRow& r : rows) {
+    std::vector<std::string> f = {CsvField(r.strategy), CsvField(Label(r)),
+                                  absl::StrCat(r.prm_srv)};
+    for (size_t w = 0; w < workers; ++w) {
+      f.push_back(w < r.utilization.size()
+                      ? absl::StrFormat("%.4f", r.utilization[w])
+                      : "0");
+    }
+    const std::optional<double> s = Speedup(r, base);
+    const std::optional<double> e = ScalingEfficiency(r, base);
+    f.push_back(absl::StrFormat("%.4f", TotalUtilization(r)));
+    f.push_back(absl::StrFormat("%.3f", r.throughput));
+    f.push_back(s ? absl::StrFormat("%.4f", *s) : "");
+    f.push_back(e ? absl::StrFormat("%.4f", *e) : "");
+    f.push_back(absl::StrFormat("%.6g", r.eval_loss));
+    f.push_back(r.emulated ? "true" : "false");
+    out += absl::StrJoin(f, ",") + "\n";
+  }
+  return out;
+}
+
+json JsonReport(const std::vector<ReportRow>& rows) {
+  const std::optional<double> base = BaselineThroughput(rows);
+  json out;
+  out["columns"] = Headers(MaxWorkers(rows));
+  out["rows"] = json::array();
+  for (const ReportRow& r : rows) {
+    const std::optional<double> s = Speedup(r, base);
+    const std::optional<double> e = ScalingEfficiency(r, base);
+    out["rows"].push_back({{"strategy", r.strategy},
+                           {"parallel_type", Label(r)},
+                           {"prm_srv", r.prm_srv},
+                           {"workers", r.utilization.size()},
+                           {"utilization", r.utilization},
+                           {"total", TotalUtilization(r)},
+                           {"throughput", r.throughput},
+                           {"speedup", s ? json(*s) : json()},
+                           {"scaling_eff", e ? json(*e) : json()},
+                           {"eval_loss", r.eval_loss},
+                           {"emulated", r.emulated}});
+  }
+  return out;
+}
+
+}  // namespace ringside

@@ -1,0 +1,78 @@
+// Comparison report: pure functions that turn per-strategy run results into
+// the table of the GPT-2 data-parallel study (arXiv 2206.06356):
+//
+//   Parallel type | PrmSrv | W0 | ... | W{n-1} | Total |
+//   Throughput (samples/s) | Speedup | Scaling eff.
+//
+// W cells are each worker's utilization in percent ("85%"), "0" for workers
+// a row does not have; Total is the sum of the utilizations as a fraction
+// (2 decimals); speedup = throughput / baseline throughput; scaling
+// efficiency = speedup / the row's worker count. Rows with emulated compute
+// are labelled "(emulated)" in every output.
+//
+// Thread-safety: stateless functions, safe to call concurrently.
+#ifndef RINGSIDE_EXPERIMENTS_REPORT_H_
+#define RINGSIDE_EXPERIMENTS_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ringside {
+
+struct ReportRow {
+  std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
+  std::string display_name;  // table label, e.g. "SPS" (see DisplayName)
+  int prm_srv = 0;           // number of parameter-server processes
+  std::vector<double> utilization;  // per worker (index = rank), 0..1
+  double throughput = 0;            // global samples/s (rank 0's value)
+  double eval_loss = 0;             // rank 0's final evaluation loss
+  bool emulated = false;            // any worker ran emulated compute
+};
+
+// "Baseline", "SPS", "DPS", "Ring", "Fusion" for the known names; other
+// names get their first letter capitalized.
+std::string DisplayName(absl::string_view strategy);
+
+// Builds a row from the workers' "final" records (index = rank). Fails with
+// INVALID_ARGUMENT when there are none or a record lacks a numeric
+// "utilization" (any rank) or "throughput" (rank 0).
+absl::StatusOr<ReportRow> RowFromFinals(
+    absl::string_view strategy, int prm_srv,
+    const std::vector<nlohmann::json>& finals);
+
+// Sum of the row's utilizations (a fraction; 4 workers at 90% = 3.6).
+double TotalUtilization(const ReportRow& row);
+
+// Throughput of the first row named "baseline", if any has one > 0.
+std::optional<double> BaselineThroughput(const std::vector<ReportRow>& rows);
+
+// throughput / baseline; nullopt without a baseline.
+std::optional<double> Speedup(const ReportRow& row,
+                              std::optional<double> baseline);
+
+// Speedup / number of workers in the row; nullopt without a baseline.
+std::optional<double> ScalingEfficiency(const ReportRow& row,
+                                        std::optional<double> baseline);
+
+// Markdown table, columns padded to equal width, one line per row, ending
+// in '\n'. W columns go up to the largest worker count of any row.
+std::string MarkdownTable(const std::vector<ReportRow>& rows);
+
+// CSV with a header line: strategy, parallel_type, prm_srv, W0.., total,
+// throughput, speedup, scaling_eff, eval_loss, emulated. Utilizations as
+// fractions; speedup/efficiency empty without a baseline.
+std::string CsvTable(const std::vector<ReportRow>& rows);
+
+// {"columns":[..markdown headers..], "rows":[{strategy, parallel_type,
+// prm_srv, workers, utilization[], total, throughput, speedup, scaling_eff,
+// eval_loss, emulated}]}; speedup/scaling_eff null without a baseline.
+nlohmann::json JsonReport(const std::vector<ReportRow>& rows);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_REPORT_H_

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Fake worker speaking the launcher protocol (tests only): one step record
+# and one final record that echoes the flags it got.
+# FAKE_WORKER_FAIL_RANK=r: rank r prints "boom" to stderr and exits 2.
+# FAKE_WORKER_NO_FINAL=1: exit 0 without a final record.
+rank=0; world=1; servers=""; strategy=""; steps=0
+for a in "$@"; do
+  case "$a" in
+    --list_strategies)
+      echo '{"name":"baseline","servers":"none"}'
+      echo '{"name":"sps","servers":"one"}'
+      echo '{"name":"dps","servers":"sharded"}'
+      exit 0 ;;
+    --rank=*) rank="${a#--rank=}" ;;
+    --world_size=*) world="${a#--world_size=}" ;;
+    --servers=*) servers="${a#--servers=}" ;;
+    --strategy=*) strategy="${a#--strategy=}" ;;
+    --steps=*) steps="${a#--steps=}" ;;
+  esac
+done
+echo "fake worker $rank/$world: $*" >&2
+echo "a line that is not JSON"
+if [ "$rank" = "${FAKE_WORKER_FAIL_RANK:-none}" ]; then
+  echo "boom on rank $rank" >&2
+  exit 2
+fi
+echo "{\"event\":\"step\",\"step\":0,\"loss\":1.5}"
+[ -n "$FAKE_WORKER_NO_FINAL" ] && exit 0
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":false}"
+exit 0

@@ -1,0 +1,169 @@
+// Integration: ps_server and two worker processes started separately over
+// loopback, the way a user would; their final parameters must equal those
+// of one baseline worker process with twice the batch (the oracle).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "experiments/process_group.h"
+
+namespace ringside {
+namespace {
+
+std::string Runfile(const std::string& path) {
+  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/ringside/", path);
+}
+
+std::string TmpFile(const std::string& name) {
+  return absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+}
+
+std::vector<float> ReadFloats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  std::vector<float> out(bytes.size() / 4);
+  std::memcpy(out.data(), bytes.data(), out.size() * 4);
+  return out;
+}
+
+double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
+    norm += b[i] * static_cast<double>(b[i]);
+  }
+  return std::sqrt(diff / norm);
+}
+
+const std::vector<std::string> kCommon = {
+    "--model=mlp",        "--mlp_widths=16,32,8",
+    "--steps=12",         "--warmup_steps=2",
+    "--lr=0.03",          "--train_examples=512",
+    "--eval_examples=64", "--chunk_kb=1"};
+
+std::vector<std::string> WorkerArgv(std::vector<std::string> extra) {
+  std::vector<std::string> argv = {Runfile("worker/worker")};
+  argv.insert(argv.end(), kCommon.begin(), kCommon.end());
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+TEST(SpsProcessesTest, ServerAndTwoWorkersMatchBaselineWithDoubleBatch) {
+  ProcessGroupOptions options;
+  options.deadline = absl::Seconds(120);
+  ProcessGroup group(options);
+  int port = 0;
+  ChildSpec server;
+  server.label = "ps_server";
+  server.argv = {Runfile("server/ps_server"), "--host=127.0.0.1", "--port=0",
+                 "--num_workers=2"};
+  server.on_stdout_line = [&port](const std::string&, absl::string_view line) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "listening") {
+      port = j["port"].get<int>();
+    }
+  };
+  ASSERT_TRUE(group.Start(server).ok());
+  absl::StatusOr<bool> up =
+      group.RunUntil([&] { return port != 0; }, absl::Seconds(30));
+  ASSERT_TRUE(up.ok() && *up) << "server did not report its port";
+
+  std::vector<nlohmann::json> finals(2);
+  for (int r = 0; r < 2; ++r) {
+    ChildSpec worker;
+    worker.label = absl::StrCat("worker/", r);
+    worker.argv = WorkerArgv(
+        {"--strategy=sps", "--batch_size=8",
+         absl::StrCat("--servers=127.0.0.1:", port),
+         absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r)))});
+    // Rank and world size from torchrun's environment, as a launcher would.
+    worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2"};
+    worker.on_stdout_line = [&finals, r](const std::string&,
+                                         absl::string_view line) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "final") finals[r] = j;
+    };
+    ASSERT_TRUE(group.Start(worker).ok());
+  }
+  // Workers finish, then the server exits 0 by itself.
+  ASSERT_TRUE(group.Wait().ok());
+
+  ProcessGroup baseline_group(options);
+  ChildSpec baseline;
+  baseline.label = "baseline";
+  baseline.argv = WorkerArgv({"--strategy=baseline", "--batch_size=16",
+                              absl::StrCat("--save_params=", TmpFile("b"))});
+  ASSERT_TRUE(baseline_group.Start(baseline).ok());
+  ASSERT_TRUE(baseline_group.Wait().ok());
+
+  const std::vector<float> reference = ReadFloats(TmpFile("b"));
+  ASSERT_FALSE(reference.empty());
+  for (int r = 0; r < 2; ++r) {
+    const std::vector<float> params = ReadFloats(TmpFile(absl::StrCat("w", r)));
+    ASSERT_EQ(params.size(), reference.size());
+    EXPECT_LE(RelativeL2(params, reference), 1e-5) << "rank " << r;
+    ASSERT_TRUE(finals[r].is_object()) << "rank " << r << " printed no final";
+    EXPECT_EQ(finals[r]["rank_source"], "torchrun");
+    EXPECT_EQ(finals[r]["strategy"], "sps");
+    EXPECT_GT(finals[r]["bytes_sent"].get<int64_t>(), 0);
+    EXPECT_GT(finals[r]["utilization"].get<double>(), 0.0);
+  }
+}
+
+// Bad flags fail fast with a clear message and a non-zero exit.
+struct BadFlags {
+  std::vector<std::string> argv;
+  std::string message;
+};
+
+class WorkerBadFlagsTest : public ::testing::TestWithParam<BadFlags> {};
+
+TEST_P(WorkerBadFlagsTest, FailsFastNamingTheProblem) {
+  ProcessGroupOptions options;
+  options.deadline = absl::Seconds(30);
+  options.relay_stderr = false;
+  ProcessGroup group(options);
+  ChildSpec child;
+  child.label = "worker";
+  child.argv = WorkerArgv(GetParam().argv);
+  ASSERT_TRUE(group.Start(child).ok());
+  absl::Status s = group.Wait();
+  ASSERT_FALSE(s.ok()) << "worker accepted bad flags";
+  EXPECT_NE(s.message().find(GetParam().message), std::string::npos) << s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, WorkerBadFlagsTest,
+    ::testing::Values(
+        BadFlags{{"--world_size=0", "--rank=0"}, "world size must be >= 1"},
+        BadFlags{{"--world_size=2", "--rank=2"}, "rank 2 is outside [0, 2)"},
+        BadFlags{{"--strategy=allreduce9"}, "unknown strategy 'allreduce9'"},
+        BadFlags{{"--model=resnet9000"}, "unknown model 'resnet9000'"},
+        BadFlags{{"--strategy=sps", "--servers=localhost"},
+                 "bad server address 'localhost'"},
+        BadFlags{{"--strategy=sps", "--servers=127.0.0.1:1",
+                  "--connect_timeout_s=1"},
+                 "unreachable"}));
+
+TEST(PsServerBadFlagsTest, ZeroWorkersIsRefused) {
+  ProcessGroupOptions options;
+  options.relay_stderr = false;
+  ProcessGroup group(options);
+  ChildSpec child;
+  child.label = "ps_server";
+  child.argv = {Runfile("server/ps_server"), "--num_workers=0"};
+  ASSERT_TRUE(group.Start(child).ok());
+  absl::Status s = group.Wait();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("num_workers must be >= 1"), std::string::npos)
+      << s;
+}
+
+}  // namespace
+}  // namespace ringside
