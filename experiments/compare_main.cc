@@ -38,6 +38,9 @@ ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
 ABSL_FLAG(int, batch_size, 32, "Local batch size per worker.");
 ABSL_FLAG(std::string, model, "mlp", "Model name passed to the workers.");
+ABSL_FLAG(bool, verbose, false,
+          "Relay every process's log lines (stderr); failures always show "
+          "the failing process's last lines.");
 ABSL_FLAG(std::string, out_dir, "out",
           "Directory for compare.md, compare.csv, compare.json (created).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
@@ -158,6 +161,7 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
     options.num_servers = ServersFor(s.servers, k);
     options.worker_args = worker_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
+    options.relay_stderr = absl::GetFlag(FLAGS_verbose);
     std::fprintf(stderr, "[%zu/%zu] %s: %s, %s\n", i + 1, plan->size(),
                  s.name.c_str(), Count(options.num_workers, "worker").c_str(),
                  Count(options.num_servers, "server").c_str());

@@ -18,7 +18,7 @@ struct ModelOptions {
   // Model name: "mlp".
   std::string name = "mlp";
   // MLP layer widths, input first, classes last (>= 2 entries, each > 0).
-  std::vector<int64_t> mlp_widths = {64, 512, 512, 10};
+  std::vector<int64_t> mlp_widths = {64, 1024, 1024, 10};
   // Synthetic classification data: training examples (one epoch), held-out
   // examples, and the seed of the data and of its order.
   int64_t train_examples = 16384;

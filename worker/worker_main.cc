@@ -39,7 +39,7 @@ ABSL_FLAG(std::string, servers, "",
 // Model.
 ABSL_FLAG(std::string, model, "mlp", "Model name.");
 ABSL_FLAG(std::vector<std::string>, mlp_widths,
-          std::vector<std::string>({"64", "512", "512", "10"}),
+          std::vector<std::string>({"64", "1024", "1024", "10"}),
           "MLP widths, input first, classes last.");
 ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
 ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");

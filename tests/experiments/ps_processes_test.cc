@@ -1,8 +1,9 @@
-// Integration: ps_server and two worker processes started separately over
-// loopback, the way a user would; their final parameters must equal those
+// Integration: ps_server(s) and two worker processes started separately
+// over loopback, the way a user would; their final parameters must equal those
 // of one baseline worker process with twice the batch (the oracle).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -54,33 +55,49 @@ std::vector<std::string> WorkerArgv(std::vector<std::string> extra) {
   return argv;
 }
 
-TEST(SpsProcessesTest, ServerAndTwoWorkersMatchBaselineWithDoubleBatch) {
+// (strategy, parameter servers): sps with one, dps with two shards.
+class PsProcessesTest
+    : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+
+TEST_P(PsProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
+  const auto [strategy, num_servers] = GetParam();
   ProcessGroupOptions options;
   options.deadline = absl::Seconds(120);
   ProcessGroup group(options);
-  int port = 0;
-  ChildSpec server;
-  server.label = "ps_server";
-  server.argv = {Runfile("server/ps_server"), "--host=127.0.0.1", "--port=0",
-                 "--num_workers=2"};
-  server.on_stdout_line = [&port](const std::string&, absl::string_view line) {
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_object() && j.value("event", "") == "listening") {
-      port = j["port"].get<int>();
-    }
-  };
-  ASSERT_TRUE(group.Start(server).ok());
-  absl::StatusOr<bool> up =
-      group.RunUntil([&] { return port != 0; }, absl::Seconds(30));
-  ASSERT_TRUE(up.ok() && *up) << "server did not report its port";
+  std::vector<int> ports(num_servers, 0);
+  for (int s = 0; s < num_servers; ++s) {
+    ChildSpec server;
+    server.label = absl::StrCat("ps_server/", s);
+    server.argv = {Runfile("server/ps_server"),
+                   "--host=127.0.0.1",
+                   "--port=0",
+                   "--num_workers=2",
+                   absl::StrCat("--shard=", s),
+                   absl::StrCat("--num_shards=", num_servers)};
+    server.on_stdout_line = [&ports, s](const std::string&,
+                                        absl::string_view line) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "listening") {
+        ports[s] = j["port"].get<int>();
+      }
+    };
+    ASSERT_TRUE(group.Start(server).ok());
+  }
+  absl::StatusOr<bool> up = group.RunUntil(
+      [&] { return std::count(ports.begin(), ports.end(), 0) == 0; },
+      absl::Seconds(30));
+  ASSERT_TRUE(up.ok() && *up) << "servers did not report their ports";
+  std::string servers_flag = "--servers=";
+  for (int s = 0; s < num_servers; ++s) {
+    absl::StrAppend(&servers_flag, s ? "," : "", "127.0.0.1:", ports[s]);
+  }
 
   std::vector<nlohmann::json> finals(2);
   for (int r = 0; r < 2; ++r) {
     ChildSpec worker;
     worker.label = absl::StrCat("worker/", r);
     worker.argv = WorkerArgv(
-        {"--strategy=sps", "--batch_size=8",
-         absl::StrCat("--servers=127.0.0.1:", port),
+        {absl::StrCat("--strategy=", strategy), "--batch_size=8", servers_flag,
          absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r)))});
     // Rank and world size from torchrun's environment, as a launcher would.
     worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2"};
@@ -110,11 +127,15 @@ TEST(SpsProcessesTest, ServerAndTwoWorkersMatchBaselineWithDoubleBatch) {
     EXPECT_LE(RelativeL2(params, reference), 1e-5) << "rank " << r;
     ASSERT_TRUE(finals[r].is_object()) << "rank " << r << " printed no final";
     EXPECT_EQ(finals[r]["rank_source"], "torchrun");
-    EXPECT_EQ(finals[r]["strategy"], "sps");
+    EXPECT_EQ(finals[r]["strategy"], strategy);
     EXPECT_GT(finals[r]["bytes_sent"].get<int64_t>(), 0);
     EXPECT_GT(finals[r]["utilization"].get<double>(), 0.0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Strategies, PsProcessesTest,
+                         ::testing::Values(std::make_tuple("sps", 1),
+                                           std::make_tuple("dps", 2)));
 
 // Bad flags fail fast with a clear message and a non-zero exit.
 struct BadFlags {
