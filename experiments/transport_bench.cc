@@ -85,7 +85,7 @@ absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
       context.world_size = n;
       context.layout = layout;
       context.params = absl::MakeSpan(params);
-      context.grads = absl::MakeConstSpan(grads);
+      context.grads = absl::MakeSpan(grads);
       context.optimizer.momentum = 0;
       context.options = sync;
       absl::StatusOr<std::unique_ptr<PsSession>> session =

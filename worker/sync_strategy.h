@@ -63,7 +63,9 @@ struct SyncContext {
   int world_size = 1;
   TensorLayout layout;
   absl::Span<float> params;       // read/written by the strategy
-  absl::Span<const float> grads;  // final gradients of the current step
+  // Final gradients of the current step; a strategy may reduce them in
+  // place (all-reduce), so they are writable.
+  absl::Span<float> grads;
   OptimizerConfig optimizer;
   SyncOptions options;
 };

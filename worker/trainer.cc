@@ -42,7 +42,7 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
   context.world_size = rank.world_size;
   context.layout = layout;
   context.params = absl::MakeSpan(result.params);
-  context.grads = absl::MakeConstSpan(grads);
+  context.grads = absl::MakeSpan(grads);
   context.optimizer = optimizer;
   context.options = sync;
   RS_RETURN_IF_ERROR(
