@@ -1,0 +1,299 @@
+#include "collectives/gloo_collective.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "collectives/gloo_error.h"
+#include "collectives/gloo_store.h"
+#include "common/status_macros.h"
+#include "gloo/allgather.h"
+#include "gloo/allreduce.h"
+#include "gloo/barrier.h"
+#include "gloo/broadcast.h"
+#include "gloo/math.h"
+#include "gloo/rendezvous/context.h"
+#include "gloo/transport/tcp/device.h"
+
+namespace ringside {
+namespace {
+
+using GlooAlgorithm = gloo::AllreduceOptions::Algorithm;
+
+absl::StatusOr<GlooAlgorithm> ParseAlgorithm(absl::string_view name) {
+  if (name == "ring") return GlooAlgorithm::RING;
+  if (name == "halving_doubling") return GlooAlgorithm::BCUBE;
+  return absl::InvalidArgumentError(
+      absl::StrCat("GlooCollectiveOptions.algorithm must be \"ring\" or "
+                   "\"halving_doubling\", got \"",
+                   name, "\""));
+}
+
+// Gloo's per-operation timeout: at least 1 ms; an infinite duration means
+// Gloo's "no timeout".
+absl::StatusOr<std::chrono::milliseconds> ToGlooTimeout(
+    absl::string_view op, absl::Duration timeout) {
+  if (timeout == absl::InfiniteDuration()) return gloo::kNoTimeout;
+  if (timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        op, ": timeout must be positive, got ", absl::FormatDuration(timeout)));
+  }
+  return std::chrono::milliseconds(std::max<int64_t>(
+      1,
+      absl::ToInt64Milliseconds(absl::Ceil(timeout, absl::Milliseconds(1)))));
+}
+
+// The ranks (0..size-1) whose key(i) is not in the store right now.
+std::vector<int> AbsentRanks(Store& store, int size,
+                             const std::function<std::string(int)>& key) {
+  std::vector<int> absent;
+  for (int i = 0; i < size; ++i) {
+    absl::StatusOr<std::string> v = store.Get(key(i), absl::ZeroDuration());
+    if (v.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      absent.push_back(i);
+    }
+  }
+  return absent;
+}
+
+class GlooCollective final : public Collective {
+ public:
+  GlooCollective(std::shared_ptr<gloo::rendezvous::Context> context,
+                 GlooAlgorithm algorithm, std::string algorithm_name)
+      : context_(std::move(context)),
+        algorithm_(algorithm),
+        algorithm_name_(std::move(algorithm_name)) {}
+
+  std::string backend() const override { return "gloo"; }
+  int rank() const override { return context_->rank; }
+  int size() const override { return context_->size; }
+  bool Supports(Device device) const override { return device == Device::kCpu; }
+
+  absl::Status AllReduce(absl::Span<float> data, ReduceOp op,
+                         absl::Duration timeout) override {
+    const std::string what = Describe("AllReduce", data.size(), timeout);
+    RS_RETURN_IF_ERROR(Usable(what));
+    RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
+                        ToGlooTimeout(what, timeout));
+    if (data.empty()) return absl::OkStatus();
+    const uint32_t tag = NextTag();
+    RS_RETURN_IF_ERROR(Record(RS_GLOO_CALL(what, {
+      gloo::AllreduceOptions opts(context_);
+      opts.setOutput(data.data(), data.size());
+      opts.setAlgorithm(algorithm_);
+      opts.setReduceFunction(
+          static_cast<void (*)(void*, const void*, const void*, size_t)>(
+              &gloo::sum<float>));
+      opts.setTag(tag);
+      opts.setTimeout(t);
+      gloo::allreduce(opts);
+    })));
+    if (op == ReduceOp::kAverage && size() > 1) {
+      const float scale = 1.0f / static_cast<float>(size());
+      for (float& x : data) x *= scale;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Broadcast(absl::Span<float> data, int root,
+                         absl::Duration timeout) override {
+    const std::string what = absl::StrCat(
+        Describe("Broadcast", data.size(), timeout), " from root ", root);
+    RS_RETURN_IF_ERROR(Usable(what));
+    if (root < 0 || root >= size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": root must be in [0, ", size(), ")"));
+    }
+    RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
+                        ToGlooTimeout(what, timeout));
+    if (data.empty()) return absl::OkStatus();
+    const uint32_t tag = NextTag();
+    return Record(RS_GLOO_CALL(what, {
+      gloo::BroadcastOptions opts(context_);
+      opts.setOutput(data.data(), data.size());
+      opts.setRoot(root);
+      opts.setTag(tag);
+      opts.setTimeout(t);
+      gloo::broadcast(opts);
+    }));
+  }
+
+  absl::Status AllGather(absl::Span<const float> in, absl::Span<float> out,
+                         absl::Duration timeout) override {
+    const std::string what = Describe("AllGather", in.size(), timeout);
+    RS_RETURN_IF_ERROR(Usable(what));
+    if (out.size() != in.size() * static_cast<size_t>(size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": out has ", out.size(), " floats, expected ",
+                       size(), " x ", in.size()));
+    }
+    RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
+                        ToGlooTimeout(what, timeout));
+    if (in.empty()) return absl::OkStatus();
+    const uint32_t tag = NextTag();
+    // `in` may already be this rank's slice of `out` (in-place gather).
+    const bool in_place = in.data() == out.data() + rank() * in.size();
+    return Record(RS_GLOO_CALL(what, {
+      gloo::AllgatherOptions opts(context_);
+      if (!in_place) opts.setInput(const_cast<float*>(in.data()), in.size());
+      opts.setOutput(out.data(), out.size());
+      opts.setTag(tag);
+      opts.setTimeout(t);
+      gloo::allgather(opts);
+    }));
+  }
+
+  absl::Status Barrier(absl::Duration timeout) override {
+    const std::string what = Describe("Barrier", 0, timeout);
+    RS_RETURN_IF_ERROR(Usable(what));
+    RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
+                        ToGlooTimeout(what, timeout));
+    const uint32_t tag = NextTag();
+    return Record(RS_GLOO_CALL(what, {
+      gloo::BarrierOptions opts(context_);
+      opts.setTag(tag);
+      opts.setTimeout(t);
+      gloo::barrier(opts);
+    }));
+  }
+
+ private:
+  std::string Describe(absl::string_view op, size_t floats,
+                       absl::Duration timeout) const {
+    return absl::StrCat(op, " (gloo ", algorithm_name_, ", rank ", rank(),
+                        " of ", size(), ", ", floats, " floats, timeout ",
+                        absl::FormatDuration(timeout), ")");
+  }
+  absl::Status Usable(absl::string_view what) const {
+    if (broken_.ok()) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        what, ": group unusable after an earlier error: ", broken_.message()));
+  }
+  absl::Status Record(absl::Status s) {
+    if (!s.ok() && broken_.ok()) broken_ = s;
+    return s;
+  }
+  // Tags keep consecutive operations apart; every rank issues the same
+  // sequence of calls, so the counters agree.
+  uint32_t NextTag() { return next_tag_++; }
+
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  GlooAlgorithm algorithm_;
+  std::string algorithm_name_;
+  absl::Status broken_;
+  uint32_t next_tag_ = 0;
+};
+
+}  // namespace
+
+absl::Status GlooCollectiveOptions::Validate() const {
+  if (host.empty() && interface.empty()) {
+    return absl::InvalidArgumentError(
+        "GlooCollectiveOptions: host or interface must be set");
+  }
+  RS_RETURN_IF_ERROR(ParseAlgorithm(algorithm).status());
+  if (connect_timeout <= absl::ZeroDuration() ||
+      connect_timeout == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GlooCollectiveOptions.connect_timeout must be positive and finite, "
+        "got ",
+        absl::FormatDuration(connect_timeout)));
+  }
+  if (store_prefix.empty()) {
+    return absl::InvalidArgumentError(
+        "GlooCollectiveOptions.store_prefix must not be empty");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
+    Store& store, int rank, int size, const GlooCollectiveOptions& options) {
+  RS_RETURN_IF_ERROR(options.Validate());
+  if (size < 1 || rank < 0 || rank >= size) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CreateGlooCollective: need 0 <= rank < size, got rank ",
+                     rank, ", size ", size));
+  }
+  RS_ASSIGN_OR_RETURN(const GlooAlgorithm algorithm,
+                      ParseAlgorithm(options.algorithm));
+  const std::string& prefix = options.store_prefix;
+  const std::string where =
+      absl::StrCat("gloo rendezvous (store prefix \"", prefix, "\", rank ",
+                   rank, " of ", size, ")");
+  const absl::Time deadline = absl::Now() + options.connect_timeout;
+
+  // The TCP transport: one listening device per group.
+  std::shared_ptr<gloo::transport::Device> device;
+  {
+    gloo::transport::tcp::attr attr;
+    if (!options.interface.empty()) {
+      attr.iface = options.interface;
+    } else {
+      attr.hostname = options.host;
+    }
+    absl::Status s = RS_GLOO_CALL(
+        absl::StrCat(
+            where, ": creating the tcp device on ",
+            options.interface.empty() ? options.host : options.interface),
+        device = gloo::transport::tcp::CreateDevice(attr));
+    if (!s.ok()) return absl::UnavailableError(s.message());
+  }
+
+  // Join: announce this rank, wait for every other one.
+  auto join_key = [&prefix](int i) {
+    return absl::StrCat(prefix, "/joined/", i);
+  };
+  RS_RETURN_IF_ERROR(Annotate(store.Set(join_key(rank), "1"), where));
+  std::vector<std::string> join_keys;
+  for (int i = 0; i < size; ++i) join_keys.push_back(join_key(i));
+  absl::Status joined = store.Wait(join_keys, deadline - absl::Now());
+  if (joined.code() == absl::StatusCode::kDeadlineExceeded) {
+    const std::vector<int> absent = AbsentRanks(store, size, join_key);
+    return absl::DeadlineExceededError(absl::StrCat(
+        where, ": timed out after ",
+        absl::FormatDuration(options.connect_timeout), ": rank(s) [",
+        absl::StrJoin(absent, ", "), "] of ", size, " did not join"));
+  }
+  RS_RETURN_IF_ERROR(Annotate(joined, where));
+
+  // Connect: Gloo exchanges the pair addresses through the store.
+  const absl::Duration left =
+      std::max(deadline - absl::Now(), absl::Milliseconds(1));
+  auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+  GlooStore gloo_store(&store, absl::StrCat(prefix, "/mesh"), left);
+  absl::Status connected = RS_GLOO_CALL(where, {
+    context->setTimeout(std::chrono::milliseconds(
+        std::max<int64_t>(1, absl::ToInt64Milliseconds(left))));
+    context->connectFullMesh(gloo_store, device);
+  });
+  if (!connected.ok()) {
+    absl::Status cause = gloo_store.first_error();
+    if (cause.code() == absl::StatusCode::kDeadlineExceeded) {
+      // Gloo's connectFullMesh first sets "rank_<i>" (its host name, for
+      // local ranks), then "<i>" (its pair addresses).
+      std::vector<int> absent = AbsentRanks(store, size, [&](int i) {
+        return gloo_store.FullKey(absl::StrCat("rank_", i));
+      });
+      if (absent.empty()) {
+        absent = AbsentRanks(store, size, [&](int i) {
+          return gloo_store.FullKey(absl::StrCat(i));
+        });
+      }
+      return absl::DeadlineExceededError(absl::StrCat(
+          where, ": timed out connecting: rank(s) [",
+          absl::StrJoin(absent, ", "),
+          "] joined but did not publish their addresses: ", cause.message()));
+    }
+    return connected;
+  }
+  return std::unique_ptr<Collective>(
+      new GlooCollective(std::move(context), algorithm, options.algorithm));
+}
+
+}  // namespace ringside
