@@ -159,6 +159,7 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
     options.strategy = s.name;
     options.num_workers = s.name == "baseline" ? 1 : n;
     options.num_servers = ServersFor(s.servers, k);
+    options.rendezvous = s.store;
     options.worker_args = worker_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
     options.relay_stderr = absl::GetFlag(FLAGS_verbose);

@@ -118,6 +118,7 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   }
   options.strategy = strategy;
   options.num_workers = absl::GetFlag(FLAGS_workers);
+  options.rendezvous = info->store;
   options.num_servers = *servers;
   options.deadline = absl::GetFlag(FLAGS_deadline);
   options.worker_args = {

@@ -144,6 +144,7 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
   }
 
   std::vector<int> worker_ids;
+  int master_port = 0;
   for (int rank = 0; rank < o.num_workers; ++rank) {
     ChildSpec spec;
     spec.label = WorkerLabel(rank);
@@ -154,11 +155,16 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
       spec.argv.push_back(
           absl::StrCat("--servers=", absl::StrJoin(addresses, ",")));
     }
+    if (o.rendezvous) {
+      spec.argv.push_back(absl::StrCat("--master_addr=", o.host));
+      spec.argv.push_back(absl::StrCat("--master_port=", master_port));
+    }
     spec.argv.insert(spec.argv.end(), o.worker_args.begin(),
                      o.worker_args.end());
     spec.env = o.env;
-    spec.on_stdout_line = [&o, &result, rank](const std::string& label,
-                                              absl::string_view line) {
+    spec.on_stdout_line = [&o, &result, &master_port, rank](
+                              const std::string& label,
+                              absl::string_view line) {
       json j = ParseObject(line);
       if (j.is_null()) {
         ToStderr(label, line);
@@ -166,7 +172,10 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
       }
       if (o.on_record) o.on_record(rank, line, j);
       const std::string event = StringField(j, "event");
-      if (event == "final") {
+      if (event == "rendezvous" && rank == 0 &&
+          j["master_port"].is_number_integer()) {
+        master_port = j["master_port"].get<int>();
+      } else if (event == "final") {
         result.finals[rank] = std::move(j);
       } else if (event == "step" && o.keep_steps) {
         result.steps[rank].push_back(std::move(j));
@@ -175,6 +184,16 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
     absl::StatusOr<int> id = group.Start(std::move(spec));
     if (!id.ok()) return id.status();
     worker_ids.push_back(*id);
+    if (o.rendezvous && rank == 0) {
+      absl::StatusOr<bool> up = group.RunUntil(
+          [&master_port] { return master_port > 0; }, o.listen_timeout);
+      if (!up.ok()) return up.status();
+      if (!*up) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            WorkerLabel(0), " did not announce its rendezvous store within ",
+            absl::FormatDuration(o.listen_timeout)));
+      }
+    }
   }
 
   auto workers_done = [&] {
@@ -225,7 +244,8 @@ absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
     const json j = ParseObject(line);
     const std::string name = StringField(j, "name");
     const std::string servers = StringField(j, "servers");
-    StrategyInfo info{name, ServerKind::kNone};
+    StrategyInfo info{name, ServerKind::kNone,
+                      j.is_object() && j.value("store", false)};
     if (servers == "one") {
       info.servers = ServerKind::kOne;
     } else if (servers == "sharded") {

@@ -54,6 +54,11 @@ struct LocalJobOptions {
   absl::Duration server_exit_timeout = absl::Seconds(30);
   // SIGTERM-to-SIGKILL grace when shutting processes down. Default 5 s.
   absl::Duration kill_grace = absl::Seconds(5);
+  // The strategy needs the job's rendezvous store: rank 0 starts first with
+  // --master_addr=host --master_port=0, and once it announces
+  // {"event":"rendezvous","master_port":P} the other ranks start with
+  // --master_port=P (race-free port choice). Default false.
+  bool rendezvous = false;
   // Keep every "step" record in LocalJobResult::steps. Default false.
   bool keep_steps = false;
   // Relay the processes' stderr to ours, prefixed "[label] ". Default true.
@@ -91,6 +96,7 @@ enum class ServerKind { kNone, kOne, kSharded };
 struct StrategyInfo {
   std::string name;  // e.g. "sps"
   ServerKind servers = ServerKind::kNone;
+  bool store = false;  // needs the job's rendezvous store
 };
 
 // Runs `worker_bin --list_strategies` and parses its lines

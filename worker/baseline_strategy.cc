@@ -27,6 +27,7 @@ absl::StatusOr<StepStats> BaselineStrategy::FinishStep(int64_t step) {
 }
 
 RINGSIDE_REGISTER_STRATEGY(BaselineStrategy, "baseline", ServerNeed::kNone,
+                           /*needs_store=*/false,
                            "one worker, no synchronization");
 
 }  // namespace ringside

@@ -21,6 +21,7 @@ absl::StatusOr<StepStats> DpsStrategy::FinishStep(int64_t step) {
 absl::Status DpsStrategy::Shutdown() { return session_->Shutdown(); }
 
 RINGSIDE_REGISTER_STRATEGY(DpsStrategy, "dps", ServerNeed::kSharded,
+                           /*needs_store=*/false,
                            "sharded parameter servers, push/pull overlapped "
                            "with backward");
 

@@ -22,6 +22,7 @@ absl::StatusOr<StepStats> SpsStrategy::FinishStep(int64_t step) {
 absl::Status SpsStrategy::Shutdown() { return session_->Shutdown(); }
 
 RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
+                           /*needs_store=*/false,
                            "single parameter server over gRPC");
 
 }  // namespace ringside

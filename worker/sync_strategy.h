@@ -18,6 +18,7 @@
 // Strategies register themselves by name in their own .cc (linked with
 // alwayslink), so adding one edits nothing else:
 //   RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
+//                              /*needs_store=*/false,
 //                              "single parameter server over gRPC");
 #ifndef RINGSIDE_WORKER_SYNC_STRATEGY_H_
 #define RINGSIDE_WORKER_SYNC_STRATEGY_H_
@@ -31,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "collectives/store.h"
 #include "common/net_address.h"
 #include "models/optimizer.h"
 #include "models/tensor_layout.h"
@@ -52,6 +54,15 @@ struct SyncOptions {
   bool overlap = true;
   // Partition function of the parameter servers' key ranges.
   std::string partitioner = "even_bytes";
+  // The job's rendezvous store (not owned; outlives the strategy). Set by
+  // the worker for strategies registered with needs_store.
+  Store* store = nullptr;
+  // Address the collective transport (Gloo TCP) binds and advertises; a
+  // multi-host job sets this host's reachable address.
+  std::string transport_host = "127.0.0.1";
+  // All-reduce algorithm of the CPU collective: "ring" or
+  // "halving_doubling".
+  std::string allreduce_algorithm = "ring";
 
   absl::Status Validate() const;
 };
@@ -62,7 +73,7 @@ struct SyncContext {
   int rank = 0;
   int world_size = 1;
   TensorLayout layout;
-  absl::Span<float> params;       // read/written by the strategy
+  absl::Span<float> params;  // read/written by the strategy
   // Final gradients of the current step; a strategy may reduce them in
   // place (all-reduce), so they are writable.
   absl::Span<float> grads;
@@ -97,6 +108,8 @@ const char* ServerNeedName(ServerNeed need);  // "none" | "one" | "sharded"
 struct StrategyInfo {
   std::string name;
   ServerNeed servers = ServerNeed::kNone;
+  // Whether Init needs SyncOptions::store (the job's rendezvous store).
+  bool needs_store = false;
   std::string description;
   std::function<std::unique_ptr<SyncStrategy>()> factory;
 };
@@ -118,10 +131,11 @@ class StrategyRegistry {
 
 }  // namespace ringside
 
-#define RINGSIDE_REGISTER_STRATEGY(Class, name, need, description)       \
+#define RINGSIDE_REGISTER_STRATEGY(Class, name, need, needs_store,       \
+                                   description)                          \
   static const bool ringside_registered_##Class =                        \
       ::ringside::StrategyRegistry::Register(::ringside::StrategyInfo{   \
-          name, need, description, [] {                                  \
+          name, need, needs_store, description, [] {                     \
             return std::unique_ptr<::ringside::SyncStrategy>(new Class); \
           }})
 

@@ -20,6 +20,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/rendezvous.h"
 #include "common/json_lines.h"
 #include "common/launch_env.h"
 #include "common/net_address.h"
@@ -66,6 +67,18 @@ ABSL_FLAG(double, connect_timeout_s, 30,
           "How long to wait for servers/peers at start-up (s).");
 ABSL_FLAG(bool, overlap, true,
           "Communicate during backward where the strategy can (dps).");
+ABSL_FLAG(std::string, master_addr, "",
+          "Rank 0's rendezvous store host; empty reads MASTER_ADDR "
+          "(default 127.0.0.1).");
+ABSL_FLAG(int, master_port, -1,
+          "Rank 0's rendezvous store port; -1 reads MASTER_PORT (default "
+          "29500); rank 0 may use 0 to let the OS pick (it is announced on "
+          "stdout as {\"event\":\"rendezvous\",\"master_port\":P}).");
+ABSL_FLAG(std::string, transport_host, "127.0.0.1",
+          "Address the collective transport binds and advertises (this "
+          "host's reachable address in multi-host jobs).");
+ABSL_FLAG(std::string, allreduce_algorithm, "ring",
+          "CPU all-reduce algorithm: ring or halving_doubling.");
 // Output.
 ABSL_FLAG(std::string, save_params, "",
           "Write the final parameters here (raw little-endian float32).");
@@ -141,6 +154,8 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.connect_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_connect_timeout_s));
   s.sync.overlap = absl::GetFlag(FLAGS_overlap);
+  s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
+  s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
   if (absl::Status v = s.sync.Validate(); !v.ok()) return v;
   s.trainer.batch_size = absl::GetFlag(FLAGS_batch_size);
   s.trainer.steps = absl::GetFlag(FLAGS_steps);
@@ -159,6 +174,7 @@ int Run() {
     for (const StrategyInfo& info : StrategyRegistry::List()) {
       out.Write({{"name", info.name},
                  {"servers", ServerNeedName(info.servers)},
+                 {"store", info.needs_store},
                  {"description", info.description}});
     }
     return 0;
@@ -180,6 +196,33 @@ int Run() {
     return 2;
   }
   Eigen::setNbThreads(absl::GetFlag(FLAGS_eigen_threads));
+
+  // The job's rendezvous store, for strategies that need one.
+  std::unique_ptr<JobRendezvous> rendezvous;
+  absl::StatusOr<StrategyInfo> info =
+      StrategyRegistry::Find(absl::GetFlag(FLAGS_strategy));
+  if (info.ok() && info->needs_store) {
+    absl::StatusOr<RendezvousOptions> options = RendezvousFromEnv(
+        absl::GetFlag(FLAGS_master_addr), absl::GetFlag(FLAGS_master_port));
+    if (options.ok()) {
+      options->connect_timeout = setup->sync.connect_timeout;
+    }
+    absl::StatusOr<std::unique_ptr<JobRendezvous>> joined =
+        options.ok()
+            ? JobRendezvous::Join(setup->rank.rank, setup->rank.world_size,
+                                  *options)
+            : absl::StatusOr<std::unique_ptr<JobRendezvous>>(options.status());
+    if (!joined.ok()) {
+      LOG(ERROR) << "rank " << setup->rank.rank
+                 << " rendezvous failed: " << joined.status();
+      return absl::IsInvalidArgument(joined.status()) ? 2 : 1;
+    }
+    rendezvous = *std::move(joined);
+    setup->sync.store = &rendezvous->store();
+    if (setup->rank.rank == 0) {
+      out.Write({{"event", "rendezvous"}, {"master_port", rendezvous->port()}});
+    }
+  }
   LOG(INFO) << "rank " << setup->rank.rank << "/" << setup->rank.world_size
             << " (" << setup->rank.source << "), strategy "
             << (*strategy)->name() << ", model " << bundle->model->name()

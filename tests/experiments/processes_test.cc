@@ -1,6 +1,7 @@
-// Integration: ps_server(s) and two worker processes started separately
-// over loopback, the way a user would; their final parameters must equal those
-// of one baseline worker process with twice the batch (the oracle).
+// Integration: ps_server(s) (or none, for ring) and two worker processes
+// started separately over loopback, the way a user would; their final
+// parameters must equal those of one baseline worker process with twice the
+// batch (the oracle).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -55,11 +56,12 @@ std::vector<std::string> WorkerArgv(std::vector<std::string> extra) {
   return argv;
 }
 
-// (strategy, parameter servers): sps with one, dps with two shards.
-class PsProcessesTest
+// (strategy, parameter servers): sps with one, dps with two shards, ring
+// with none (rank 0 serves the rendezvous store).
+class ProcessesTest
     : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
-TEST_P(PsProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
+TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
   const auto [strategy, num_servers] = GetParam();
   ProcessGroupOptions options;
   options.deadline = absl::Seconds(120);
@@ -91,6 +93,9 @@ TEST_P(PsProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
   for (int s = 0; s < num_servers; ++s) {
     absl::StrAppend(&servers_flag, s ? "," : "", "127.0.0.1:", ports[s]);
   }
+  if (num_servers == 0) servers_flag = "--master_addr=127.0.0.1";
+  // Rank 0 of a store-based strategy picks its port and announces it.
+  int master_port = 0;
 
   std::vector<nlohmann::json> finals(2);
   for (int r = 0; r < 2; ++r) {
@@ -100,13 +105,21 @@ TEST_P(PsProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
         {absl::StrCat("--strategy=", strategy), "--batch_size=8", servers_flag,
          absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r)))});
     // Rank and world size from torchrun's environment, as a launcher would.
-    worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2"};
-    worker.on_stdout_line = [&finals, r](const std::string&,
-                                         absl::string_view line) {
+    worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2",
+                  absl::StrCat("MASTER_PORT=", master_port)};
+    worker.on_stdout_line = [&finals, &master_port, r](const std::string&,
+                                                       absl::string_view line) {
       auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_object() && j.value("event", "") == "final") finals[r] = j;
+      if (!j.is_object()) return;
+      if (j.value("event", "") == "final") finals[r] = j;
+      if (j.value("event", "") == "rendezvous") master_port = j["master_port"];
     };
     ASSERT_TRUE(group.Start(worker).ok());
+    if (num_servers == 0 && r == 0) {
+      absl::StatusOr<bool> announced =
+          group.RunUntil([&] { return master_port != 0; }, absl::Seconds(30));
+      ASSERT_TRUE(announced.ok() && *announced) << "no rendezvous line";
+    }
   }
   // Workers finish, then the server exits 0 by itself.
   ASSERT_TRUE(group.Wait().ok());
@@ -133,9 +146,10 @@ TEST_P(PsProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, PsProcessesTest,
+INSTANTIATE_TEST_SUITE_P(Strategies, ProcessesTest,
                          ::testing::Values(std::make_tuple("sps", 1),
-                                           std::make_tuple("dps", 2)));
+                                           std::make_tuple("dps", 2),
+                                           std::make_tuple("ring", 0)));
 
 // Bad flags fail fast with a clear message and a non-zero exit.
 struct BadFlags {

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
 #include "tests/testing/in_process_ps.h"
 
@@ -40,6 +41,11 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
                                      int num_workers) {
   std::unique_ptr<InProcessPs> ps;
   SyncOptions sync = setup.sync;
+  // Strategies with a rendezvous store share one in memory, as N ranks as
+  // threads (Gloo's own test picture).
+  InMemoryStore store;
+  RS_ASSIGN_OR_RETURN(StrategyInfo info, StrategyRegistry::Find(strategy));
+  if (info.needs_store) sync.store = &store;
   if (setup.num_servers > 0) {
     RS_ASSIGN_OR_RETURN(ps, InProcessPs::Start(setup.num_servers, num_workers));
     sync.servers = ps->addresses();

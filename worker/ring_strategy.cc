@@ -1,0 +1,123 @@
+#include "worker/ring_strategy.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "collectives/gloo_collective.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+
+namespace ringside {
+
+RingStrategy::~RingStrategy() { StopThread(); }
+
+absl::Status RingStrategy::Init(const SyncContext& context) {
+  context_ = context;
+  Store* store = context.options.store;
+  if (store == nullptr) {
+    if (context.world_size > 1) {
+      return absl::FailedPreconditionError(
+          "ring needs the job's rendezvous store (--master_addr/--master_port"
+          " or MASTER_ADDR/MASTER_PORT)");
+    }
+    own_store_ = std::make_unique<InMemoryStore>();
+    store = own_store_.get();
+  }
+  GlooCollectiveOptions options;
+  options.host = context.options.transport_host;
+  options.algorithm = context.options.allreduce_algorithm;
+  options.connect_timeout = context.options.connect_timeout;
+  options.store_prefix = "ring";
+  RS_ASSIGN_OR_RETURN(
+      collective_,
+      CreateGlooCollective(*store, context.rank, context.world_size, options));
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
+      "broadcasting rank 0's initial parameters"));
+  RS_ASSIGN_OR_RETURN(
+      optimizer_,
+      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  comm_thread_ = std::thread([this] { CommLoop(); });
+  return absl::OkStatus();
+}
+
+void RingStrategy::OnGradientReady(int tensor_index) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(tensor_index);
+}
+
+void RingStrategy::CommLoop() {
+  while (true) {
+    int tensor = -1;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !queue_.empty() || stop_;
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (stop_) return;
+      tensor = queue_.front();
+      queue_.pop_front();
+      if (!error_.ok()) {  // the group is unusable after an error
+        ++reduced_;
+        continue;
+      }
+    }
+    absl::Status s = collective_->AllReduce(
+        context_.layout.View(tensor, context_.grads), ReduceOp::kAverage,
+        context_.options.rpc_timeout);
+    absl::MutexLock lock(&mu_);
+    if (!s.ok() && error_.ok()) {
+      error_ = Annotate(s, absl::StrCat("all-reduce of tensor ",
+                                        context_.layout.tensor(tensor).name));
+    }
+    ++reduced_;
+  }
+}
+
+absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
+  const int n = context_.layout.num_tensors();
+  {
+    absl::MutexLock lock(&mu_);
+    auto all_done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return reduced_ == n;
+    };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&all_done),
+                              context_.options.rpc_timeout)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "step ", step, ": only ", reduced_, " of ", n,
+          " tensors all-reduced within the deadline (was OnGradientReady "
+          "called for every tensor?)"));
+    }
+    reduced_ = 0;
+    if (!error_.ok()) return error_;
+  }
+  Stopwatch watch;
+  optimizer_->Apply(0, context_.params, context_.grads, step + 1);
+  StepStats stats;
+  stats.local_optimizer_s = watch.ElapsedSeconds();
+  // Ring all-reduce moves 2(n-1)/n of the buffer out of and into each rank.
+  const int w = context_.world_size;
+  stats.bytes_sent = stats.bytes_received =
+      context_.layout.total_bytes() * 2 * (w - 1) / w;
+  return stats;
+}
+
+void RingStrategy::StopThread() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  if (comm_thread_.joinable()) comm_thread_.join();
+}
+
+absl::Status RingStrategy::Shutdown() {
+  StopThread();
+  return absl::OkStatus();
+}
+
+RINGSIDE_REGISTER_STRATEGY(RingStrategy, "ring", ServerNeed::kNone,
+                           /*needs_store=*/true,
+                           "ring all-reduce per gradient tensor (Gloo on "
+                           "CPU), overlapped with backward");
+
+}  // namespace ringside

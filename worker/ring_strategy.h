@@ -1,0 +1,53 @@
+// RingStrategy ("ring"): ring all-reduce of each gradient tensor — Gloo on
+// CPU workers (NCCL on CUDA workers once that backend lands). Init connects
+// the collective through the job's store and broadcasts rank 0's initial
+// parameters. During backward, each tensor is queued as soon as it is final
+// and a communication thread all-reduces (averages) it in place while the
+// model computes the earlier layers; FinishStep waits for the queue and then
+// every worker applies the optimizer locally, so all ranks hold
+// bit-identical parameters.
+// Not thread-safe (SyncStrategy contract); owns one communication thread.
+#ifndef RINGSIDE_WORKER_RING_STRATEGY_H_
+#define RINGSIDE_WORKER_RING_STRATEGY_H_
+
+#include <deque>
+#include <memory>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "collectives/collective.h"
+#include "collectives/in_memory_store.h"
+#include "models/optimizer.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class RingStrategy : public SyncStrategy {
+ public:
+  ~RingStrategy() override;
+  std::string name() const override { return "ring"; }
+  absl::Status Init(const SyncContext& context) override;
+  void OnGradientReady(int tensor_index) override;
+  absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  absl::Status Shutdown() override;
+
+ private:
+  void CommLoop();
+  void StopThread();
+
+  SyncContext context_;
+  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
+  std::unique_ptr<Collective> collective_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::thread comm_thread_;
+
+  absl::Mutex mu_;
+  std::deque<int> queue_ ABSL_GUARDED_BY(mu_);
+  int reduced_ ABSL_GUARDED_BY(mu_) = 0;  // tensors done this step
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status error_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_RING_STRATEGY_H_
