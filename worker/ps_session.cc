@@ -119,13 +119,18 @@ void PsSession::BeginStep(int64_t step) {
   for (size_t c = 0; c < chunks_.size(); ++c) {
     pending_[c] = chunks_[c].num_tensors;
   }
+  // Every entry exists before any thread starts: the threads get their own
+  // ServerStep and never read step_state_, which must not change under them.
   step_state_.clear();
   for (int s = 0; s < num_servers(); ++s) {
-    auto state = std::make_unique<ServerStep>();
-    ServerStep* raw = state.get();
-    step_state_.push_back(std::move(state));
-    raw->puller = std::thread([this, s, step] { PullLoop(s, step + 1); });
-    raw->pusher = std::thread([this, s, step] { PushLoop(s, step); });
+    step_state_.push_back(std::make_unique<ServerStep>());
+  }
+  for (int s = 0; s < num_servers(); ++s) {
+    ServerStep* state = step_state_[s].get();
+    state->puller =
+        std::thread([this, s, step, state] { PullLoop(s, step + 1, *state); });
+    state->pusher =
+        std::thread([this, s, step, state] { PushLoop(s, step, *state); });
   }
 }
 
@@ -143,8 +148,7 @@ void PsSession::OnGradientReady(int tensor_index) {
   }
 }
 
-void PsSession::PushLoop(int server, int64_t step) {
-  ServerStep& state = *step_state_[server];
+void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
   std::unique_ptr<PsShardClient::PushStream> stream =
       servers_[server]->OpenPush(context_.rank, step,
                                  absl::Now() + context_.options.rpc_timeout);
@@ -171,8 +175,7 @@ void PsSession::PushLoop(int server, int64_t step) {
   if (!state.push_status.ok()) servers_[server]->CancelPull();
 }
 
-void PsSession::PullLoop(int server, int64_t version) {
-  ServerStep& state = *step_state_[server];
+void PsSession::PullLoop(int server, int64_t version, ServerStep& state) {
   absl::StatusOr<int64_t> bytes = servers_[server]->Pull(
       context_.rank, version, chunks_per_server_[server], context_.params,
       absl::Now() + context_.options.rpc_timeout);

@@ -70,8 +70,8 @@ class PsSession {
   absl::Status Connect();
   void BeginStep(int64_t step);
   void Enqueue(int chunk);
-  void PushLoop(int server, int64_t step);
-  void PullLoop(int server, int64_t version);
+  void PushLoop(int server, int64_t step, ServerStep& state);
+  void PullLoop(int server, int64_t version, ServerStep& state);
 
   SyncContext context_;
   bool overlap_;
