@@ -94,4 +94,28 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
 }
 
+::testing::AssertionResult MatchesReference(const OracleRun& run,
+                                            const TrainResult& reference,
+                                            double tolerance) {
+  for (size_t r = 0; r < run.params.size(); ++r) {
+    const double error = RelativeL2(run.params[r], reference.params);
+    if (!(error <= tolerance)) {
+      return ::testing::AssertionFailure()
+             << "rank " << r << ": parameters differ from the reference by "
+             << error << " (relative L2) > " << tolerance;
+    }
+    const double loss_error = std::abs(run.eval_loss[r] - reference.eval_loss);
+    if (!(loss_error <= tolerance * std::abs(reference.eval_loss))) {
+      return ::testing::AssertionFailure()
+             << "rank " << r << ": eval loss " << run.eval_loss[r]
+             << " vs reference " << reference.eval_loss;
+    }
+    if (run.params[r] != run.params[0]) {
+      return ::testing::AssertionFailure()
+             << "rank " << r << " holds different parameters from rank 0";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace ringside::testing

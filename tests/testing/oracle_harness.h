@@ -7,6 +7,8 @@
 #ifndef RINGSIDE_TESTS_TESTING_ORACLE_HARNESS_H_
 #define RINGSIDE_TESTS_TESTING_ORACLE_HARNESS_H_
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +48,13 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
 
 // ||a - b|| / ||b|| (L2); 1 if sizes differ.
 double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
+
+// The oracle's verdict: every rank's parameters within relative L2 error
+// `tolerance` of the reference, eval loss within the same relative error,
+// and every rank holding bit-identical parameters.
+::testing::AssertionResult MatchesReference(const OracleRun& run,
+                                            const TrainResult& reference,
+                                            double tolerance = 1e-5);
 
 }  // namespace ringside::testing
 

@@ -19,13 +19,7 @@ TEST_P(DpsOracleTest, MatchesSingleWorkerWithGlobalBatch) {
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "dps", n);
   ASSERT_TRUE(run.ok()) << run.status();
-  for (int r = 0; r < n; ++r) {
-    EXPECT_LE(RelativeL2(run->params[r], reference->params), 1e-5)
-        << "rank " << r;
-    EXPECT_NEAR(run->eval_loss[r], reference->eval_loss,
-                1e-5 * std::abs(reference->eval_loss));
-    EXPECT_EQ(run->params[r], run->params[0]) << "rank " << r;
-  }
+  EXPECT_TRUE(MatchesReference(*run, *reference));
 }
 
 INSTANTIATE_TEST_SUITE_P(ServersWorkersOverlap, DpsOracleTest,
