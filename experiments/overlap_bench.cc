@@ -17,7 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "common/status_macros.h"
 #include "models/model_factory.h"
-#include "server/ps_server_runner.h"
+#include "server/local_ps_cluster.h"
 #include "worker/trainer.h"
 
 ABSL_FLAG(int, workers, 2, "Workers (threads).");
@@ -42,19 +42,13 @@ struct Measure {
 absl::StatusOr<Measure> RunOnce(bool overlap, const ModelOptions& model) {
   const int n = absl::GetFlag(FLAGS_workers);
   const int k = absl::GetFlag(FLAGS_servers);
-  std::vector<std::unique_ptr<PsServer>> servers;
+  RS_ASSIGN_OR_RETURN(
+      std::unique_ptr<LocalPsCluster> servers,
+      LocalPsCluster::Start(k, n, PsServiceOptions().max_pull_wait));
   SyncOptions sync;
   sync.overlap = overlap;
   sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
-  for (int s = 0; s < k; ++s) {
-    PsServerOptions options;
-    options.host = "127.0.0.1";
-    options.shard = {n, s, k};
-    RS_ASSIGN_OR_RETURN(std::unique_ptr<PsServer> server,
-                        PsServer::Start(options));
-    sync.servers.push_back({"127.0.0.1", server->port()});
-    servers.push_back(std::move(server));
-  }
+  sync.servers = servers->addresses();
   TrainerOptions trainer;
   trainer.batch_size = absl::GetFlag(FLAGS_batch_size);
   trainer.steps = absl::GetFlag(FLAGS_steps);

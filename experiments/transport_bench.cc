@@ -29,7 +29,7 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "experiments/tcp_echo.h"
-#include "server/ps_server_runner.h"
+#include "server/local_ps_cluster.h"
 #include "worker/ps_session.h"
 
 ABSL_FLAG(int64_t, model_mb, 64, "Model size (MiB of float32 parameters).");
@@ -57,20 +57,12 @@ struct PsResult {
 // N workers (threads) against K in-process servers, `steps` push+pull steps.
 absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
                                int steps, int warmup) {
-  std::vector<std::unique_ptr<PsServer>> servers;
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> servers,
+                      LocalPsCluster::Start(k, n, absl::Seconds(300)));
   SyncOptions sync;
   sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
   sync.rpc_timeout = absl::Seconds(300);
-  for (int s = 0; s < k; ++s) {
-    PsServerOptions options;
-    options.host = "127.0.0.1";
-    options.shard = {n, s, k};
-    options.service.max_pull_wait = absl::Seconds(300);
-    RS_ASSIGN_OR_RETURN(std::unique_ptr<PsServer> server,
-                        PsServer::Start(options));
-    sync.servers.push_back({"127.0.0.1", server->port()});
-    servers.push_back(std::move(server));
-  }
+  sync.servers = servers->addresses();
   std::vector<absl::Status> status(n);
   std::vector<double> seconds(n, 0);
   std::vector<int64_t> bytes(n, 0);
@@ -148,13 +140,16 @@ absl::Status Run() {
   }
   RS_ASSIGN_OR_RETURN(TensorLayout layout, TensorLayout::FromShapes(shapes));
   const double mb = layout.total_bytes() / 1048576.0;
-  JsonLinesWriter* json = nullptr;
-  std::FILE* json_file = nullptr;
+  // --json_out: one JSON line per row; the file closes when Run returns.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,
+                                                            &std::fclose);
+  std::unique_ptr<JsonLinesWriter> json;
   if (!absl::GetFlag(FLAGS_json_out).empty()) {
-    json_file = std::fopen(absl::GetFlag(FLAGS_json_out).c_str(), "w");
-    if (json_file == nullptr)
+    json_file.reset(std::fopen(absl::GetFlag(FLAGS_json_out).c_str(), "w"));
+    if (json_file == nullptr) {
       return absl::UnavailableError("cannot open --json_out");
-    json = new JsonLinesWriter(json_file);
+    }
+    json = std::make_unique<JsonLinesWriter>(json_file.get());
   }
   const unsigned cores = std::thread::hardware_concurrency();
   absl::PrintF(
@@ -221,10 +216,6 @@ absl::Status Run() {
           "does not apply here.\n",
           n, shard_counts.back(), cores);
     }
-  }
-  if (json) {
-    delete json;
-    std::fclose(json_file);
   }
   return absl::OkStatus();
 }

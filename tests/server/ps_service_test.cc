@@ -4,14 +4,14 @@
 
 #include "common/net_address.h"
 #include "proto/parameter_server.grpc.pb.h"
-#include "tests/testing/in_process_ps.h"
+#include "server/local_ps_cluster.h"
 #include "worker/ps_shard_client.h"
 
 namespace ringside::testing {
 namespace {
 
 TEST(PsServiceTest, WrongSizePushIsInvalidArgumentOverTheWire) {
-  auto ps = InProcessPs::Start(1, 1);
+  auto ps = LocalPsCluster::Start(1, 1, absl::Seconds(30));
   ASSERT_TRUE(ps.ok());
   PsShardClient client((*ps)->addresses()[0]);
   proto::RegisterRequest reg;

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
-#include "tests/testing/in_process_ps.h"
+#include "server/local_ps_cluster.h"
 
 namespace ringside::testing {
 
@@ -39,7 +39,7 @@ absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
 absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
                                      const std::string& strategy,
                                      int num_workers) {
-  std::unique_ptr<InProcessPs> ps;
+  std::unique_ptr<LocalPsCluster> ps;
   SyncOptions sync = setup.sync;
   // Strategies with a rendezvous store share one in memory, as N ranks as
   // threads (Gloo's own test picture).
@@ -47,7 +47,9 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
   RS_ASSIGN_OR_RETURN(StrategyInfo info, StrategyRegistry::Find(strategy));
   if (info.needs_store) sync.store = &store;
   if (setup.num_servers > 0) {
-    RS_ASSIGN_OR_RETURN(ps, InProcessPs::Start(setup.num_servers, num_workers));
+    RS_ASSIGN_OR_RETURN(ps,
+                        LocalPsCluster::Start(setup.num_servers, num_workers,
+                                              absl::Seconds(30)));
     sync.servers = ps->addresses();
   }
   OracleRun run;
