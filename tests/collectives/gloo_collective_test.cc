@@ -19,32 +19,18 @@
 #include "collectives/grpc_store.h"
 #include "collectives/in_memory_store.h"
 #include "collectives/store_service.h"
+#include "tests/testing/rank_threads.h"
 
 namespace ringside {
 namespace {
+
+using ::ringside::testing::ExpectAllOk;
+using ::ringside::testing::RunRanks;
 
 constexpr absl::Duration kOpTimeout = absl::Seconds(20);
 
 float F(int rank, size_t i) { return rank * 1000.0f + i; }
 float SumF(int n, size_t i) { return 1000.0f * n * (n - 1) / 2 + n * i; }
-
-// Runs fn(rank) on one thread per rank; returns each rank's status.
-std::vector<absl::Status> RunRanks(int size,
-                                   const std::function<absl::Status(int)>& fn) {
-  std::vector<absl::Status> status(size);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r) {
-    threads.emplace_back([&, r] { status[r] = fn(r); });
-  }
-  for (std::thread& t : threads) t.join();
-  return status;
-}
-
-void ExpectAllOk(const std::vector<absl::Status>& status) {
-  for (size_t r = 0; r < status.size(); ++r) {
-    EXPECT_TRUE(status[r].ok()) << "rank " << r << ": " << status[r];
-  }
-}
 
 // Connects a `size`-rank group; stores[r] is rank r's view of the store.
 std::vector<std::unique_ptr<Collective>> MakeGroup(

@@ -26,38 +26,19 @@
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
 #include "tests/collectives/device_buffer.h"
+#include "tests/testing/rank_threads.h"
 
 namespace ringside {
 namespace {
+
+using ::ringside::testing::ExpectAllOk;
+using ::ringside::testing::RunRanks;
 
 constexpr absl::Duration kOpTimeout = absl::Seconds(60);
 
 float F(int rank, size_t i) { return rank * 1000.0f + i % 4096; }
 float SumF(int n, size_t i) {
   return 1000.0f * n * (n - 1) / 2 + n * (i % 4096);
-}
-
-std::vector<absl::Status> RunRanks(const std::vector<int>& ranks,
-                                   const std::function<absl::Status(int)>& fn) {
-  std::vector<absl::Status> status(ranks.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    threads.emplace_back([&, i] { status[i] = fn(ranks[i]); });
-  }
-  for (std::thread& t : threads) t.join();
-  return status;
-}
-
-std::vector<int> AllRanks(int size) {
-  std::vector<int> ranks(size);
-  for (int r = 0; r < size; ++r) ranks[r] = r;
-  return ranks;
-}
-
-void ExpectAllOk(const std::vector<absl::Status>& status) {
-  for (size_t r = 0; r < status.size(); ++r) {
-    EXPECT_TRUE(status[r].ok()) << "rank " << r << ": " << status[r];
-  }
 }
 
 NcclCollectiveOptions Options() {
@@ -71,7 +52,7 @@ NcclCollectiveOptions Options() {
 std::vector<std::unique_ptr<Collective>> MakeGroup(
     InMemoryStore& store, int size, const NcclCollectiveOptions& options) {
   std::vector<std::unique_ptr<Collective>> group(size);
-  ExpectAllOk(RunRanks(AllRanks(size), [&](int r) -> absl::Status {
+  ExpectAllOk(RunRanks(size, [&](int r) -> absl::Status {
     absl::StatusOr<std::unique_ptr<Collective>> c =
         CreateNcclCollective(store, r, size, options);
     if (!c.ok()) return c.status();
@@ -130,7 +111,7 @@ TEST_P(NcclCollectiveMatrixTest, EveryOperationMatchesTheClosedForm) {
       MakeGroup(store, size, Options());
   for (const auto& c : group) ASSERT_NE(c, nullptr);
 
-  ExpectAllOk(RunRanks(AllRanks(size), [&](int r) -> absl::Status {
+  ExpectAllOk(RunRanks(size, [&](int r) -> absl::Status {
     Collective& c = *group[r];
     absl::StatusOr<DeviceBuffer> data = DeviceBuffer::Create(r, n);
     if (!data.ok()) return data.status();
@@ -184,7 +165,7 @@ TEST_P(NcclCollectiveMatrixTest, EveryOperationMatchesTheClosedForm) {
   }));
   // Each rank releases its communicator on its own thread, as a process
   // would.
-  ExpectAllOk(RunRanks(AllRanks(size), [&](int r) {
+  ExpectAllOk(RunRanks(size, [&](int r) {
     group[r].reset();
     return absl::OkStatus();
   }));
@@ -238,7 +219,7 @@ TEST_F(NcclGpuTest, MoreRanksThanGpusIsFailedPrecondition) {
   const std::string want =
       absl::StrCat("NCCL needs a distinct GPU per rank: ", size, " ranks, ",
                    gpus_, gpus_ == 1 ? " GPU" : " GPUs");
-  for (const absl::Status& s : RunRanks(AllRanks(size), [&](int r) {
+  for (const absl::Status& s : RunRanks(size, [&](int r) {
          return CreateNcclCollective(store, r, size, Options()).status();
        })) {
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;

@@ -12,20 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "collectives/in_memory_store.h"
+#include "tests/testing/rank_threads.h"
 
 namespace ringside {
 namespace {
 
-std::vector<absl::Status> RunRanks(const std::vector<int>& ranks,
-                                   const std::function<absl::Status(int)>& fn) {
-  std::vector<absl::Status> status(ranks.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    threads.emplace_back([&, i] { status[i] = fn(ranks[i]); });
-  }
-  for (std::thread& t : threads) t.join();
-  return status;
-}
+using ::ringside::testing::RunRanks;
 
 TEST(NcclRendezvousTest, ExchangeReturnsEveryRanksValueInRankOrder) {
   InMemoryStore store;
