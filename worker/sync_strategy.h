@@ -34,6 +34,7 @@
 #include "absl/types/span.h"
 #include "collectives/store.h"
 #include "common/net_address.h"
+#include "common/timeline.h"
 #include "models/optimizer.h"
 #include "models/tensor_layout.h"
 
@@ -63,6 +64,9 @@ struct SyncOptions {
   // All-reduce algorithm of the CPU collective: "ring" or
   // "halving_doubling".
   std::string allreduce_algorithm = "ring";
+  // Where strategies record their communication phases (not owned; may be
+  // null: no timeline). See common/timeline.h for the lanes and phases.
+  Timeline* timeline = nullptr;
 
   absl::Status Validate() const;
 };

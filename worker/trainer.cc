@@ -65,6 +65,11 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
                                               absl::MakeSpan(grads), on_ready));
     const double backward_end = NowSeconds();
     absl::StatusOr<StepStats> stats = strategy.FinishStep(step);
+    const double finish_end = NowSeconds();
+    RecordSpan(sync.timeline, "step", "FORWARD_BACKWARD", compute_start,
+               backward_end, {{"step", step}, {"loss", loss}});
+    RecordSpan(sync.timeline, "step", "FINISH_STEP", backward_end, finish_end,
+               {{"step", step}});
     if (!stats.ok()) {
       return Annotate(stats.status(),
                       absl::StrCat(strategy.name(), " step ", step));
@@ -72,7 +77,7 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
     StepRecord record;
     record.step = step;
     record.loss = loss;
-    record.step_s = NowSeconds() - start;
+    record.step_s = finish_end - start;
     record.compute_s = backward_end - compute_start + stats->local_optimizer_s;
     record.sync_s = record.step_s - record.compute_s;
     record.bytes_sent = stats->bytes_sent;
