@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "collectives/fusion/fusion_options.h"
 #include "collectives/store.h"
 #include "common/net_address.h"
 #include "common/timeline.h"
@@ -67,6 +68,9 @@ struct SyncOptions {
   // Where strategies record their communication phases (not owned; may be
   // null: no timeline). See common/timeline.h for the lanes and phases.
   Timeline* timeline = nullptr;
+  // The fusion strategy's runtime knobs (its timeline and timeout are set
+  // from the fields above).
+  FusionOptions fusion;
 
   absl::Status Validate() const;
 };

@@ -1,0 +1,381 @@
+#include "collectives/fusion/fusion_runtime.h"
+
+#include <glog/logging.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "collectives/fusion/byte_messages.h"
+#include "collectives/fusion/fusion_plan.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "proto/fusion_control.pb.h"
+
+namespace ringside {
+namespace {
+
+// Flags appended to the cached-bit vector of each cycle's all-reduce.
+enum Flag { kHasRequests = 0, kShutdown = 1, kStallProbe = 2, kNumFlags = 3 };
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FusionRuntime>> FusionRuntime::Start(
+    Collective* control, Collective* data, const TensorLayout& layout,
+    absl::Span<float> grads, FusionOptions options) {
+  RS_RETURN_IF_ERROR(options.Validate());
+  if (control == nullptr || data == nullptr) {
+    return absl::InvalidArgumentError("fusion runtime needs two collectives");
+  }
+  if (control->size() != data->size() || control->rank() != data->rank()) {
+    return absl::InvalidArgumentError(
+        "fusion control and data collectives disagree on rank/size");
+  }
+  if (static_cast<int64_t>(grads.size()) != layout.total_elements()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gradient buffer has ", grads.size(), " floats; the layout needs ",
+        layout.total_elements()));
+  }
+  RS_ASSIGN_OR_RETURN(
+      std::vector<std::string> layouts,
+      AllGatherBytes(*control, layout.ToProto().SerializeAsString(),
+                     options.timeout));
+  for (int r = 1; r < control->size(); ++r) {
+    if (layouts[r] != layouts[0]) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", r, "'s tensor layout differs from rank 0's; every worker "
+          "must train the same model"));
+    }
+  }
+  std::unique_ptr<FusionRuntime> runtime(
+      new FusionRuntime(control, data, layout, grads, std::move(options)));
+  runtime->thread_ = std::thread([r = runtime.get()] { r->Loop(); });
+  return runtime;
+}
+
+FusionRuntime::FusionRuntime(Collective* control, Collective* data,
+                             const TensorLayout& layout,
+                             absl::Span<float> grads, FusionOptions options)
+    : control_(control),
+      data_(data),
+      layout_(layout),
+      grads_(grads),
+      options_(std::move(options)),
+      rank_(control->rank()),
+      world_size_(control->size()),
+      cache_(options_.cache_capacity),
+      coordinator_(world_size_, &layout_),
+      enqueue_s_(layout_.num_tensors(), 0.0),
+      last_probe_s_(NowSeconds()) {}
+
+FusionRuntime::~FusionRuntime() {
+  {
+    absl::MutexLock lock(&mu_);
+    abandon_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void FusionRuntime::Enqueue(int index) {
+  const double now = NowSeconds();
+  absl::MutexLock lock(&mu_);
+  queue_.push_back({index, now});
+}
+
+absl::Status FusionRuntime::WaitForReduced(int count, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto done = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return reduced_ >= count || stopped_;
+  };
+  if (!mu_.AwaitWithTimeout(absl::Condition(&done), timeout)) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "only ", reduced_, " of ", count, " tensors were all-reduced within ",
+        absl::FormatDuration(timeout),
+        " (a peer may be slow or gone; stalls are reported on rank 0)"));
+  }
+  if (!error_.ok()) return error_;
+  if (reduced_ < count) {
+    return absl::FailedPreconditionError("fusion runtime is shut down");
+  }
+  reduced_ -= count;
+  return absl::OkStatus();
+}
+
+absl::Status FusionRuntime::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    shutdown_requested_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+  absl::MutexLock lock(&mu_);
+  return error_;
+}
+
+FusionStats FusionRuntime::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void FusionRuntime::Loop() {
+  const double cycle_s = absl::ToDoubleSeconds(options_.cycle_time);
+  double next_s = NowSeconds();
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      next_s = std::max(next_s + cycle_s, NowSeconds());
+      auto abandoned = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return abandon_;
+      };
+      mu_.AwaitWithDeadline(
+          absl::Condition(&abandoned),
+          absl::Now() + absl::Seconds(next_s - NowSeconds()));
+      if (abandon_) {
+        stopped_ = true;
+        return;
+      }
+    }
+    bool stop = false;
+    absl::Status s = RunCycle(&stop);
+    absl::MutexLock lock(&mu_);
+    stats_ = local_stats_;
+    if (!s.ok()) {
+      error_ = Annotate(s, "fusion runtime");
+      LOG(ERROR) << "rank " << rank_ << ": " << error_;
+    }
+    if (!s.ok() || stop) {
+      stopped_ = true;
+      return;
+    }
+  }
+}
+
+absl::Status FusionRuntime::RunCycle(bool* stop) {
+  ++local_stats_.cycles;
+  std::vector<Queued> fresh;
+  bool shutdown_requested;
+  {
+    absl::MutexLock lock(&mu_);
+    fresh.swap(queue_);
+    shutdown_requested = shutdown_requested_;
+  }
+  for (const Queued& q : fresh) {
+    enqueue_s_[q.index] = q.enqueue_s;
+    if (std::optional<int> bit = cache_.BitOf(q.index)) {
+      pending_bits_[*bit] = q.enqueue_s;
+      ++local_stats_.cache_hits;
+    } else {
+      new_requests_.push_back(q);
+      ++local_stats_.cache_misses;
+    }
+  }
+  const double now = NowSeconds();
+  const double stall_s = absl::ToDoubleSeconds(options_.stall_warning);
+  bool probe = false;
+  if (now - last_probe_s_ >= stall_s) {
+    for (const auto& [bit, since] : pending_bits_) {
+      probe = probe || now - since >= stall_s;
+    }
+  }
+
+  // One all-reduce: a bit per cached tensor, then the flags. Every rank has
+  // the same cache, so the same vector length.
+  const int c = cache_.size();
+  std::vector<float> bits(c + kNumFlags, 0.0f);
+  for (const auto& [bit, since] : pending_bits_) bits[bit] = 1.0f;
+  bits[c + kHasRequests] = new_requests_.empty() ? 0.0f : 1.0f;
+  bits[c + kShutdown] = shutdown_requested ? 1.0f : 0.0f;
+  bits[c + kStallProbe] = probe ? 1.0f : 0.0f;
+  RS_RETURN_IF_ERROR(Annotate(
+      control_->AllReduce(absl::MakeSpan(bits), ReduceOp::kSum,
+                          options_.timeout),
+      "exchanging the response-cache bit vector"));
+
+  std::vector<int> ready;
+  for (int b = 0; b < c; ++b) {
+    if (bits[b] == static_cast<float>(world_size_)) {
+      ready.push_back(cache_.TensorAt(b));
+      pending_bits_.erase(b);
+    }
+  }
+  std::vector<int> negotiated;
+  if (bits[c + kHasRequests] > 0) {
+    RS_ASSIGN_OR_RETURN(negotiated, Negotiate());
+  }
+  if (bits[c + kStallProbe] > 0) RS_RETURN_IF_ERROR(ProbeCachedStalls(now));
+  if (rank_ == 0) {
+    for (const StallReport& r : coordinator_.TakeStalled(now, stall_s)) {
+      ReportStall(r);
+    }
+  }
+
+  // Same order on every rank: cached (bit order) then negotiated (the
+  // coordinator's order), sorted by index so neighbours fuse in place.
+  ready.insert(ready.end(), negotiated.begin(), negotiated.end());
+  std::sort(ready.begin(), ready.end());
+  if (!ready.empty()) {
+    RS_RETURN_IF_ERROR(Execute(ready, NowSeconds()));
+  }
+  for (int t : negotiated) cache_.Put(t);
+  {
+    absl::MutexLock lock(&mu_);
+    reduced_ += ready.size();
+  }
+  *stop = bits[c + kShutdown] == static_cast<float>(world_size_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> FusionRuntime::Negotiate() {
+  ++local_stats_.negotiations;
+  proto::RequestList mine;
+  for (const Queued& q : new_requests_) {
+    proto::TensorRequest* r = mine.add_requests();
+    r->set_index(q.index);
+    r->set_elements(layout_.tensor(q.index).size);
+  }
+  new_requests_.clear();
+  RS_ASSIGN_OR_RETURN(
+      std::vector<std::string> all,
+      AllGatherBytes(*control_, mine.SerializeAsString(), options_.timeout));
+  std::string response_bytes;
+  if (rank_ == 0) {
+    proto::ResponseList response;
+    const double now = NowSeconds();
+    for (int r = 0; r < world_size_ && response.error().empty(); ++r) {
+      proto::RequestList requests;
+      absl::Status s = requests.ParseFromString(all[r])
+                           ? coordinator_.Add(r, requests, now)
+                           : absl::InvalidArgumentError(absl::StrCat(
+                                 "unparsable request list from rank ", r));
+      if (!s.ok()) response.set_error(std::string(s.message()));
+    }
+    for (int t : coordinator_.TakeReady()) response.add_ready(t);
+    response_bytes = response.SerializeAsString();
+  }
+  RS_RETURN_IF_ERROR(
+      BroadcastBytes(*control_, &response_bytes, 0, options_.timeout));
+  proto::ResponseList response;
+  if (!response.ParseFromString(response_bytes)) {
+    return absl::DataLossError("unparsable response from the coordinator");
+  }
+  if (!response.error().empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("coordinator (rank 0) rejected a request: ",
+                     response.error()));
+  }
+  std::vector<int> ready;
+  for (int t : response.ready()) {
+    if (t < 0 || t >= layout_.num_tensors()) {
+      return absl::DataLossError(
+          absl::StrCat("coordinator answered unknown tensor ", t));
+    }
+    ready.push_back(t);
+  }
+  return ready;
+}
+
+absl::Status FusionRuntime::ProbeCachedStalls(double now) {
+  last_probe_s_ = now;
+  proto::RequestList mine;  // this rank's pending cached tensors
+  for (const auto& [bit, since] : pending_bits_) {
+    proto::TensorRequest* r = mine.add_requests();
+    r->set_index(cache_.TensorAt(bit));
+    r->set_elements(layout_.tensor(cache_.TensorAt(bit)).size);
+  }
+  RS_ASSIGN_OR_RETURN(
+      std::vector<std::string> all,
+      AllGatherBytes(*control_, mine.SerializeAsString(), options_.timeout));
+  if (rank_ != 0) return absl::OkStatus();
+  Coordinator table(world_size_, &layout_);
+  for (int r = 0; r < world_size_; ++r) {
+    proto::RequestList requests;
+    if (!requests.ParseFromString(all[r])) {
+      return absl::DataLossError(
+          absl::StrCat("unparsable stall probe from rank ", r));
+    }
+    RS_RETURN_IF_ERROR(table.Add(r, requests, now));
+  }
+  const double stall_s = absl::ToDoubleSeconds(options_.stall_warning);
+  for (StallReport report : table.TakeStalled(now, 0.0)) {
+    report.waiting_s = stall_s;  // at least; each rank timed its own
+    ReportStall(report);
+  }
+  return absl::OkStatus();
+}
+
+void FusionRuntime::ReportStall(const StallReport& report) {
+  ++local_stats_.stalls_reported;
+  if (options_.on_stall) {
+    options_.on_stall(report);
+  } else {
+    LOG(WARNING) << "fusion stall: " << report.ToString();
+  }
+}
+
+absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
+                                    double decided_s) {
+  Timeline* timeline = options_.timeline;
+  for (int t : ready) {
+    RecordSpan(timeline, layout_.tensor(t).name, "NEGOTIATE", enqueue_s_[t],
+               decided_s);
+  }
+  for (const FusedBatch& batch :
+       PlanFusion(layout_, ready, options_.fusion_threshold_bytes,
+                  options_.in_place_contiguous)) {
+    ++local_stats_.batches;
+    const double start = NowSeconds();
+    const nlohmann::json args = {{"batch_tensors", batch.tensors.size()},
+                                 {"batch_bytes", batch.elements * 4},
+                                 {"in_place", batch.in_place}};
+    for (int t : batch.tensors) {
+      RecordSpan(timeline, layout_.tensor(t).name, "QUEUE", decided_s, start);
+    }
+    absl::Span<float> target;
+    if (batch.in_place) {
+      ++local_stats_.in_place_batches;
+      target = grads_.subspan(batch.offset, batch.elements);
+    } else {
+      if (static_cast<int64_t>(fusion_buffer_.size()) < batch.elements) {
+        fusion_buffer_.resize(batch.elements);
+      }
+      int64_t at = 0;
+      for (int t : batch.tensors) {
+        const double copy_start = NowSeconds();
+        absl::Span<const float> view = layout_.View(t, grads_);
+        std::memcpy(fusion_buffer_.data() + at, view.data(), view.size() * 4);
+        at += view.size();
+        RecordSpan(timeline, layout_.tensor(t).name, "MEMCPY_IN_FUSION_BUFFER",
+                   copy_start, NowSeconds());
+      }
+      local_stats_.bytes_copied += 2 * batch.elements * 4;
+      target = absl::MakeSpan(fusion_buffer_.data(), batch.elements);
+    }
+    const double reduce_start = NowSeconds();
+    absl::Status s =
+        data_->AllReduce(target, ReduceOp::kAverage, options_.timeout);
+    const double reduce_end = NowSeconds();
+    if (!s.ok()) {
+      return Annotate(s, absl::StrCat("all-reduce of a fused batch of ",
+                                      batch.tensors.size(), " tensors from '",
+                                      layout_.tensor(batch.tensors[0]).name,
+                                      "'"));
+    }
+    for (int t : batch.tensors) {
+      RecordSpan(timeline, layout_.tensor(t).name, "ALLREDUCE", reduce_start,
+                 reduce_end, args);
+    }
+    if (!batch.in_place) {
+      int64_t at = 0;
+      for (int t : batch.tensors) {
+        const double copy_start = NowSeconds();
+        absl::Span<float> view = layout_.View(t, grads_);
+        std::memcpy(view.data(), fusion_buffer_.data() + at, view.size() * 4);
+        at += view.size();
+        RecordSpan(timeline, layout_.tensor(t).name, "MEMCPY_OUT", copy_start,
+                   NowSeconds());
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ringside

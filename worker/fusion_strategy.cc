@@ -1,0 +1,58 @@
+#include "worker/fusion_strategy.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "worker/allreduce_support.h"
+
+namespace ringside {
+
+FusionStrategy::~FusionStrategy() { runtime_.reset(); }
+
+absl::Status FusionStrategy::Init(const SyncContext& context) {
+  context_ = context;
+  RS_RETURN_IF_ERROR(context.options.fusion.Validate());
+  RS_ASSIGN_OR_RETURN(control_,
+                      ConnectCpuCollective(context, "fusion_ctl", &own_store_));
+  RS_ASSIGN_OR_RETURN(data_,
+                      ConnectCpuCollective(context, "fusion_data", &own_store_));
+  RS_RETURN_IF_ERROR(Annotate(
+      data_->Broadcast(context.params, 0, context.options.rpc_timeout),
+      "broadcasting rank 0's initial parameters"));
+  RS_ASSIGN_OR_RETURN(
+      optimizer_,
+      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  FusionOptions options = context.options.fusion;
+  options.timeline = context.options.timeline;
+  options.timeout = context.options.rpc_timeout;
+  RS_ASSIGN_OR_RETURN(runtime_, FusionRuntime::Start(
+                                    control_.get(), data_.get(),
+                                    context.layout, context.grads, options));
+  return absl::OkStatus();
+}
+
+void FusionStrategy::OnGradientReady(int tensor_index) {
+  runtime_->Enqueue(tensor_index);
+}
+
+absl::StatusOr<StepStats> FusionStrategy::FinishStep(int64_t step) {
+  RS_RETURN_IF_ERROR(runtime_->WaitForReduced(context_.layout.num_tensors(),
+                                              context_.options.rpc_timeout));
+  return ApplyAveragedGradients(context_, *optimizer_, step);
+}
+
+absl::Status FusionStrategy::Shutdown() {
+  if (runtime_ == nullptr) return absl::OkStatus();
+  return runtime_->Shutdown();
+}
+
+FusionStats FusionStrategy::stats() const {
+  return runtime_ ? runtime_->stats() : FusionStats();
+}
+
+RINGSIDE_REGISTER_STRATEGY(FusionStrategy, "fusion", ServerNeed::kNone,
+                           /*needs_store=*/true,
+                           "Horovod-style runtime: background negotiation "
+                           "with rank 0, response cache, fused all-reduces "
+                           "(Gloo on CPU), overlapped with backward");
+
+}  // namespace ringside

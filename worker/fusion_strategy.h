@@ -1,0 +1,49 @@
+// FusionStrategy ("fusion"): Horovod-style tensor fusion. Init connects two
+// CPU collectives through the job's store (one for negotiation, one for
+// gradients), broadcasts rank 0's initial parameters and starts a
+// FusionRuntime (collectives/fusion/fusion_runtime.h) over the gradient
+// buffer. During backward each tensor is handed to the runtime as soon as it
+// is final; its background cycle agrees with rank 0 which tensors are ready
+// everywhere and all-reduces (averages) them in fused batches while the
+// model computes earlier layers. FinishStep waits for every tensor, then
+// each worker applies the optimizer locally (bit-identical parameters on
+// every rank). Knobs: SyncOptions::fusion (--cycle_time_ms,
+// --fusion_threshold_bytes, --stall_warning_s, --response_cache_capacity).
+// Not thread-safe (SyncStrategy contract).
+#ifndef RINGSIDE_WORKER_FUSION_STRATEGY_H_
+#define RINGSIDE_WORKER_FUSION_STRATEGY_H_
+
+#include <memory>
+
+#include "collectives/collective.h"
+#include "collectives/fusion/fusion_runtime.h"
+#include "collectives/in_memory_store.h"
+#include "models/optimizer.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class FusionStrategy : public SyncStrategy {
+ public:
+  ~FusionStrategy() override;
+  std::string name() const override { return "fusion"; }
+  absl::Status Init(const SyncContext& context) override;
+  void OnGradientReady(int tensor_index) override;
+  absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  absl::Status Shutdown() override;
+
+  // The runtime's counters (cycles, cache hits, fused batches, ...).
+  FusionStats stats() const;
+
+ private:
+  SyncContext context_;
+  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
+  std::unique_ptr<Collective> control_;
+  std::unique_ptr<Collective> data_;
+  std::unique_ptr<FusionRuntime> runtime_;  // destroyed before the above
+  std::unique_ptr<Optimizer> optimizer_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_FUSION_STRATEGY_H_
