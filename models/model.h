@@ -51,6 +51,11 @@ class Model {
   // Floating-point operations of one ForwardBackward per example (for
   // reports; an estimate is fine).
   virtual double FlopsPerExample() const = 0;
+
+  // True when the compute is emulated (a synthetic workload that sleeps for
+  // a real model's device time) rather than a real model's arithmetic;
+  // every output of a run on such a model says so.
+  virtual bool emulated() const { return false; }
 };
 
 }  // namespace ringside

@@ -5,28 +5,61 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "models/gradient_profiles.h"
 #include "models/mlp.h"
 #include "models/synthetic_classification.h"
+#include "models/synthetic_model.h"
 
 namespace ringside {
+namespace {
 
-std::string ModelNames() { return "mlp"; }
-
-absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options) {
-  if (options.name != "mlp") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown model '", options.name, "' (known: ", ModelNames(), ")"));
-  }
-  ModelBundle bundle;
-  RS_ASSIGN_OR_RETURN(bundle.model, Mlp::Create(options.mlp_widths));
+SyntheticClassificationOptions DataOptions(const ModelOptions& options,
+                                           int64_t feature_dim,
+                                           int64_t num_classes) {
   SyntheticClassificationOptions data;
-  data.feature_dim = options.mlp_widths.front();
-  data.num_classes = options.mlp_widths.back();
+  data.feature_dim = feature_dim;
+  data.num_classes = num_classes;
   data.train_examples = options.train_examples;
   data.eval_examples = options.eval_examples;
   data.seed = options.data_seed;
-  RS_ASSIGN_OR_RETURN(bundle.dataset, SyntheticClassification::Create(data));
+  return data;
+}
+
+absl::StatusOr<ModelBundle> MakeMlp(const ModelOptions& options) {
+  ModelBundle bundle;
+  RS_ASSIGN_OR_RETURN(bundle.model, Mlp::Create(options.mlp_widths));
+  RS_ASSIGN_OR_RETURN(
+      bundle.dataset,
+      SyntheticClassification::Create(DataOptions(
+          options, options.mlp_widths.front(), options.mlp_widths.back())));
   return bundle;
+}
+
+absl::StatusOr<ModelBundle> MakeSynthetic(const ModelOptions& options) {
+  RS_ASSIGN_OR_RETURN(GradientProfile profile,
+                      FindGradientProfile(options.profile));
+  SyntheticModelOptions model_options;
+  model_options.emulated_compute_s = options.emulated_compute_ms / 1000.0;
+  ModelBundle bundle;
+  RS_ASSIGN_OR_RETURN(
+      bundle.model, SyntheticModel::Create(std::move(profile), model_options));
+  // The model reads one feature per example; labels are unused.
+  RS_ASSIGN_OR_RETURN(
+      bundle.dataset,
+      SyntheticClassification::Create(DataOptions(
+          options, SyntheticModel::kFeatureDim, /*num_classes=*/2)));
+  return bundle;
+}
+
+}  // namespace
+
+std::string ModelNames() { return "mlp, synthetic"; }
+
+absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options) {
+  if (options.name == "mlp") return MakeMlp(options);
+  if (options.name == "synthetic") return MakeSynthetic(options);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown model '", options.name, "' (known: ", ModelNames(), ")"));
 }
 
 }  // namespace ringside

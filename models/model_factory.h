@@ -1,5 +1,6 @@
 // Builds a model and its dataset by name from ModelOptions (the flags
-// --model, --mlp_widths, ... map onto it). Thread-safe (pure function).
+// --model, --mlp_widths, --profile, ... map onto it). Thread-safe (pure
+// function).
 #ifndef RINGSIDE_MODELS_MODEL_FACTORY_H_
 #define RINGSIDE_MODELS_MODEL_FACTORY_H_
 
@@ -15,12 +16,19 @@
 namespace ringside {
 
 struct ModelOptions {
-  // Model name: "mlp".
+  // Model name: "mlp", or "synthetic" (a gradient profile's tensors with a
+  // cheap exact loss and emulated compute time; see synthetic_model.h).
   std::string name = "mlp";
   // MLP layer widths, input first, classes last (>= 2 entries, each > 0).
   std::vector<int64_t> mlp_widths = {64, 1024, 1024, 10};
-  // Synthetic classification data: training examples (one epoch), held-out
-  // examples, and the seed of the data and of its order.
+  // "synthetic" only: the gradient profile whose tensors the model has
+  // (GradientProfileNames(): resnet50, vgg16, bert-base, gpt2).
+  std::string profile = "resnet50";
+  // "synthetic" only: emulated wall time of one forward+backward, in
+  // milliseconds (>= 0; 0 = only the model's cheap real arithmetic).
+  double emulated_compute_ms = 0.0;
+  // Synthetic data: training examples (one epoch), held-out examples, and
+  // the seed of the data and of its order.
   int64_t train_examples = 16384;
   int64_t eval_examples = 1024;
   uint64_t data_seed = 1;
@@ -34,7 +42,8 @@ struct ModelBundle {
 // Names accepted by MakeModel, comma-separated (for flag help and errors).
 std::string ModelNames();
 
-// INVALID_ARGUMENT on an unknown name (listing the known ones) or bad sizes.
+// INVALID_ARGUMENT on an unknown name (listing the known ones), an unknown
+// profile or bad sizes.
 absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options);
 
 }  // namespace ringside

@@ -110,7 +110,7 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
       {"bytes_received", metrics.bytes_received()},
       {"device", "cpu"},
       {"timing", "steady_clock"},
-      {"emulated", false},
+      {"emulated", model.emulated()},
   };
   return result;
 }

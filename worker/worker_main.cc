@@ -38,10 +38,16 @@ ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
 ABSL_FLAG(std::string, servers, "",
           "Parameter servers host:port[,host:port...] in shard order.");
 // Model.
-ABSL_FLAG(std::string, model, "mlp", "Model name.");
+ABSL_FLAG(std::string, model, "mlp", "Model name: mlp or synthetic.");
 ABSL_FLAG(std::vector<std::string>, mlp_widths,
           std::vector<std::string>({"64", "1024", "1024", "10"}),
           "MLP widths, input first, classes last.");
+ABSL_FLAG(std::string, profile, "resnet50",
+          "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
+          "gpt2) whose exact tensor list the synthetic model has.");
+ABSL_FLAG(double, emulated_compute_ms, 0,
+          "--model=synthetic: emulated compute time of one forward+backward "
+          "(ms, >= 0); outputs are labelled emulated.");
 ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
 ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");
 ABSL_FLAG(uint64_t, data_seed, 1, "Seed of the data and its order.");
@@ -132,6 +138,8 @@ absl::StatusOr<Setup> ReadFlags() {
       ParseWidths(absl::GetFlag(FLAGS_mlp_widths));
   if (!widths.ok()) return widths.status();
   s.model.mlp_widths = *widths;
+  s.model.profile = absl::GetFlag(FLAGS_profile);
+  s.model.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
   s.model.train_examples = absl::GetFlag(FLAGS_train_examples);
   s.model.eval_examples = absl::GetFlag(FLAGS_eval_examples);
   s.model.data_seed = absl::GetFlag(FLAGS_data_seed);

@@ -23,13 +23,60 @@ TEST(ModelFactoryTest, BuildsMlpWithMatchingData) {
   EXPECT_TRUE(loss.ok()) << loss.status();
 }
 
+TEST(ModelFactoryTest, BuildsSyntheticProfileWithOneFeatureData) {
+  ModelOptions o;
+  o.name = "synthetic";
+  o.profile = "bert-base";
+  o.emulated_compute_ms = 2.5;
+  o.train_examples = 64;
+  o.eval_examples = 16;
+  auto bundle = MakeModel(o);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  EXPECT_EQ(bundle->model->name(), "synthetic:bert-base");
+  EXPECT_TRUE(bundle->model->emulated());
+  EXPECT_EQ(bundle->model->layout().num_tensors(), 199);
+  EXPECT_EQ(bundle->model->layout().total_elements(), 109482240);
+  EXPECT_EQ(bundle->dataset->train_size(), 64);
+  Batch batch;
+  ASSERT_TRUE(bundle->dataset->TrainBatch(0, 4, &batch).ok());
+  EXPECT_EQ(batch.features.size(), 4u);
+}
+
+TEST(ModelFactoryTest, SyntheticDefaultsToResNet50AndMlpIsNotEmulated) {
+  ModelOptions o;
+  o.name = "synthetic";
+  auto bundle = MakeModel(o);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  EXPECT_EQ(bundle->model->name(), "synthetic:resnet50");
+  EXPECT_EQ(bundle->model->layout().total_elements(), 25557032);
+  o.name = "mlp";
+  o.mlp_widths = {4, 2};
+  bundle = MakeModel(o);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  EXPECT_FALSE(bundle->model->emulated());
+}
+
+TEST(ModelFactoryTest, BadSyntheticOptionsAreInvalidArgument) {
+  ModelOptions o;
+  o.name = "synthetic";
+  o.profile = "alexnet";
+  absl::Status s = MakeModel(o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("resnet50, vgg16, bert-base, gpt2"),
+            std::string::npos)
+      << s;
+  o.profile = "gpt2";
+  o.emulated_compute_ms = -1;
+  EXPECT_EQ(MakeModel(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(ModelFactoryTest, UnknownNameListsKnownOnes) {
   ModelOptions o;
   o.name = "resnet";
   absl::Status s = MakeModel(o).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "unknown model 'resnet' (known: mlp)");
-  EXPECT_EQ(ModelNames(), "mlp");
+  EXPECT_EQ(s.message(), "unknown model 'resnet' (known: mlp, synthetic)");
+  EXPECT_EQ(ModelNames(), "mlp, synthetic");
 }
 
 TEST(ModelFactoryTest, BadSizesAreInvalidArgument) {
