@@ -85,6 +85,20 @@ ABSL_FLAG(std::string, transport_host, "127.0.0.1",
           "host's reachable address in multi-host jobs).");
 ABSL_FLAG(std::string, allreduce_algorithm, "ring",
           "CPU all-reduce algorithm: ring or halving_doubling.");
+// Fusion runtime (--strategy=fusion).
+ABSL_FLAG(double, cycle_time_ms, 1.0,
+          "Fusion: period of the background negotiate-and-reduce cycle (ms).");
+ABSL_FLAG(int64_t, fusion_threshold_bytes, int64_t{64} << 20,
+          "Fusion: fusion buffer size in bytes; 0 turns fusion off (one "
+          "all-reduce per tensor).");
+ABSL_FLAG(bool, fusion_in_place, true,
+          "Fusion: reduce batches that are contiguous in the gradient buffer "
+          "in place instead of copying them through the fusion buffer.");
+ABSL_FLAG(int, response_cache_capacity, 1024,
+          "Fusion: response-cache entries (tensors); 0 disables the cache.");
+ABSL_FLAG(double, stall_warning_s, 60,
+          "Fusion: warn (on rank 0) about a tensor some ranks submitted and "
+          "others not after this long, naming the missing ranks (s).");
 // Output.
 ABSL_FLAG(std::string, save_params, "",
           "Write the final parameters here (raw little-endian float32).");
@@ -164,6 +178,15 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.overlap = absl::GetFlag(FLAGS_overlap);
   s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
   s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
+  s.sync.fusion.cycle_time =
+      absl::Microseconds(1000 * absl::GetFlag(FLAGS_cycle_time_ms));
+  s.sync.fusion.fusion_threshold_bytes =
+      absl::GetFlag(FLAGS_fusion_threshold_bytes);
+  s.sync.fusion.in_place_contiguous = absl::GetFlag(FLAGS_fusion_in_place);
+  s.sync.fusion.cache_capacity = absl::GetFlag(FLAGS_response_cache_capacity);
+  s.sync.fusion.stall_warning =
+      absl::Seconds(absl::GetFlag(FLAGS_stall_warning_s));
+  if (absl::Status v = s.sync.fusion.Validate(); !v.ok()) return v;
   if (absl::Status v = s.sync.Validate(); !v.ok()) return v;
   s.trainer.batch_size = absl::GetFlag(FLAGS_batch_size);
   s.trainer.steps = absl::GetFlag(FLAGS_steps);
