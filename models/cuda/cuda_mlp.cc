@@ -1,0 +1,324 @@
+// CudaMlp with cuBLAS and our kernels (--config=cuda).
+#include "models/cuda/cuda_mlp.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "models/cuda/cuda_check.h"
+#include "models/cuda/device_buffer.h"
+#include "models/cuda/mlp_kernels.h"
+#include "models/mlp.h"
+
+namespace ringside {
+namespace {
+
+static_assert(sizeof(int32_t) == sizeof(float), "labels_ holds int32 labels");
+
+int WeightIndex(int layer) { return 2 * layer; }
+int BiasIndex(int layer) { return 2 * layer + 1; }
+
+// C = op(A) * op(B) for row-major matrices: C is m x n, op(A) m x k,
+// op(B) k x n; A is stored m x k (k x m if trans_a), B k x n (n x k if
+// trans_b). cuBLAS is column-major, and a row-major r x c matrix is the
+// column-major c x r matrix (its transpose), so we ask cuBLAS for
+// C^T = op(B)^T * op(A)^T: operands swapped, same transpose flags.
+absl::Status RowMajorSgemm(cublasHandle_t handle, bool trans_a, bool trans_b,
+                           int m, int n, int k, const float* a, const float* b,
+                           float* c) {
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  const int lda = trans_a ? m : k;
+  const int ldb = trans_b ? k : n;
+  RS_CUBLAS_RETURN_IF_ERROR(
+      cublasSgemm(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                  trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b, ldb, a,
+                  lda, &zero, c, n));
+  return absl::OkStatus();
+}
+
+class CudaMlpImpl final : public CudaMlp {
+ public:
+  CudaMlpImpl(std::unique_ptr<Mlp> host, std::vector<int64_t> widths,
+              int device)
+      : host_(std::move(host)), widths_(std::move(widths)), device_(device) {}
+
+  ~CudaMlpImpl() override {
+    // Release errors (a poisoned context) have no one to go to; clear them.
+    if (cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
+    for (cudaEvent_t e : ready_) {
+      if (e != nullptr) cudaEventDestroy(e);
+    }
+    if (start_ != nullptr) cudaEventDestroy(start_);
+    if (stop_ != nullptr) cudaEventDestroy(stop_);
+    if (cublas_ != nullptr) cublasDestroy(cublas_);
+    cudaGetLastError();
+  }
+
+  // Handle and events; called once by Create.
+  absl::Status Init() {
+    RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    RS_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
+    // Full float32 products, so results match the CPU model.
+    RS_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
+    ready_.assign(layout().num_tensors(), nullptr);
+    for (cudaEvent_t& e : ready_) {
+      RS_CUDA_RETURN_IF_ERROR(
+          cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    }
+    RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
+    RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
+    return absl::OkStatus();
+  }
+
+  const TensorLayout& layout() const override { return host_->layout(); }
+  int device() const override { return device_; }
+
+  void InitParams(uint64_t seed, absl::Span<float> host_params) const override {
+    host_->InitParams(seed, host_params);
+  }
+
+  absl::Status InitDeviceParams(uint64_t seed, float* d_params) const override {
+    if (d_params == nullptr) {
+      return absl::InvalidArgumentError("CudaMlp: d_params is null");
+    }
+    std::vector<float> params(layout().total_elements());
+    host_->InitParams(seed, absl::MakeSpan(params));
+    RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    return CopyToDevice(params, d_params);
+  }
+
+  absl::StatusOr<double> ForwardBackward(const Batch& batch,
+                                         const float* d_params, float* d_grads,
+                                         const GradientReadyFn& on_ready,
+                                         CudaStream stream) override {
+    RS_RETURN_IF_ERROR(Prepare(batch, d_params, stream));
+    if (d_grads == nullptr) {
+      return absl::InvalidArgumentError("CudaMlp: d_grads is null");
+    }
+    const int64_t n = batch.size;
+    const int layers = static_cast<int>(widths_.size()) - 1;
+    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream));
+    RS_RETURN_IF_ERROR(Forward(n, d_params, stream));
+    RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
+        delta_[0].data(), labels(), n, widths_.back(),
+        1.0f / static_cast<float>(n), /*want_gradient=*/true, row_loss_.data(),
+        stream));
+
+    int cur = 0;  // delta_[cur] holds d(loss)/d(layer l's output)
+    for (int l = layers - 1; l >= 0; --l) {
+      const int in_w = static_cast<int>(widths_[l]);
+      const int out_w = static_cast<int>(widths_[l + 1]);
+      const float* x = l == 0 ? features_.data() : acts_[l].data();
+      const float* delta = delta_[cur].data();
+      float* dw = d_grads + layout().tensor(WeightIndex(l)).offset;
+      float* db = d_grads + layout().tensor(BiasIndex(l)).offset;
+      // dW (in x out) = X^T (in x n) * delta (n x out).
+      RS_RETURN_IF_ERROR(RowMajorSgemm(cublas_, /*trans_a=*/true,
+                                       /*trans_b=*/false, in_w, out_w,
+                                       static_cast<int>(n), x, delta, dw));
+      RS_CUDA_RETURN_IF_ERROR(
+          kernels::LaunchColumnSum(delta, n, out_w, db, stream));
+      if (l > 0) {
+        // dX (n x in) = delta (n x out) * W^T, masked by ReLU: the last
+        // read of layer l's weights.
+        const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
+        float* dx = delta_[1 - cur].data();
+        RS_RETURN_IF_ERROR(RowMajorSgemm(cublas_, /*trans_a=*/false,
+                                         /*trans_b=*/true, static_cast<int>(n),
+                                         in_w, out_w, delta, w, dx));
+        RS_CUDA_RETURN_IF_ERROR(
+            kernels::LaunchReluBackward(dx, x, n * in_w, stream));
+        cur = 1 - cur;
+      }
+      for (int tensor : {WeightIndex(l), BiasIndex(l)}) {
+        RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ready_[tensor], stream));
+        if (on_ready) on_ready(tensor);
+      }
+    }
+    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream));
+    RS_ASSIGN_OR_RETURN(const double loss, MeanLoss(n, stream));
+    float ms = 0.0f;
+    RS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
+    compute_seconds_ = ms / 1e3;
+    return loss;
+  }
+
+  absl::StatusOr<double> Evaluate(const Batch& batch, const float* d_params,
+                                  CudaStream stream) override {
+    RS_RETURN_IF_ERROR(Prepare(batch, d_params, stream));
+    const int64_t n = batch.size;
+    RS_RETURN_IF_ERROR(Forward(n, d_params, stream));
+    RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
+        delta_[0].data(), labels(), n, widths_.back(), 1.0f,
+        /*want_gradient=*/false, row_loss_.data(), stream));
+    return MeanLoss(n, stream);
+  }
+
+  CudaEvent grad_ready_event(int tensor) const override {
+    if (tensor < 0 || tensor >= static_cast<int>(ready_.size())) {
+      std::fprintf(stderr, "CudaMlp::grad_ready_event: no tensor %d\n", tensor);
+      std::abort();
+    }
+    return ready_[tensor];
+  }
+
+  double last_compute_seconds() const override { return compute_seconds_; }
+  double FlopsPerExample() const override { return host_->FlopsPerExample(); }
+
+ private:
+  int32_t* labels() { return reinterpret_cast<int32_t*>(labels_.data()); }
+
+  absl::Status CheckBatch(const Batch& batch) const {
+    if (batch.size <= 0 || batch.size > INT_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cuda mlp batch size must be in [1, 2^31), got ", batch.size));
+    }
+    const int64_t want_features = batch.size * widths_.front();
+    if (static_cast<int64_t>(batch.features.size()) != want_features) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cuda mlp batch has ", batch.features.size(),
+                       " features, want ", want_features, " (size ", batch.size,
+                       " x input width ", widths_.front(), ")"));
+    }
+    if (static_cast<int64_t>(batch.labels.size()) != batch.size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cuda mlp batch has ", batch.labels.size(),
+                       " labels, want ", batch.size));
+    }
+    const int64_t classes = widths_.back();
+    for (size_t i = 0; i < batch.labels.size(); ++i) {
+      if (batch.labels[i] < 0 || batch.labels[i] >= classes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("cuda mlp batch label ", i, " is ", batch.labels[i],
+                         ", outside [0, ", classes, ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Checks, makes the device current, grows the scratch, binds cuBLAS to
+  // `stream` and enqueues the batch's copies.
+  absl::Status Prepare(const Batch& batch, const float* d_params,
+                       cudaStream_t stream) {
+    RS_RETURN_IF_ERROR(CheckBatch(batch));
+    if (d_params == nullptr) {
+      return absl::InvalidArgumentError("CudaMlp: d_params is null");
+    }
+    RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    RS_RETURN_IF_ERROR(Reserve(batch.size));
+    RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, stream));
+    // Pageable sources: each call returns once its data is staged, so the
+    // batch may be reused as soon as we return.
+    RS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        features_.data(), batch.features.data(),
+        batch.features.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+    RS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        labels(), batch.labels.data(), batch.labels.size() * sizeof(int32_t),
+        cudaMemcpyHostToDevice, stream));
+    return absl::OkStatus();
+  }
+
+  // Scratch for batches of up to `n` examples.
+  absl::Status Reserve(int64_t n) {
+    if (n <= capacity_) return absl::OkStatus();
+    const int layers = static_cast<int>(widths_.size()) - 1;
+    const int64_t max_width =
+        *std::max_element(widths_.begin() + 1, widths_.end());
+    RS_ASSIGN_OR_RETURN(features_,
+                        DeviceBuffer::Create(device_, n * widths_.front()));
+    RS_ASSIGN_OR_RETURN(labels_, DeviceBuffer::Create(device_, n));
+    RS_ASSIGN_OR_RETURN(row_loss_, DeviceBuffer::Create(device_, n));
+    acts_.resize(layers);  // acts_[0] unused: layer 0 reads features_
+    for (int l = 1; l < layers; ++l) {
+      RS_ASSIGN_OR_RETURN(acts_[l],
+                          DeviceBuffer::Create(device_, n * widths_[l]));
+    }
+    for (DeviceBuffer& d : delta_) {
+      RS_ASSIGN_OR_RETURN(d, DeviceBuffer::Create(device_, n * max_width));
+    }
+    host_row_loss_.resize(n);
+    capacity_ = n;
+    return absl::OkStatus();
+  }
+
+  // Hidden activations into acts_[1..], logits into delta_[0].
+  absl::Status Forward(int64_t n, const float* d_params, cudaStream_t stream) {
+    const int layers = static_cast<int>(widths_.size()) - 1;
+    for (int l = 0; l < layers; ++l) {
+      const int in_w = static_cast<int>(widths_[l]);
+      const int out_w = static_cast<int>(widths_[l + 1]);
+      const float* x = l == 0 ? features_.data() : acts_[l].data();
+      float* z = l + 1 == layers ? delta_[0].data() : acts_[l + 1].data();
+      const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
+      const float* b = d_params + layout().tensor(BiasIndex(l)).offset;
+      // Z (n x out) = X (n x in) * W (in x out).
+      RS_RETURN_IF_ERROR(RowMajorSgemm(
+          cublas_, false, false, static_cast<int>(n), out_w, in_w, x, w, z));
+      RS_CUDA_RETURN_IF_ERROR(kernels::LaunchAddBias(
+          z, b, n, out_w, /*relu=*/l + 1 < layers, stream));
+    }
+    return absl::OkStatus();
+  }
+
+  // Reads the row losses back (waits for the stream) and averages them in
+  // double, as the CPU model does.
+  absl::StatusOr<double> MeanLoss(int64_t n, cudaStream_t stream) {
+    RS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_row_loss_.data(),
+                                            row_loss_.data(), n * sizeof(float),
+                                            cudaMemcpyDeviceToHost, stream));
+    RS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    double total = 0.0;
+    for (int64_t r = 0; r < n; ++r) total += host_row_loss_[r];
+    return total / static_cast<double>(n);
+  }
+
+  const std::unique_ptr<Mlp> host_;  // layout, init, flops
+  const std::vector<int64_t> widths_;
+  const int device_;
+  cublasHandle_t cublas_ = nullptr;
+  std::vector<cudaEvent_t> ready_;  // per tensor
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  double compute_seconds_ = 0.0;
+
+  // Scratch for batches of up to capacity_ examples.
+  int64_t capacity_ = 0;
+  DeviceBuffer features_;           // n x widths_[0]
+  DeviceBuffer labels_;             // n int32 labels
+  DeviceBuffer row_loss_;           // n
+  std::vector<DeviceBuffer> acts_;  // acts_[l]: n x widths_[l], l >= 1
+  DeviceBuffer delta_[2];  // n x max width; delta_[0] first holds logits
+  std::vector<float> host_row_loss_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaMlp>> CudaMlp::Create(
+    std::vector<int64_t> widths, int device) {
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<Mlp> host, Mlp::Create(widths));
+  for (size_t l = 0; l < widths.size(); ++l) {
+    if (widths[l] > INT_MAX) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cuda mlp width ", l, " must be < 2^31 (cuBLAS), got ", widths[l]));
+    }
+  }
+  if (device < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cuda mlp device must be >= 0, got ", device));
+  }
+  auto mlp =
+      std::make_unique<CudaMlpImpl>(std::move(host), std::move(widths), device);
+  RS_RETURN_IF_ERROR(mlp->Init());
+  return std::unique_ptr<CudaMlp>(std::move(mlp));
+}
+
+}  // namespace ringside

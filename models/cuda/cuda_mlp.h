@@ -1,0 +1,113 @@
+// CudaMlp: the MLP of models/mlp.h on one CUDA device. Same widths, tensor
+// layout ("fc{l}.weight" in x out row-major, "fc{l}.bias"), seeded
+// initialization (the host Mlp's InitParams) and readiness order (last layer
+// first, weight then bias) as the CPU Mlp, so its gradients equal the CPU
+// model's to float32 rounding. Matrix products are cuBLAS SGEMMs in full
+// float32 (no TF32; NVIDIA_TF32_OVERRIDE=1 in the environment would change
+// that); bias, ReLU, the softmax cross-entropy and the bias gradients are
+// our kernels (mlp_kernels.h).
+//
+// Parameters and gradients are caller-owned flat device buffers of
+// layout().total_elements() floats on device(); the model keeps only
+// per-batch scratch (inputs, activations, deltas; grown to the largest batch
+// seen). Each call makes device() current on the calling thread.
+//
+// Streams and readiness (the Model contract of models/model.h, on a GPU):
+// ForwardBackward enqueues all its work on `stream` in order: input copies,
+// forward, loss, then per layer from the last: dW, db, the input gradient
+// (the last read of the layer's weights). Right after the kernels of layer l
+// it records grad_ready_event(i) on `stream` and calls on_ready(i), for
+// i = weight of l, then bias of l. When on_ready(i) runs on the calling
+// thread, the gradient is ENQUEUED, NOT COMPUTED: order device work that
+// reads gradient i, or overwrites parameters i, after the event
+// (cudaStreamWaitEvent(comm_stream, grad_ready_event(i)) -- a comm stream
+// then overlaps the rest of backward), or wait for it on the host
+// (cudaEventSynchronize). The event is re-recorded by the next
+// ForwardBackward; waits enqueued before then are unaffected.
+// The caller orders the other direction: `d_params` must be final and
+// `d_grads` free to overwrite for work on `stream` (e.g. make `stream` wait
+// for the events of the comm stream's last all-reduce / optimizer step).
+//
+// Utilization: compute time is measured with CUDA events recorded on
+// `stream` around the step's kernels (after the input copies, before the
+// loss read-back): last_compute_seconds() is that device time of the last
+// ForwardBackward, including launch gaps between its kernels.
+//
+// Built with --config=cuda this is the real model (cuda_mlp.cc); without it
+// Create returns UNIMPLEMENTED "built without CUDA (bazel build
+// --config=cuda)", so this header needs no CUDA headers (handles are opaque,
+// cuda_handles.h). Thread-compatible: one instance per worker thread.
+#ifndef RINGSIDE_MODELS_CUDA_CUDA_MLP_H_
+#define RINGSIDE_MODELS_CUDA_CUDA_MLP_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "models/cuda/cuda_handles.h"
+#include "models/dataset.h"
+#include "models/model.h"
+#include "models/tensor_layout.h"
+
+namespace ringside {
+
+class CudaMlp {
+ public:
+  // widths: input, hidden..., classes (>= 2 entries, each in [1, 2^31)).
+  // `device`: CUDA device index. Blocking (creates the cuBLAS handle and
+  // events). Errors: INVALID_ARGUMENT on bad widths; CUDA's and cuBLAS's
+  // own (UNAVAILABLE "...cudaErrorInsufficientDriver..." without a GPU).
+  static absl::StatusOr<std::unique_ptr<CudaMlp>> Create(
+      std::vector<int64_t> widths, int device = 0);
+
+  virtual ~CudaMlp() = default;
+
+  virtual const TensorLayout& layout() const = 0;
+  virtual int device() const = 0;
+
+  // The CPU Mlp's seeded initial parameters, into host memory (same seed =>
+  // same bits as Mlp::InitParams). Aborts if the size is wrong.
+  virtual void InitParams(uint64_t seed,
+                          absl::Span<float> host_params) const = 0;
+  // The same, copied into the device buffer `d_params`. Blocking.
+  virtual absl::Status InitDeviceParams(uint64_t seed,
+                                        float* d_params) const = 0;
+
+  // Forward and backward of `batch` (host memory; copied in) under the
+  // device parameters `d_params`; writes d(mean loss)/d(params) into the
+  // device buffer `d_grads` (every element) and returns the mean loss.
+  // Calls on_ready (may be empty) as described above. Blocking: returns once
+  // the step's work on `stream` has finished (the loss is read back).
+  // Errors: INVALID_ARGUMENT if the batch does not fit the model or a
+  // pointer is null; CUDA/cuBLAS errors with their message (a fault in a
+  // kernel shows up here). After an error the gradients are undefined and
+  // some on_ready calls may have happened.
+  virtual absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, const float* d_params, float* d_grads,
+      const GradientReadyFn& on_ready, CudaStream stream) = 0;
+
+  // Mean loss of `batch` under `d_params`; no gradients, no timing.
+  // Blocking, like ForwardBackward.
+  virtual absl::StatusOr<double> Evaluate(const Batch& batch,
+                                          const float* d_params,
+                                          CudaStream stream) = 0;
+
+  // The event recorded after the kernels producing gradient `tensor` (see
+  // above). Owned by the model, valid for its lifetime. Requires
+  // 0 <= tensor < layout().num_tensors().
+  virtual CudaEvent grad_ready_event(int tensor) const = 0;
+
+  // Device time of the last ForwardBackward's kernels, seconds (0 before
+  // the first).
+  virtual double last_compute_seconds() const = 0;
+
+  // As Mlp::FlopsPerExample.
+  virtual double FlopsPerExample() const = 0;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_MODELS_CUDA_CUDA_MLP_H_
