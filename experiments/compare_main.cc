@@ -1,7 +1,9 @@
 // compare: runs the baseline (1 worker) and then every other strategy with
 // N workers on this machine, and prints the table of the GPT-2 data-parallel
 // study (see report.h). Writes compare.md, compare.csv and compare.json to
-// --out_dir. Flags after -- go to every worker.
+// --out_dir, and with --timeline one Chrome-trace timeline per strategy,
+// timeline_<strategy>.json (open in ui.perfetto.dev). Flags after -- go to
+// every worker.
 //
 //   compare --workers=4 --servers=4 --strategies=baseline,sps,dps
 //     --steps=40 -- --lr=0.05
@@ -43,6 +45,9 @@ ABSL_FLAG(bool, verbose, false,
           "the failing process's last lines.");
 ABSL_FLAG(std::string, out_dir, "out",
           "Directory for compare.md, compare.csv, compare.json (created).");
+ABSL_FLAG(bool, timeline, false,
+          "Also write <out_dir>/timeline_<strategy>.json per strategy run: a "
+          "Chrome-trace timeline of every worker (ui.perfetto.dev).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
           "Wall-time limit of each strategy's run.");
 ABSL_FLAG(std::string, ps_server_bin, "",
@@ -137,6 +142,20 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
     ps_server_bin = *ps;
   }
 
+  std::filesystem::path dir = absl::GetFlag(FLAGS_out_dir);
+  // Under `bazel run` the process runs in its runfiles tree; a relative
+  // --out_dir means relative to where the user typed the command.
+  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+      dir.is_relative() && cwd != nullptr) {
+    dir = std::filesystem::path(cwd) / dir;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return fail(absl::InternalError(
+        absl::StrCat("cannot create ", dir.string(), ": ", ec.message())));
+  }
+
   const int n = absl::GetFlag(FLAGS_workers);
   const int k = absl::GetFlag(FLAGS_servers);
   const unsigned cores = std::thread::hardware_concurrency();
@@ -163,6 +182,11 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
     options.worker_args = worker_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
     options.relay_stderr = absl::GetFlag(FLAGS_verbose);
+    if (absl::GetFlag(FLAGS_timeline)) {
+      options.timeline = std::filesystem::absolute(
+                             dir / absl::StrCat("timeline_", s.name, ".json"))
+                             .string();
+    }
     std::fprintf(stderr, "[%zu/%zu] %s: %s, %s\n", i + 1, plan->size(),
                  s.name.c_str(), Count(options.num_workers, "worker").c_str(),
                  Count(options.num_servers, "server").c_str());
@@ -192,6 +216,7 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
                     {"wall_s", result->wall_s},
                     {"warnings", result->warnings},
                     {"finals", result->finals}});
+    if (!options.timeline.empty()) runs.back()["timeline"] = options.timeline;
     const int procs = options.num_workers + options.num_servers;
     if (cores > 0 && procs > static_cast<int>(cores)) {
       notes.push_back(absl::StrCat(
@@ -211,19 +236,6 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
   std::printf("%s", markdown.c_str());
   std::fflush(stdout);
 
-  std::filesystem::path dir = absl::GetFlag(FLAGS_out_dir);
-  // Under `bazel run` the process runs in its runfiles tree; a relative
-  // --out_dir means relative to where the user typed the command.
-  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-      dir.is_relative() && cwd != nullptr) {
-    dir = std::filesystem::path(cwd) / dir;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return fail(absl::InternalError(
-        absl::StrCat("cannot create ", dir.string(), ": ", ec.message())));
-  }
   json config = {{"workers", n},
                  {"servers", k},
                  {"steps", absl::GetFlag(FLAGS_steps)},
@@ -243,8 +255,9 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
         WriteFile(dir / "compare.json", all.dump(2) + "\n")}) {
     if (!s.ok()) return fail(s);
   }
-  std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}\n",
-               dir.string().c_str());
+  std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}%s\n",
+               dir.string().c_str(),
+               absl::GetFlag(FLAGS_timeline) ? " and timeline_*.json" : "");
   return failures.empty() ? 0 : 1;
 }
 

@@ -2,10 +2,15 @@
 // and echoes the workers' JSON lines to stdout, each with its "rank".
 //
 //   launch --strategy=sps --workers=4 [--servers=K] --steps=40
-//     --batch_size=32 -- --model=mlp --lr=0.1   # after --: to workers
+//     --batch_size=32 [--timeline=t.json] -- --model=mlp --lr=0.1
+//   (after --: flags for every worker)
 //
+// --timeline=PATH writes one Chrome-trace timeline of every worker (merged
+// from per-rank parts PATH.rank<r>.json); open it in ui.perfetto.dev.
 // Exits 1 with the failing process's message if any process fails.
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -33,6 +38,9 @@ ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
           "worker binary; default: worker/worker from the runfiles.");
+ABSL_FLAG(std::string, timeline, "",
+          "Write the job's Chrome-trace timeline (all workers, merged) here; "
+          "open it in ui.perfetto.dev. Empty: none.");
 
 namespace ringside {
 namespace {
@@ -72,6 +80,17 @@ absl::StatusOr<int> NumServers(const StrategyInfo& info, int flag) {
       return flag < 0 ? 1 : flag;
   }
   return 0;
+}
+
+// `path` made absolute; a relative path is relative to where the user typed
+// the command (under `bazel run` we run in the runfiles tree).
+std::string FromUserDirectory(const std::string& path) {
+  std::filesystem::path p = path;
+  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+      p.is_relative() && cwd != nullptr) {
+    p = std::filesystem::path(cwd) / p;
+  }
+  return std::filesystem::absolute(p).string();
 }
 
 // The worker's line as printed, with "rank":r first if it has no rank.
@@ -121,6 +140,9 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   options.rendezvous = info->store;
   options.num_servers = *servers;
   options.deadline = absl::GetFlag(FLAGS_deadline);
+  if (const std::string t = absl::GetFlag(FLAGS_timeline); !t.empty()) {
+    options.timeline = FromUserDirectory(t);
+  }
   options.worker_args = {
       absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
       absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size))};
@@ -139,6 +161,10 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   std::fprintf(stderr, "launch: %s finished: %d workers, %d servers, %.2f s\n",
                strategy.c_str(), options.num_workers, options.num_servers,
                result->wall_s);
+  if (!options.timeline.empty()) {
+    std::fprintf(stderr, "launch: timeline %s (open in ui.perfetto.dev)\n",
+                 options.timeline.c_str());
+  }
   return absl::OkStatus();
 }
 

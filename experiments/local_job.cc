@@ -2,13 +2,16 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
+#include <system_error>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/stopwatch.h"
+#include "common/timeline.h"
 #include "experiments/process_group.h"
 #include "tools/cpp/runfiles/runfiles.h"
 
@@ -49,6 +52,42 @@ absl::Status Validate(const LocalJobOptions& o) {
   }
   if (o.num_servers > 0 && o.ps_server_bin.empty()) {
     return absl::InvalidArgumentError("num_servers > 0 but no ps_server_bin");
+  }
+  if (!o.timeline.empty()) {
+    std::filesystem::path dir = std::filesystem::path(o.timeline).parent_path();
+    if (dir.empty()) dir = ".";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec) ||
+        access(dir.c_str(), W_OK) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot write timeline ", o.timeline, ": ", dir.string(),
+                       " is not a writable folder"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Merges the workers' timeline parts into o.timeline and deletes them.
+// After a failed job (`job_ok` false) only the parts that exist are merged.
+absl::Status MergeTimelineParts(const LocalJobOptions& o, bool job_ok) {
+  std::vector<std::string> parts;
+  for (int rank = 0; rank < o.num_workers; ++rank) {
+    const std::string part = TimelinePartPath(o.timeline, rank);
+    std::error_code ec;
+    if (job_ok || std::filesystem::exists(part, ec)) parts.push_back(part);
+  }
+  if (parts.empty()) {
+    return absl::NotFoundError(absl::StrCat("no worker wrote a timeline part ",
+                                            TimelinePartPath(o.timeline, -1)));
+  }
+  if (absl::Status s = MergeTimelines(parts, o.timeline); !s.ok()) {
+    return absl::Status(
+        s.code(), absl::StrCat("merging the workers' timelines: ", s.message(),
+                               " (parts kept)"));
+  }
+  for (const std::string& part : parts) {
+    std::error_code ec;
+    std::filesystem::remove(part, ec);
   }
   return absl::OkStatus();
 }
@@ -121,16 +160,14 @@ absl::Status StartServers(const LocalJobOptions& o, ProcessGroup& group,
   return error;
 }
 
-}  // namespace
-
-absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
-  if (absl::Status s = Validate(o); !s.ok()) return s;
+// Runs the processes of a validated job; every child has exited or been
+// killed when it returns.
+absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
   ProcessGroupOptions group_options;
   group_options.deadline = o.deadline;
   group_options.kill_grace = o.kill_grace;
   group_options.relay_stderr = o.relay_stderr;
   ProcessGroup group(group_options);
-  LocalJobResult result;
   result.finals.assign(o.num_workers, json());
   result.steps.assign(o.num_workers, {});
   const Stopwatch clock;
@@ -158,6 +195,10 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
     if (o.rendezvous) {
       spec.argv.push_back(absl::StrCat("--master_addr=", o.host));
       spec.argv.push_back(absl::StrCat("--master_port=", master_port));
+    }
+    if (!o.timeline.empty()) {
+      spec.argv.push_back(
+          absl::StrCat("--timeline=", TimelinePartPath(o.timeline, -1)));
     }
     spec.argv.insert(spec.argv.end(), o.worker_args.begin(),
                      o.worker_args.end());
@@ -227,7 +268,33 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
                        " after the workers finished and was terminated"));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
+  if (absl::Status s = Validate(o); !s.ok()) return s;
+  LocalJobResult result;
+  const absl::Status job = RunJob(o, result);
+  if (!o.timeline.empty()) {
+    const absl::Status merged = MergeTimelineParts(o, job.ok());
+    if (job.ok() && !merged.ok()) return merged;
+    if (!job.ok()) {
+      ToStderr("timeline", merged.ok()
+                               ? absl::StrCat("merged what the failed job's "
+                                              "workers wrote into ",
+                                              o.timeline)
+                               : std::string(merged.message()));
+    }
+  }
+  if (!job.ok()) return job;
   return result;
+}
+
+std::string TimelinePartPath(const std::string& timeline, int rank) {
+  return absl::StrCat(timeline, ".rank",
+                      rank < 0 ? "{rank}" : absl::StrCat(rank), ".json");
 }
 
 absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(

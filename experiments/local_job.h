@@ -3,7 +3,8 @@
 // Servers start first on port 0; their {"event":"listening","port":P} lines
 // give the ports that the workers then get as --servers=host:P,... Every
 // worker's JSON-lines records are collected; any failing process fails the
-// whole job (see ProcessGroup).
+// whole job (see ProcessGroup). With a timeline, every worker writes its own
+// Chrome-trace part and the parts are merged into one file at the end.
 //
 // Thread-safety: RunLocalJob and ListStrategies are blocking and may run on
 // several threads at once (each call owns its processes); the on_record
@@ -59,6 +60,13 @@ struct LocalJobOptions {
   // {"event":"rendezvous","master_port":P} the other ranks start with
   // --master_port=P (race-free port choice). Default false.
   bool rendezvous = false;
+  // Where to write the job's Chrome-trace timeline (common/timeline.h;
+  // opens in ui.perfetto.dev). Each worker gets --timeline=
+  // TimelinePartPath(timeline, rank) (before worker_args); once the workers
+  // have exited the parts are merged into this path and deleted. If the job
+  // fails, whatever parts exist are merged on a best-effort basis (kept when
+  // that fails). Its folder must exist. Default empty: no timeline.
+  std::string timeline;
   // Keep every "step" record in LocalJobResult::steps. Default false.
   bool keep_steps = false;
   // Relay the processes' stderr to ours, prefixed "[label] ". Default true.
@@ -85,10 +93,16 @@ struct LocalJobResult {
 };
 
 // Runs the job to completion. Blocking. Fails with INVALID_ARGUMENT on bad
-// options, with the ProcessGroup error (INTERNAL naming the process, or
-// DEADLINE_EXCEEDED) when a process fails or time runs out, and with
-// DATA_LOSS when a worker exits 0 without a final record.
+// options (an unwritable timeline folder included), with the ProcessGroup
+// error (INTERNAL naming the process, or DEADLINE_EXCEEDED) when a process
+// fails or time runs out, with DATA_LOSS when a worker exits 0 without a
+// final record, and with the MergeTimelines error when the timeline parts
+// of a successful job cannot be merged.
 absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& options);
+
+// The part of `timeline` that worker `rank` writes: "<timeline>.rank<r>.json"
+// (rank < 0: "<timeline>.rank{rank}.json", the worker flag's pattern).
+std::string TimelinePartPath(const std::string& timeline, int rank);
 
 // How many servers a strategy needs, as `worker --list_strategies` says.
 enum class ServerKind { kNone, kOne, kSharded };

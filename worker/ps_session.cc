@@ -2,9 +2,13 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
+#include "common/stopwatch.h"
 
 namespace ringside {
 
@@ -110,6 +114,15 @@ absl::Status PsSession::Connect() {
                            .status());
   }
   pending_.resize(chunks_.size());
+  for (int s = 0; s < k; ++s) {
+    first_chunk_.push_back(
+        s == 0 ? 0 : first_chunk_[s - 1] + chunks_per_server_[s - 1]);
+    push_lanes_.push_back(absl::StrCat("shard ", s, " push"));
+    pull_lanes_.push_back(absl::StrCat("shard ", s, " pull"));
+  }
+  tensor_ready_s_.assign(context_.layout.num_tensors(), -1.0);
+  chunk_pushed_s_.assign(chunks_.size(), -1.0);
+  chunk_pulled_s_.assign(chunks_.size(), -1.0);
   return absl::OkStatus();
 }
 
@@ -118,6 +131,11 @@ void PsSession::BeginStep(int64_t step) {
   step_ = step;
   for (size_t c = 0; c < chunks_.size(); ++c) {
     pending_[c] = chunks_[c].num_tensors;
+  }
+  if (context_.options.timeline != nullptr) {
+    std::fill(tensor_ready_s_.begin(), tensor_ready_s_.end(), -1.0);
+    std::fill(chunk_pushed_s_.begin(), chunk_pushed_s_.end(), -1.0);
+    std::fill(chunk_pulled_s_.begin(), chunk_pulled_s_.end(), -1.0);
   }
   // Every entry exists before any thread starts: the threads get their own
   // ServerStep and never read step_state_, which must not change under them.
@@ -143,12 +161,16 @@ void PsSession::Enqueue(int chunk) {
 void PsSession::OnGradientReady(int tensor_index) {
   if (!overlap_) return;
   if (!in_step_) BeginStep(step_);
+  if (context_.options.timeline != nullptr) {
+    tensor_ready_s_[tensor_index] = NowSeconds();
+  }
   for (int c : tensor_chunks_[tensor_index]) {
     if (--pending_[c] == 0) Enqueue(c);
   }
 }
 
 void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
+  Timeline* const timeline = context_.options.timeline;
   std::unique_ptr<PsShardClient::PushStream> stream =
       servers_[server]->OpenPush(context_.rank, step,
                                  absl::Now() + context_.options.rpc_timeout);
@@ -167,18 +189,68 @@ void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
       q.chunks.pop_front();
     }
     if (!status.ok()) continue;  // drain after an error
-    status = stream->Write(chunks_[chunk].range, context_.grads);
-    if (status.ok()) state.bytes_sent += chunks_[chunk].range.size() * 4;
+    const KeyRange& range = chunks_[chunk].range;
+    const double write_start = timeline ? NowSeconds() : 0.0;
+    status = stream->Write(range, context_.grads);
+    if (!status.ok()) continue;
+    state.bytes_sent += range.size() * 4;
+    if (timeline != nullptr) {
+      const double written = NowSeconds();
+      chunk_pushed_s_[chunk] = written;
+      timeline->Span(push_lanes_[server], "PUSH_CHUNK", write_start, written,
+                     {{"step", step},
+                      {"chunk", chunk - first_chunk_[server]},
+                      {"offset", range.begin},
+                      {"bytes", range.size() * 4}});
+    }
   }
+  const double close_start = timeline ? NowSeconds() : 0.0;
   absl::Status closed = stream->Close();
+  if (timeline != nullptr) {
+    timeline->Span(push_lanes_[server], "PUSH_ACK", close_start, NowSeconds(),
+                   {{"step", step}});
+  }
   state.push_status = status.ok() ? closed : status;
   if (!state.push_status.ok()) servers_[server]->CancelPull();
 }
 
+std::pair<int, int> PsSession::ChunksIn(int server, int64_t offset,
+                                        int64_t elements) const {
+  const auto first = chunks_.begin() + first_chunk_[server];
+  const auto last = first + chunks_per_server_[server];
+  const auto begin = std::partition_point(
+      first, last, [offset](const Chunk& c) { return c.range.end <= offset; });
+  const auto end =
+      std::partition_point(begin, last, [offset, elements](const Chunk& c) {
+        return c.range.begin < offset + elements;
+      });
+  return {static_cast<int>(begin - chunks_.begin()),
+          static_cast<int>(end - chunks_.begin())};
+}
+
 void PsSession::PullLoop(int server, int64_t version, ServerStep& state) {
+  Timeline* const timeline = context_.options.timeline;
+  PsShardClient::ChunkInPlaceFn on_chunk;
+  double previous = 0.0;
+  if (timeline != nullptr) {
+    state.pull_start_s = previous = NowSeconds();
+    on_chunk = [this, timeline, server, version, &previous](int64_t offset,
+                                                            int64_t elements) {
+      const double now = NowSeconds();
+      const auto [begin, end] = ChunksIn(server, offset, elements);
+      for (int c = begin; c < end; ++c) chunk_pulled_s_[c] = now;
+      timeline->Span(pull_lanes_[server], "PULL_CHUNK", previous, now,
+                     {{"step", version - 1},
+                      {"version", version},
+                      {"chunk", begin - first_chunk_[server]},
+                      {"offset", offset},
+                      {"bytes", elements * 4}});
+      previous = now;
+    };
+  }
   absl::StatusOr<int64_t> bytes = servers_[server]->Pull(
       context_.rank, version, chunks_per_server_[server], context_.params,
-      absl::Now() + context_.options.rpc_timeout);
+      absl::Now() + context_.options.rpc_timeout, on_chunk);
   if (bytes.ok()) {
     state.bytes_received = *bytes;
   } else {
@@ -193,6 +265,9 @@ absl::StatusOr<StepStats> PsSession::FinishStep(int64_t step) {
         absl::StrCat("FinishStep(", step, ") during step ", step_));
   }
   if (!overlap_) {
+    if (context_.options.timeline != nullptr) {
+      std::fill(tensor_ready_s_.begin(), tensor_ready_s_.end(), NowSeconds());
+    }
     // Last layer first, as backward produced them.
     for (int c = static_cast<int>(chunks_.size()) - 1; c >= 0; --c) {
       Enqueue(c);
@@ -216,11 +291,42 @@ absl::StatusOr<StepStats> PsSession::FinishStep(int64_t step) {
     stats.bytes_sent += s->bytes_sent;
     stats.bytes_received += s->bytes_received;
   }
+  RecordTensorSpans(step);
   step_state_.clear();
   in_step_ = false;
   step_ = step + 1;
   if (!first_error.ok()) return first_error;
   return stats;
+}
+
+void PsSession::RecordTensorSpans(int64_t step) {
+  Timeline* const timeline = context_.options.timeline;
+  if (timeline == nullptr) return;
+  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+    const std::vector<int>& chunks = tensor_chunks_[t];
+    if (chunks.empty()) continue;
+    double pushed = -1.0, pulled = -1.0;
+    double requested = std::numeric_limits<double>::infinity();
+    bool all_pushed = true, all_pulled = true;
+    for (int c : chunks) {
+      all_pushed = all_pushed && chunk_pushed_s_[c] >= 0.0;
+      all_pulled = all_pulled && chunk_pulled_s_[c] >= 0.0;
+      pushed = std::max(pushed, chunk_pushed_s_[c]);
+      pulled = std::max(pulled, chunk_pulled_s_[c]);
+      requested =
+          std::min(requested, step_state_[chunks_[c].server]->pull_start_s);
+    }
+    const TensorSpec& spec = context_.layout.tensor(t);
+    const int64_t bytes = spec.size * 4;
+    if (all_pushed && tensor_ready_s_[t] >= 0.0) {
+      timeline->Span(spec.name, "PUSH", tensor_ready_s_[t], pushed,
+                     {{"step", step}, {"bytes", bytes}});
+    }
+    if (all_pulled && requested >= 0.0) {
+      timeline->Span(spec.name, "PULL", requested, pulled,
+                     {{"step", step}, {"version", step + 1}, {"bytes", bytes}});
+    }
+  }
 }
 
 absl::Status PsSession::Shutdown() {

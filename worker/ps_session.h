@@ -9,6 +9,19 @@
 // tensor it touches has reported its gradient (OnGradientReady); otherwise
 // all chunks are pushed when backward ends.
 //
+// Timeline (SyncOptions::timeline, when set), per step:
+//   - on each tensor's lane, PUSH from when the session may push it
+//     (OnGradientReady with overlap, FinishStep without) until the last
+//     chunk holding it is written to its push stream, and PULL from the
+//     request of version t+1 until the last chunk holding it is in params;
+//   - on lane "shard K push", PUSH_CHUNK per chunk written (args: chunk,
+//     offset, bytes) and PUSH_ACK for closing the stream (server reply);
+//   - on lane "shard K pull", PULL_CHUNK per chunk received: from the
+//     previous chunk (or the request) until this one is in params.
+// Per-tensor spans are derived from per-chunk times, which each server's
+// threads write for their own chunks only; they are emitted after the
+// threads are joined. With no timeline the clock is not read.
+//
 // One push thread and one pull thread per server per step. Not thread-safe:
 // call from the worker's training thread only (the SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_PS_SESSION_H_
@@ -17,7 +30,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -64,6 +79,7 @@ class PsSession {
     std::thread pusher, puller;
     absl::Status push_status, pull_status;
     int64_t bytes_sent = 0, bytes_received = 0;
+    double pull_start_s = -1.0;  // timeline only: when the pull was requested
   };
 
   PsSession(const SyncContext& context, bool overlap);
@@ -72,6 +88,11 @@ class PsSession {
   void Enqueue(int chunk);
   void PushLoop(int server, int64_t step, ServerStep& state);
   void PullLoop(int server, int64_t version, ServerStep& state);
+  // The chunks of `server` overlapping [offset, offset + elements).
+  std::pair<int, int> ChunksIn(int server, int64_t offset,
+                               int64_t elements) const;
+  // Emits the per-tensor PUSH/PULL spans of the step (threads joined).
+  void RecordTensorSpans(int64_t step);
 
   SyncContext context_;
   bool overlap_;
@@ -81,6 +102,16 @@ class PsSession {
   std::vector<int> chunks_per_server_;
   std::vector<std::vector<int>> tensor_chunks_;  // tensor -> chunks
   std::vector<int> pending_;                     // per chunk, this step
+  std::vector<int> first_chunk_;                 // per server
+
+  // Timeline only. Lane names per server; per-step times (NowSeconds(), -1
+  // when not yet): tensor_ready_s_ written by the training thread,
+  // chunk_pushed_s_/chunk_pulled_s_ by the chunk's own server's threads
+  // (distinct elements), read after they are joined.
+  std::vector<std::string> push_lanes_, pull_lanes_;
+  std::vector<double> tensor_ready_s_;
+  std::vector<double> chunk_pushed_s_;
+  std::vector<double> chunk_pulled_s_;
 
   bool in_step_ = false;
   int64_t step_ = 0;

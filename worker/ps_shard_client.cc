@@ -118,7 +118,8 @@ std::unique_ptr<PsShardClient::PushStream> PsShardClient::OpenPush(
 absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
                                             int num_chunks,
                                             absl::Span<float> params,
-                                            absl::Time deadline) {
+                                            absl::Time deadline,
+                                            const ChunkInPlaceFn& on_chunk) {
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
   {
@@ -155,6 +156,7 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
                 chunk.data().size());
     bytes += chunk.data().size();
     ++received;
+    if (on_chunk) on_chunk(chunk.offset(), n);
   }
   grpc::Status s = reader->Finish();
   {

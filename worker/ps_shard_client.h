@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,9 +65,13 @@ class PsShardClient {
   // Pulls `version` of every chunk of this server into `params` (the whole
   // flat buffer; chunks land at their offsets), as the server makes them
   // ready. Expects exactly `num_chunks` chunks. Returns payload bytes.
+  // `on_chunk` (may be empty) runs on the calling thread once each chunk's
+  // elements [offset, offset + elements) are in place (e.g. for a timeline).
   // Cancel() from another thread aborts it.
+  using ChunkInPlaceFn = std::function<void(int64_t offset, int64_t elements)>;
   absl::StatusOr<int64_t> Pull(int rank, int64_t version, int num_chunks,
-                               absl::Span<float> params, absl::Time deadline);
+                               absl::Span<float> params, absl::Time deadline,
+                               const ChunkInPlaceFn& on_chunk = nullptr);
   void CancelPull();
 
   absl::Status Finish(int rank, absl::Time deadline);

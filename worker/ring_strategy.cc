@@ -41,13 +41,14 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
 }
 
 void RingStrategy::OnGradientReady(int tensor_index) {
+  const double now = context_.options.timeline ? NowSeconds() : 0.0;
   absl::MutexLock lock(&mu_);
-  queue_.push_back(tensor_index);
+  queue_.push_back({tensor_index, step_, now});
 }
 
 void RingStrategy::CommLoop() {
   while (true) {
-    int tensor = -1;
+    Queued item;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -55,16 +56,27 @@ void RingStrategy::CommLoop() {
       };
       mu_.Await(absl::Condition(&ready));
       if (stop_) return;
-      tensor = queue_.front();
+      item = queue_.front();
       queue_.pop_front();
       if (!error_.ok()) {  // the group is unusable after an error
         ++reduced_;
         continue;
       }
     }
+    Timeline* timeline = context_.options.timeline;
+    const double start = timeline ? NowSeconds() : 0.0;
+    const int tensor = item.tensor;
     absl::Status s = collective_->AllReduce(
         context_.layout.View(tensor, context_.grads), ReduceOp::kAverage,
         context_.options.rpc_timeout);
+    if (timeline != nullptr) {
+      const double end = NowSeconds();
+      const TensorSpec& spec = context_.layout.tensor(tensor);
+      const nlohmann::json args = {{"step", item.step},
+                                   {"bytes", spec.size * 4}};
+      timeline->Span(spec.name, "QUEUE", item.ready_s, start, args);
+      timeline->Span(spec.name, "ALLREDUCE", start, end, args);
+    }
     absl::MutexLock lock(&mu_);
     if (!s.ok() && error_.ok()) {
       error_ = Annotate(s, absl::StrCat("all-reduce of tensor ",
@@ -89,12 +101,16 @@ absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
           "called for every tensor?)"));
     }
     reduced_ = 0;
+    step_ = step + 1;
     if (!error_.ok()) return error_;
   }
-  Stopwatch watch;
+  const double optimizer_start = NowSeconds();
   optimizer_->Apply(0, context_.params, context_.grads, step + 1);
+  const double optimizer_end = NowSeconds();
+  RecordSpan(context_.options.timeline, "step", "OPTIMIZER", optimizer_start,
+             optimizer_end, {{"step", step}});
   StepStats stats;
-  stats.local_optimizer_s = watch.ElapsedSeconds();
+  stats.local_optimizer_s = optimizer_end - optimizer_start;
   // Ring all-reduce moves 2(n-1)/n of the buffer out of and into each rank.
   const int w = context_.world_size;
   stats.bytes_sent = stats.bytes_received =

@@ -6,6 +6,10 @@
 // model computes the earlier layers; FinishStep waits for the queue and then
 // every worker applies the optimizer locally, so all ranks hold
 // bit-identical parameters.
+// Timeline (SyncOptions::timeline, when set): per tensor, on a lane named
+// after it, QUEUE (OnGradientReady to the start of its all-reduce) and
+// ALLREDUCE (args of both: step, bytes); the local optimizer as OPTIMIZER
+// on lane "step". With no timeline the clock is not read.
 // Not thread-safe (SyncStrategy contract); owns one communication thread.
 #ifndef RINGSIDE_WORKER_RING_STRATEGY_H_
 #define RINGSIDE_WORKER_RING_STRATEGY_H_
@@ -32,6 +36,13 @@ class RingStrategy : public SyncStrategy {
   absl::Status Shutdown() override;
 
  private:
+  // A tensor waiting for the communication thread.
+  struct Queued {
+    int tensor = 0;
+    int64_t step = 0;
+    double ready_s = 0.0;  // NowSeconds() at OnGradientReady; timeline only
+  };
+
   void CommLoop();
   void StopThread();
 
@@ -42,8 +53,9 @@ class RingStrategy : public SyncStrategy {
   std::thread comm_thread_;
 
   absl::Mutex mu_;
-  std::deque<int> queue_ ABSL_GUARDED_BY(mu_);
-  int reduced_ ABSL_GUARDED_BY(mu_) = 0;  // tensors done this step
+  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
+  int reduced_ ABSL_GUARDED_BY(mu_) = 0;   // tensors done this step
+  int64_t step_ ABSL_GUARDED_BY(mu_) = 0;  // the step being reduced
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status error_ ABSL_GUARDED_BY(mu_);
 };

@@ -6,7 +6,10 @@
 // Rank and world size may instead come from torchrun (RANK, WORLD_SIZE),
 // Open MPI (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID/NTASKS).
 // stdout: one JSON object per line (step records, then a final record);
-// logs on stderr. Exit 0 on success, 2 on bad flags, 1 on failure.
+// logs on stderr. --timeline=PATH also writes a Chrome-trace timeline of
+// compute and communication ("{rank}" in PATH becomes the rank; open it in
+// ui.perfetto.dev). Exit 0 on success, 2 on bad flags (an unwritable
+// --timeline included), 1 on failure.
 #include <glog/logging.h>
 
 #include <Eigen/Core>
@@ -24,6 +27,7 @@
 #include "common/json_lines.h"
 #include "common/launch_env.h"
 #include "common/net_address.h"
+#include "common/timeline.h"
 #include "models/model_factory.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
@@ -102,6 +106,9 @@ ABSL_FLAG(double, stall_warning_s, 60,
 // Output.
 ABSL_FLAG(std::string, save_params, "",
           "Write the final parameters here (raw little-endian float32).");
+ABSL_FLAG(std::string, timeline, "",
+          "Write a Chrome-trace timeline (Perfetto) of this worker here; "
+          "\"{rank}\" is replaced by the rank. Empty: none.");
 
 namespace ringside {
 namespace {
@@ -215,6 +222,19 @@ int Run() {
     LOG(ERROR) << "bad flags: " << setup.status().message();
     return 2;
   }
+  // Opened before the strategy exists so that it outlives the strategy's
+  // threads; its destructor closes it on every early return.
+  std::unique_ptr<Timeline> timeline;
+  if (const std::string path = absl::GetFlag(FLAGS_timeline); !path.empty()) {
+    absl::StatusOr<std::unique_ptr<Timeline>> opened =
+        Timeline::Open(path, setup->rank.rank);
+    if (!opened.ok()) {
+      LOG(ERROR) << "bad flags: --timeline: " << opened.status().message();
+      return 2;
+    }
+    timeline = *std::move(opened);
+    setup->sync.timeline = timeline.get();
+  }
   absl::StatusOr<std::unique_ptr<SyncStrategy>> strategy =
       StrategyRegistry::Create(absl::GetFlag(FLAGS_strategy));
   if (!strategy.ok()) {
@@ -270,6 +290,12 @@ int Run() {
   const std::string save = absl::GetFlag(FLAGS_save_params);
   if (!save.empty()) {
     if (absl::Status s = SaveParams(save, result->params); !s.ok()) {
+      LOG(ERROR) << s;
+      return 1;
+    }
+  }
+  if (timeline != nullptr) {
+    if (absl::Status s = timeline->Close(); !s.ok()) {
       LOG(ERROR) << s;
       return 1;
     }

@@ -101,9 +101,11 @@ TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
   for (int r = 0; r < 2; ++r) {
     ChildSpec worker;
     worker.label = absl::StrCat("worker/", r);
+    // With a timeline on: recording must not change the result.
     worker.argv = WorkerArgv(
         {absl::StrCat("--strategy=", strategy), "--batch_size=8", servers_flag,
-         absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r)))});
+         absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r))),
+         absl::StrCat("--timeline=", TmpFile(strategy), ".{rank}.json")});
     // Rank and world size from torchrun's environment, as a launcher would.
     worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2",
                   absl::StrCat("MASTER_PORT=", master_port)};
@@ -143,6 +145,8 @@ TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
     EXPECT_EQ(finals[r]["strategy"], strategy);
     EXPECT_GT(finals[r]["bytes_sent"].get<int64_t>(), 0);
     EXPECT_GT(finals[r]["utilization"].get<double>(), 0.0);
+    std::ifstream timeline(TmpFile(absl::StrCat(strategy, ".", r, ".json")));
+    EXPECT_TRUE(nlohmann::json::accept(timeline)) << "rank " << r;
   }
 }
 
