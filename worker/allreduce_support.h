@@ -1,6 +1,7 @@
-// Pieces shared by the all-reduce strategies (ring, fusion): connecting a
-// CPU (Gloo) collective for the job, and the per-step report after every
-// rank has averaged its gradients and applied the optimizer locally.
+// Pieces shared by the strategies that apply the optimizer on every worker
+// (baseline, ring, fusion): connecting a CPU (Gloo) collective for the job,
+// and the per-step report after every rank has averaged its gradients and
+// applied the optimizer locally.
 #ifndef RINGSIDE_WORKER_ALLREDUCE_SUPPORT_H_
 #define RINGSIDE_WORKER_ALLREDUCE_SUPPORT_H_
 

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "common/stopwatch.h"
+#include "worker/allreduce_support.h"
 
 namespace ringside {
 
@@ -19,11 +19,8 @@ absl::Status BaselineStrategy::Init(const SyncContext& context) {
 }
 
 absl::StatusOr<StepStats> BaselineStrategy::FinishStep(int64_t step) {
-  Stopwatch watch;
-  optimizer_->Apply(0, context_.params, context_.grads, step + 1);
-  StepStats stats;
-  stats.local_optimizer_s = watch.ElapsedSeconds();
-  return stats;
+  // One worker: nothing to average, no bytes moved.
+  return ApplyAveragedGradients(context_, *optimizer_, step);
 }
 
 RINGSIDE_REGISTER_STRATEGY(BaselineStrategy, "baseline", ServerNeed::kNone,

@@ -2,9 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "collectives/gloo_collective.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/allreduce_support.h"
 
 namespace ringside {
 
@@ -12,24 +12,8 @@ RingStrategy::~RingStrategy() { StopThread(); }
 
 absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
-  Store* store = context.options.store;
-  if (store == nullptr) {
-    if (context.world_size > 1) {
-      return absl::FailedPreconditionError(
-          "ring needs the job's rendezvous store (--master_addr/--master_port"
-          " or MASTER_ADDR/MASTER_PORT)");
-    }
-    own_store_ = std::make_unique<InMemoryStore>();
-    store = own_store_.get();
-  }
-  GlooCollectiveOptions options;
-  options.host = context.options.transport_host;
-  options.algorithm = context.options.allreduce_algorithm;
-  options.connect_timeout = context.options.connect_timeout;
-  options.store_prefix = "ring";
-  RS_ASSIGN_OR_RETURN(
-      collective_,
-      CreateGlooCollective(*store, context.rank, context.world_size, options));
+  RS_ASSIGN_OR_RETURN(collective_,
+                      ConnectCpuCollective(context, "ring", &own_store_));
   RS_RETURN_IF_ERROR(Annotate(
       collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
@@ -104,18 +88,7 @@ absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
     step_ = step + 1;
     if (!error_.ok()) return error_;
   }
-  const double optimizer_start = NowSeconds();
-  optimizer_->Apply(0, context_.params, context_.grads, step + 1);
-  const double optimizer_end = NowSeconds();
-  RecordSpan(context_.options.timeline, "step", "OPTIMIZER", optimizer_start,
-             optimizer_end, {{"step", step}});
-  StepStats stats;
-  stats.local_optimizer_s = optimizer_end - optimizer_start;
-  // Ring all-reduce moves 2(n-1)/n of the buffer out of and into each rank.
-  const int w = context_.world_size;
-  stats.bytes_sent = stats.bytes_received =
-      context_.layout.total_bytes() * 2 * (w - 1) / w;
-  return stats;
+  return ApplyAveragedGradients(context_, *optimizer_, step);
 }
 
 void RingStrategy::StopThread() {
