@@ -24,8 +24,7 @@ GrpcStore::GrpcStore(std::string address, const GrpcStoreOptions& options)
   // Reconnect promptly once a late rank 0 starts listening.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  channel_ = grpc::CreateCustomChannel(
-      address_, grpc::InsecureChannelCredentials(), args);
+  channel_ = MakeChannel(address_, options_.security, args);
   stub_ = proto::Store::NewStub(channel_);
 }
 
@@ -36,12 +35,18 @@ absl::StatusOr<std::unique_ptr<GrpcStore>> GrpcStore::Connect(
     return absl::InvalidArgumentError(
         "GrpcStore: connect_timeout and rpc_timeout must be positive");
   }
+  if (absl::Status s = options.security.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GrpcStore: ", s.message()));
+  }
   std::unique_ptr<GrpcStore> store(new GrpcStore(server.ToString(), options));
   const absl::Time deadline = absl::Now() + options.connect_timeout;
   if (!store->channel_->WaitForConnected(absl::ToChronoTime(deadline))) {
     return absl::DeadlineExceededError(
         absl::StrCat("store at ", store->address_, " unreachable within ",
-                     absl::FormatDuration(options.connect_timeout)));
+                     absl::FormatDuration(options.connect_timeout),
+                     SecurityHint(grpc::StatusCode::UNAVAILABLE,
+                                  options.security)));
   }
   return store;
 }
@@ -55,13 +60,24 @@ void GrpcStore::Prepare(grpc::ClientContext* context,
 
 absl::Status GrpcStore::FromGrpc(const grpc::Status& s,
                                  absl::string_view rpc) const {
-  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
-      channel_->GetState(false) != GRPC_CHANNEL_READY) {
+  const bool connected = channel_->GetState(false) == GRPC_CHANNEL_READY;
+  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && !connected) {
     return absl::DeadlineExceededError(absl::StrCat(
         rpc, " on store ", address_,
-        ": store unreachable before the deadline (", s.error_message(), ")"));
+        ": store unreachable before the deadline (", s.error_message(), ")",
+        SecurityHint(s.error_code(), options_.security)));
   }
-  return FromGrpcStatus(s, absl::StrCat(rpc, " on store ", address_));
+  // What to check about the token or TLS when the call never got through.
+  const bool rejected =
+      s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+      (s.error_code() == grpc::StatusCode::UNAVAILABLE && !connected);
+  return FromGrpcStatus(
+      rejected ? grpc::Status(s.error_code(),
+                              absl::StrCat(s.error_message(),
+                                           SecurityHint(s.error_code(),
+                                                        options_.security)))
+               : s,
+      absl::StrCat(rpc, " on store ", address_));
 }
 
 absl::Status GrpcStore::Set(absl::string_view key, absl::string_view value) {

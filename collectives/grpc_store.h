@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "collectives/store.h"
+#include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "proto/store.grpc.pb.h"
 
@@ -36,13 +37,17 @@ struct GrpcStoreOptions {
   // (Set and Add have none), for the round trip and a busy server.
   // Default 10 s.
   absl::Duration rpc_timeout = absl::Seconds(10);
+  // Token and TLS of the job (common/grpc_credentials.h); every call
+  // carries the token. Default: insecure, no token.
+  GrpcSecurity security;
 };
 
 class GrpcStore : public Store {
  public:
   // Creates the channel and blocks until the server at `server` accepts a
   // connection or `options.connect_timeout` passes: then DEADLINE_EXCEEDED
-  // naming the address. INVALID_ARGUMENT on non-positive durations.
+  // naming the address (and what to check about TLS). INVALID_ARGUMENT on
+  // non-positive durations or invalid security options.
   static absl::StatusOr<std::unique_ptr<GrpcStore>> Connect(
       const HostPort& server, const GrpcStoreOptions& options = {});
 

@@ -60,12 +60,14 @@ absl::StatusOr<std::unique_ptr<JobRendezvous>> JobRendezvous::Join(
     StoreServerOptions server;
     server.host = options.listen_host;
     server.port = options.master_port;
+    server.security = options.security;
     RS_ASSIGN_OR_RETURN(r->server_, StoreServer::Start(server));
     r->store_ = &r->server_->store();
     r->port_ = r->server_->port();
   } else {
     GrpcStoreOptions client;
     client.connect_timeout = options.connect_timeout;
+    client.security = options.security;
     RS_ASSIGN_OR_RETURN(
         r->client_,
         GrpcStore::Connect({options.master_addr, options.master_port}, client));

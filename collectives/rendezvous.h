@@ -29,6 +29,10 @@ struct RendezvousOptions {
   std::string listen_host = "0.0.0.0";
   // How long ranks > 0 wait for rank 0's store. Default 30 s.
   absl::Duration connect_timeout = absl::Seconds(30);
+  // Token and TLS of the job: rank 0's store serves with them, the others
+  // connect with them (common/grpc_credentials.h). Default: insecure, no
+  // token.
+  GrpcSecurity security;
 
   absl::Status Validate(int rank) const;
 };

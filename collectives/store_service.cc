@@ -5,7 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/auth.h"
 #include "common/grpc_status.h"
+#include "common/status_macros.h"
 
 namespace ringside {
 namespace {
@@ -30,12 +32,18 @@ absl::Time WaitDeadline(grpc::ServerContext* context, int64_t timeout_ms) {
 grpc::Status StoreService::Set(grpc::ServerContext* context,
                                const proto::StoreSetRequest* request,
                                proto::StoreSetReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, auth_token_); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(store_->Set(request->key(), request->value()));
 }
 
 grpc::Status StoreService::Get(grpc::ServerContext* context,
                                const proto::StoreGetRequest* request,
                                proto::StoreGetReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, auth_token_); !a.ok()) {
+    return a;
+  }
   const absl::Time deadline = WaitDeadline(context, request->timeout_ms());
   absl::StatusOr<std::string> value =
       store_->Get(request->key(), deadline - absl::Now());
@@ -47,6 +55,9 @@ grpc::Status StoreService::Get(grpc::ServerContext* context,
 grpc::Status StoreService::Wait(grpc::ServerContext* context,
                                 const proto::StoreWaitRequest* request,
                                 proto::StoreWaitReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, auth_token_); !a.ok()) {
+    return a;
+  }
   const std::vector<std::string> keys(request->keys().begin(),
                                       request->keys().end());
   return ToGrpcStatus(
@@ -56,6 +67,9 @@ grpc::Status StoreService::Wait(grpc::ServerContext* context,
 grpc::Status StoreService::Add(grpc::ServerContext* context,
                                const proto::StoreAddRequest* request,
                                proto::StoreAddReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, auth_token_); !a.ok()) {
+    return a;
+  }
   absl::StatusOr<int64_t> value = store_->Add(request->key(), request->delta());
   if (!value.ok()) return ToGrpcStatus(value.status());
   reply->set_value(*value);
@@ -68,19 +82,24 @@ absl::StatusOr<std::unique_ptr<StoreServer>> StoreServer::Start(
     return absl::InvalidArgumentError(
         absl::StrCat("store server port must be 0..65535, got ", options.port));
   }
-  std::unique_ptr<StoreServer> server(new StoreServer);
+  RS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                      MakeServerCredentials(options.security));
+  std::unique_ptr<StoreServer> server(
+      new StoreServer(options.security.auth_token));
   const std::string address =
       options.host.find(':') != std::string::npos
           ? absl::StrCat("[", options.host, "]:", options.port)
           : absl::StrCat(options.host, ":", options.port);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                           &server->port_);
+  builder.AddListeningPort(address, credentials, &server->port_);
   builder.RegisterService(&server->service_);
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(
-        absl::StrCat("store server: cannot listen on ", address));
+        absl::StrCat("store server: cannot listen on ", address,
+                     options.security.tls
+                         ? " (or gRPC refused the TLS certificate/key)"
+                         : ""));
   }
   return server;
 }

@@ -7,6 +7,10 @@
 // timeout_ms passes or the call's deadline comes (whichever is first), so
 // the reply names the missing keys instead of a bare gRPC deadline.
 //
+// Every handler first checks the job's token (common/auth.h): a call
+// without it or with another one fails UNAUTHENTICATED without touching the
+// store.
+//
 // Thread-safe. StoreServer's destructor closes the store (waking blocked
 // calls) and shuts the server down.
 #ifndef RINGSIDE_COLLECTIVES_STORE_SERVICE_H_
@@ -16,18 +20,22 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collectives/in_memory_store.h"
+#include "common/grpc_credentials.h"
 #include "proto/store.grpc.pb.h"
 
 namespace ringside {
 
 class StoreService final : public proto::Store::Service {
  public:
-  // `store` is not owned and must outlive the service.
-  explicit StoreService(InMemoryStore* store) : store_(store) {}
+  // `store` is not owned and must outlive the service. `auth_token`: the
+  // token every call must carry; empty: none checked.
+  explicit StoreService(InMemoryStore* store, std::string auth_token = "")
+      : store_(store), auth_token_(std::move(auth_token)) {}
 
   grpc::Status Set(grpc::ServerContext* context,
                    const proto::StoreSetRequest* request,
@@ -44,6 +52,7 @@ class StoreService final : public proto::Store::Service {
 
  private:
   InMemoryStore* store_;
+  const std::string auth_token_;
 };
 
 struct StoreServerOptions {
@@ -52,12 +61,16 @@ struct StoreServerOptions {
   std::string host = "0.0.0.0";
   // Port; 0 lets the OS pick (read it back with port()). Default 0.
   int port = 0;
+  // Token and TLS of the job (common/grpc_credentials.h). Default:
+  // insecure, no token.
+  GrpcSecurity security;
 };
 
 class StoreServer {
  public:
   // Binds and starts serving a fresh, empty store. INVALID_ARGUMENT on a
-  // bad port, UNAVAILABLE if the address cannot be bound.
+  // bad port or bad TLS material, UNAVAILABLE if the address cannot be
+  // bound.
   static absl::StatusOr<std::unique_ptr<StoreServer>> Start(
       const StoreServerOptions& options);
   ~StoreServer();
@@ -70,7 +83,8 @@ class StoreServer {
   void Shutdown(absl::Duration grace);
 
  private:
-  StoreServer() : service_(&store_) {}
+  explicit StoreServer(std::string auth_token)
+      : service_(&store_, std::move(auth_token)) {}
   int port_ = 0;
   InMemoryStore store_;
   StoreService service_;

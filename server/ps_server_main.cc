@@ -1,6 +1,7 @@
 // ps_server: one parameter server process (one shard of the key space).
 //
 //   ps_server --port=P --num_workers=N [--shard=i --num_shards=K]
+//             [--auth_token_file=F] [--tls_cert=C --tls_key=K [--tls_ca=CA]]
 //
 // Prints {"event":"listening","port":P,"shard":i} on stdout once serving
 // (with --port=0 the OS picks P), then serves until every worker has called
@@ -23,6 +24,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/json_lines.h"
+#include "common/security_flags.h"
 #include "server/ps_server_runner.h"
 
 ABSL_FLAG(std::string, host, "0.0.0.0", "Address to listen on.");
@@ -71,6 +73,12 @@ int Run() {
   options.shard.num_shards = absl::GetFlag(FLAGS_num_shards);
   options.service.max_pull_wait =
       absl::Seconds(absl::GetFlag(FLAGS_max_pull_wait_s));
+  absl::StatusOr<GrpcSecurity> security = SecurityFromFlags();
+  if (!security.ok()) {
+    LOG(ERROR) << "bad flags: " << security.status().message();
+    return 2;
+  }
+  options.security = *std::move(security);
   absl::StatusOr<std::unique_ptr<PsServer>> server = PsServer::Start(options);
   if (!server.ok()) {
     LOG(ERROR) << server.status();
@@ -85,7 +93,7 @@ int Run() {
   LOG(INFO) << "parameter server shard " << options.shard.shard << "/"
             << options.shard.num_shards << " listening on port "
             << (*server)->port() << " for " << options.shard.num_workers
-            << " workers";
+            << " workers (" << options.security.Describe() << ")";
 
   const bool done = shard.WaitAllFinished(
       absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_max_job_s)));

@@ -16,23 +16,29 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
   if (options.max_message_mb < 1) {
     return absl::InvalidArgumentError("max_message_mb must be >= 1");
   }
+  RS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                      MakeServerCredentials(options.security));
   std::unique_ptr<PsServer> ps(new PsServer);
   ps->shard_ = std::make_unique<ParamShard>(options.shard);
-  ps->service_ = std::make_unique<ParameterServerService>(ps->shard_.get(),
-                                                          options.service);
+  PsServiceOptions service = options.service;
+  service.auth_token = options.security.auth_token;
+  ps->service_ =
+      std::make_unique<ParameterServerService>(ps->shard_.get(), service);
   const std::string address =
       options.host.find(':') != std::string::npos
           ? absl::StrCat("[", options.host, "]:", options.port)
           : absl::StrCat(options.host, ":", options.port);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                           &ps->port_);
+  builder.AddListeningPort(address, credentials, &ps->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_mb << 20);
   builder.SetMaxSendMessageSize(options.max_message_mb << 20);
   builder.RegisterService(ps->service_.get());
   ps->server_ = builder.BuildAndStart();
   if (ps->server_ == nullptr || ps->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", address));
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", address,
+        options.security.tls ? " (or gRPC refused the TLS certificate/key)"
+                             : ""));
   }
   return ps;
 }

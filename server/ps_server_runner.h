@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/grpc_credentials.h"
 #include "server/param_shard.h"
 #include "server/ps_service.h"
 
@@ -24,14 +25,17 @@ struct PsServerOptions {
   int port = 0;
   // Largest gRPC message accepted or sent (MiB); > chunk size.
   int max_message_mb = 64;
+  // Token and TLS of the job (common/grpc_credentials.h); the service checks
+  // the token on every call. Default: insecure, no token.
+  GrpcSecurity security;
   ParamShardOptions shard;
   PsServiceOptions service;
 };
 
 class PsServer {
  public:
-  // Binds and starts serving. INVALID_ARGUMENT on bad options, UNAVAILABLE
-  // if the address cannot be bound.
+  // Binds and starts serving. INVALID_ARGUMENT on bad options (bad TLS
+  // material included), UNAVAILABLE if the address cannot be bound.
   static absl::StatusOr<std::unique_ptr<PsServer>> Start(
       const PsServerOptions& options);
   ~PsServer();

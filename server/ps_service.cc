@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/auth.h"
 #include "common/grpc_status.h"
 
 namespace ringside {
@@ -20,8 +21,11 @@ absl::Time DeadlineOf(const grpc::ServerContext& context,
 }  // namespace
 
 grpc::Status ParameterServerService::Register(
-    grpc::ServerContext*, const proto::RegisterRequest* request,
+    grpc::ServerContext* context, const proto::RegisterRequest* request,
     proto::RegisterReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
+    return a;
+  }
   absl::StatusOr<TensorLayout> layout =
       TensorLayout::FromProto(request->layout());
   if (!layout.ok()) return ToGrpcStatus(layout.status());
@@ -41,8 +45,11 @@ grpc::Status ParameterServerService::Register(
 }
 
 grpc::Status ParameterServerService::PushInit(
-    grpc::ServerContext*, grpc::ServerReader<proto::ParamChunk>* reader,
+    grpc::ServerContext* context, grpc::ServerReader<proto::ParamChunk>* reader,
     proto::PushReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
+    return a;
+  }
   proto::ParamChunk chunk;
   int64_t accepted = 0;
   while (reader->Read(&chunk)) {
@@ -56,8 +63,11 @@ grpc::Status ParameterServerService::PushInit(
 }
 
 grpc::Status ParameterServerService::Push(
-    grpc::ServerContext*, grpc::ServerReader<proto::GradChunk>* reader,
+    grpc::ServerContext* context, grpc::ServerReader<proto::GradChunk>* reader,
     proto::PushReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
+    return a;
+  }
   proto::GradChunk chunk;
   int64_t accepted = 0;
   while (reader->Read(&chunk)) {
@@ -74,6 +84,9 @@ grpc::Status ParameterServerService::Push(
 grpc::Status ParameterServerService::Pull(
     grpc::ServerContext* context, const proto::PullRequest* request,
     grpc::ServerWriter<proto::ParamChunk>* writer) {
+  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
+    return a;
+  }
   absl::StatusOr<ParamShard::PullCursor> cursor =
       shard_->StartPull(request->rank(), request->version());
   if (!cursor.ok()) return ToGrpcStatus(cursor.status());
@@ -100,9 +113,12 @@ grpc::Status ParameterServerService::Pull(
   return grpc::Status::OK;
 }
 
-grpc::Status ParameterServerService::Finish(grpc::ServerContext*,
+grpc::Status ParameterServerService::Finish(grpc::ServerContext* context,
                                             const proto::FinishRequest* request,
                                             proto::FinishReply*) {
+  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
+    return a;
+  }
   return ToGrpcStatus(shard_->Finish(request->rank()));
 }
 

@@ -1,8 +1,13 @@
 // ParameterServerService: the gRPC edge of one ParamShard. Converts wire
 // messages to ParamShard calls and absl::Status to grpc::Status; holds no
-// state of its own. Thread-safe (gRPC calls handlers concurrently).
+// state of its own. Every handler first checks the job's token
+// (common/auth.h): a call without it or with another one fails
+// UNAUTHENTICATED before touching the shard.
+// Thread-safe (gRPC calls handlers concurrently).
 #ifndef RINGSIDE_SERVER_PS_SERVICE_H_
 #define RINGSIDE_SERVER_PS_SERVICE_H_
+
+#include <string>
 
 #include "absl/time/time.h"
 #include "proto/parameter_server.grpc.pb.h"
@@ -13,6 +18,9 @@ namespace ringside {
 struct PsServiceOptions {
   // Longest a Pull waits for a chunk when the client set no deadline.
   absl::Duration max_pull_wait = absl::Seconds(120);
+  // The job's token every call must carry; empty (default): none checked.
+  // PsServer sets it from PsServerOptions::security.
+  std::string auth_token;
 };
 
 class ParameterServerService final : public proto::ParameterServer::Service {

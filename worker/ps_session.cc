@@ -83,7 +83,8 @@ absl::Status PsSession::Connect() {
 
   const absl::Time connect_deadline = absl::Now() + options.connect_timeout;
   for (int s = 0; s < k; ++s) {
-    servers_.push_back(std::make_unique<PsShardClient>(options.servers[s]));
+    servers_.push_back(
+        std::make_unique<PsShardClient>(options.servers[s], options.security));
   }
   for (int s = 0; s < k; ++s) {
     RS_ASSIGN_OR_RETURN(KeyRange range,

@@ -24,23 +24,33 @@ grpc::ChannelArguments BulkChannelArguments() {
   return args;
 }
 
-PsShardClient::PsShardClient(const HostPort& server)
-    : address_(server.ToString()) {
-  channel_ = grpc::CreateCustomChannel(
-      address_, grpc::InsecureChannelCredentials(), BulkChannelArguments());
+PsShardClient::PsShardClient(const HostPort& server,
+                             const GrpcSecurity& security)
+    : address_(server.ToString()), security_(security) {
+  channel_ = MakeChannel(address_, security_, BulkChannelArguments());
   stub_ = proto::ParameterServer::NewStub(channel_);
 }
 
 absl::Status PsShardClient::FromGrpc(const grpc::Status& s,
                                      const char* rpc) const {
-  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
-      channel_->GetState(false) != GRPC_CHANNEL_READY) {
+  const bool connected = channel_->GetState(false) == GRPC_CHANNEL_READY;
+  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && !connected) {
     return absl::DeadlineExceededError(absl::StrCat(
         rpc, " to parameter server ", address_,
-        ": server unreachable before the deadline (", s.error_message(), ")"));
+        ": server unreachable before the deadline (", s.error_message(), ")",
+        SecurityHint(s.error_code(), security_)));
   }
-  return FromGrpcStatus(s,
-                        absl::StrCat(rpc, " to parameter server ", address_));
+  // What to check about the token or TLS when the call never got through.
+  const bool rejected =
+      s.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+      (s.error_code() == grpc::StatusCode::UNAVAILABLE && !connected);
+  return FromGrpcStatus(
+      rejected ? grpc::Status(s.error_code(),
+                              absl::StrCat(s.error_message(),
+                                           SecurityHint(s.error_code(),
+                                                        security_)))
+               : s,
+      absl::StrCat(rpc, " to parameter server ", address_));
 }
 
 absl::StatusOr<KeyRange> PsShardClient::Register(

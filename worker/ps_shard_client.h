@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "proto/parameter_server.grpc.pb.h"
 #include "server/partitioner.h"
@@ -25,9 +26,11 @@ namespace ringside {
 
 class PsShardClient {
  public:
-  // Creates the channel; does not connect yet (RPCs wait for the server up
-  // to their deadline).
-  explicit PsShardClient(const HostPort& server);
+  // Creates the channel with the job's token and TLS settings (every call
+  // carries the token); does not connect yet (RPCs wait for the server up
+  // to their deadline). Precondition: security.Validate() is OK.
+  explicit PsShardClient(const HostPort& server,
+                         const GrpcSecurity& security = {});
 
   const std::string& address() const { return address_; }
 
@@ -80,6 +83,7 @@ class PsShardClient {
   absl::Status FromGrpc(const grpc::Status& s, const char* rpc) const;
 
   std::string address_;
+  GrpcSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::ParameterServer::Stub> stub_;
 

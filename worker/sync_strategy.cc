@@ -33,6 +33,7 @@ absl::Status SyncOptions::Validate() const {
       connect_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("timeouts must be positive");
   }
+  if (absl::Status s = security.Validate(); !s.ok()) return s;
   return absl::OkStatus();
 }
 

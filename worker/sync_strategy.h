@@ -34,6 +34,7 @@
 #include "absl/types/span.h"
 #include "collectives/fusion/fusion_options.h"
 #include "collectives/store.h"
+#include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "common/timeline.h"
 #include "models/optimizer.h"
@@ -71,6 +72,10 @@ struct SyncOptions {
   // The fusion strategy's runtime knobs (its timeline and timeout are set
   // from the fields above).
   FusionOptions fusion;
+  // Token and TLS of the job's gRPC traffic (parameter servers and the
+  // rendezvous store; common/grpc_credentials.h). Default: insecure, no
+  // token.
+  GrpcSecurity security;
 
   absl::Status Validate() const;
 };

@@ -9,7 +9,8 @@
 // logs on stderr. --timeline=PATH also writes a Chrome-trace timeline of
 // compute and communication ("{rank}" in PATH becomes the rank; open it in
 // ui.perfetto.dev). Exit 0 on success, 2 on bad flags (an unwritable
-// --timeline included), 1 on failure.
+// --timeline included), 1 on failure. --auth_token_file and --tls_cert/
+// --tls_key/--tls_ca secure every RPC (common/security_flags.h).
 #include <glog/logging.h>
 
 #include <Eigen/Core>
@@ -27,6 +28,7 @@
 #include "common/json_lines.h"
 #include "common/launch_env.h"
 #include "common/net_address.h"
+#include "common/security_flags.h"
 #include "common/timeline.h"
 #include "models/model_factory.h"
 #include "worker/sync_strategy.h"
@@ -194,6 +196,9 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.fusion.stall_warning =
       absl::Seconds(absl::GetFlag(FLAGS_stall_warning_s));
   if (absl::Status v = s.sync.fusion.Validate(); !v.ok()) return v;
+  absl::StatusOr<GrpcSecurity> security = SecurityFromFlags();
+  if (!security.ok()) return security.status();
+  s.sync.security = *std::move(security);
   if (absl::Status v = s.sync.Validate(); !v.ok()) return v;
   s.trainer.batch_size = absl::GetFlag(FLAGS_batch_size);
   s.trainer.steps = absl::GetFlag(FLAGS_steps);
@@ -257,6 +262,7 @@ int Run() {
         absl::GetFlag(FLAGS_master_addr), absl::GetFlag(FLAGS_master_port));
     if (options.ok()) {
       options->connect_timeout = setup->sync.connect_timeout;
+      options->security = setup->sync.security;
     }
     absl::StatusOr<std::unique_ptr<JobRendezvous>> joined =
         options.ok()
