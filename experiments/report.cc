@@ -19,11 +19,6 @@ size_t MaxWorkers(const std::vector<ReportRow>& rows) {
   return n;
 }
 
-std::string Label(const ReportRow& row) {
-  return row.emulated ? absl::StrCat(row.display_name, " (emulated)")
-                      : row.display_name;
-}
-
 std::string Fixed(std::optional<double> v, int decimals) {
   return v ? absl::StrFormat("%.*f", decimals, *v) : "-";
 }
@@ -42,6 +37,8 @@ bool IsNumber(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number();
 }
 
+}  // namespace
+
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string out = "\"";
@@ -52,7 +49,41 @@ std::string CsvField(const std::string& s) {
   return out + "\"";
 }
 
-}  // namespace
+std::string ParallelTypeLabel(const ReportRow& row) {
+  return row.emulated ? absl::StrCat(row.display_name, " (emulated)")
+                      : row.display_name;
+}
+
+std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells) {
+  if (cells.empty()) return "";
+  std::vector<size_t> width(cells[0].size(), 3);
+  for (const auto& line : cells) {
+    for (size_t c = 0; c < line.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], line[c].size());
+    }
+  }
+  // First column left-aligned, the numeric ones right-aligned.
+  auto format_line = [&](const std::vector<std::string>& line) {
+    std::string out = "|";
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string cell = c < line.size() ? line[c] : "";
+      const std::string pad(width[c] - cell.size(), ' ');
+      absl::StrAppend(&out, " ", c == 0 ? cell + pad : pad + cell, " |");
+    }
+    return out + "\n";
+  };
+  std::string out = format_line(cells[0]);
+  out += "|";
+  for (size_t c = 0; c < width.size(); ++c) {
+    absl::StrAppend(&out, " ",
+                    c == 0 ? ":" + std::string(width[c] - 1, '-')
+                           : std::string(width[c] - 1, '-') + ":",
+                    " |");
+  }
+  out += "\n";
+  for (size_t i = 1; i < cells.size(); ++i) out += format_line(cells[i]);
+  return out;
+}
 
 std::string DisplayName(absl::string_view strategy) {
   if (strategy == "baseline") return "Baseline";
@@ -96,6 +127,12 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   if (IsNumber(finals[0], "eval_loss")) {
     row.eval_loss = finals[0]["eval_loss"].get<double>();
   }
+  if (finals[0].contains("device") && finals[0]["device"].is_string()) {
+    row.device = finals[0]["device"].get<std::string>();
+  }
+  if (finals[0].contains("model") && finals[0]["model"].is_string()) {
+    row.model = finals[0]["model"].get<std::string>();
+  }
   return row;
 }
 
@@ -130,7 +167,8 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
   const std::optional<double> base = BaselineThroughput(rows);
   std::vector<std::vector<std::string>> cells = {Headers(workers)};
   for (const ReportRow& r : rows) {
-    std::vector<std::string> line = {Label(r), absl::StrCat(r.prm_srv)};
+    std::vector<std::string> line = {ParallelTypeLabel(r),
+                                     absl::StrCat(r.prm_srv)};
     for (size_t w = 0; w < workers; ++w) {
       line.push_back(w < r.utilization.size()
                          ? absl::StrFormat("%.0f%%", 100 * r.utilization[w])
@@ -142,32 +180,7 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
     line.push_back(Fixed(ScalingEfficiency(r, base), 2));
     cells.push_back(std::move(line));
   }
-  std::vector<size_t> width(cells[0].size(), 3);
-  for (const auto& line : cells) {
-    for (size_t c = 0; c < line.size(); ++c) {
-      width[c] = std::max(width[c], line[c].size());
-    }
-  }
-  // First column left-aligned, the numeric ones right-aligned.
-  auto format_line = [&](const std::vector<std::string>& line) {
-    std::string out = "|";
-    for (size_t c = 0; c < line.size(); ++c) {
-      const std::string pad(width[c] - line[c].size(), ' ');
-      absl::StrAppend(&out, " ", c == 0 ? line[c] + pad : pad + line[c], " |");
-    }
-    return out + "\n";
-  };
-  std::string out = format_line(cells[0]);
-  out += "|";
-  for (size_t c = 0; c < width.size(); ++c) {
-    absl::StrAppend(&out, " ",
-                    c == 0 ? ":" + std::string(width[c] - 1, '-')
-                           : std::string(width[c] - 1, '-') + ":",
-                    " |");
-  }
-  out += "\n";
-  for (size_t i = 1; i < cells.size(); ++i) out += format_line(cells[i]);
-  return out;
+  return MarkdownGrid(cells);
 }
 
 std::string CsvTable(const std::vector<ReportRow>& rows) {
@@ -181,7 +194,8 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
   for (const ReportRow& r : rows) {
-    std::vector<std::string> f = {CsvField(r.strategy), CsvField(Label(r)),
+    std::vector<std::string> f = {CsvField(r.strategy),
+                                  CsvField(ParallelTypeLabel(r)),
                                   absl::StrCat(r.prm_srv)};
     for (size_t w = 0; w < workers; ++w) {
       f.push_back(w < r.utilization.size()
@@ -210,7 +224,7 @@ json JsonReport(const std::vector<ReportRow>& rows) {
     const std::optional<double> s = Speedup(r, base);
     const std::optional<double> e = ScalingEfficiency(r, base);
     out["rows"].push_back({{"strategy", r.strategy},
-                           {"parallel_type", Label(r)},
+                           {"parallel_type", ParallelTypeLabel(r)},
                            {"prm_srv", r.prm_srv},
                            {"workers", r.utilization.size()},
                            {"utilization", r.utilization},

@@ -32,11 +32,28 @@ struct ReportRow {
   double throughput = 0;            // global samples/s (rank 0's value)
   double eval_loss = 0;             // rank 0's final evaluation loss
   bool emulated = false;            // any worker ran emulated compute
+  std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
+  std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
+
+  int workers() const { return static_cast<int>(utilization.size()); }
 };
 
 // "Baseline", "SPS", "DPS", "Ring", "Fusion" for the known names; other
 // names get their first letter capitalized.
 std::string DisplayName(absl::string_view strategy);
+
+// The row's "Parallel type" cell: display_name, plus " (emulated)" when the
+// row ran emulated compute.
+std::string ParallelTypeLabel(const ReportRow& row);
+
+// Markdown table of `cells` (cells[0] = header; every line as long as the
+// header): columns padded to equal width (at least 3), the first
+// left-aligned, the others right-aligned; ends in '\n'.
+std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells);
+
+// `s` as one CSV field: quoted (with '"' doubled) when it holds a comma, a
+// quote or a newline; unchanged otherwise.
+std::string CsvField(const std::string& s);
 
 // Builds a row from the workers' "final" records (index = rank). Fails with
 // INVALID_ARGUMENT when there are none or a record lacks a numeric

@@ -108,6 +108,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"utilization", 0.6},
                                      {"throughput", 250.0},
                                      {"eval_loss", 0.25},
+                                     {"device", "cuda"},
+                                     {"model", "synthetic:gpt2"},
                                      {"emulated", false}},
                                     {{"event", "final"},
                                      {"rank", 1},
@@ -123,6 +125,24 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_DOUBLE_EQ(row->throughput, 250.0);
   EXPECT_DOUBLE_EQ(row->eval_loss, 0.25);
   EXPECT_TRUE(row->emulated);
+  EXPECT_EQ(row->device, "cuda");
+  EXPECT_EQ(row->model, "synthetic:gpt2");
+  EXPECT_EQ(row->workers(), 2);
+  EXPECT_EQ(ParallelTypeLabel(*row), "Ring (emulated)");
+}
+
+TEST(ReportTest, MarkdownGridPadsAndAligns) {
+  EXPECT_EQ(MarkdownGrid({{"a", "bb"}, {"long name", "1"}}),
+            "| a         |  bb |\n"
+            "| :-------- | --: |\n"
+            "| long name |   1 |\n");
+  EXPECT_EQ(MarkdownGrid({}), "");
+}
+
+TEST(ReportTest, CsvFieldQuotes) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
 }
 
 TEST(ReportTest, RowFromFinalsRejectsIncompleteRecords) {
