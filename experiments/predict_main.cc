@@ -1,0 +1,172 @@
+// predict: the cost model (experiments/cost_model.h) for n = 1, 2, 4, ...
+// up to --max_workers, one row per strategy and worker count.
+//
+//   predict --profile=resnet50 --compute_ms=100 --bandwidth_gbps=25
+//           --latency_us=5 --servers=4 [--json_out=predict.json]
+//
+// M and T come from the gradient profile (float32: M = 4 · parameters) or
+// from --model_bytes / --tensors, which override it. stdout: the inputs and
+// two markdown tables (speedup by n; step/comm/utilization details).
+// --json_out also writes them as one JSON object on one line. Exit 0 on
+// success, 2 on bad flags, 1 when --json_out cannot be written.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/json_lines.h"
+#include "experiments/cost_model.h"
+#include "models/gradient_profiles.h"
+
+ABSL_FLAG(std::string, profile, "resnet50",
+          "Gradient profile giving M and T (resnet50, vgg16, bert-base, "
+          "gpt2); empty: give --model_bytes and --tensors.");
+ABSL_FLAG(int64_t, model_bytes, 0,
+          "M: gradient bytes per step; > 0 overrides the profile's.");
+ABSL_FLAG(int64_t, tensors, 0,
+          "T: gradient tensors; > 0 overrides the profile's.");
+ABSL_FLAG(double, compute_ms, 100,
+          "t_c: forward + backward + optimizer time of one step (ms, > 0).");
+ABSL_FLAG(double, bandwidth_gbps, 25, "B: bandwidth of every link (Gbit/s).");
+ABSL_FLAG(double, latency_us, 5, "alpha: latency of one message (us).");
+ABSL_FLAG(int64_t, servers, 4, "K: parameter servers of dps (sps has 1).");
+ABSL_FLAG(int64_t, fusion_threshold_bytes, int64_t{64} << 20,
+          "F: fusion buffer size (bytes); 0 = one all-reduce per tensor.");
+ABSL_FLAG(double, cycle_time_ms, 1.0, "tau: fusion cycle time (ms).");
+ABSL_FLAG(double, overlap, 0,
+          "Share of compute that communication can hide behind, in [0, 1].");
+ABSL_FLAG(bool, ps_push_pull_overlap, true,
+          "Parameter servers: push and pull share a full-duplex link's "
+          "seconds (false: they add up, doubling the PS bandwidth term).");
+ABSL_FLAG(int64_t, max_workers, 1024,
+          "Largest n; the sweep is 1, 2, 4, ... and ends at this value.");
+ABSL_FLAG(std::vector<std::string>, strategies,
+          std::vector<std::string>({"baseline", "sps", "dps", "ring",
+                                    "fusion"}),
+          "Strategies to predict, in table order.");
+ABSL_FLAG(std::string, json_out, "",
+          "Also write the inputs and predictions here as one JSON line.");
+
+namespace ringside {
+namespace {
+
+// Builds CostInputs from the flags; INVALID_ARGUMENT on bad input.
+absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
+  CostInputs in;
+  const std::string profile_name = absl::GetFlag(FLAGS_profile);
+  *model_label = "explicit";
+  if (!profile_name.empty()) {
+    absl::StatusOr<GradientProfile> profile = FindGradientProfile(profile_name);
+    if (!profile.ok()) return profile.status();
+    in.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
+    in.num_tensors = profile->num_tensors();
+    *model_label = profile_name;
+  }
+  if (absl::GetFlag(FLAGS_model_bytes) < 0 ||
+      absl::GetFlag(FLAGS_tensors) < 0) {
+    return absl::InvalidArgumentError(
+        "--model_bytes and --tensors must be >= 0 (0: from --profile)");
+  }
+  if (absl::GetFlag(FLAGS_model_bytes) > 0) {
+    in.model_bytes = static_cast<double>(absl::GetFlag(FLAGS_model_bytes));
+    *model_label = "explicit";
+  }
+  if (absl::GetFlag(FLAGS_tensors) > 0) {
+    in.num_tensors = absl::GetFlag(FLAGS_tensors);
+    *model_label = "explicit";
+  }
+  if (in.model_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        "no model size: give --profile or --model_bytes (and --tensors)");
+  }
+  in.compute_s = absl::GetFlag(FLAGS_compute_ms) * 1e-3;
+  in.bandwidth_Bps = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
+  in.latency_s = absl::GetFlag(FLAGS_latency_us) * 1e-6;
+  in.servers = absl::GetFlag(FLAGS_servers);
+  in.fusion_threshold_bytes =
+      static_cast<double>(absl::GetFlag(FLAGS_fusion_threshold_bytes));
+  in.cycle_s = absl::GetFlag(FLAGS_cycle_time_ms) * 1e-3;
+  in.overlap = absl::GetFlag(FLAGS_overlap);
+  in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
+  if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
+  return in;
+}
+
+absl::Status WriteJson(const nlohmann::json& doc) {
+  std::filesystem::path path = absl::GetFlag(FLAGS_json_out);
+  // Under `bazel run`, relative to where the command was typed.
+  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+      path.is_relative() && cwd != nullptr) {
+    path = std::filesystem::path(cwd) / path;
+  }
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(
+      std::fopen(path.c_str(), "w"), &std::fclose);
+  if (file == nullptr) {
+    return absl::UnavailableError(absl::StrCat("cannot write ", path.string()));
+  }
+  JsonLinesWriter(file.get()).Write(doc);
+  if (std::ferror(file.get())) {
+    return absl::UnavailableError(
+        absl::StrCat("error writing ", path.string()));
+  }
+  return absl::OkStatus();
+}
+
+int Run() {
+  std::string model_label;
+  absl::StatusOr<CostInputs> in = ReadFlags(&model_label);
+  if (!in.ok()) {
+    std::fprintf(stderr, "bad flags: %s\n",
+                 std::string(in.status().message()).c_str());
+    return 2;
+  }
+  absl::StatusOr<std::vector<Prediction>> predictions = PredictSweep(
+      absl::GetFlag(FLAGS_strategies), *in, absl::GetFlag(FLAGS_max_workers));
+  if (!predictions.ok()) {
+    std::fprintf(stderr, "bad flags: %s\n",
+                 std::string(predictions.status().message()).c_str());
+    return 2;
+  }
+  absl::PrintF(
+      "Cost model (predicted, not measured): model %s, M = %.1f MB, T = %d "
+      "tensors, t_c = %.3g ms, B = %.3g Gbit/s, alpha = %.3g us, K = %d "
+      "servers, F = %.1f MB, tau = %.3g ms, overlap = %.2f, PS push/pull "
+      "%s\n\n",
+      model_label, in->model_bytes / 1e6, in->num_tensors, in->compute_s * 1e3,
+      in->bandwidth_Bps * 8 / 1e9, in->latency_s * 1e6, in->servers,
+      in->fusion_threshold_bytes / 1e6, in->cycle_s * 1e3, in->overlap,
+      in->ps_push_pull_overlap ? "overlapped (full duplex)" : "serial");
+  std::fputs(PredictionsMarkdown(*predictions).c_str(), stdout);
+  std::fflush(stdout);
+  if (!absl::GetFlag(FLAGS_json_out).empty()) {
+    nlohmann::json doc = PredictionsJson(*in, *predictions);
+    doc["model"] = model_label;
+    if (absl::Status s = WriteJson(doc); !s.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace ringside
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(absl::StrCat(
+      "Cost model of the sync strategies: predicted step time, utilization "
+      "and speedup for n = 1, 2, 4, ... workers.\n  Profiles: ",
+      ringside::GradientProfileNameList(),
+      "\n  predict --profile=resnet50 --compute_ms=100 --bandwidth_gbps=25"));
+  absl::ParseCommandLine(argc, argv);
+  return ringside::Run();
+}

@@ -1,0 +1,114 @@
+// Smoke test of the `predict` binary: it runs, prints the tables, writes
+// --json_out, and exits 2 with a clear message on bad flags.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct PredictRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+PredictRun RunPredict(const std::string& args) {
+  const std::string cmd =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/ringside/experiments/predict ",
+                   args, " 2>&1");
+  PredictRun run;
+  std::FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    run.output.append(buffer.data(), n);
+  }
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string TempPath(const std::string& name) {
+  return absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+}
+
+TEST(PredictBinaryTest, DefaultProfilePrintsTablesAndWritesJson) {
+  const std::string json_path = TempPath("predict.json");
+  const PredictRun run = RunPredict("--max_workers=8 --json_out=" + json_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("model resnet50"));
+  EXPECT_THAT(run.output, HasSubstr("T = 161 tensors"));
+  EXPECT_THAT(run.output, HasSubstr("| ring     |     8 |"));
+  EXPECT_THAT(run.output, HasSubstr("| dps      |     8 |"));
+
+  std::ifstream in(json_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json j = nlohmann::json::parse(text.str());
+  EXPECT_EQ(j["model"], "resnet50");
+  // ResNet-50: 25,557,032 float32 parameters.
+  EXPECT_EQ(j["inputs"]["model_bytes"].get<double>(), 4.0 * 25557032);
+  EXPECT_EQ(j["inputs"]["num_tensors"], 161);
+  // baseline once + 4 strategies × n ∈ {1, 2, 4, 8}.
+  EXPECT_EQ(j["predictions"].size(), 17u);
+}
+
+TEST(PredictBinaryTest, ExplicitModelMatchesTheHandWorkedRing) {
+  // M = 1e9 B, B = 8 Gbit/s = 1e9 B/s, α = 1 ms, T = 10, t_c = 1 s, n = 4:
+  // ring step = 1 + 1.5 + 0.06 = 2.56 s.
+  const PredictRun run = RunPredict(
+      "--profile= --model_bytes=1000000000 --tensors=10 --compute_ms=1000 "
+      "--bandwidth_gbps=8 --latency_us=1000 --max_workers=4 "
+      "--strategies=ring");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2560.000 |"));
+  EXPECT_THAT(run.output, HasSubstr("model explicit"));
+}
+
+TEST(PredictBinaryTest, BadFlagsExitTwoWithTheReason) {
+  PredictRun run = RunPredict("--servers=0");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("servers (K) must be >= 1"));
+
+  run = RunPredict("--bandwidth_gbps=0");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("bandwidth (B) must be > 0"));
+
+  run = RunPredict("--profile=alexnet");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("resnet50"));  // lists the known ones
+
+  run = RunPredict("--profile=");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--model_bytes"));
+
+  run = RunPredict("--max_workers=0");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+
+  run = RunPredict("--strategies=ring,allgather");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("unknown strategy 'allgather'"));
+}
+
+TEST(PredictBinaryTest, UnwritableJsonOutExitsOne) {
+  const PredictRun run =
+      RunPredict("--max_workers=2 --json_out=/nonexistent/x.json");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("cannot write /nonexistent/x.json"));
+}
+
+}  // namespace
+}  // namespace ringside
