@@ -1,5 +1,6 @@
 #include "models/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +71,11 @@ class SgdOptimizer : public Optimizer {
     return static_cast<int64_t>(velocity_.size() * sizeof(float));
   }
 
+  std::vector<absl::Span<float>> StateBuffers() override {
+    if (velocity_.empty()) return {};
+    return {absl::MakeSpan(velocity_)};
+  }
+
  private:
   const OptimizerConfig config_;
   const int64_t num_elements_;
@@ -119,6 +125,10 @@ class AdamOptimizer : public Optimizer {
     return static_cast<int64_t>((m_.size() + v_.size()) * sizeof(float));
   }
 
+  std::vector<absl::Span<float>> StateBuffers() override {
+    return {absl::MakeSpan(m_), absl::MakeSpan(v_)};
+  }
+
  private:
   const OptimizerConfig config_;
   const int64_t num_elements_;
@@ -126,6 +136,30 @@ class AdamOptimizer : public Optimizer {
 };
 
 }  // namespace
+
+std::vector<float> ExportOptimizerState(Optimizer& optimizer) {
+  std::vector<float> out;
+  for (absl::Span<float> b : optimizer.StateBuffers()) {
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+absl::Status ImportOptimizerState(Optimizer& optimizer,
+                                  absl::Span<const float> state) {
+  size_t total = 0;
+  for (absl::Span<float> b : optimizer.StateBuffers()) total += b.size();
+  if (state.size() != total) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "optimizer state has ", state.size(), " values; this optimizer needs ",
+        total));
+  }
+  for (absl::Span<float> b : optimizer.StateBuffers()) {
+    std::copy(state.begin(), state.begin() + b.size(), b.begin());
+    state.remove_prefix(b.size());
+  }
+  return absl::OkStatus();
+}
 
 absl::Status OptimizerConfig::Validate() const {
   if (type != "sgd" && type != "adam") {

@@ -60,7 +60,18 @@ class Optimizer {
 
   // Bytes of optimizer state (for memory reports).
   virtual int64_t state_bytes() const = 0;
+
+  // The state buffers (SGD: velocity, if momentum != 0; Adam: m, v), each
+  // num_elements long, for checkpoints.
+  virtual std::vector<absl::Span<float>> StateBuffers() = 0;
 };
+
+// The state buffers concatenated (checkpoint payload).
+std::vector<float> ExportOptimizerState(Optimizer& optimizer);
+// Inverse of ExportOptimizerState; INVALID_ARGUMENT (state unchanged) when
+// `state` has the wrong length for this optimizer.
+absl::Status ImportOptimizerState(Optimizer& optimizer,
+                                  absl::Span<const float> state);
 
 }  // namespace ringside
 

@@ -27,6 +27,11 @@ absl::Status ParamShardOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "shard ", shard, " is outside [0, num_shards=", num_shards, ")"));
   }
+  if (checkpoint_every < 0 || (checkpoint_every > 0 && checkpoint_dir.empty())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint_every must be >= 0 and needs a checkpoint_dir; got ",
+        checkpoint_every, " and '", checkpoint_dir, "'"));
+  }
   return absl::OkStatus();
 }
 
@@ -42,6 +47,28 @@ absl::Status ParamShard::CheckRank(int rank) const {
                      options_.num_workers, ")"));
   }
   return absl::OkStatus();
+}
+
+absl::Status ParamShard::Resume(Checkpoint checkpoint) {
+  if (checkpoint.shard != options_.shard ||
+      checkpoint.num_shards != options_.num_shards) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint is of shard ", checkpoint.shard, " of ",
+        checkpoint.num_shards, "; this server is shard ", options_.shard,
+        " of ", options_.num_shards));
+  }
+  absl::MutexLock lock(&config_mu_);
+  if (configured_) {
+    return absl::FailedPreconditionError(
+        "Resume after a worker has registered");
+  }
+  resume_ = std::make_unique<Checkpoint>(std::move(checkpoint));
+  return absl::OkStatus();
+}
+
+int64_t ParamShard::resume_step() const {
+  absl::MutexLock lock(&config_mu_);
+  return resume_step_;
 }
 
 absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
@@ -94,6 +121,14 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
     KeyRange mine = ranges[options_.shard];
     RS_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
                         Optimizer::Create(r.optimizer, mine.size()));
+    if (resume_ != nullptr) {
+      RS_RETURN_IF_ERROR(Annotate(
+          CheckCheckpointMatches(*resume_, r.layout, r.optimizer, mine),
+          absl::StrCat("resuming shard ", options_.shard)));
+      RS_RETURN_IF_ERROR(
+          Annotate(ImportOptimizerState(*optimizer, resume_->optimizer_state),
+                   "resuming the optimizer state"));
+    }
     all_ranges_ = std::move(ranges);
     range_ = mine;
     chunk_elements_ = r.chunk_bytes / 4;
@@ -106,10 +141,18 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
       chunk->pushed.assign(options_.num_workers, false);
       chunks_.push_back(std::move(chunk));
     }
+    int64_t start_version = -1;
+    if (resume_ != nullptr) {
+      params_ = std::move(resume_->params);
+      start_version = resume_step_ = resume_->step;
+      resume_.reset();
+    }
     {
       absl::MutexLock vlock(&versions_mu_);
-      versions_.assign(chunks_.size(), -1);
+      versions_.assign(chunks_.size(), start_version);
     }
+    job_layout_ = r.layout;
+    job_optimizer_ = r.optimizer;
     config_ = r;
     configured_ = true;
   }
@@ -250,8 +293,58 @@ void ParamShard::ApplyChunk(Chunk& chunk, int64_t step) {
   chunk.num_pushed = 0;
   const int c =
       static_cast<int>((chunk.range.begin - range_.begin) / chunk_elements_);
-  absl::MutexLock vlock(&versions_mu_);
-  versions_[c] = step + 1;
+  std::unique_ptr<Checkpoint> snapshot;
+  {
+    absl::MutexLock vlock(&versions_mu_);
+    versions_[c] = step + 1;
+    const int64_t every = options_.checkpoint_every;
+    if (every > 0 && (step + 1) % every == 0 &&
+        std::all_of(versions_.begin(), versions_.end(),
+                    [&](int64_t v) { return v == step + 1; })) {
+      snapshot = std::make_unique<Checkpoint>(SnapshotLocked(step + 1));
+    }
+  }
+  if (snapshot != nullptr) WriteCheckpoint(*snapshot);
+}
+
+Checkpoint ParamShard::SnapshotLocked(int64_t version) {
+  Checkpoint c;
+  c.step = version;
+  c.shard = options_.shard;
+  c.num_shards = options_.num_shards;
+  c.range = range_;
+  c.layout = job_layout_;
+  c.optimizer = job_optimizer_;
+  c.writer = absl::StrCat("ps_server shard ", options_.shard, " of ",
+                          options_.num_shards);
+  // Every chunk is at `version` and none can move on before pullers see
+  // this version, which they cannot while we hold versions_mu_.
+  c.params = params_;
+  c.optimizer_state = ExportOptimizerState(*optimizer_);
+  return c;
+}
+
+void ParamShard::WriteCheckpoint(const Checkpoint& checkpoint) {
+  absl::Status s = WriteCheckpointFile(
+      ShardCheckpointPath(options_.checkpoint_dir, options_.shard,
+                          options_.num_shards),
+      checkpoint);
+  absl::MutexLock lock(&checkpoint_mu_);
+  if (s.ok()) {
+    ++checkpoints_written_;
+  } else {
+    checkpoint_error_ = s;
+  }
+}
+
+int64_t ParamShard::checkpoints_written() const {
+  absl::MutexLock lock(&checkpoint_mu_);
+  return checkpoints_written_;
+}
+
+absl::Status ParamShard::checkpoint_error() const {
+  absl::MutexLock lock(&checkpoint_mu_);
+  return checkpoint_error_;
 }
 
 absl::StatusOr<ParamShard::PullCursor> ParamShard::StartPull(int rank,

@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "models/optimizer.h"
 #include "models/tensor_layout.h"
+#include "server/checkpoint.h"
 #include "server/partitioner.h"
 
 namespace ringside {
@@ -41,6 +42,12 @@ struct ParamShardOptions {
   int shard = 0;
   // Servers in the job (K); > 0. Registrations must agree.
   int num_shards = 1;
+  // Write this shard's parameters, optimizer state and step to
+  // ShardCheckpointPath(checkpoint_dir, ...) whenever every chunk reaches a
+  // version that is a multiple of checkpoint_every (0: never). Needs a
+  // non-empty checkpoint_dir when > 0.
+  int64_t checkpoint_every = 0;
+  std::string checkpoint_dir;
 
   absl::Status Validate() const;
 };
@@ -62,6 +69,16 @@ class ParamShard {
   explicit ParamShard(const ParamShardOptions& options);
   ParamShard(const ParamShard&) = delete;
   ParamShard& operator=(const ParamShard&) = delete;
+
+  // Continue from `checkpoint` (call before any Register): the first
+  // registration checks that it matches the job's layout, optimizer and
+  // this shard's key range (FAILED_PRECONDITION otherwise, state unchanged),
+  // then every chunk starts at version checkpoint.step with its parameters
+  // and optimizer state. INVALID_ARGUMENT if the shard/num_shards differ
+  // from this server's.
+  absl::Status Resume(Checkpoint checkpoint);
+  // The step the job resumes at, or -1 when it starts fresh.
+  int64_t resume_step() const;
 
   // Registers a worker and returns this shard's key range. Non-blocking.
   // INVALID_ARGUMENT: unknown rank, bad chunk size, world size or shard
@@ -102,6 +119,10 @@ class ParamShard {
   // all finished.
   bool WaitAllFinished(absl::Time deadline);
 
+  // Checkpoints written so far, and the last write error (OK if none).
+  int64_t checkpoints_written() const;
+  absl::Status checkpoint_error() const;
+
   // Bytes held: parameters + accumulation buffer + optimizer state.
   int64_t MemoryBytes() const;
   // Current version of every chunk is at least this (for logs/tests).
@@ -125,11 +146,21 @@ class ParamShard {
                             absl::string_view data) const;
   absl::Status CheckRank(int rank) const;
   void ApplyChunk(Chunk& chunk, int64_t step);
+  // Called by the chunk that completes `version` everywhere, under
+  // versions_mu_: snapshots the shard (no chunk can move on meanwhile).
+  Checkpoint SnapshotLocked(int64_t version)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(versions_mu_);
+  void WriteCheckpoint(const Checkpoint& checkpoint);
   std::string MissingRanks(int c) const;
 
   const ParamShardOptions options_;
 
   mutable absl::Mutex config_mu_;
+  std::unique_ptr<Checkpoint> resume_ ABSL_GUARDED_BY(config_mu_);
+  int64_t resume_step_ ABSL_GUARDED_BY(config_mu_) = -1;
+  mutable absl::Mutex checkpoint_mu_;
+  int64_t checkpoints_written_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
+  absl::Status checkpoint_error_ ABSL_GUARDED_BY(checkpoint_mu_);
   bool configured_ ABSL_GUARDED_BY(config_mu_) = false;
   Registration config_ ABSL_GUARDED_BY(config_mu_);
   std::vector<bool> registered_ ABSL_GUARDED_BY(config_mu_);
@@ -138,6 +169,8 @@ class ParamShard {
   std::vector<KeyRange> all_ranges_;  // set once when configured
   KeyRange range_;                    // set once when configured
   int64_t chunk_elements_ = 0;        // set once when configured
+  TensorLayout job_layout_;           // set once when configured
+  OptimizerConfig job_optimizer_;     // set once when configured
 
   // Set once when configured; element data guarded by the chunk locks.
   std::vector<std::unique_ptr<Chunk>> chunks_;

@@ -38,6 +38,16 @@ ABSL_FLAG(double, max_job_s, 3600,
 ABSL_FLAG(double, max_pull_wait_s, 120,
           "Longest a pull waits for a version (seconds).");
 ABSL_FLAG(int, max_message_mb, 64, "Largest gRPC message accepted (MiB).");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Where this shard's checkpoint (shard-<i>-of-<K>.ckpt) is written "
+          "and, with --resume, read.");
+ABSL_FLAG(int64_t, checkpoint_every, 0,
+          "Checkpoint parameters, optimizer state and step every N steps "
+          "(0: never); atomic (temp file + rename) and checksummed.");
+ABSL_FLAG(bool, resume, false,
+          "Continue from the checkpoint in --checkpoint_dir; workers then "
+          "resume at its step. A missing, corrupt or mismatched checkpoint "
+          "is refused.");
 
 namespace ringside {
 namespace {
@@ -71,6 +81,9 @@ int Run() {
   options.shard.num_workers = absl::GetFlag(FLAGS_num_workers);
   options.shard.shard = absl::GetFlag(FLAGS_shard);
   options.shard.num_shards = absl::GetFlag(FLAGS_num_shards);
+  options.shard.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  options.shard.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  options.resume = absl::GetFlag(FLAGS_resume);
   options.service.max_pull_wait =
       absl::Seconds(absl::GetFlag(FLAGS_max_pull_wait_s));
   absl::StatusOr<GrpcSecurity> security = SecurityFromFlags();
@@ -103,7 +116,13 @@ int Run() {
              {"version", shard.MinVersion()},
              {"state_bytes", shard.MemoryBytes()},
              {"peak_rss_bytes", PeakRssBytes()},
+             {"resumed_at_step", shard.resume_step()},
+             {"checkpoints_written", shard.checkpoints_written()},
              {"finished", done}});
+  if (absl::Status c = shard.checkpoint_error(); !c.ok()) {
+    LOG(ERROR) << "a checkpoint could not be written: " << c;
+    return 1;
+  }
   if (!done) {
     LOG(ERROR) << "workers did not all finish within --max_job_s="
                << absl::GetFlag(FLAGS_max_job_s) << "s";

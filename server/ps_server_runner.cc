@@ -20,6 +20,17 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
                       MakeServerCredentials(options.security));
   std::unique_ptr<PsServer> ps(new PsServer);
   ps->shard_ = std::make_unique<ParamShard>(options.shard);
+  if (options.resume) {
+    if (options.shard.checkpoint_dir.empty()) {
+      return absl::InvalidArgumentError("resume needs a checkpoint_dir");
+    }
+    RS_ASSIGN_OR_RETURN(
+        Checkpoint checkpoint,
+        ReadCheckpointFile(ShardCheckpointPath(options.shard.checkpoint_dir,
+                                               options.shard.shard,
+                                               options.shard.num_shards)));
+    RS_RETURN_IF_ERROR(ps->shard_->Resume(std::move(checkpoint)));
+  }
   PsServiceOptions service = options.service;
   service.auth_token = options.security.auth_token;
   ps->service_ =

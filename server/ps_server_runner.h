@@ -30,6 +30,10 @@ struct PsServerOptions {
   GrpcSecurity security;
   ParamShardOptions shard;
   PsServiceOptions service;
+  // Continue from the shard's checkpoint in shard.checkpoint_dir (written
+  // by an earlier run with checkpoint_every > 0). Start fails with the
+  // reader's error when it is missing, corrupt or for another shard.
+  bool resume = false;
 };
 
 class PsServer {

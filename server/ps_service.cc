@@ -41,6 +41,9 @@ grpc::Status ParameterServerService::Register(
   if (!range.ok()) return ToGrpcStatus(range.status());
   reply->set_range_begin(range->begin);
   reply->set_range_end(range->end);
+  const int64_t resume_step = shard_->resume_step();
+  reply->set_resumed(resume_step >= 0);
+  reply->set_resume_step(resume_step >= 0 ? resume_step : 0);
   return grpc::Status::OK;
 }
 

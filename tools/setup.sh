@@ -9,7 +9,7 @@ PACKAGES=(
   libabsl-dev libeigen3-dev libgloo-dev libgoogle-glog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
-  gnuplot-nox iproute2
+  gnuplot-nox iproute2 zlib1g-dev
 )
 
 missing=()

@@ -1,0 +1,213 @@
+#include "server/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "proto/checkpoint.pb.h"
+
+namespace ringside {
+namespace {
+
+constexpr absl::string_view kMagic = "RSCKPT1\n";
+
+uint32_t Crc32(absl::string_view bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths: feed large buffers in pieces.
+  while (!bytes.empty()) {
+    const size_t n = std::min<size_t>(bytes.size(), 1u << 30);
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data()), n);
+    bytes.remove_prefix(n);
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+void AppendLe(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+uint64_t ReadLe(absl::string_view in, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  }
+  return v;
+}
+
+void AppendFloats(std::string* out, const std::vector<float>& v) {
+  out->append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+}  // namespace
+
+std::string SerializeCheckpoint(const Checkpoint& c) {
+  proto::CheckpointHeader header;
+  header.set_step(c.step);
+  header.set_shard(c.shard);
+  header.set_num_shards(c.num_shards);
+  header.set_range_begin(c.range.begin);
+  header.set_range_end(c.range.end);
+  *header.mutable_layout() = c.layout.ToProto();
+  *header.mutable_optimizer() = c.optimizer.ToProto();
+  header.set_num_params(c.params.size());
+  header.set_num_state(c.optimizer_state.size());
+  header.set_writer(c.writer);
+  const std::string header_bytes = header.SerializeAsString();
+  std::string out(kMagic);
+  AppendLe(&out, header_bytes.size(), 8);
+  out += header_bytes;
+  AppendFloats(&out, c.params);
+  AppendFloats(&out, c.optimizer_state);
+  AppendLe(&out, Crc32(out), 4);
+  return out;
+}
+
+absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
+  if (bytes.size() < kMagic.size() + 8 + 4 ||
+      bytes.substr(0, kMagic.size()) != kMagic) {
+    return absl::DataLossError("not a ringside checkpoint (bad magic)");
+  }
+  const absl::string_view body = bytes.substr(0, bytes.size() - 4);
+  const uint32_t stored = ReadLe(bytes.substr(bytes.size() - 4), 4);
+  if (Crc32(body) != stored) {
+    return absl::DataLossError(
+        "checkpoint checksum mismatch: the file is corrupt or truncated");
+  }
+  absl::string_view rest = body.substr(kMagic.size());
+  const uint64_t header_size = ReadLe(rest, 8);
+  rest.remove_prefix(8);
+  if (header_size > rest.size()) {
+    return absl::DataLossError("checkpoint header runs past the end");
+  }
+  proto::CheckpointHeader header;
+  if (!header.ParseFromArray(rest.data(), static_cast<int>(header_size))) {
+    return absl::DataLossError("checkpoint header does not parse");
+  }
+  rest.remove_prefix(header_size);
+  if (header.num_params() < 0 || header.num_state() < 0 ||
+      header.range_begin() < 0 ||
+      header.range_end() - header.range_begin() != header.num_params()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint header sizes disagree: range [", header.range_begin(),
+        ", ", header.range_end(), ") with ", header.num_params(),
+        " parameters"));
+  }
+  const uint64_t payload =
+      4 * (static_cast<uint64_t>(header.num_params()) + header.num_state());
+  if (payload != rest.size()) {
+    return absl::DataLossError(absl::StrCat(
+        "checkpoint payload is ", rest.size(), " bytes; the header says ",
+        payload));
+  }
+  if (header.step() < 0 || header.num_shards() <= 0 || header.shard() < 0 ||
+      header.shard() >= header.num_shards()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint header has step ", header.step(), ", shard ",
+        header.shard(), " of ", header.num_shards()));
+  }
+  Checkpoint c;
+  RS_ASSIGN_OR_RETURN(c.layout, TensorLayout::FromProto(header.layout()));
+  if (header.range_end() > c.layout.total_elements()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint range ends at ", header.range_end(), " past the model's ",
+        c.layout.total_elements(), " elements"));
+  }
+  c.optimizer = OptimizerConfig::FromProto(header.optimizer());
+  RS_RETURN_IF_ERROR(Annotate(c.optimizer.Validate(), "checkpoint optimizer"));
+  c.step = header.step();
+  c.shard = header.shard();
+  c.num_shards = header.num_shards();
+  c.range = KeyRange{header.range_begin(), header.range_end()};
+  c.writer = header.writer();
+  c.params.resize(header.num_params());
+  c.optimizer_state.resize(header.num_state());
+  std::memcpy(c.params.data(), rest.data(), c.params.size() * 4);
+  std::memcpy(c.optimizer_state.data(), rest.data() + c.params.size() * 4,
+              c.optimizer_state.size() * 4);
+  return c;
+}
+
+absl::Status WriteCheckpointFile(const std::string& path,
+                                 const Checkpoint& checkpoint) {
+  const std::string bytes = SerializeCheckpoint(checkpoint);
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot write checkpoint ", tmp, ": ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      return absl::DataLossError(absl::StrCat("writing checkpoint ", tmp,
+                                              ": ", std::strerror(err)));
+    }
+    done += n;
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    return absl::DataLossError(absl::StrCat("flushing checkpoint ", tmp, ": ",
+                                            std::strerror(errno)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::DataLossError(absl::StrCat("renaming ", tmp, " to ", path,
+                                            ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint at ", path));
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  absl::StatusOr<Checkpoint> c = ParseCheckpoint(buffer.str());
+  if (!c.ok()) return Annotate(c.status(), absl::StrCat("checkpoint ", path));
+  return c;
+}
+
+absl::Status CheckCheckpointMatches(const Checkpoint& c,
+                                    const TensorLayout& layout,
+                                    const OptimizerConfig& optimizer,
+                                    const KeyRange& range) {
+  if (c.layout != layout) {
+    return absl::FailedPreconditionError(
+        "checkpoint was written for a different model layout");
+  }
+  if (!(c.optimizer == optimizer)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint was written with optimizer {", c.optimizer.DebugString(),
+        "}, this job uses {", optimizer.DebugString(), "}"));
+  }
+  if (!(c.range == range)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint holds key range [", c.range.begin, ", ", c.range.end,
+        ") but this shard owns [", range.begin, ", ", range.end,
+        "): different servers or partitioner"));
+  }
+  return absl::OkStatus();
+}
+
+std::string ShardCheckpointPath(const std::string& dir, int shard,
+                                int num_shards) {
+  return absl::StrCat(dir, "/shard-", shard, "-of-", num_shards, ".ckpt");
+}
+
+std::string AllReduceCheckpointPath(const std::string& dir) {
+  return absl::StrCat(dir, "/allreduce.ckpt");
+}
+
+}  // namespace ringside

@@ -1,0 +1,69 @@
+// Checkpoints: the state a job needs to continue exactly where it stopped —
+// parameters, optimizer state and step — for one parameter-server shard
+// (written by ps_server) or for the whole model (written by rank 0 of the
+// all-reduce strategies).
+//
+// File format (one file per writer, replaced atomically):
+//   "RSCKPT1\n"                   8-byte magic
+//   uint64 little-endian          header length H
+//   H bytes                       proto::CheckpointHeader
+//   num_params float32            parameters of the key range
+//   num_state float32             optimizer state (Optimizer::StateBuffers)
+//   uint32 little-endian          CRC-32 (zlib) of everything above
+// WriteCheckpointFile writes "<path>.tmp", fsyncs it and renames it over
+// <path>, so a reader sees the old or the new checkpoint, never a torn one.
+// ParseCheckpoint refuses anything that is not exactly such a file
+// (DATA_LOSS: bad magic, truncation, checksum mismatch, trailing bytes;
+// INVALID_ARGUMENT: sizes that disagree with the header), never returning a
+// half-read state. Thread-compatible (pure functions).
+#ifndef RINGSIDE_SERVER_CHECKPOINT_H_
+#define RINGSIDE_SERVER_CHECKPOINT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "models/optimizer.h"
+#include "models/tensor_layout.h"
+#include "server/partitioner.h"
+
+namespace ringside {
+
+struct Checkpoint {
+  int64_t step = 0;  // parameters after `step` optimizer updates
+  int shard = 0;
+  int num_shards = 1;
+  KeyRange range;    // elements of the flat buffer held in `params`
+  TensorLayout layout;
+  OptimizerConfig optimizer;
+  std::string writer;
+  std::vector<float> params;           // range.size() floats
+  std::vector<float> optimizer_state;  // Optimizer::StateBuffers, in order
+};
+
+std::string SerializeCheckpoint(const Checkpoint& checkpoint);
+absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes);
+
+absl::Status WriteCheckpointFile(const std::string& path,
+                                 const Checkpoint& checkpoint);
+// NOT_FOUND when the file does not exist; otherwise ParseCheckpoint's
+// errors, prefixed with the path.
+absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path);
+
+// Checks that `checkpoint` was written for this job's model, optimizer and
+// key range: FAILED_PRECONDITION naming the first difference.
+absl::Status CheckCheckpointMatches(const Checkpoint& checkpoint,
+                                    const TensorLayout& layout,
+                                    const OptimizerConfig& optimizer,
+                                    const KeyRange& range);
+
+// The file of a parameter-server shard / of an all-reduce job in `dir`.
+std::string ShardCheckpointPath(const std::string& dir, int shard,
+                                int num_shards);
+std::string AllReduceCheckpointPath(const std::string& dir);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_SERVER_CHECKPOINT_H_
