@@ -1,5 +1,7 @@
 #include "models/model_factory.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -9,6 +11,8 @@
 #include "models/mlp.h"
 #include "models/synthetic_classification.h"
 #include "models/synthetic_model.h"
+#include "models/transformer/char_dataset.h"
+#include "models/transformer/charlm.h"
 
 namespace ringside {
 namespace {
@@ -51,13 +55,45 @@ absl::StatusOr<ModelBundle> MakeSynthetic(const ModelOptions& options) {
   return bundle;
 }
 
+// The text first: the model's vocabulary is the text's.
+absl::StatusOr<ModelBundle> MakeCharLm(const ModelOptions& options) {
+  const CharLmModelOptions& o = options.charlm;
+  CharLmConfig config;
+  config.vocab_size = 1;  // the text's, once read; shape errors first
+  config.n_layer = o.n_layer;
+  config.n_head = o.n_head;
+  config.n_embd = o.n_embd;
+  config.block_size = o.block_size;
+  RS_RETURN_IF_ERROR(config.Validate());
+  CharDatasetOptions data;
+  data.text_path = o.text_path;
+  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+      !data.text_path.empty() && cwd != nullptr &&
+      std::filesystem::path(data.text_path).is_relative()) {
+    data.text_path = (std::filesystem::path(cwd) / data.text_path).string();
+  }
+  data.block_size = o.block_size;
+  data.val_fraction = o.val_fraction;
+  data.eval_examples = options.eval_examples;
+  data.synthetic_chars = o.synthetic_chars;
+  data.seed = options.data_seed;
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<CharDataset> dataset,
+                      CharDataset::Create(data));
+  config.vocab_size = dataset->vocab().size();
+  ModelBundle bundle;
+  RS_ASSIGN_OR_RETURN(bundle.model, CharLm::Create(config));
+  bundle.dataset = std::move(dataset);
+  return bundle;
+}
+
 }  // namespace
 
-std::string ModelNames() { return "mlp, synthetic"; }
+std::string ModelNames() { return "mlp, synthetic, charlm"; }
 
 absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options) {
   if (options.name == "mlp") return MakeMlp(options);
   if (options.name == "synthetic") return MakeSynthetic(options);
+  if (options.name == "charlm") return MakeCharLm(options);
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown model '", options.name, "' (known: ", ModelNames(), ")"));
 }

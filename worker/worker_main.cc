@@ -44,7 +44,8 @@ ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
 ABSL_FLAG(std::string, servers, "",
           "Parameter servers host:port[,host:port...] in shard order.");
 // Model.
-ABSL_FLAG(std::string, model, "mlp", "Model name: mlp or synthetic.");
+ABSL_FLAG(std::string, model, "mlp",
+          "Model name: mlp, synthetic or charlm.");
 ABSL_FLAG(std::vector<std::string>, mlp_widths,
           std::vector<std::string>({"64", "1024", "1024", "10"}),
           "MLP widths, input first, classes last.");
@@ -57,6 +58,17 @@ ABSL_FLAG(double, emulated_compute_ms, 0,
 ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
 ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");
 ABSL_FLAG(uint64_t, data_seed, 1, "Seed of the data and its order.");
+// --model=charlm: the character transformer (models/transformer/).
+ABSL_FLAG(std::string, text, "",
+          "--model=charlm: training text file (its distinct characters are "
+          "the vocabulary; the last 10% is held out for eval_loss); empty: "
+          "a built-in seeded synthetic text.");
+ABSL_FLAG(int64_t, n_layer, 2, "--model=charlm: transformer blocks.");
+ABSL_FLAG(int64_t, n_head, 4,
+          "--model=charlm: attention heads (divides --n_embd).");
+ABSL_FLAG(int64_t, n_embd, 64, "--model=charlm: embedding width.");
+ABSL_FLAG(int64_t, block_size, 32,
+          "--model=charlm: context length in characters.");
 // Training.
 ABSL_FLAG(int64_t, batch_size, 32, "Examples per worker per step.");
 ABSL_FLAG(int64_t, steps, 40, "Training steps.");
@@ -166,6 +178,11 @@ absl::StatusOr<Setup> ReadFlags() {
   s.model.train_examples = absl::GetFlag(FLAGS_train_examples);
   s.model.eval_examples = absl::GetFlag(FLAGS_eval_examples);
   s.model.data_seed = absl::GetFlag(FLAGS_data_seed);
+  s.model.charlm.text_path = absl::GetFlag(FLAGS_text);
+  s.model.charlm.n_layer = absl::GetFlag(FLAGS_n_layer);
+  s.model.charlm.n_head = absl::GetFlag(FLAGS_n_head);
+  s.model.charlm.n_embd = absl::GetFlag(FLAGS_n_embd);
+  s.model.charlm.block_size = absl::GetFlag(FLAGS_block_size);
   s.optimizer.type = absl::GetFlag(FLAGS_optimizer);
   s.optimizer.lr = absl::GetFlag(FLAGS_lr);
   s.optimizer.momentum = absl::GetFlag(FLAGS_momentum);
