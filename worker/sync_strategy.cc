@@ -33,6 +33,14 @@ absl::Status SyncOptions::Validate() const {
       connect_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("timeouts must be positive");
   }
+  if (staleness < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("staleness must be >= 0, got ", staleness));
+  }
+  if (local_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "local_size must be >= 0 (0: from the launcher), got ", local_size));
+  }
   if (absl::Status s = security.Validate(); !s.ok()) return s;
   return absl::OkStatus();
 }
@@ -54,6 +62,9 @@ bool StrategyRegistry::Register(StrategyInfo info) {
   absl::MutexLock lock(&r.mu);
   CHECK(r.by_name.count(info.name) == 0)
       << "strategy '" << info.name << "' registered twice";
+  CHECK(info.oracle_tolerance > 0)
+      << "strategy '" << info.name << "' declares oracle tolerance "
+      << info.oracle_tolerance << " (must be > 0)";
   std::string name = info.name;
   r.by_name.emplace(std::move(name), std::move(info));
   return true;

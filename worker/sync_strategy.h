@@ -20,6 +20,10 @@
 //   RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
 //                              /*needs_store=*/false,
 //                              "single parameter server over gRPC");
+// A strategy that is not equivalent to the reference to float32 rounding
+// (e.g. fp16 compression) declares the relative error it meets instead with
+// RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE (StrategyInfo::oracle_tolerance).
+// docs/ADDING_A_STRATEGY.md walks through adding one.
 #ifndef RINGSIDE_WORKER_SYNC_STRATEGY_H_
 #define RINGSIDE_WORKER_SYNC_STRATEGY_H_
 
@@ -72,6 +76,14 @@ struct SyncOptions {
   // The fusion strategy's runtime knobs (its timeline and timeout are set
   // from the fields above).
   FusionOptions fusion;
+  // async_ps: bounded staleness tau (versions). A worker at step t may
+  // compute with parameters of any version >= t - tau; 0 = fully
+  // synchronous (equals sps). >= 0. Default 0.
+  int staleness = 0;
+  // hierarchical: ranks per host; ranks [h*L, (h+1)*L) share host h. 0 =
+  // from the launcher (LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE,
+  // SLURM_NTASKS_PER_NODE), else every rank on one host. >= 0. Default 0.
+  int local_size = 0;
   // Token and TLS of the job's gRPC traffic (parameter servers and the
   // rendezvous store; common/grpc_credentials.h). Default: insecure, no
   // token.
@@ -125,6 +137,10 @@ struct StrategyInfo {
   bool needs_store = false;
   std::string description;
   std::function<std::unique_ptr<SyncStrategy>()> factory;
+  // Relative L2 error against the single-worker reference that the
+  // strategy meets in the equivalence oracle (tests/worker/
+  // registry_oracle_test.cc); 1e-5 = float32 rounding.
+  double oracle_tolerance = 1e-5;
 };
 
 // Process-wide registry. Thread-safe.
@@ -151,5 +167,17 @@ class StrategyRegistry {
           name, need, needs_store, description, [] {                     \
             return std::unique_ptr<::ringside::SyncStrategy>(new Class); \
           }})
+
+// As RINGSIDE_REGISTER_STRATEGY, declaring the strategy's own oracle
+// tolerance (relative L2 error, > 0) instead of 1e-5.
+#define RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE(                       \
+    Class, name, need, needs_store, description, tolerance)              \
+  static const bool ringside_registered_##Class =                        \
+      ::ringside::StrategyRegistry::Register(::ringside::StrategyInfo{   \
+          name, need, needs_store, description,                          \
+          [] {                                                           \
+            return std::unique_ptr<::ringside::SyncStrategy>(new Class); \
+          },                                                             \
+          tolerance})
 
 #endif  // RINGSIDE_WORKER_SYNC_STRATEGY_H_

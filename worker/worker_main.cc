@@ -103,6 +103,13 @@ ABSL_FLAG(std::string, transport_host, "127.0.0.1",
           "host's reachable address in multi-host jobs).");
 ABSL_FLAG(std::string, allreduce_algorithm, "ring",
           "CPU all-reduce algorithm: ring or halving_doubling.");
+ABSL_FLAG(int, staleness, 0,
+          "async_ps: bounded staleness tau; a worker at step t may compute "
+          "with parameters of version >= t - tau (0: as sps).");
+ABSL_FLAG(int, local_size, 0,
+          "hierarchical: ranks per host (ranks [h*L, (h+1)*L) share host h); "
+          "0 reads LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or "
+          "SLURM_NTASKS_PER_NODE, else all ranks on one host.");
 // Fusion runtime (--strategy=fusion).
 ABSL_FLAG(double, cycle_time_ms, 1.0,
           "Fusion: period of the background negotiate-and-reduce cycle (ms).");
@@ -204,6 +211,8 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.overlap = absl::GetFlag(FLAGS_overlap);
   s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
   s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
+  s.sync.staleness = absl::GetFlag(FLAGS_staleness);
+  s.sync.local_size = absl::GetFlag(FLAGS_local_size);
   s.sync.fusion.cycle_time =
       absl::Microseconds(1000 * absl::GetFlag(FLAGS_cycle_time_ms));
   s.sync.fusion.fusion_threshold_bytes =
@@ -235,7 +244,8 @@ int Run() {
       out.Write({{"name", info.name},
                  {"servers", ServerNeedName(info.servers)},
                  {"store", info.needs_store},
-                 {"description", info.description}});
+                 {"description", info.description},
+                 {"oracle_tolerance", info.oracle_tolerance}});
     }
     return 0;
   }
