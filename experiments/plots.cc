@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,11 +32,11 @@ std::string Title(absl::string_view first, const PlotOptions& o) {
                            : absl::StrCat(first, "\n", o.subtitle));
 }
 
-// Settings every plot starts from (after `reset`, which keeps the terminal
-// and the data blocks).
+// Settings every plot starts from (`reset` keeps the data blocks).
 std::string Preamble(const PlotOptions& o, const std::string& file,
-                     absl::string_view title) {
-  return absl::StrCat("reset\n", "set output ",
+                     absl::string_view title, int width) {
+  return absl::StrCat("reset\n", "set terminal ", o.terminal, " size ", width,
+                      ",", o.height, " noenhanced\n", "set output ",
                       GnuplotString(absl::StrCat(o.dir, "/", file)), "\n",
                       "set title ", Title(title, o), "\n", "set grid ytics\n",
                       "set border 3\n", "set tics nomirror\n");
@@ -61,8 +62,7 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
   std::string& t = script.text;
   const std::string compute = ComputeLabel(rows);
   absl::StrAppend(&t, "# Plots of a ringside compare sweep; run: gnuplot ",
-                  "plots.gp\n", "set terminal ", o.terminal, " size ", o.width,
-                  ",", o.height, " noenhanced\n", "set encoding utf8\n");
+                  "plots.gp\n", "set encoding utf8\n");
 
   // Per-worker utilization per strategy, one bar chart per n.
   for (int n : workers) {
@@ -84,7 +84,9 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
         &t,
         Preamble(o, file,
                  absl::StrCat("Per-worker utilization, n = ", n,
-                              n == 1 ? " worker" : " workers")),
+                              n == 1 ? " worker" : " workers"),
+                 // Wide enough for every strategy's label.
+                 std::max<int>(o.width, 130 * table.size() + 240)),
         "set style data histogram\n", "set style histogram clustered gap 1\n",
         "set style fill solid 0.85 border -1\n", "set yrange [0:105]\n",
         "set ylabel \"utilization (% of wall time)\"\n",
@@ -123,7 +125,7 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
     std::vector<std::string> xtics;
     for (int n : workers) xtics.push_back(absl::StrCat("\"", n, "\" ", n));
     absl::StrAppend(
-        &t, Preamble(o, "speedup.png", "Speedup against workers"),
+        &t, Preamble(o, "speedup.png", "Speedup against workers", o.width),
         "set xlabel \"workers n\"\n",
         "set ylabel \"speedup (throughput / baseline throughput)\"\n",
         "set xrange [0:", workers.back() * 1.1, "]\n", "set yrange [0:*]\n",

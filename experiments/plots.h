@@ -37,7 +37,8 @@ struct PlotOptions {
   // Second title line of every plot, e.g. "real compute; 2 cores (nproc),
   // AMD EPYC". Default none.
   std::string subtitle;
-  // Image size in pixels. Default 960 x 540.
+  // Image size in pixels. Default 960 x 540; utilization charts grow wider
+  // with the number of strategies.
   int width = 960;
   int height = 540;
 };

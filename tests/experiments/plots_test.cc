@@ -45,7 +45,17 @@ TEST(PlotsTest, GnuplotStringEscapes) {
 TEST(PlotsTest, ScriptDrawsUtilizationBarsPerN) {
   const PlotScript s = GnuplotScript(Sweep(), {1, 2}, Options("/o"));
   EXPECT_THAT(s.text, HasSubstr("set terminal pngcairo size 960,540 "
-                                "noenhanced\n"));
+                                "noenhanced\nset output \"/o/speedup.png\""));
+  EXPECT_THAT(s.text, HasSubstr("set terminal pngcairo size 960,540 "
+                                "noenhanced\nset output "
+                                "\"/o/utilization_n1.png\""));
+  // Wider for many strategies: 130 px per group + 240.
+  std::vector<ReportRow> many = {Row("baseline", 0, {0.9}, 100)};
+  for (int i = 0; i < 7; ++i) {
+    many.push_back(Row("s" + std::to_string(i), 0, {0.5}, 90));
+  }
+  EXPECT_THAT(GnuplotScript(many, {1}, Options("/o")).text,
+              HasSubstr("set terminal pngcairo size 1280,540 noenhanced\n"));
   EXPECT_THAT(s.text, HasSubstr("$util_n2 << EOD\n"
                                 "\"Baseline\" 90.00 0\n"
                                 "\"SPS\" 50.00 40.00\n"
