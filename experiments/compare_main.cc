@@ -1,55 +1,98 @@
-// compare: runs the baseline (1 worker) and then every other strategy with
-// N workers on this machine, and prints the table of the GPT-2 data-parallel
-// study (see report.h). Writes compare.md, compare.csv and compare.json to
-// --out_dir, and with --timeline one Chrome-trace timeline per strategy,
-// timeline_<strategy>.json (open in ui.perfetto.dev). Flags after -- go to
-// every worker.
+// compare: runs the baseline (1 worker) and then every other strategy once
+// per worker count of a sweep (--workers=1,2,4) on this machine, and writes
+// the study-format utilization table (Parallel type, PrmSrv, W0..W(n-1),
+// Total) per n plus throughput / speedup / scaling-efficiency tables across
+// n: compare.md (also printed), compare.csv (one line per run),
+// compare.json, and PNG plots drawn with gnuplot (utilization_n<N>.png,
+// speedup.png; skipped with a note when gnuplot is missing). Every output
+// says whether compute was real or emulated and on which hardware. With
+// --timeline, one Chrome-trace timeline per run, timeline_<strategy>.json
+// (timeline_<strategy>_n<N>.json when the sweep has several N). Flags after
+// -- go to every worker.
 //
-//   compare --workers=4 --servers=4 --strategies=baseline,sps,dps
-//     --steps=40 -- --lr=0.05
+//   compare --workers=1,2,4 --servers=4 --strategies=sps,dps --steps=40
+//     -- --lr=0.05
+//   compare --preset=comm_bound --steps=10     # experiments/presets/*.flags
+//   compare --results_md=docs/RESULTS.md       # + images in docs/results/
 //
-// A failing strategy is reported and skipped; the exit code is then 1.
+// Before each run a progress line goes to stderr: "[3/9] ring n=2, ETA
+// 00:42". A failing run is reported and skipped; the exit code is then 1.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/stopwatch.h"
+#include "experiments/hardware.h"
 #include "experiments/local_job.h"
+#include "experiments/plots.h"
+#include "experiments/presets.h"
+#include "experiments/progress.h"
 #include "experiments/report.h"
+#include "experiments/sweep_report.h"
 
-ABSL_FLAG(int, workers, 4, "Workers N for every strategy but the baseline.");
+ABSL_FLAG(std::vector<std::string>, workers,
+          std::vector<std::string>({"1", "2", "4"}),
+          "Worker counts N to sweep, comma-separated; every strategy but the "
+          "baseline (always 1 worker) runs once per N.");
 ABSL_FLAG(int, servers, 4, "Servers K for 'sharded' strategies (sps: 1).");
 ABSL_FLAG(std::string, strategies, "",
-          "Comma-separated strategies; default: all registered. The "
-          "baseline always runs first.");
+          "Comma-separated strategies; default: all registered (baseline, "
+          "sps, dps, ring, fusion first). The baseline always runs first.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
 ABSL_FLAG(int, batch_size, 32, "Local batch size per worker.");
-ABSL_FLAG(std::string, model, "mlp", "Model name passed to the workers.");
+ABSL_FLAG(std::string, model, "mlp",
+          "Model name passed to the workers: mlp or synthetic.");
+ABSL_FLAG(std::string, profile, "resnet50",
+          "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
+          "gpt2) passed to the workers.");
+ABSL_FLAG(double, emulated_compute_ms, 0,
+          "--model=synthetic: emulated compute per step (ms) passed to the "
+          "workers; the outputs say 'emulated'.");
+ABSL_FLAG(std::string, worker_args, "",
+          "Extra worker flags, separated by spaces (for presets), e.g. "
+          "\"--mlp_widths=64,2048,10 --optimizer=adam\"; flags after -- come "
+          "later and win.");
+ABSL_FLAG(std::string, preset, "",
+          "Run a preset: experiments/presets/<name>.flags (study4, "
+          "comm_bound, compute_bound, ...); flags given here override it.");
+ABSL_FLAG(std::string, preset_dir, "",
+          "Folder of the presets; default: the runfiles', then the source "
+          "tree's experiments/presets.");
 ABSL_FLAG(bool, verbose, false,
           "Relay every process's log lines (stderr); failures always show "
           "the failing process's last lines.");
 ABSL_FLAG(std::string, out_dir, "out",
-          "Directory for compare.md, compare.csv, compare.json (created).");
+          "Directory for compare.{md,csv,json}, the plots (created).");
+ABSL_FLAG(bool, plots, true, "Draw the PNG plots with gnuplot.");
+ABSL_FLAG(std::string, gnuplot, "gnuplot", "gnuplot program (name or path).");
+ABSL_FLAG(std::string, results_md, "",
+          "Also write the report to this Markdown file (e.g. "
+          "docs/RESULTS.md), its plots copied to results/ beside it.");
 ABSL_FLAG(bool, timeline, false,
-          "Also write <out_dir>/timeline_<strategy>.json per strategy run: a "
+          "Also write <out_dir>/timeline_<strategy>[_n<N>].json per run: a "
           "Chrome-trace timeline of every worker (ui.perfetto.dev).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
-          "Wall-time limit of each strategy's run.");
+          "Wall-time limit of each run.");
 ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
@@ -59,6 +102,7 @@ namespace ringside {
 namespace {
 
 using nlohmann::json;
+namespace fs = std::filesystem;
 
 absl::StatusOr<std::string> Binary(const std::string& flag_value,
                                    const char* argv0, const char* path,
@@ -72,6 +116,16 @@ absl::StatusOr<std::string> Binary(const std::string& flag_value,
   return found;
 }
 
+// Position of a strategy in the study's order; unknown names go last in
+// registration order.
+int StudyRank(const std::string& name) {
+  static const std::vector<std::string> kOrder = {"baseline", "sps", "dps",
+                                                  "ring", "fusion"};
+  const auto it = std::find(kOrder.begin(), kOrder.end(), name);
+  return it == kOrder.end() ? static_cast<int>(kOrder.size())
+                            : static_cast<int>(it - kOrder.begin());
+}
+
 // The strategies to run, baseline first.
 absl::StatusOr<std::vector<StrategyInfo>> Plan(
     const std::vector<StrategyInfo>& registered, const std::string& flag) {
@@ -81,10 +135,15 @@ absl::StatusOr<std::vector<StrategyInfo>> Plan(
     by_name[s.name] = s;
     names.push_back(s.name);
   }
-  std::vector<std::string> wanted =
-      flag.empty() ? names
-                   : std::vector<std::string>(
-                         absl::StrSplit(flag, ',', absl::SkipWhitespace()));
+  std::vector<std::string> wanted = names;
+  if (flag.empty()) {
+    std::stable_sort(wanted.begin(), wanted.end(),
+                     [](const std::string& a, const std::string& b) {
+                       return StudyRank(a) < StudyRank(b);
+                     });
+  } else {
+    wanted = absl::StrSplit(flag, ',', absl::SkipWhitespace());
+  }
   std::vector<StrategyInfo> plan;
   if (by_name.count("baseline") == 0) {
     return absl::NotFoundError("the worker registers no 'baseline' strategy");
@@ -102,13 +161,30 @@ absl::StatusOr<std::vector<StrategyInfo>> Plan(
   return plan;
 }
 
+// --workers as ascending distinct counts >= 1.
+absl::StatusOr<std::vector<int>> WorkerCounts(
+    const std::vector<std::string>& flag) {
+  std::set<int> counts;
+  for (const std::string& s : flag) {
+    int n = 0;
+    if (!absl::SimpleAtoi(s, &n) || n < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--workers wants worker counts >= 1 such as 1,2,4; got '", s, "'"));
+    }
+    counts.insert(n);
+  }
+  if (counts.empty()) {
+    return absl::InvalidArgumentError("--workers lists no worker count");
+  }
+  return std::vector<int>(counts.begin(), counts.end());
+}
+
 // "1 worker", "4 workers".
 std::string Count(int n, const char* noun) {
   return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
 }
 
-absl::Status WriteFile(const std::filesystem::path& path,
-                       const std::string& text) {
+absl::Status WriteFile(const fs::path& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
   out.close();
@@ -117,12 +193,97 @@ absl::Status WriteFile(const std::filesystem::path& path,
   return absl::OkStatus();
 }
 
+// Under `bazel run` the process runs in its runfiles tree; a relative path
+// means relative to where the user typed the command.
+fs::path UserPath(const std::string& path) {
+  fs::path p = path;
+  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+      p.is_relative() && cwd != nullptr) {
+    p = fs::path(cwd) / p;
+  }
+  return p;
+}
+
+absl::Status MakeDir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+// Worker flags from --worker_args, then those after --.
+std::vector<std::string> ExtraWorkerArgs(
+    const std::vector<std::string>& extra) {
+  std::vector<std::string> args = absl::StrSplit(
+      absl::GetFlag(FLAGS_worker_args), ' ', absl::SkipWhitespace());
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// The worker flags compare passes on: from its own flags, then
+// ExtraWorkerArgs.
+std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
+  const std::string model = absl::GetFlag(FLAGS_model);
+  std::vector<std::string> args = {
+      absl::StrCat("--model=", model),
+      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
+      absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
+      absl::StrCat("--warmup_steps=", absl::GetFlag(FLAGS_warmup_steps))};
+  if (model == "synthetic") {
+    args.push_back(absl::StrCat("--profile=", absl::GetFlag(FLAGS_profile)));
+    args.push_back(absl::StrCat("--emulated_compute_ms=",
+                                absl::GetFlag(FLAGS_emulated_compute_ms)));
+  }
+  const std::vector<std::string> more = ExtraWorkerArgs(extra);
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// One line on what ran, for the report.
+std::string RunLine(const std::vector<int>& workers,
+                    const std::vector<std::string>& extra_worker_args) {
+  std::string model = absl::GetFlag(FLAGS_model);
+  if (model == "synthetic") {
+    absl::StrAppend(&model, " (", absl::GetFlag(FLAGS_profile),
+                    " gradient profile, ",
+                    absl::GetFlag(FLAGS_emulated_compute_ms),
+                    " ms emulated compute per step)");
+  }
+  std::string line = absl::StrCat(
+      "model ", model, "; workers n = ", absl::StrJoin(workers, ", "),
+      " (baseline: 1); K = ", absl::GetFlag(FLAGS_servers),
+      " servers for sharded strategies (sps: 1); ", absl::GetFlag(FLAGS_steps),
+      " steps (", absl::GetFlag(FLAGS_warmup_steps),
+      " warm-up, not measured), batch ", absl::GetFlag(FLAGS_batch_size),
+      " per worker");
+  if (!absl::GetFlag(FLAGS_preset).empty()) {
+    absl::StrAppend(&line, "; preset ", absl::GetFlag(FLAGS_preset));
+  }
+  if (!extra_worker_args.empty()) {
+    absl::StrAppend(&line, "; worker flags `",
+                    absl::StrJoin(extra_worker_args, " "), "`");
+  }
+  return line;
+}
+
+struct Run {
+  StrategyInfo strategy;
+  int workers = 1;
+};
+
 // Runs everything; returns the process exit code.
-int Run(const char* argv0, const std::vector<std::string>& extra) {
+int RunAll(const char* argv0, const std::vector<std::string>& extra,
+           const std::string& command) {
   auto fail = [](const absl::Status& s) {
     std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
     return 1;
   };
+  absl::StatusOr<std::vector<int>> sweep =
+      WorkerCounts(absl::GetFlag(FLAGS_workers));
+  if (!sweep.ok()) return fail(sweep.status());
   absl::StatusOr<std::string> worker_bin = Binary(
       absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
   if (!worker_bin.ok()) return fail(worker_bin.status());
@@ -142,123 +303,237 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
     ps_server_bin = *ps;
   }
 
-  std::filesystem::path dir = absl::GetFlag(FLAGS_out_dir);
-  // Under `bazel run` the process runs in its runfiles tree; a relative
-  // --out_dir means relative to where the user typed the command.
-  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-      dir.is_relative() && cwd != nullptr) {
-    dir = std::filesystem::path(cwd) / dir;
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return fail(absl::InternalError(
-        absl::StrCat("cannot create ", dir.string(), ": ", ec.message())));
-  }
+  const fs::path dir = UserPath(absl::GetFlag(FLAGS_out_dir));
+  if (absl::Status s = MakeDir(dir); !s.ok()) return fail(s);
 
-  const int n = absl::GetFlag(FLAGS_workers);
+  // The baseline once with one worker, then every strategy at each n.
+  std::vector<Run> runs_planned = {{(*plan)[0], 1}};
+  for (int n : *sweep) {
+    for (size_t i = 1; i < plan->size(); ++i) {
+      runs_planned.push_back({(*plan)[i], n});
+    }
+  }
   const int k = absl::GetFlag(FLAGS_servers);
-  const unsigned cores = std::thread::hardware_concurrency();
-  std::vector<std::string> worker_args = {
-      absl::StrCat("--model=", absl::GetFlag(FLAGS_model)),
-      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
-      absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
-      absl::StrCat("--warmup_steps=", absl::GetFlag(FLAGS_warmup_steps))};
-  worker_args.insert(worker_args.end(), extra.begin(), extra.end());
+  const int cores = ProbeHardware({}).cores;
+  const std::vector<std::string> worker_args = WorkerArgs(extra);
 
   std::vector<ReportRow> rows;
-  std::vector<std::string> notes;
+  std::vector<std::string> oversubscribed;
+  std::vector<double> durations;
   json runs = json::array();
   json failures = json::array();
-  for (size_t i = 0; i < plan->size(); ++i) {
-    const StrategyInfo& s = (*plan)[i];
+  const int total = static_cast<int>(runs_planned.size());
+  for (int i = 0; i < total; ++i) {
+    const StrategyInfo& s = runs_planned[i].strategy;
+    const int n = runs_planned[i].workers;
     LocalJobOptions options;
     options.ps_server_bin = ps_server_bin;
     options.worker_bin = *worker_bin;
     options.strategy = s.name;
-    options.num_workers = s.name == "baseline" ? 1 : n;
+    options.num_workers = n;
     options.num_servers = ServersFor(s.servers, k);
     options.rendezvous = s.store;
     options.worker_args = worker_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
     options.relay_stderr = absl::GetFlag(FLAGS_verbose);
     if (absl::GetFlag(FLAGS_timeline)) {
-      options.timeline = std::filesystem::absolute(
-                             dir / absl::StrCat("timeline_", s.name, ".json"))
-                             .string();
+      const std::string name =
+          s.name == "baseline" || sweep->size() == 1
+              ? absl::StrCat("timeline_", s.name, ".json")
+              : absl::StrCat("timeline_", s.name, "_n", n, ".json");
+      options.timeline = fs::absolute(dir / name).string();
     }
-    std::fprintf(stderr, "[%zu/%zu] %s: %s, %s\n", i + 1, plan->size(),
-                 s.name.c_str(), Count(options.num_workers, "worker").c_str(),
-                 Count(options.num_servers, "server").c_str());
+    std::string what = absl::StrCat(s.name, " n=", n);
+    if (options.num_servers > 0) {
+      absl::StrAppend(&what, ", ", Count(options.num_servers, "server"));
+    }
+    std::fprintf(stderr, "%s\n",
+                 ProgressLine(i + 1, total, what, durations).c_str());
+    const Stopwatch clock;
     absl::StatusOr<LocalJobResult> result = RunLocalJob(options);
+    durations.push_back(clock.ElapsedSeconds());
     absl::StatusOr<ReportRow> row =
         result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
                     : absl::StatusOr<ReportRow>(result.status());
     if (!row.ok()) {
-      std::fprintf(stderr, "[%zu/%zu] %s FAILED: %s\n", i + 1, plan->size(),
-                   s.name.c_str(), row.status().ToString().c_str());
-      failures.push_back(
-          {{"strategy", s.name}, {"error", row.status().ToString()}});
+      std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,
+                   what.c_str(), row.status().ToString().c_str());
+      failures.push_back({{"strategy", s.name},
+                          {"workers", n},
+                          {"error", row.status().ToString()}});
       continue;
     }
     std::fprintf(stderr,
-                 "[%zu/%zu] %s: %.1f samples/s, eval loss %.4g, %.1f s\n",
-                 i + 1, plan->size(), s.name.c_str(), row->throughput,
-                 row->eval_loss, result->wall_s);
+                 "[%d/%d] %s: %.1f samples/s, eval loss %.4g, %.1f s%s\n",
+                 i + 1, total, what.c_str(), row->throughput, row->eval_loss,
+                 result->wall_s, row->emulated ? " (emulated compute)" : "");
     for (const std::string& w : result->warnings) {
       std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
     }
     rows.push_back(*row);
     runs.push_back({{"strategy", s.name},
-                    {"workers", options.num_workers},
+                    {"workers", n},
                     {"servers", options.num_servers},
                     {"server_ports", result->server_ports},
                     {"wall_s", result->wall_s},
+                    {"emulated", row->emulated},
                     {"warnings", result->warnings},
                     {"finals", result->finals}});
     if (!options.timeline.empty()) runs.back()["timeline"] = options.timeline;
-    const int procs = options.num_workers + options.num_servers;
-    if (cores > 0 && procs > static_cast<int>(cores)) {
-      notes.push_back(absl::StrCat(
-          "Note: ", s.name, " ran ", Count(options.num_workers, "worker"),
-          " + ", Count(options.num_servers, "server"), " on ", cores,
-          " cores: utilization then measures the OS scheduler, not the "
-          "strategy."));
+    if (cores > 0 && n + options.num_servers > cores) {
+      oversubscribed.push_back(absl::StrCat(
+          s.name, " n=", n, " (", Count(n, "worker"),
+          options.num_servers > 0 ? " + " : "",
+          options.num_servers > 0 ? Count(options.num_servers, "server") : "",
+          ")"));
     }
+  }
+
+  // Where it ran, from what the workers said.
+  std::vector<std::string> devices;
+  for (const ReportRow& r : rows) {
+    if (std::find(devices.begin(), devices.end(), r.device) == devices.end()) {
+      devices.push_back(r.device);
+    }
+  }
+  const Hardware hardware = ProbeHardware(devices);
+  const std::string hardware_line = HardwareLine(hardware);
+
+  std::vector<std::string> notes;
+  if (!oversubscribed.empty()) {
+    notes.push_back(absl::StrCat(
+        "Note: more processes than the ", cores, " cores in ",
+        absl::StrJoin(oversubscribed, ", "),
+        ": utilization then measures the OS scheduler as much as the "
+        "strategy."));
   }
   for (const json& f : failures) {
     notes.push_back(absl::StrCat("Failed: ", f["strategy"].get<std::string>(),
-                                 ": ", f["error"].get<std::string>()));
+                                 " n=", f["workers"].get<int>(), ": ",
+                                 f["error"].get<std::string>()));
   }
 
-  std::string markdown = MarkdownTable(rows);
-  if (!notes.empty()) markdown += "\n" + absl::StrJoin(notes, "\n\n") + "\n";
+  std::vector<ReportImage> images;
+  if (absl::GetFlag(FLAGS_plots)) {
+    absl::StatusOr<std::string> gnuplot =
+        FindProgram(absl::GetFlag(FLAGS_gnuplot));
+    std::string why;
+    if (!gnuplot.ok()) {
+      why = absl::StrCat("Plots skipped: ", gnuplot.status().message(),
+                         " (Debian: apt-get install gnuplot-nox); the tables "
+                         "are complete.");
+    } else {
+      PlotOptions plot_options;
+      plot_options.dir = fs::absolute(dir).string();
+      plot_options.subtitle =
+          absl::StrCat(ComputeLabel(rows), " compute; ", hardware_line);
+      absl::StatusOr<std::vector<ReportImage>> drawn =
+          DrawPlots(*gnuplot, rows, *sweep, plot_options);
+      if (drawn.ok()) {
+        images = *drawn;
+      } else {
+        why = absl::StrCat("Plots failed: ", drawn.status().message());
+      }
+    }
+    if (!why.empty()) {
+      std::fprintf(stderr, "compare: %s\n", why.c_str());
+      notes.push_back(why);
+    }
+  }
+
+  SweepDocument doc;
+  doc.title = "ringside compare: " + absl::GetFlag(FLAGS_model) +
+              (absl::GetFlag(FLAGS_model) == "synthetic"
+                   ? " " + absl::GetFlag(FLAGS_profile)
+                   : "") +
+              ", n = " + absl::StrJoin(*sweep, ", ");
+  doc.hardware = hardware_line;
+  doc.run = RunLine(*sweep, ExtraWorkerArgs(extra));
+  doc.command = command;
+  doc.images = images;
+  doc.notes = notes;
+  const std::string markdown = SweepMarkdown(rows, *sweep, doc);
   std::printf("%s", markdown.c_str());
   std::fflush(stdout);
 
-  json config = {{"workers", n},
+  json config = {{"workers", *sweep},
                  {"servers", k},
+                 {"strategies", SweepStrategies(rows)},
                  {"steps", absl::GetFlag(FLAGS_steps)},
                  {"warmup_steps", absl::GetFlag(FLAGS_warmup_steps)},
                  {"batch_size", absl::GetFlag(FLAGS_batch_size)},
                  {"model", absl::GetFlag(FLAGS_model)},
-                 {"worker_args", extra},
+                 {"preset", absl::GetFlag(FLAGS_preset)},
+                 {"worker_args", worker_args},
+                 {"command", command},
                  {"cores", cores}};
+  if (absl::GetFlag(FLAGS_model) == "synthetic") {
+    config["profile"] = absl::GetFlag(FLAGS_profile);
+    config["emulated_compute_ms"] = absl::GetFlag(FLAGS_emulated_compute_ms);
+  }
+  json plot_files = json::array();
+  for (const ReportImage& image : images) plot_files.push_back(image.path);
   json all = {{"config", config},
-              {"report", JsonReport(rows)},
+              {"hardware", HardwareJson(hardware)},
+              {"compute", ComputeLabel(rows)},
+              {"report", SweepJson(rows, *sweep)},
+              {"plots", plot_files},
               {"runs", runs},
               {"failures", failures},
               {"notes", notes}};
   for (const absl::Status& s :
        {WriteFile(dir / "compare.md", markdown),
-        WriteFile(dir / "compare.csv", CsvTable(rows)),
+        WriteFile(dir / "compare.csv", SweepCsv(rows, hardware_line)),
         WriteFile(dir / "compare.json", all.dump(2) + "\n")}) {
     if (!s.ok()) return fail(s);
   }
-  std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}%s\n",
-               dir.string().c_str(),
+  std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}%s%s\n",
+               dir.string().c_str(), images.empty() ? "" : ", the plots",
                absl::GetFlag(FLAGS_timeline) ? " and timeline_*.json" : "");
+
+  if (const std::string results = absl::GetFlag(FLAGS_results_md);
+      !results.empty()) {
+    const fs::path md = UserPath(results);
+    const fs::path assets = md.parent_path() / "results";
+    if (absl::Status s = MakeDir(assets); !s.ok()) return fail(s);
+    SweepDocument results_doc = doc;
+    for (ReportImage& image : results_doc.images) {
+      std::error_code ec;
+      fs::copy_file(dir / image.path, assets / image.path,
+                    fs::copy_options::overwrite_existing, ec);
+      if (ec) {
+        return fail(absl::InternalError(
+            absl::StrCat("cannot copy ", image.path, " to ", assets.string())));
+      }
+      image.path = "results/" + image.path;
+    }
+    if (absl::Status s =
+            WriteFile(md, SweepMarkdown(rows, *sweep, results_doc));
+        !s.ok()) {
+      return fail(s);
+    }
+    std::fprintf(stderr, "compare: wrote %s (images in %s)\n",
+                 md.string().c_str(), assets.string().c_str());
+  }
   return failures.empty() ? 0 : 1;
+}
+
+// How the user ran us, for the report: under `bazel run` as the bazel
+// command, otherwise as the program's name.
+std::string CommandLine(const std::vector<std::string>& args,
+                        const std::vector<std::string>& extra) {
+  std::vector<std::string> parts;
+  if (std::getenv("BUILD_WORKSPACE_DIRECTORY") != nullptr) {
+    parts = {"bazel run //experiments:compare --"};
+  } else {
+    parts = {fs::path(args[0]).filename().string()};
+  }
+  parts.insert(parts.end(), args.begin() + 1, args.end());
+  if (!extra.empty()) {
+    parts.push_back("--");
+    parts.insert(parts.end(), extra.begin(), extra.end());
+  }
+  return absl::StrJoin(parts, " ");
 }
 
 }  // namespace
@@ -266,11 +541,28 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "Runs every strategy locally and prints the comparison table; flags "
-      "after -- go to every worker.");
+      "Runs every strategy locally over a worker-count sweep and writes the "
+      "comparison tables and plots; flags after -- go to every worker.");
   const std::vector<std::string> extra =
       ringside::SplitPassThroughArgs(&argc, argv);
-  const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  const std::vector<std::string> args(argv, argv + argc);
+  // --preset=NAME becomes --flagfile=<its file> before the other flags, so
+  // those given explicitly override the preset's.
+  const absl::StatusOr<std::vector<std::string>> expanded =
+      ringside::ExpandPreset(
+          args,
+          ringside::PresetDirs(
+              argv[0], ringside::FlagValue(args, "preset_dir").value_or("")));
+  if (!expanded.ok()) {
+    std::fprintf(stderr, "compare: %s\n",
+                 std::string(expanded.status().message()).c_str());
+    return 2;
+  }
+  std::vector<std::string> storage = *expanded;
+  std::vector<char*> parse_argv;
+  for (std::string& a : storage) parse_argv.push_back(a.data());
+  const std::vector<char*> rest = absl::ParseCommandLine(
+      static_cast<int>(parse_argv.size()), parse_argv.data());
   if (rest.size() > 1) {
     std::fprintf(stderr,
                  "compare: unexpected argument '%s' (worker flags go after "
@@ -278,5 +570,5 @@ int main(int argc, char** argv) {
                  rest[1]);
     return 2;
   }
-  return ringside::Run(argv[0], extra);
+  return ringside::RunAll(argv[0], extra, ringside::CommandLine(args, extra));
 }

@@ -1,8 +1,10 @@
 // End-to-end runs of the `launch` and `compare` binaries against the fake
 // ps_server / worker scripts.
 #include <errno.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -113,27 +115,76 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
   ASSERT_TRUE(out.status.ok()) << out.status;
   std::string table;
   for (const std::string& l : out.stdout_lines) table += l + "\n";
-  EXPECT_THAT(table, HasSubstr("| Parallel type | PrmSrv |  W0 |  W1 | Total"));
+  EXPECT_THAT(table, HasSubstr("## Utilization, n = 2 workers\n\n"
+                               "| Parallel type | PrmSrv |  W0 |  W1 | Total"));
   // Fake throughput is 100 * world_size: speedup 2, efficiency 1.
   EXPECT_THAT(table, HasSubstr("| Baseline      |      0 | 80% |   0 |"));
   EXPECT_THAT(table, HasSubstr("| SPS           |      1 | 80% | 70% |  1.50 "
                                "|                  200.0 |    2.00 "
                                "|         1.00 |"));
   EXPECT_THAT(table, HasSubstr("| DPS           |      3 |"));
+  EXPECT_THAT(table, HasSubstr("- **Hardware:** "));
+  EXPECT_THAT(table, HasSubstr("- **Compute:** real"));
   // 2 workers + 3 servers exceed the cores of most test machines.
   if (std::thread::hardware_concurrency() < 5) {
-    EXPECT_THAT(table, HasSubstr("Note: dps ran 2 workers + 3 servers on"));
-  }
-  if (std::thread::hardware_concurrency() < 3) {
-    EXPECT_THAT(table, HasSubstr("Note: sps ran 2 workers + 1 server on"));
+    EXPECT_THAT(table, HasSubstr("Note: more processes than the"));
+    EXPECT_THAT(table, HasSubstr("dps n=2 (2 workers + 3 servers)"));
   }
   EXPECT_EQ(ReadFile(dir + "/compare.md"), table);
   EXPECT_THAT(ReadFile(dir + "/compare.csv"),
-              HasSubstr("sps,SPS,1,0.8000,0.7000,1.5000,200.000,2.0000"));
+              HasSubstr("\nsps,SPS,2,1,0.8000,0.7000,1.5000,200.000,2.0000,"
+                        "1.0000,0.5,false,cpu,"));
   const json j = json::parse(ReadFile(dir + "/compare.json"));
   EXPECT_EQ(j["report"]["rows"].size(), 3u);
+  EXPECT_EQ(j["report"]["workers"], json({2}));
   EXPECT_EQ(j["runs"][2]["servers"], 3);
+  EXPECT_EQ(j["runs"][2]["workers"], 2);
   EXPECT_EQ(j["config"]["steps"], 5);
+  EXPECT_EQ(j["compute"], "real");
+  EXPECT_GT(j["hardware"]["cores"].get<int>(), 0);
+}
+
+TEST(CompareTest, SweepsWorkerCountsWithPlotsAndResultsPage) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp + "/sweep";
+  const Outcome out = RunBinary(
+      "compare", {"--workers=2,1", "--strategies=sps", "--out_dir=" + dir,
+                  "--results_md=" + tmp + "/docs/RESULTS.md"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("## Utilization, n = 1 worker\n"));
+  EXPECT_THAT(md, HasSubstr("## Utilization, n = 2 workers\n"));
+  EXPECT_THAT(md, HasSubstr("| SPS            |      1 | 1.00 | 2.00 |"));
+  EXPECT_THAT(md, HasSubstr("| Linear (ideal) |      - | 1.00 | 2.00 |"));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["config"]["workers"], json({1, 2}));
+  ASSERT_EQ(j["runs"].size(), 3u);  // baseline, sps n=1, sps n=2
+  EXPECT_EQ(j["runs"][1]["workers"], 1);
+  EXPECT_EQ(j["runs"][2]["workers"], 2);
+  const std::string results = ReadFile(tmp + "/docs/RESULTS.md");
+  EXPECT_THAT(results, HasSubstr("## Speedup"));
+  if (access("/usr/bin/gnuplot", X_OK) == 0) {
+    EXPECT_EQ(j["plots"], json({"utilization_n1.png", "utilization_n2.png",
+                                "speedup.png"}));
+    EXPECT_THAT(results, HasSubstr("](results/speedup.png)"));
+    EXPECT_TRUE(std::filesystem::exists(tmp + "/docs/results/speedup.png"));
+    EXPECT_TRUE(
+        std::filesystem::exists(tmp + "/docs/results/utilization_n2.png"));
+  }
+}
+
+TEST(CompareTest, MissingGnuplotSkipsPlotsButWritesTables) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/noplot";
+  const Outcome out =
+      RunBinary("compare", {"--workers=2", "--strategies=sps",
+                            "--gnuplot=/no/such/gnuplot", "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("Plots skipped: /no/such/gnuplot"));
+  EXPECT_THAT(md, HasSubstr("apt-get install gnuplot-nox"));
+  EXPECT_THAT(md, HasSubstr("| SPS "));
+  EXPECT_THAT(ReadFile(dir + "/compare.csv"), HasSubstr("\nsps,SPS,2,"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/speedup.png"));
 }
 
 TEST(CompareTest, ChosenStrategiesRunAfterTheBaseline) {
@@ -155,7 +206,50 @@ TEST(CompareTest, FailedStrategyIsReportedAndExitCodeIsOne) {
   std::string table;
   for (const std::string& l : out.stdout_lines) table += l + "\n";
   EXPECT_THAT(table, HasSubstr("| Baseline"));  // rank 0 only: succeeds
-  EXPECT_THAT(table, HasSubstr("Failed: sps: INTERNAL: worker/1"));
+  EXPECT_THAT(table, HasSubstr("Failed: sps n=2: INTERNAL: worker/1"));
+}
+
+TEST(ComparePresetTest, ExplicitFlagsOverrideThePreset) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/study4";
+  // study4 also names ring and fusion, which the fake worker lacks.
+  const Outcome out =
+      RunBinary("compare", {"--preset=study4", "--strategies=sps,dps",
+                            "--steps=3", "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["config"]["preset"], "study4");
+  EXPECT_EQ(j["config"]["workers"], json({4}));  // from the preset
+  EXPECT_EQ(j["config"]["servers"], 4);          // from the preset
+  EXPECT_EQ(j["config"]["steps"], 3);            // given: overrides 40
+  EXPECT_EQ(j["config"]["strategies"], json({"sps", "dps"}));
+  EXPECT_EQ(j["runs"][2]["servers"], 4);
+}
+
+TEST(ComparePresetTest, EmulatedPresetIsLabelled) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/comm";
+  const Outcome out =
+      RunBinary("compare", {"--preset=comm_bound", "--workers=2",
+                            "--strategies=sps", "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["config"]["model"], "synthetic");
+  EXPECT_EQ(j["compute"], "emulated");
+  EXPECT_THAT(j["runs"][1]["finals"][0]["args"].get<std::string>(),
+              HasSubstr("--model=synthetic"));
+  EXPECT_THAT(j["runs"][1]["finals"][0]["args"].get<std::string>(),
+              HasSubstr("--profile=gpt2 --emulated_compute_ms=20"));
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("- **Compute:** emulated"));
+  EXPECT_THAT(md, HasSubstr("| SPS (emulated)      |"));
+  EXPECT_THAT(ReadFile(dir + "/compare.csv"), HasSubstr(",true,cpu,"));
+}
+
+TEST(ComparePresetTest, UnknownPresetListsTheKnownOnes) {
+  const Outcome out = RunBinary("compare", {"--preset=nope"});
+  EXPECT_THAT(std::string(out.status.message()), HasSubstr("code 2"));
+  EXPECT_THAT(std::string(out.status.message()),
+              HasSubstr("unknown preset 'nope'; known: comm_bound, "
+                        "compute_bound, study4"));
 }
 
 }  // namespace

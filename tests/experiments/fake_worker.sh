@@ -3,7 +3,8 @@
 # and one final record that echoes the flags it got.
 # FAKE_WORKER_FAIL_RANK=r: rank r prints "boom" to stderr and exits 2.
 # FAKE_WORKER_NO_FINAL=1: exit 0 without a final record.
-rank=0; world=1; servers=""; strategy=""; steps=0
+# --model=synthetic: the final record says "emulated":true.
+rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
 for a in "$@"; do
   case "$a" in
     --list_strategies)
@@ -16,6 +17,7 @@ for a in "$@"; do
     --servers=*) servers="${a#--servers=}" ;;
     --strategy=*) strategy="${a#--strategy=}" ;;
     --steps=*) steps="${a#--steps=}" ;;
+    --model=synthetic) emulated=true ;;
   esac
 done
 echo "fake worker $rank/$world: $*" >&2
@@ -26,5 +28,5 @@ if [ "$rank" = "${FAKE_WORKER_FAIL_RANK:-none}" ]; then
 fi
 echo "{\"event\":\"step\",\"step\":0,\"loss\":1.5}"
 [ -n "$FAKE_WORKER_NO_FINAL" ] && exit 0
-echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":false}"
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated}"
 exit 0
