@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -23,13 +24,28 @@ ABSL_FLAG(std::string, tls_server_name, "",
           "host dialled. Empty: the host.");
 
 namespace ringside {
+namespace {
+
+// `path` relative to where the user typed the command: under `bazel run`
+// the process runs in its runfiles tree, BUILD_WORKING_DIRECTORY names the
+// user's folder.
+std::string FromUserDirectory(const std::string& path) {
+  const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (path.empty() || path[0] == '/' || cwd == nullptr || *cwd == '\0') {
+    return path;
+  }
+  return std::string(cwd) + "/" + path;
+}
+
+}  // namespace
 
 GrpcSecurityFiles SecurityFilesFromFlags() {
   GrpcSecurityFiles files;
-  files.auth_token_file = absl::GetFlag(FLAGS_auth_token_file);
-  files.tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  files.tls_key = absl::GetFlag(FLAGS_tls_key);
-  files.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  files.auth_token_file =
+      FromUserDirectory(absl::GetFlag(FLAGS_auth_token_file));
+  files.tls_cert = FromUserDirectory(absl::GetFlag(FLAGS_tls_cert));
+  files.tls_key = FromUserDirectory(absl::GetFlag(FLAGS_tls_key));
+  files.tls_ca = FromUserDirectory(absl::GetFlag(FLAGS_tls_ca));
   files.tls_server_name = absl::GetFlag(FLAGS_tls_server_name);
   return files;
 }

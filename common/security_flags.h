@@ -11,7 +11,9 @@
 
 namespace ringside {
 
-// The flags' values as file names (nothing read yet).
+// The flags' values as file names (nothing read yet); under `bazel run`,
+// relative paths are taken from where the user typed the command
+// (BUILD_WORKING_DIRECTORY).
 GrpcSecurityFiles SecurityFilesFromFlags();
 
 // Reads the files the flags name into a validated GrpcSecurity; logs a

@@ -40,6 +40,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/security_flags.h"
 #include "common/stopwatch.h"
 #include "experiments/hardware.h"
 #include "experiments/local_job.h"
@@ -97,6 +98,11 @@ ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
           "worker binary; default: worker/worker from the runfiles.");
+ABSL_FLAG(bool, generate_auth_token, true,
+          "Without --auth_token_file, give the job a fresh random token "
+          "(a private temporary file, deleted afterwards) so that only its "
+          "own processes can call its servers; --nogenerate_auth_token runs "
+          "without a token.");
 
 namespace ringside {
 namespace {
@@ -335,6 +341,8 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     options.rendezvous = s.store;
     options.worker_args = worker_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
+    options.security = SecurityFilesFromFlags();
+    options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
     options.relay_stderr = absl::GetFlag(FLAGS_verbose);
     if (absl::GetFlag(FLAGS_timeline)) {
       const std::string name =

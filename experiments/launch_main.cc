@@ -7,6 +7,8 @@
 //
 // --timeline=PATH writes one Chrome-trace timeline of every worker (merged
 // from per-rank parts PATH.rank<r>.json); open it in ui.perfetto.dev.
+// --auth_token_file and --tls_cert/--tls_key/--tls_ca go to every process;
+// without --auth_token_file the job gets a fresh random token of its own.
 // Exits 1 with the failing process's message if any process fails.
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/security_flags.h"
 #include "experiments/local_job.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
@@ -38,6 +41,11 @@ ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
           "worker binary; default: worker/worker from the runfiles.");
+ABSL_FLAG(bool, generate_auth_token, true,
+          "Without --auth_token_file, give the job a fresh random token "
+          "(a private temporary file, deleted afterwards) so that only its "
+          "own processes can call its servers; --nogenerate_auth_token runs "
+          "without a token.");
 ABSL_FLAG(std::string, timeline, "",
           "Write the job's Chrome-trace timeline (all workers, merged) here; "
           "open it in ui.perfetto.dev. Empty: none.");
@@ -140,6 +148,8 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   options.rendezvous = info->store;
   options.num_servers = *servers;
   options.deadline = absl::GetFlag(FLAGS_deadline);
+  options.security = SecurityFilesFromFlags();
+  options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
   if (const std::string t = absl::GetFlag(FLAGS_timeline); !t.empty()) {
     options.timeline = FromUserDirectory(t);
   }

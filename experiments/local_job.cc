@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <system_error>
@@ -10,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/auth.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
 #include "experiments/process_group.h"
@@ -90,6 +94,52 @@ absl::Status MergeTimelineParts(const LocalJobOptions& o, bool job_ok) {
     std::filesystem::remove(part, ec);
   }
   return absl::OkStatus();
+}
+
+// A fresh random token in a private temporary folder, deleted with it.
+class GeneratedTokenFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<GeneratedTokenFile>> Create() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string dir = absl::StrCat(tmp != nullptr && *tmp ? tmp : "/tmp",
+                                   "/ringside-job-XXXXXX");
+    if (mkdtemp(dir.data()) == nullptr) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot create a folder for the job's token: ", dir,
+                       ": ", std::strerror(errno)));
+    }
+    std::unique_ptr<GeneratedTokenFile> file(new GeneratedTokenFile(dir));
+    absl::StatusOr<std::string> token = GenerateAuthToken();
+    if (!token.ok()) return token.status();
+    if (absl::Status s = WriteAuthTokenFile(file->path(), *token); !s.ok()) {
+      return s;
+    }
+    return file;
+  }
+  ~GeneratedTokenFile() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string path() const { return dir_ + "/auth_token"; }
+
+ private:
+  explicit GeneratedTokenFile(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+};
+
+// The common/security_flags.h flags for `files` (empty fields left out).
+std::vector<std::string> SecurityArgs(const GrpcSecurityFiles& files) {
+  std::vector<std::string> args;
+  for (const auto& [flag, value] :
+       {std::pair<const char*, const std::string&>{"auth_token_file",
+                                                   files.auth_token_file},
+        {"tls_cert", files.tls_cert},
+        {"tls_key", files.tls_key},
+        {"tls_ca", files.tls_ca},
+        {"tls_server_name", files.tls_server_name}}) {
+    if (!value.empty()) args.push_back(absl::StrCat("--", flag, "=", value));
+  }
+  return args;
 }
 
 std::string ServerLabel(int shard) { return absl::StrCat("server/", shard); }
@@ -273,8 +323,26 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
 
 }  // namespace
 
-absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& o) {
-  if (absl::Status s = Validate(o); !s.ok()) return s;
+absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& options) {
+  if (absl::Status s = Validate(options); !s.ok()) return s;
+  // The security flags go first into every process's extra flags.
+  LocalJobOptions o = options;
+  std::unique_ptr<GeneratedTokenFile> token;
+  if (o.security.auth_token_file.empty() && o.generate_auth_token) {
+    absl::StatusOr<std::unique_ptr<GeneratedTokenFile>> made =
+        GeneratedTokenFile::Create();
+    if (!made.ok()) return made.status();
+    token = *std::move(made);
+    o.security.auth_token_file = token->path();
+  }
+  // Bad security files fail here, before any process starts.
+  if (absl::Status s = LoadGrpcSecurity(o.security).status(); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job security: ", s.message()));
+  }
+  const std::vector<std::string> security = SecurityArgs(o.security);
+  o.server_args.insert(o.server_args.begin(), security.begin(), security.end());
+  o.worker_args.insert(o.worker_args.begin(), security.begin(), security.end());
   LocalJobResult result;
   const absl::Status job = RunJob(o, result);
   if (!o.timeline.empty()) {

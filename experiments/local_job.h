@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/grpc_credentials.h"
 
 namespace ringside {
 
@@ -42,6 +43,15 @@ struct LocalJobOptions {
   std::vector<std::string> server_args;
   // Extra "KEY=VALUE" environment for every process. Default none.
   std::vector<std::string> env;
+  // Job security (common/security_flags.h), given to every server and
+  // worker before server_args/worker_args: --auth_token_file and the TLS
+  // files --tls_cert, --tls_key, --tls_ca (and --tls_server_name). Empty
+  // fields: not passed. Default: none.
+  GrpcSecurityFiles security;
+  // With no security.auth_token_file: write a fresh random token to a
+  // private (0700 folder, 0600 file) temporary file for this job, give it to
+  // every process, and delete it when the job ends. Default false.
+  bool generate_auth_token = false;
   // Interface the servers bind to and workers connect to.
   std::string host = "127.0.0.1";
   // Wall time for the whole job; past it everything is killed and the job

@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   gnuplot-nox iproute2 zlib1g-dev
+  openssl  # test certificates (tests/testing/test_pki.h)
 )
 
 missing=()

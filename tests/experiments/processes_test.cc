@@ -1,7 +1,8 @@
 // Integration: ps_server(s) (or none, for ring) and two worker processes
 // started separately over loopback, the way a user would; their final
 // parameters must equal those of one baseline worker process with twice the
-// batch (the oracle).
+// batch (the oracle). The secure variants run the same job with the job's
+// token and TLS on every RPC (parameter servers, rendezvous store).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "experiments/process_group.h"
+#include "tests/testing/test_pki.h"
 
 namespace ringside {
 namespace {
@@ -56,13 +58,33 @@ std::vector<std::string> WorkerArgv(std::vector<std::string> extra) {
   return argv;
 }
 
-// (strategy, parameter servers): sps with one, dps with two shards, ring
-// with none (rank 0 serves the rendezvous store).
+// --auth_token_file and --tls_* for every process of a secure job.
+std::vector<std::string> SecurityFlags() {
+  static const std::vector<std::string>* flags = [] {
+    absl::StatusOr<TestPki> pki = MakeTestPki(TmpFile("pki"));
+    if (!pki.ok()) {
+      std::fprintf(stderr, "%s\n", pki.status().ToString().c_str());
+      std::abort();
+    }
+    return new std::vector<std::string>{
+        absl::StrCat("--auth_token_file=",
+                     WriteTokenFile(TmpFile("token"), "job-token-42")),
+        absl::StrCat("--tls_cert=", pki->node_cert),
+        absl::StrCat("--tls_key=", pki->node_key),
+        absl::StrCat("--tls_ca=", pki->ca_cert)};
+  }();
+  return *flags;
+}
+
+// (strategy, parameter servers, secure): sps with one, dps with two shards,
+// ring with none (rank 0 serves the rendezvous store); secure: token + TLS.
 class ProcessesTest
-    : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+    : public ::testing::TestWithParam<std::tuple<std::string, int, bool>> {};
 
 TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
-  const auto [strategy, num_servers] = GetParam();
+  const auto [strategy, num_servers, secure] = GetParam();
+  const std::vector<std::string> security =
+      secure ? SecurityFlags() : std::vector<std::string>();
   ProcessGroupOptions options;
   options.deadline = absl::Seconds(120);
   ProcessGroup group(options);
@@ -76,6 +98,7 @@ TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
                    "--num_workers=2",
                    absl::StrCat("--shard=", s),
                    absl::StrCat("--num_shards=", num_servers)};
+    server.argv.insert(server.argv.end(), security.begin(), security.end());
     server.on_stdout_line = [&ports, s](const std::string&,
                                         absl::string_view line) {
       auto j = nlohmann::json::parse(line, nullptr, false);
@@ -106,6 +129,7 @@ TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
         {absl::StrCat("--strategy=", strategy), "--batch_size=8", servers_flag,
          absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r))),
          absl::StrCat("--timeline=", TmpFile(strategy), ".{rank}.json")});
+    worker.argv.insert(worker.argv.end(), security.begin(), security.end());
     // Rank and world size from torchrun's environment, as a launcher would.
     worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2",
                   absl::StrCat("MASTER_PORT=", master_port)};
@@ -150,10 +174,17 @@ TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, ProcessesTest,
-                         ::testing::Values(std::make_tuple("sps", 1),
-                                           std::make_tuple("dps", 2),
-                                           std::make_tuple("ring", 0)));
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, ProcessesTest,
+    ::testing::Values(std::make_tuple("sps", 1, false),
+                      std::make_tuple("dps", 2, false),
+                      std::make_tuple("ring", 0, false),
+                      std::make_tuple("sps", 1, true),
+                      std::make_tuple("ring", 0, true)),
+    [](const ::testing::TestParamInfo<std::tuple<std::string, int, bool>>& i) {
+      return absl::StrCat(std::get<0>(i.param),
+                          std::get<2>(i.param) ? "_token_tls" : "");
+    });
 
 // Bad flags fail fast with a clear message and a non-zero exit.
 struct BadFlags {
