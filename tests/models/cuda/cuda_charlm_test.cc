@@ -1,0 +1,255 @@
+// The CUDA character transformer (models/transformer/cuda/cuda_charlm.h)
+// against the CPU CharLm: equal loss and gradients (every tensor) to
+// float32 tolerance over several shapes (widths that are not multiples of
+// 32, one head and several, batch 1), the same readiness order with an
+// event per tensor, Evaluate over more than one chunk, seeded init on the
+// device, bad input as INVALID_ARGUMENT, and a few SGD steps lowering the
+// loss.
+//
+// Where CUDA cannot run, the GPU tests skip and say why (gpu_skip.h); the
+// factory's "built without CUDA" answer is checked everywhere else.
+#include "models/transformer/cuda/cuda_charlm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "models/cuda/device_buffer.h"
+#include "models/transformer/charlm.h"
+#include "models/transformer/charlm_layout.h"
+#include "tests/models/cuda/gpu_skip.h"
+
+namespace ringside {
+namespace {
+
+struct Case {
+  std::string name;
+  CharLmConfig config;
+  int64_t batch;
+};
+
+CharLmConfig Config(int64_t vocab, int64_t layers, int64_t heads, int64_t embd,
+                    int64_t block) {
+  CharLmConfig c;
+  c.vocab_size = vocab;
+  c.n_layer = layers;
+  c.n_head = heads;
+  c.n_embd = embd;
+  c.block_size = block;
+  return c;
+}
+
+Batch RandomBatch(const CharLmConfig& c, int64_t size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> id(0, c.vocab_size - 1);
+  Batch b;
+  b.size = size;
+  b.tokens.resize(size * (c.block_size + 1));
+  for (int32_t& t : b.tokens) t = id(rng);
+  return b;
+}
+
+// Larger than GPT-2's init so attention is not uniform and every path
+// carries gradient.
+std::vector<float> RandomParams(const TensorLayout& layout, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  std::vector<float> p(layout.total_elements());
+  for (float& v : p) v = u(rng);
+  for (int i = 0; i < layout.num_tensors(); ++i) {
+    const std::string& name = layout.tensor(i).name;
+    if (name.find("ln_") == std::string::npos ||
+        name.find(".weight") == std::string::npos) {
+      continue;
+    }
+    for (float& v : layout.View(i, absl::MakeSpan(p))) v += 1.0f;
+  }
+  return p;
+}
+
+struct Device {
+  std::unique_ptr<CudaCharLm> model;
+  DeviceBuffer params;
+  DeviceBuffer grads;
+};
+
+Device MustUpload(const CharLmConfig& config, const std::vector<float>& p) {
+  Device d;
+  absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
+      CudaCharLm::Create(config);
+  EXPECT_TRUE(model.ok()) << model.status();
+  if (!model.ok()) return d;
+  absl::StatusOr<DeviceBuffer> params = DeviceBuffer::Create(0, p.size());
+  absl::StatusOr<DeviceBuffer> grads = DeviceBuffer::Create(0, p.size());
+  EXPECT_TRUE(params.ok() && grads.ok());
+  if (!params.ok() || !grads.ok()) return d;
+  d.model = *std::move(model);
+  d.params = *std::move(params);
+  d.grads = *std::move(grads);
+  absl::Status s = d.params.CopyFromHost(p);
+  EXPECT_TRUE(s.ok()) << s;
+  return d;
+}
+
+double RelativeL2(absl::Span<const float> a, absl::Span<const float> b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
+    norm += double{b[i]} * b[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
+}
+
+class CudaCharLmVsCpuTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaCharLmVsCpuTest, LossGradientsOrderAndEvaluateMatchCpu) {
+  SKIP_WITHOUT_GPU();
+  const Case& c = GetParam();
+  absl::StatusOr<std::unique_ptr<CharLm>> cpu = CharLm::Create(c.config);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const TensorLayout& layout = (*cpu)->layout();
+  const std::vector<float> params = RandomParams(layout, 17);
+  Device gpu = MustUpload(c.config, params);
+  ASSERT_NE(gpu.model, nullptr);
+  ASSERT_EQ(gpu.model->layout(), layout);
+  const Batch batch = RandomBatch(c.config, c.batch, 23);
+
+  std::vector<float> cpu_grads(layout.total_elements());
+  std::vector<int> cpu_order, gpu_order;
+  absl::StatusOr<double> cpu_loss =
+      (*cpu)->ForwardBackward(batch, params, absl::MakeSpan(cpu_grads),
+                              [&](int i) { cpu_order.push_back(i); });
+  ASSERT_TRUE(cpu_loss.ok()) << cpu_loss.status();
+  absl::StatusOr<double> gpu_loss = gpu.model->ForwardBackward(
+      batch, gpu.params.data(), gpu.grads.data(),
+      [&](int i) {
+        EXPECT_NE(gpu.model->grad_ready_event(i), nullptr);
+        gpu_order.push_back(i);
+      },
+      /*stream=*/nullptr);
+  ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
+  EXPECT_NEAR(*gpu_loss, *cpu_loss, 1e-5 * *cpu_loss);
+  EXPECT_EQ(gpu_order, cpu_order);
+  EXPECT_EQ(gpu_order, CharLmReadinessOrder(c.config.n_layer));
+  EXPECT_GT(gpu.model->last_compute_seconds(), 0.0);
+
+  absl::StatusOr<std::vector<float>> gpu_grads = gpu.grads.ToHost();
+  ASSERT_TRUE(gpu_grads.ok()) << gpu_grads.status();
+  for (int i = 0; i < layout.num_tensors(); ++i) {
+    const double err =
+        RelativeL2(layout.View(i, absl::Span<const float>(*gpu_grads)),
+                   layout.View(i, absl::Span<const float>(cpu_grads)));
+    EXPECT_LT(err, 1e-4) << layout.tensor(i).name;
+  }
+
+  // More than one chunk of CharLm::kEvalChunk examples.
+  const Batch eval = RandomBatch(c.config, CharLm::kEvalChunk + 3, 29);
+  absl::StatusOr<double> cpu_eval = (*cpu)->Evaluate(eval, params);
+  absl::StatusOr<double> gpu_eval =
+      gpu.model->Evaluate(eval, gpu.params.data(), nullptr);
+  ASSERT_TRUE(cpu_eval.ok() && gpu_eval.ok()) << gpu_eval.status();
+  EXPECT_NEAR(*gpu_eval, *cpu_eval, 1e-5 * *cpu_eval);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaCharLmVsCpuTest,
+    ::testing::Values(Case{"tiny", Config(10, 2, 2, 8, 6), 3},
+                      Case{"odd_width", Config(65, 2, 3, 24, 16), 5},
+                      Case{"one_head_batch1", Config(30, 3, 1, 20, 33), 1},
+                      Case{"wide", Config(65, 1, 4, 128, 64), 4}),
+    [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+TEST(CudaCharLmTest, InitDeviceParamsEqualsHostInit) {
+  SKIP_WITHOUT_GPU();
+  const CharLmConfig config = Config(20, 2, 2, 16, 8);
+  absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
+      CudaCharLm::Create(config);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const int64_t n = (*model)->layout().total_elements();
+  std::vector<float> host(n);
+  (*model)->InitParams(7, absl::MakeSpan(host));
+  absl::StatusOr<DeviceBuffer> d = DeviceBuffer::Create(0, n);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*model)->InitDeviceParams(7, d->data()).ok());
+  absl::StatusOr<std::vector<float>> back = d->ToHost();
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, host);
+}
+
+TEST(CudaCharLmTest, BadInputIsInvalidArgument) {
+  SKIP_WITHOUT_GPU();
+  const CharLmConfig config = Config(10, 1, 2, 8, 4);
+  std::vector<float> params(CharLmLayout(config)->total_elements());
+  Device gpu = MustUpload(config, params);
+  ASSERT_NE(gpu.model, nullptr);
+  Batch batch = RandomBatch(config, 2, 1);
+  EXPECT_EQ(
+      gpu.model
+          ->ForwardBackward(batch, nullptr, gpu.grads.data(), nullptr, nullptr)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      gpu.model
+          ->ForwardBackward(batch, gpu.params.data(), nullptr, nullptr, nullptr)
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  batch.tokens[0] = 10;  // outside the vocabulary
+  absl::Status s =
+      gpu.model->Evaluate(batch, gpu.params.data(), nullptr).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("vocabulary"), std::string::npos) << s;
+  EXPECT_EQ(CudaCharLm::Create(Config(10, 1, 3, 8, 4)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CudaCharLmTest, SgdStepsLowerTheLoss) {
+  SKIP_WITHOUT_GPU();
+  const CharLmConfig config = Config(5, 2, 2, 16, 8);
+  absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
+      CudaCharLm::Create(config);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::vector<float> params((*model)->layout().total_elements());
+  (*model)->InitParams(1, absl::MakeSpan(params));
+  Device gpu = MustUpload(config, params);
+  ASSERT_NE(gpu.model, nullptr);
+  Batch batch;
+  batch.size = 4;
+  for (int64_t b = 0; b < batch.size; ++b) {
+    for (int64_t i = 0; i <= config.block_size; ++i) {
+      batch.tokens.push_back(static_cast<int32_t>((b + i) % 5));
+    }
+  }
+  double first = 0, last = 0;
+  for (int step = 0; step < 40; ++step) {
+    absl::StatusOr<double> loss = gpu.model->ForwardBackward(
+        batch, gpu.params.data(), gpu.grads.data(), nullptr, nullptr);
+    ASSERT_TRUE(loss.ok()) << loss.status();
+    if (step == 0) first = *loss;
+    last = *loss;
+    absl::StatusOr<std::vector<float>> g = gpu.grads.ToHost();
+    ASSERT_TRUE(g.ok());
+    for (size_t i = 0; i < params.size(); ++i) params[i] -= 0.2f * (*g)[i];
+    ASSERT_TRUE(gpu.params.CopyFromHost(params).ok());
+  }
+  EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
+}
+
+TEST(CudaCharLmTest, FactorySaysWhyWithoutCuda) {
+  if (::ringside::testing::BuiltWithCuda()) {
+    GTEST_SKIP() << "built with CUDA: the GPU tests above are the checks";
+  }
+  absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
+      CudaCharLm::Create(Config(10, 1, 1, 8, 4));
+  EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(model.status().message().find("--config=cuda"), std::string::npos)
+      << model.status();
+}
+
+}  // namespace
+}  // namespace ringside
