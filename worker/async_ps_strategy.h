@@ -31,6 +31,9 @@
 // lane "step" while FinishStep waits (args: step, version installed,
 // staleness = step + 1 - version).
 //
+// Utilization, throughput and eval loss against tau:
+//   bazel run //experiments:staleness_sweep -- --staleness=0,1,2,4
+//
 // Not thread-safe (SyncStrategy contract); owns one background thread that
 // alone uses the PsSession after Init.
 #ifndef RINGSIDE_WORKER_ASYNC_PS_STRATEGY_H_
