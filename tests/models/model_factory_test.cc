@@ -75,8 +75,42 @@ TEST(ModelFactoryTest, UnknownNameListsKnownOnes) {
   o.name = "resnet";
   absl::Status s = MakeModel(o).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "unknown model 'resnet' (known: mlp, synthetic)");
-  EXPECT_EQ(ModelNames(), "mlp, synthetic");
+  EXPECT_EQ(s.message(),
+            "unknown model 'resnet' (known: mlp, synthetic, charlm)");
+  EXPECT_EQ(ModelNames(), "mlp, synthetic, charlm");
+}
+
+TEST(ModelFactoryTest, CharLmOnItsTextsVocabulary) {
+  ModelOptions o;
+  o.name = "charlm";
+  o.charlm.n_layer = 1;
+  o.charlm.n_head = 2;
+  o.charlm.n_embd = 8;
+  o.charlm.block_size = 16;
+  o.charlm.synthetic_chars = 5000;
+  o.eval_examples = 10;
+  absl::StatusOr<ModelBundle> b = MakeModel(o);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->model->name(), "charlm");
+  Batch batch;
+  ASSERT_TRUE(b->dataset->TrainBatch(0, 3, &batch).ok());
+  EXPECT_EQ(batch.tokens.size(), 3u * 17);
+  std::vector<float> params(b->model->layout().total_elements());
+  std::vector<float> grads(params.size());
+  b->model->InitParams(1, absl::MakeSpan(params));
+  EXPECT_TRUE(
+      b->model->ForwardBackward(batch, params, absl::MakeSpan(grads), nullptr)
+          .ok());
+  ASSERT_TRUE(b->dataset->EvalBatch(&batch).ok());
+  EXPECT_EQ(batch.size, 10);
+
+  o.charlm.n_head = 3;  // does not divide 8
+  absl::Status s = MakeModel(o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("n_head"), std::string::npos) << s;
+  o.charlm.n_head = 2;
+  o.charlm.text_path = "/nonexistent/ringside/input.txt";
+  EXPECT_EQ(MakeModel(o).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(ModelFactoryTest, BadSizesAreInvalidArgument) {
