@@ -12,9 +12,11 @@
 //   bazel run -c opt //experiments:charlm_bench -- --n_embd=64,128 --threads=2
 //   bazel run -c opt --config=cuda //experiments:charlm_bench   # GPU machine
 //
-// stdout: a Markdown table, one row per (device, n_embd); --json_out also
-// writes the rows as JSON. Exit 0 on success, 2 on bad flags, 1 when a
-// measurement fails.
+// stdout: a Markdown table, one row per (device, n_embd): wall time per
+// step (median), the process CPU time per step on the CPU (the compute time
+// with --threads=1 even on a busy machine) or the CUDA-event device time on
+// the GPU, and the torch reference; --json_out also writes the rows as JSON.
+// Exit 0 on success, 2 on bad flags, 1 when a measurement fails.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -85,6 +88,9 @@ struct Row {
   int64_t params = 0;
   double step_ms = 0;               // median wall time of a step
   double loss = 0;                  // first step's loss
+  // Process CPU time per step (median): with --threads=1 the compute time
+  // even when other processes compete for the cores.
+  std::optional<double> cpu_ms;
   std::optional<double> device_ms;  // CUDA events, median
   // PyTorch eager on the same device, same configuration and inputs.
   std::string torch_note;  // "torch 2.x", or why there is none
@@ -92,6 +98,12 @@ struct Row {
   std::optional<double> torch_loss;
   std::optional<double> torch_grad_error;  // relative L2 vs ours
 };
+
+double ProcessCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -217,15 +229,19 @@ absl::StatusOr<Row> MeasureCpu(const CharLmConfig& config,
   std::vector<float> params(row.params), grads(row.params), first;
   model->InitParams(1, absl::MakeSpan(params));
   const Batch batch = RandomBatch(config, row.batch, 2);
-  std::vector<double> ms;
+  std::vector<double> ms, cpu_ms;
   const int total = absl::GetFlag(FLAGS_warmup) + absl::GetFlag(FLAGS_steps);
   for (int step = 0; step < total; ++step) {
     const Clock::time_point start = Clock::now();
+    const double cpu_start = ProcessCpuMs();
     RS_ASSIGN_OR_RETURN(
         const double loss,
         model->ForwardBackward(batch, params, absl::MakeSpan(grads), nullptr));
     const double elapsed =
         std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (step >= absl::GetFlag(FLAGS_warmup)) {
+      cpu_ms.push_back(ProcessCpuMs() - cpu_start);
+    }
     if (step == 0) {
       row.loss = loss;
       first = grads;
@@ -233,6 +249,7 @@ absl::StatusOr<Row> MeasureCpu(const CharLmConfig& config,
     if (step >= absl::GetFlag(FLAGS_warmup)) ms.push_back(elapsed);
   }
   row.step_ms = Median(ms);
+  row.cpu_ms = Median(cpu_ms);
   if (absl::GetFlag(FLAGS_torch) && absl::GetFlag(FLAGS_torch_cpu)) {
     RunTorch(torch_script, "cpu", params, batch, first, row);
   }
@@ -300,7 +317,7 @@ std::string Opt(const std::optional<double>& v, const char* format) {
 
 void PrintTable(const std::vector<Row>& rows) {
   std::printf(
-      "| device | n_embd | params | step ms | device ms | tokens/s | "
+      "| device | n_embd | params | step ms | CPU / device ms | tokens/s | "
       "GFLOP/s | torch step ms | torch/ours | loss ours / torch | "
       "grad rel. diff | torch |\n"
       "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -314,9 +331,10 @@ void PrintTable(const std::vector<Row>& rows) {
         "| %s | %s |\n",
         r.device.c_str(), static_cast<long long>(r.config.n_embd),
         static_cast<long long>(r.params), r.step_ms,
-        Opt(r.device_ms, "%.2f").c_str(), tokens / (r.step_ms / 1e3),
-        flops / (r.step_ms / 1e3) / 1e9, Opt(r.torch_ms, "%.2f").c_str(),
-        Opt(ratio, "%.2f").c_str(), r.loss, Opt(r.torch_loss, "%.5f").c_str(),
+        Opt(r.device_ms.has_value() ? r.device_ms : r.cpu_ms, "%.2f").c_str(),
+        tokens / (r.step_ms / 1e3), flops / (r.step_ms / 1e3) / 1e9,
+        Opt(r.torch_ms, "%.2f").c_str(), Opt(ratio, "%.2f").c_str(), r.loss,
+        Opt(r.torch_loss, "%.5f").c_str(),
         Opt(r.torch_grad_error, "%.1e").c_str(),
         r.torch_note.empty() ? "-" : r.torch_note.c_str());
   }
@@ -337,6 +355,7 @@ json RowJson(const Row& r) {
             {"loss", r.loss},
             {"torch_note", r.torch_note}};
   if (r.device_ms) j["device_ms"] = *r.device_ms;
+  if (r.cpu_ms) j["process_cpu_ms"] = *r.cpu_ms;
   if (r.torch_ms) j["torch_step_ms"] = *r.torch_ms;
   if (r.torch_loss) j["torch_loss"] = *r.torch_loss;
   if (r.torch_grad_error) j["torch_grad_rel_l2"] = *r.torch_grad_error;
