@@ -94,6 +94,14 @@ ABSL_FLAG(bool, timeline, false,
           "Chrome-trace timeline of every worker (ui.perfetto.dev).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
           "Wall-time limit of each run.");
+ABSL_FLAG(double, link_gbit, 0,
+          "Network shaping: run every server and worker in its own network "
+          "namespace behind a link of this many Gbit/s per direction (needs "
+          "root and iproute2; otherwise runs on loopback and says so). "
+          "0: no shaping, loopback.");
+ABSL_FLAG(double, link_latency_us, 0,
+          "Network shaping: one-way latency between processes in "
+          "microseconds (netem; needs --link_gbit > 0).");
 ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
@@ -290,6 +298,11 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   absl::StatusOr<std::vector<int>> sweep =
       WorkerCounts(absl::GetFlag(FLAGS_workers));
   if (!sweep.ok()) return fail(sweep.status());
+  NetworkShape network;
+  network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
+  network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
+  if (absl::Status s = network.Validate(); !s.ok()) return fail(s);
+  std::set<std::string> networks;  // what the runs ran on, when shaping
   absl::StatusOr<std::string> worker_bin = Binary(
       absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
   if (!worker_bin.ok()) return fail(worker_bin.status());
@@ -344,6 +357,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     options.security = SecurityFilesFromFlags();
     options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
     options.relay_stderr = absl::GetFlag(FLAGS_verbose);
+    options.network = network;
     if (absl::GetFlag(FLAGS_timeline)) {
       const std::string name =
           s.name == "baseline" || sweep->size() == 1
@@ -388,6 +402,8 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
                     {"warnings", result->warnings},
                     {"finals", result->finals}});
     if (!options.timeline.empty()) runs.back()["timeline"] = options.timeline;
+    runs.back()["network"] = result->network;
+    if (network.enabled()) networks.insert(result->network);
     if (cores > 0 && n + options.num_servers > cores) {
       oversubscribed.push_back(absl::StrCat(
           s.name, " n=", n, " (", Count(n, "worker"),
@@ -415,6 +431,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
         ": utilization then measures the OS scheduler as much as the "
         "strategy."));
   }
+  for (const std::string& net : networks) notes.push_back("Network: " + net);
   for (const json& f : failures) {
     notes.push_back(absl::StrCat("Failed: ", f["strategy"].get<std::string>(),
                                  " n=", f["workers"].get<int>(), ": ",

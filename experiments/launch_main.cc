@@ -7,6 +7,9 @@
 //
 // --timeline=PATH writes one Chrome-trace timeline of every worker (merged
 // from per-rank parts PATH.rank<r>.json); open it in ui.perfetto.dev.
+// --link_gbit=B [--link_latency_us=L] runs every process in its own network
+// namespace behind a shaped link (experiments/netns_topology.h; root only,
+// else it runs on loopback and says so).
 // --auth_token_file and --tls_cert/--tls_key/--tls_ca go to every process;
 // without --auth_token_file the job gets a fresh random token of its own.
 // Exits 1 with the failing process's message if any process fails.
@@ -49,6 +52,14 @@ ABSL_FLAG(bool, generate_auth_token, true,
 ABSL_FLAG(std::string, timeline, "",
           "Write the job's Chrome-trace timeline (all workers, merged) here; "
           "open it in ui.perfetto.dev. Empty: none.");
+ABSL_FLAG(double, link_gbit, 0,
+          "Network shaping: run every server and worker in its own network "
+          "namespace behind a link of this many Gbit/s per direction (needs "
+          "root and iproute2; otherwise runs on loopback and says so). "
+          "0: no shaping, loopback.");
+ABSL_FLAG(double, link_latency_us, 0,
+          "Network shaping: one-way latency between processes in "
+          "microseconds (netem; needs --link_gbit > 0).");
 
 namespace ringside {
 namespace {
@@ -113,6 +124,10 @@ std::string WithRank(int rank, absl::string_view line,
 }
 
 absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
+  NetworkShape network;
+  network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
+  network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
+  if (absl::Status s = network.Validate(); !s.ok()) return s;
   absl::StatusOr<std::string> worker_bin = Binary(
       absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
   if (!worker_bin.ok()) return worker_bin.status();
@@ -148,6 +163,7 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   options.rendezvous = info->store;
   options.num_servers = *servers;
   options.deadline = absl::GetFlag(FLAGS_deadline);
+  options.network = network;
   options.security = SecurityFilesFromFlags();
   options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
   if (const std::string t = absl::GetFlag(FLAGS_timeline); !t.empty()) {
@@ -171,6 +187,9 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   std::fprintf(stderr, "launch: %s finished: %d workers, %d servers, %.2f s\n",
                strategy.c_str(), options.num_workers, options.num_servers,
                result->wall_s);
+  if (network.enabled()) {
+    std::fprintf(stderr, "launch: network: %s\n", result->network.c_str());
+  }
   if (!options.timeline.empty()) {
     std::fprintf(stderr, "launch: timeline %s (open in ui.perfetto.dev)\n",
                  options.timeline.c_str());

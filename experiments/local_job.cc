@@ -57,6 +57,7 @@ absl::Status Validate(const LocalJobOptions& o) {
   if (o.num_servers > 0 && o.ps_server_bin.empty()) {
     return absl::InvalidArgumentError("num_servers > 0 but no ps_server_bin");
   }
+  if (absl::Status s = o.network.Validate(); !s.ok()) return s;
   if (!o.timeline.empty()) {
     std::filesystem::path dir = std::filesystem::path(o.timeline).parent_path();
     if (dir.empty()) dir = ".";
@@ -146,8 +147,8 @@ std::string ServerLabel(int shard) { return absl::StrCat("server/", shard); }
 std::string WorkerLabel(int rank) { return absl::StrCat("worker/", rank); }
 
 // Starts the servers and waits for each one's listening line.
-absl::Status StartServers(const LocalJobOptions& o, ProcessGroup& group,
-                          std::vector<int>& ports) {
+absl::Status StartServers(const LocalJobOptions& o, const JobNetwork& net,
+                          ProcessGroup& group, std::vector<int>& ports) {
   ports.assign(o.num_servers, 0);
   std::vector<int> ids;
   for (int shard = 0; shard < o.num_servers; ++shard) {
@@ -155,12 +156,13 @@ absl::Status StartServers(const LocalJobOptions& o, ProcessGroup& group,
     spec.label = ServerLabel(shard);
     spec.argv = {o.ps_server_bin,
                  "--port=0",
-                 absl::StrCat("--host=", o.host),
+                 absl::StrCat("--host=", net.Host(JobNetwork::kServer, shard)),
                  absl::StrCat("--num_workers=", o.num_workers),
                  absl::StrCat("--shard=", shard),
                  absl::StrCat("--num_shards=", o.num_servers)};
     spec.argv.insert(spec.argv.end(), o.server_args.begin(),
                      o.server_args.end());
+    net.Place(JobNetwork::kServer, shard, spec.argv);
     spec.env = o.env;
     spec.on_stdout_line = [&ports, shard](const std::string& label,
                                           absl::string_view line) {
@@ -213,6 +215,11 @@ absl::Status StartServers(const LocalJobOptions& o, ProcessGroup& group,
 // Runs the processes of a validated job; every child has exited or been
 // killed when it returns.
 absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
+  // Declared before the group: the namespaces go after the processes.
+  const std::unique_ptr<JobNetwork> net =
+      JobNetwork::Start(o.network, o.host, o.num_servers, o.num_workers);
+  result.network = net->Describe();
+  for (const std::string& w : net->Warnings()) result.warnings.push_back(w);
   ProcessGroupOptions group_options;
   group_options.deadline = o.deadline;
   group_options.kill_grace = o.kill_grace;
@@ -222,12 +229,14 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
   result.steps.assign(o.num_workers, {});
   const Stopwatch clock;
 
-  if (absl::Status s = StartServers(o, group, result.server_ports); !s.ok()) {
+  if (absl::Status s = StartServers(o, *net, group, result.server_ports);
+      !s.ok()) {
     return s;
   }
   std::vector<std::string> addresses;
-  for (int port : result.server_ports) {
-    addresses.push_back(absl::StrCat(o.host, ":", port));
+  for (int shard = 0; shard < o.num_servers; ++shard) {
+    addresses.push_back(absl::StrCat(net->Host(JobNetwork::kServer, shard), ":",
+                                     result.server_ports[shard]));
   }
 
   std::vector<int> worker_ids;
@@ -243,7 +252,8 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
           absl::StrCat("--servers=", absl::StrJoin(addresses, ",")));
     }
     if (o.rendezvous) {
-      spec.argv.push_back(absl::StrCat("--master_addr=", o.host));
+      spec.argv.push_back(
+          absl::StrCat("--master_addr=", net->Host(JobNetwork::kWorker, 0)));
       spec.argv.push_back(absl::StrCat("--master_port=", master_port));
     }
     if (!o.timeline.empty()) {
@@ -252,6 +262,7 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
     }
     spec.argv.insert(spec.argv.end(), o.worker_args.begin(),
                      o.worker_args.end());
+    net->Place(JobNetwork::kWorker, rank, spec.argv);
     spec.env = o.env;
     spec.on_stdout_line = [&o, &result, &master_port, rank](
                               const std::string& label,

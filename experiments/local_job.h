@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/grpc_credentials.h"
+#include "experiments/netns_topology.h"
 
 namespace ringside {
 
@@ -77,6 +78,13 @@ struct LocalJobOptions {
   // fails, whatever parts exist are merged on a best-effort basis (kept when
   // that fails). Its folder must exist. Default empty: no timeline.
   std::string timeline;
+  // Network shaping (experiments/netns_topology.h): when enabled, every
+  // server and worker runs in its own network namespace behind a link of
+  // this bandwidth and latency (addresses 10.77.0.x instead of `host`; each
+  // worker gets --transport_host=<its address> after worker_args). Where
+  // namespaces cannot be made the job runs on loopback and says so in
+  // LocalJobResult::warnings. Must be valid. Default: off (loopback).
+  NetworkShape network;
   // Keep every "step" record in LocalJobResult::steps. Default false.
   bool keep_steps = false;
   // Relay the processes' stderr to ours, prefixed "[label] ". Default true.
@@ -98,8 +106,12 @@ struct LocalJobResult {
   std::vector<int> server_ports;
   // Seconds from starting the first process to the last worker's exit.
   double wall_s = 0;
-  // Non-fatal problems, e.g. a server that had to be terminated.
+  // Non-fatal problems, e.g. a server that had to be terminated, or
+  // "network shaping unavailable: <why>; ran on loopback".
   std::vector<std::string> warnings;
+  // The network the job ran on (JobNetwork::Describe), e.g. "loopback" or
+  // "netns: 1 Gbit/s links, 50 us latency".
+  std::string network;
 };
 
 // Runs the job to completion. Blocking. Fails with INVALID_ARGUMENT on bad

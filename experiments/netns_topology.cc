@@ -577,14 +577,16 @@ std::string JobNetwork::Describe() const {
         "loopback (network shaping unavailable: ", fallback_reason_, ")");
   }
   if (!topology_) return "loopback";
-  std::string text =
-      absl::StrCat("netns: ", topology_->shape().Describe(), " (",
-                   topology_->namespaces().size(), " namespaces)");
-  if (!topology_->latency_unavailable().empty()) {
-    absl::StrAppend(
-        &text, "; latency not emulated: ", topology_->latency_unavailable());
+  const NetworkShape& shape = topology_->shape();
+  if (topology_->latency_unavailable().empty()) {
+    return absl::StrCat("netns: ", shape.Describe());
   }
-  return text;
+  NetworkShape bandwidth_only = shape;
+  bandwidth_only.link_latency_us = 0;
+  return absl::StrCat("netns: ", bandwidth_only.Describe(), "; the ",
+                      shape.link_latency_us,
+                      " us latency asked for is not emulated: ",
+                      topology_->latency_unavailable());
 }
 
 std::vector<std::string> JobNetwork::Warnings() const {

@@ -211,8 +211,9 @@ class JobNetwork {
   // Why shaping was requested but could not be set up, or empty.
   const std::string& fallback_reason() const { return fallback_reason_; }
   // One line for logs and reports: "loopback", "netns: 1 Gbit/s links, 50 us
-  // latency (9 namespaces)", "loopback (network shaping unavailable: <why>)",
-  // with "; latency not emulated: <why>" when netem failed.
+  // latency", "loopback (network shaping unavailable: <why>)"; when netem
+  // failed "netns: 1 Gbit/s links, no added latency; the 50 us latency asked
+  // for is not emulated: <why>".
   std::string Describe() const;
   // Warnings for the job's result: "network shaping unavailable: <why>; ran
   // on loopback" and/or "latency emulation unavailable: <why>; links shaped
