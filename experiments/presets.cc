@@ -29,7 +29,14 @@ bool IsDir(const std::string& path) {
 
 std::vector<std::string> PresetDirs(const std::string& argv0,
                                     const std::string& preset_dir) {
-  if (!preset_dir.empty()) return {preset_dir};
+  if (!preset_dir.empty()) {
+    // Under `bazel run`, relative to where the user typed the command.
+    const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
+    if (cwd != nullptr && fs::path(preset_dir).is_relative()) {
+      return {(fs::path(cwd) / preset_dir).string()};
+    }
+    return {preset_dir};
+  }
   std::vector<std::string> candidates;
   using bazel::tools::cpp::runfiles::Runfiles;
   std::string error;

@@ -27,9 +27,10 @@ namespace ringside {
 inline constexpr absl::string_view kPresetExtension = ".flags";
 
 // Folders to look for presets in, in order: `preset_dir` alone when not
-// empty; otherwise experiments/presets in this binary's runfiles (from
-// `argv0`), under $BUILD_WORKSPACE_DIRECTORY, and under the current folder
-// (those that exist).
+// empty (a relative one under `bazel run` is relative to
+// $BUILD_WORKING_DIRECTORY); otherwise experiments/presets in this binary's
+// runfiles (from `argv0`), under $BUILD_WORKSPACE_DIRECTORY, and under the
+// current folder (those that exist).
 std::vector<std::string> PresetDirs(const std::string& argv0,
                                     const std::string& preset_dir);
 

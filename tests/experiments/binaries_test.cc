@@ -247,9 +247,11 @@ TEST(ComparePresetTest, EmulatedPresetIsLabelled) {
 TEST(ComparePresetTest, UnknownPresetListsTheKnownOnes) {
   const Outcome out = RunBinary("compare", {"--preset=nope"});
   EXPECT_THAT(std::string(out.status.message()), HasSubstr("code 2"));
-  EXPECT_THAT(std::string(out.status.message()),
-              HasSubstr("unknown preset 'nope'; known: comm_bound, "
-                        "compute_bound, study4"));
+  const std::string message(out.status.message());
+  EXPECT_THAT(message, HasSubstr("unknown preset 'nope'; known: "));
+  for (const char* known : {"comm_bound", "compute_bound", "study4"}) {
+    EXPECT_THAT(message, HasSubstr(known));
+  }
 }
 
 }  // namespace
