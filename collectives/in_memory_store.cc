@@ -81,7 +81,10 @@ absl::StatusOr<int64_t> InMemoryStore::Add(absl::string_view key,
     return absl::InvalidArgumentError(absl::StrCat(
         "store: Add on key '", key, "', which holds a non-integer value"));
   }
-  current += delta;
+  if (__builtin_add_overflow(current, delta, &current)) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "store: Add of ", delta, " on key '", key, "' overflows int64"));
+  }
   data_[key] = absl::StrCat(current);
   return current;
 }

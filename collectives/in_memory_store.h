@@ -38,7 +38,8 @@ class InMemoryStore : public Store {
   absl::Status Wait(const std::vector<std::string>& keys,
                     absl::Duration timeout) override;
   // Non-blocking. The value is kept as decimal text; INVALID_ARGUMENT if
-  // the key holds something else.
+  // the key holds something else, OUT_OF_RANGE if the sum overflows int64
+  // (the key keeps its value).
   absl::StatusOr<int64_t> Add(absl::string_view key, int64_t delta) override;
 
   // Blocks until every key exists or `deadline`, like Wait.

@@ -166,6 +166,20 @@ absl::Status OptimizerConfig::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown optimizer type '", type, "' (known: sgd, adam)"));
   }
+  // Also the fields this type ignores: a NaN there would make the config
+  // unequal to itself (registrations and checkpoints could never match).
+  for (const auto& [name, value] :
+       {std::pair<const char*, float>{"lr", lr},
+        {"momentum", momentum},
+        {"beta1", beta1},
+        {"beta2", beta2},
+        {"eps", eps},
+        {"weight_decay", weight_decay}}) {
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("optimizer ", name, " must be finite, got ", value));
+    }
+  }
   if (!(lr > 0.0f) || !std::isfinite(lr)) {
     return absl::InvalidArgumentError(
         absl::StrCat("optimizer lr must be finite and > 0, got ", lr));

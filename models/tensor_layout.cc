@@ -39,7 +39,17 @@ absl::StatusOr<TensorLayout> TensorLayout::FromShapes(
             absl::StrCat("tensor '", name, "' has a non-positive dimension in ",
                          ShapeString(shape)));
       }
+      if (d > kMaxElements / size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", name, "' of shape ", ShapeString(shape),
+                         " has more than 2^60 elements"));
+      }
       size *= d;
+    }
+    if (size > kMaxElements - offset) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the model has more than 2^60 elements (at tensor '",
+                       name, "' of shape ", ShapeString(shape), ")"));
     }
     layout.tensors_.push_back(TensorSpec{name, shape, offset, size});
     offset += size;

@@ -28,8 +28,13 @@ class TensorLayout {
  public:
   TensorLayout() = default;
 
+  // Most elements a layout may hold: 2^60, so that its byte count (and any
+  // offset into it) fits int64_t.
+  static constexpr int64_t kMaxElements = int64_t{1} << 60;
+
   // Packs tensors back to back in the given order. Fails on an empty name,
-  // a duplicate name or a non-positive dimension.
+  // a duplicate name, a non-positive dimension, or more than kMaxElements
+  // elements in all (checked before any product overflows).
   static absl::StatusOr<TensorLayout> FromShapes(
       const std::vector<std::pair<std::string, std::vector<int64_t>>>& shapes);
 

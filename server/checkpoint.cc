@@ -43,7 +43,17 @@ uint64_t ReadLe(absl::string_view in, int bytes) {
 }
 
 void AppendFloats(std::string* out, const std::vector<float>& v) {
+  if (v.empty()) return;  // data() may be null
   out->append(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+}
+
+// `count` floats from `bytes` starting at float `first` (in range).
+std::vector<float> FloatsAt(absl::string_view bytes, uint64_t first,
+                            uint64_t count) {
+  std::vector<float> out(count);
+  // No memcpy of nothing: an empty vector's data() may be null.
+  if (count > 0) std::memcpy(out.data(), bytes.data() + 4 * first, 4 * count);
+  return out;
 }
 
 }  // namespace
@@ -92,20 +102,27 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
     return absl::DataLossError("checkpoint header does not parse");
   }
   rest.remove_prefix(header_size);
+  // Compared without arithmetic that could overflow: the header's numbers
+  // are whatever the file says.
   if (header.num_params() < 0 || header.num_state() < 0 ||
-      header.range_begin() < 0 ||
+      header.range_begin() < 0 || header.range_end() < header.range_begin() ||
       header.range_end() - header.range_begin() != header.num_params()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "checkpoint header sizes disagree: range [", header.range_begin(),
         ", ", header.range_end(), ") with ", header.num_params(),
         " parameters"));
   }
-  const uint64_t payload =
-      4 * (static_cast<uint64_t>(header.num_params()) + header.num_state());
-  if (payload != rest.size()) {
+  // Each count is checked against the bytes there before any is
+  // multiplied, so that no count wraps around into an allocation.
+  const uint64_t floats = rest.size() / 4;
+  const uint64_t num_params = static_cast<uint64_t>(header.num_params());
+  const uint64_t num_state = static_cast<uint64_t>(header.num_state());
+  if (rest.size() % 4 != 0 || num_params > floats ||
+      num_state != floats - num_params) {
     return absl::DataLossError(absl::StrCat(
         "checkpoint payload is ", rest.size(), " bytes; the header says ",
-        payload));
+        header.num_params(), " parameters and ", header.num_state(),
+        " optimizer-state values (4 bytes each)"));
   }
   if (header.step() < 0 || header.num_shards() <= 0 || header.shard() < 0 ||
       header.shard() >= header.num_shards()) {
@@ -127,11 +144,8 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
   c.num_shards = header.num_shards();
   c.range = KeyRange{header.range_begin(), header.range_end()};
   c.writer = header.writer();
-  c.params.resize(header.num_params());
-  c.optimizer_state.resize(header.num_state());
-  std::memcpy(c.params.data(), rest.data(), c.params.size() * 4);
-  std::memcpy(c.optimizer_state.data(), rest.data() + c.params.size() * 4,
-              c.optimizer_state.size() * 4);
+  c.params = FloatsAt(rest, 0, num_params);
+  c.optimizer_state = FloatsAt(rest, num_params, num_state);
   return c;
 }
 

@@ -1,9 +1,13 @@
 #include "server/param_shard.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 
@@ -31,6 +35,11 @@ absl::Status ParamShardOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat(
         "checkpoint_every must be >= 0 and needs a checkpoint_dir; got ",
         checkpoint_every, " and '", checkpoint_dir, "'"));
+  }
+  if (max_state_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_state_bytes must be >= 0 (0: the machine's memory), got ",
+        max_state_bytes));
   }
   return absl::OkStatus();
 }
@@ -119,6 +128,7 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
     RS_ASSIGN_OR_RETURN(std::vector<KeyRange> ranges,
                         partitioner->Partition(r.layout, options_.num_shards));
     KeyRange mine = ranges[options_.shard];
+    RS_RETURN_IF_ERROR(CheckStateFits(r, mine));
     RS_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
                         Optimizer::Create(r.optimizer, mine.size()));
     if (resume_ != nullptr) {
@@ -162,6 +172,32 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
   }
   registered_[r.rank] = true;
   return range_;
+}
+
+absl::Status ParamShard::CheckStateFits(const Registration& r,
+                                        const KeyRange& range) const {
+  // An upper bound, in double: a hostile layout's counts may be near 2^60.
+  const double n = static_cast<double>(range.size());
+  const double chunks = std::ceil(n / static_cast<double>(r.chunk_bytes / 4));
+  const double buffers = r.optimizer.type == "adam" ? 4 : 3;
+  const double need =
+      n * 4 * buffers +
+      chunks * (sizeof(Chunk) + sizeof(std::unique_ptr<Chunk>) +
+                sizeof(int64_t) + options_.num_workers / 8.0 + 1);
+  double limit = static_cast<double>(options_.max_state_bytes);
+  if (limit <= 0) {
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return absl::OkStatus();  // unknown
+    limit = static_cast<double>(pages) * static_cast<double>(page);
+  }
+  if (need <= limit) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrFormat(
+      "rank %d's model puts %d elements in chunks of %d bytes on shard %d, "
+      "which needs about %.0f MiB (parameters, accumulation buffer, optimizer "
+      "state) but this server allows %.0f MiB",
+      r.rank, range.size(), r.chunk_bytes, options_.shard, need / (1 << 20),
+      limit / (1 << 20)));
 }
 
 absl::StatusOr<int> ParamShard::ChunkAt(int64_t offset) const {

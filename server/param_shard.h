@@ -48,6 +48,12 @@ struct ParamShardOptions {
   // non-empty checkpoint_dir when > 0.
   int64_t checkpoint_every = 0;
   std::string checkpoint_dir;
+  // Most bytes the shard may hold for a job (parameters, accumulation
+  // buffer, optimizer state, per-chunk bookkeeping): the first registration
+  // of a model that needs more is refused with RESOURCE_EXHAUSTED instead of
+  // exhausting the machine. >= 0; 0 (default): this machine's physical
+  // memory.
+  int64_t max_state_bytes = 0;
 
   absl::Status Validate() const;
 };
@@ -84,7 +90,8 @@ class ParamShard {
   // INVALID_ARGUMENT: unknown rank, bad chunk size, world size or shard
   // count differing from the server's; FAILED_PRECONDITION: layout,
   // optimizer, chunking or partitioner differing from the first worker's;
-  // ALREADY_EXISTS: the rank registered before.
+  // ALREADY_EXISTS: the rank registered before; RESOURCE_EXHAUSTED: the
+  // model's share would not fit in max_state_bytes.
   absl::StatusOr<KeyRange> Register(const Registration& r);
 
   // Stores initial values of one chunk (rank 0 only, once per chunk); the
@@ -145,6 +152,10 @@ class ParamShard {
   absl::Status CheckPayload(const Chunk& chunk, absl::string_view dtype,
                             absl::string_view data) const;
   absl::Status CheckRank(int rank) const;
+  // RESOURCE_EXHAUSTED unless `range` of the model `r` registers fits in
+  // options_.max_state_bytes.
+  absl::Status CheckStateFits(const Registration& r,
+                              const KeyRange& range) const;
   void ApplyChunk(Chunk& chunk, int64_t step);
   // Called by the chunk that completes `version` everywhere, under
   // versions_mu_: snapshots the shard (no chunk can move on meanwhile).

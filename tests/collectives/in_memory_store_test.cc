@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace ringside {
@@ -92,6 +94,21 @@ TEST(InMemoryStoreTest, AddIsAtomicAndReturnsTheNewValue) {
   absl::StatusOr<int64_t> bad = store.Add("text", 1);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("text"), std::string::npos);
+}
+
+// Found by tests/fuzz/store_request_fuzzer (UBSan: signed overflow).
+TEST(InMemoryStoreTest, AddThatOverflowsIsRefusedAndLeavesTheValue) {
+  InMemoryStore store;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  ASSERT_EQ(*store.Add("n", kMax), kMax);
+  absl::StatusOr<int64_t> over = store.Add("n", 1);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_NE(over.status().message().find("overflows"), std::string::npos);
+  EXPECT_EQ(*store.Get("n", absl::ZeroDuration()), absl::StrCat(kMax));
+  ASSERT_EQ(*store.Add("m", kMin), kMin);
+  EXPECT_EQ(store.Add("m", -1).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(*store.Add("m", kMax), -1);
 }
 
 TEST(InMemoryStoreTest, CloseWakesBlockedCallers) {

@@ -90,6 +90,34 @@ TEST(TensorLayoutTest, FromProtoRejectsSizeNotProductOfShape) {
   EXPECT_NE(status.message().find("fc1.weight"), std::string::npos) << status;
 }
 
+// Found with tests/fuzz/ps_request_fuzzer under UBSan: the product of a
+// shape (and the running offset) overflowed int64 instead of failing, and
+// a shape of 2^32 x 2^32 packed as 0 elements.
+TEST(TensorLayoutTest, RefusesMoreThanTwoToTheSixtyElements) {
+  auto huge = TensorLayout::FromShapes({{"w", {int64_t{1} << 32, int64_t{1} << 32}}});
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.status().message().find("more than 2^60"), std::string::npos)
+      << huge.status();
+  auto total = TensorLayout::FromShapes(
+      {{"a", {int64_t{1} << 59}}, {"b", {int64_t{1} << 59}}, {"c", {1}}});
+  EXPECT_EQ(total.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(total.status().message().find("'c'"), std::string::npos)
+      << total.status();
+  auto edge = TensorLayout::FromShapes(
+      {{"a", {int64_t{1} << 59}}, {"b", {int64_t{1} << 30, int64_t{1} << 29}}});
+  ASSERT_TRUE(edge.ok()) << edge.status();
+  EXPECT_EQ(edge->total_elements(), TensorLayout::kMaxElements);
+  // Through the wire format too (a Register request's layout).
+  proto::TensorLayout p;
+  p.set_dtype("float32");
+  proto::TensorSpec* t = p.add_tensors();
+  t->set_name("w");
+  t->add_shape(int64_t{1} << 32);
+  t->add_shape(int64_t{1} << 32);
+  EXPECT_EQ(TensorLayout::FromProto(p).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(TensorLayoutTest, EqualityComparesNamesShapesOffsets) {
   TensorLayout a = MakeLayout();
   auto renamed = TensorLayout::FromShapes(

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "proto/checkpoint.pb.h"
 #include "server/param_shard.h"
 
 namespace ringside {
@@ -90,6 +93,48 @@ TEST(CheckpointTest, HeaderThatDisagreesWithThePayloadIsRefused) {
   s = ParseCheckpoint(SerializeCheckpoint(c)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("past the model"), std::string::npos) << s;
+}
+
+// A file with a correct checksum around `header` and `payload_bytes` bytes.
+std::string FileWithHeader(const proto::CheckpointHeader& header,
+                           size_t payload_bytes) {
+  const std::string h = header.SerializeAsString();
+  std::string out = "RSCKPT1\n";
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(h.size() >> (8 * i)));
+  out += h;
+  out += std::string(payload_bytes, '\0');
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(out.data()),
+            static_cast<uInt>(out.size())));
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(crc >> (8 * i)));
+  return out;
+}
+
+// Found with tests/fuzz/checkpoint_fuzzer: 4 * (num_params + num_state)
+// wrapped around to the payload's size, and the reader then tried to
+// allocate 2^62 floats (the process died); range_end - range_begin could
+// overflow.
+TEST(CheckpointTest, CountsThatWouldWrapAroundAreRefused) {
+  proto::CheckpointHeader header;
+  header.set_step(1);
+  header.set_num_shards(1);
+  *header.mutable_layout() = Layout().ToProto();
+  header.set_num_state(int64_t{1} << 62);  // 4 * 2^62 = 2^64 = 0 (mod 2^64)
+  absl::Status s = ParseCheckpoint(FileWithHeader(header, 0)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find("optimizer-state values"), std::string::npos) << s;
+
+  header.set_num_state(0);
+  header.set_num_params((int64_t{1} << 62) + 2);
+  header.set_range_end((int64_t{1} << 62) + 2);
+  s = ParseCheckpoint(FileWithHeader(header, 8)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+
+  header.set_num_params(0);
+  header.set_range_begin(1);
+  header.set_range_end(std::numeric_limits<int64_t>::min());
+  s = ParseCheckpoint(FileWithHeader(header, 0)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
 }
 
 TEST(CheckpointTest, FilesAreReplacedAtomically) {

@@ -251,6 +251,28 @@ TEST(ParamShardRegisterTest, RejectsMismatchedWorkers) {
   EXPECT_TRUE(shard.Register(MakeRegistration(1, 2)).ok());
 }
 
+// A model too big for the server is refused, not allocated (an allocation
+// failure would end the server).
+TEST(ParamShardRegisterTest, RefusesAModelThatDoesNotFit) {
+  ParamShardOptions options;
+  options.num_workers = 2;
+  ParamShard shard(options);  // limit: this machine's memory
+  Registration huge = MakeRegistration(0, 2);
+  huge.layout = *TensorLayout::FromShapes({{"w", {int64_t{1} << 50}}});
+  absl::Status s = shard.Register(huge).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_NE(s.message().find("MiB"), std::string::npos) << s;
+  EXPECT_EQ(shard.MemoryBytes(), 0);
+
+  options.max_state_bytes = 1000;  // 10 floats x 3 buffers + 3 chunks fit
+  ParamShard small(options);
+  Registration bigger = MakeRegistration(0, 2);
+  bigger.layout = *TensorLayout::FromShapes({{"w", {100}}});
+  s = small.Register(bigger).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+  EXPECT_TRUE(small.Register(MakeRegistration(0, 2)).ok());
+}
+
 TEST(ParamShardShardingTest, RejectsAPushForAnotherShardsRange) {
   ParamShardOptions options;
   options.num_workers = 1;
