@@ -37,6 +37,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
@@ -334,6 +335,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   }
   const int k = absl::GetFlag(FLAGS_servers);
   const int cores = ProbeHardware({}).cores;
+  const double load_start = LoadAverage();
   const std::vector<std::string> worker_args = WorkerArgs(extra);
 
   std::vector<ReportRow> rows;
@@ -421,9 +423,17 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     }
   }
   const Hardware hardware = ProbeHardware(devices);
+  const double load_end = LoadAverage();
   const std::string hardware_line = HardwareLine(hardware);
 
   std::vector<std::string> notes;
+  if (cores > 0 && std::max(load_start, load_end) > cores) {
+    notes.push_back(absl::StrFormat(
+        "Note: the machine was busy (load average %.1f at the start, %.1f at "
+        "the end, on %d cores): other processes shared the cores, so the "
+        "numbers are slower and noisier than on an idle machine.",
+        load_start, load_end, cores));
+  }
   if (!oversubscribed.empty()) {
     notes.push_back(absl::StrCat(
         "Note: more processes than the ", cores, " cores in ",
@@ -500,6 +510,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   for (const ReportImage& image : images) plot_files.push_back(image.path);
   json all = {{"config", config},
               {"hardware", HardwareJson(hardware)},
+              {"load_average", {{"start", load_start}, {"end", load_end}}},
               {"compute", ComputeLabel(rows)},
               {"report", SweepJson(rows, *sweep)},
               {"plots", plot_files},

@@ -92,6 +92,16 @@ double MemGibFromMeminfo(absl::string_view meminfo) {
   return kb / (1024.0 * 1024.0);
 }
 
+double LoadAverageFromProc(absl::string_view loadavg) {
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(loadavg, ' ', absl::SkipWhitespace());
+  double load = 0;
+  if (parts.empty() || !absl::SimpleAtod(parts[0], &load)) return -1;
+  return load;
+}
+
+double LoadAverage() { return LoadAverageFromProc(ReadText("/proc/loadavg")); }
+
 Hardware ProbeHardware(const std::vector<std::string>& devices) {
   Hardware hw;
   hw.cores = Cores();

@@ -33,6 +33,13 @@ std::string CpuModelFromCpuinfo(absl::string_view cpuinfo);
 // MemTotal of /proc/meminfo text in GiB; 0 if absent.
 double MemGibFromMeminfo(absl::string_view meminfo);
 
+// The 1-minute load average in /proc/loadavg text ("0.52 0.58 0.59 ..."); -1
+// if unreadable.
+double LoadAverageFromProc(absl::string_view loadavg);
+
+// This machine's 1-minute load average now; -1 if unreadable.
+double LoadAverage();
+
 // Reads this machine's hardware. With a "cuda" device among `devices`, GPU
 // names come from /proc/driver/nvidia/gpus/*/information, else from
 // `nvidia-smi --query-gpu=name`; "unknown GPU" when neither answers.

@@ -24,6 +24,13 @@ TEST(HardwareTest, MemGib) {
   EXPECT_EQ(MemGibFromMeminfo("nothing"), 0);
 }
 
+TEST(HardwareTest, LoadAverage) {
+  EXPECT_DOUBLE_EQ(LoadAverageFromProc("16.83 20.52 21.56 3/612 30652\n"),
+                   16.83);
+  EXPECT_EQ(LoadAverageFromProc(""), -1);
+  EXPECT_GE(LoadAverage(), 0);
+}
+
 TEST(HardwareTest, Lines) {
   Hardware hw;
   hw.cores = 2;
