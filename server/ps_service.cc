@@ -20,24 +20,31 @@ absl::Time DeadlineOf(const grpc::ServerContext& context,
 
 }  // namespace
 
+absl::StatusOr<Registration> RegistrationFromProto(
+    const proto::RegisterRequest& request) {
+  absl::StatusOr<TensorLayout> layout =
+      TensorLayout::FromProto(request.layout());
+  if (!layout.ok()) return layout.status();
+  Registration r;
+  r.rank = request.rank();
+  r.world_size = request.world_size();
+  r.layout = *std::move(layout);
+  r.optimizer = OptimizerConfig::FromProto(request.optimizer());
+  r.chunk_bytes = request.chunk_bytes();
+  r.num_shards = request.num_shards();
+  r.partitioner = request.partitioner();
+  return r;
+}
+
 grpc::Status ParameterServerService::Register(
     grpc::ServerContext* context, const proto::RegisterRequest* request,
     proto::RegisterReply* reply) {
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
-  absl::StatusOr<TensorLayout> layout =
-      TensorLayout::FromProto(request->layout());
-  if (!layout.ok()) return ToGrpcStatus(layout.status());
-  Registration r;
-  r.rank = request->rank();
-  r.world_size = request->world_size();
-  r.layout = *std::move(layout);
-  r.optimizer = OptimizerConfig::FromProto(request->optimizer());
-  r.chunk_bytes = request->chunk_bytes();
-  r.num_shards = request->num_shards();
-  r.partitioner = request->partitioner();
-  absl::StatusOr<KeyRange> range = shard_->Register(r);
+  absl::StatusOr<Registration> r = RegistrationFromProto(*request);
+  if (!r.ok()) return ToGrpcStatus(r.status());
+  absl::StatusOr<KeyRange> range = shard_->Register(*r);
   if (!range.ok()) return ToGrpcStatus(range.status());
   reply->set_range_begin(range->begin);
   reply->set_range_end(range->end);

@@ -23,6 +23,11 @@ struct PsServiceOptions {
   std::string auth_token;
 };
 
+// The ParamShard registration a RegisterRequest asks for; INVALID_ARGUMENT
+// when its layout is malformed. (The shard validates the rest.)
+absl::StatusOr<Registration> RegistrationFromProto(
+    const proto::RegisterRequest& request);
+
 class ParameterServerService final : public proto::ParameterServer::Service {
  public:
   // `shard` must outlive the service.
