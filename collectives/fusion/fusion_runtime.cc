@@ -3,7 +3,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "collectives/fusion/byte_messages.h"
@@ -22,7 +21,7 @@ enum Flag { kHasRequests = 0, kShutdown = 1, kStallProbe = 2, kNumFlags = 3 };
 
 absl::StatusOr<std::unique_ptr<FusionRuntime>> FusionRuntime::Start(
     Collective* control, Collective* data, const TensorLayout& layout,
-    absl::Span<float> grads, FusionOptions options) {
+    absl::Span<float> grads, FusionOptions options, FusionMemory* memory) {
   RS_RETURN_IF_ERROR(options.Validate());
   if (control == nullptr || data == nullptr) {
     return absl::InvalidArgumentError("fusion runtime needs two collectives");
@@ -47,15 +46,16 @@ absl::StatusOr<std::unique_ptr<FusionRuntime>> FusionRuntime::Start(
           "must train the same model"));
     }
   }
-  std::unique_ptr<FusionRuntime> runtime(
-      new FusionRuntime(control, data, layout, grads, std::move(options)));
+  std::unique_ptr<FusionRuntime> runtime(new FusionRuntime(
+      control, data, layout, grads, std::move(options), memory));
   runtime->thread_ = std::thread([r = runtime.get()] { r->Loop(); });
   return runtime;
 }
 
 FusionRuntime::FusionRuntime(Collective* control, Collective* data,
                              const TensorLayout& layout,
-                             absl::Span<float> grads, FusionOptions options)
+                             absl::Span<float> grads, FusionOptions options,
+                             FusionMemory* memory)
     : control_(control),
       data_(data),
       layout_(layout),
@@ -66,6 +66,7 @@ FusionRuntime::FusionRuntime(Collective* control, Collective* data,
       cache_(options_.cache_capacity),
       coordinator_(world_size_, &layout_),
       enqueue_s_(layout_.num_tensors(), 0.0),
+      memory_(memory != nullptr ? memory : &host_memory_),
       last_probe_s_(NowSeconds()) {}
 
 FusionRuntime::~FusionRuntime() {
@@ -158,7 +159,16 @@ absl::Status FusionRuntime::RunCycle(bool* stop) {
     fresh.swap(queue_);
     shutdown_requested = shutdown_requested_;
   }
+  // Submit only what is final in memory (always, for host memory); keep
+  // the rest, in order, for a later cycle.
+  fresh.insert(fresh.begin(), not_ready_.begin(), not_ready_.end());
+  not_ready_.clear();
   for (const Queued& q : fresh) {
+    RS_ASSIGN_OR_RETURN(const bool ready, memory_->Ready(q.index));
+    if (!ready) {
+      not_ready_.push_back(q);
+      continue;
+    }
     enqueue_s_[q.index] = q.enqueue_s;
     if (std::optional<int> bit = cache_.BitOf(q.index)) {
       pending_bits_[*bit] = q.enqueue_s;
@@ -330,24 +340,25 @@ absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
       RecordSpan(timeline, layout_.tensor(t).name, "QUEUE", decided_s, start);
     }
     absl::Span<float> target;
+    absl::Span<float> fusion_buffer;
     if (batch.in_place) {
       ++local_stats_.in_place_batches;
       target = grads_.subspan(batch.offset, batch.elements);
     } else {
-      if (static_cast<int64_t>(fusion_buffer_.size()) < batch.elements) {
-        fusion_buffer_.resize(batch.elements);
-      }
+      RS_ASSIGN_OR_RETURN(fusion_buffer, memory_->Buffer(batch.elements));
       int64_t at = 0;
       for (int t : batch.tensors) {
         const double copy_start = NowSeconds();
         absl::Span<const float> view = layout_.View(t, grads_);
-        std::memcpy(fusion_buffer_.data() + at, view.data(), view.size() * 4);
+        RS_RETURN_IF_ERROR(Annotate(
+            memory_->Copy(fusion_buffer.data() + at, view.data(), view.size()),
+            "copying into the fusion buffer"));
         at += view.size();
         RecordSpan(timeline, layout_.tensor(t).name, "MEMCPY_IN_FUSION_BUFFER",
                    copy_start, NowSeconds());
       }
       local_stats_.bytes_copied += 2 * batch.elements * 4;
-      target = absl::MakeSpan(fusion_buffer_.data(), batch.elements);
+      target = fusion_buffer.subspan(0, batch.elements);
     }
     const double reduce_start = NowSeconds();
     absl::Status s =
@@ -368,7 +379,9 @@ absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
       for (int t : batch.tensors) {
         const double copy_start = NowSeconds();
         absl::Span<float> view = layout_.View(t, grads_);
-        std::memcpy(view.data(), fusion_buffer_.data() + at, view.size() * 4);
+        RS_RETURN_IF_ERROR(Annotate(
+            memory_->Copy(view.data(), fusion_buffer.data() + at, view.size()),
+            "copying out of the fusion buffer"));
         at += view.size();
         RecordSpan(timeline, layout_.tensor(t).name, "MEMCPY_OUT", copy_start,
                    NowSeconds());

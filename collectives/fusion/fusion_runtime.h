@@ -19,7 +19,14 @@
 //   WaitForReduced(n) ◄──────────── 5. count reduced tensors
 //
 // Every rank issues the same collectives in the same order even when its
-// tensors became ready in a different order. A tensor submitted by some
+// tensors became ready in a different order.
+//
+// Memory (fusion_memory.h): by default the gradients and the fusion buffer
+// are host memory. With a FusionMemory (e.g. CUDA device memory with an NCCL
+// `data` collective) the runtime asks memory->Ready(i) in step 1 and keeps a
+// tensor whose producer has not finished back until a later cycle, and
+// copies through memory->Buffer/Copy; the `control` collective stays a CPU
+// one (its messages are host vectors). A tensor submitted by some
 // ranks and not others for stall_warning is reported naming the missing
 // ranks (on rank 0). Every collective is bounded by `timeout`; after an
 // error the runtime stops and every wait returns that error.
@@ -43,6 +50,7 @@
 #include "absl/types/span.h"
 #include "collectives/collective.h"
 #include "collectives/fusion/coordinator.h"
+#include "collectives/fusion/fusion_memory.h"
 #include "collectives/fusion/fusion_options.h"
 #include "collectives/fusion/response_cache.h"
 #include "common/timeline.h"
@@ -67,13 +75,17 @@ class FusionRuntime {
   // the first rank that differs) and starts the background thread.
   // `control` carries negotiation (a CPU collective); `data` reduces
   // `grads` (may be the same object). Neither is owned; both, and `grads`,
-  // must outlive the runtime. Collective: all ranks call Start.
+  // must outlive the runtime. `memory` (not owned; null: host memory) says
+  // how `grads` is read, copied and known final; it must outlive the
+  // runtime. Collective: all ranks call Start.
   static absl::StatusOr<std::unique_ptr<FusionRuntime>> Start(
       Collective* control, Collective* data, const TensorLayout& layout,
-      absl::Span<float> grads, FusionOptions options);
+      absl::Span<float> grads, FusionOptions options,
+      FusionMemory* memory = nullptr);
   ~FusionRuntime();  // stops the thread without agreeing with peers
 
-  // Tensor `index`'s gradient is final: reduce it. Never blocks for long.
+  // Tensor `index`'s gradient is final (or, with a FusionMemory, will be
+  // once memory->Ready(index) says so): reduce it. Never blocks for long.
   void Enqueue(int index);
 
   // Blocks until `count` more tensors have been reduced since the last
@@ -94,7 +106,7 @@ class FusionRuntime {
   };
   FusionRuntime(Collective* control, Collective* data,
                 const TensorLayout& layout, absl::Span<float> grads,
-                FusionOptions options);
+                FusionOptions options, FusionMemory* memory);
   void Loop();
   // One cycle; sets *stop when every rank asked to shut down.
   absl::Status RunCycle(bool* stop);
@@ -117,7 +129,9 @@ class FusionRuntime {
   std::map<int, double> pending_bits_;  // cached bit -> enqueue time
   std::vector<Queued> new_requests_;    // uncached, not yet sent
   std::vector<double> enqueue_s_;       // per tensor, this step
-  std::vector<float> fusion_buffer_;    // grown on first use, then kept
+  std::vector<Queued> not_ready_;       // enqueued, memory not yet final
+  HostFusionMemory host_memory_;        // used when no memory was given
+  FusionMemory* const memory_;
   double last_probe_s_ = 0.0;
   FusionStats local_stats_;
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -16,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "collectives/fusion/fusion_memory.h"
 #include "collectives/gloo_collective.h"
 #include "collectives/in_memory_store.h"
 #include "common/timeline.h"
@@ -270,6 +272,85 @@ TEST(FusionRuntimeTest, APeerThatDisappearsFailsTheOthersWithinTheTimeout) {
       << status[0];
   EXPECT_NE(status[0].message().find("fusion runtime"), std::string::npos)
       << status[0];
+}
+
+// Host memory whose gradients are written by a "producer" after Enqueue,
+// the way a GPU's kernels finish after the host queued them: Ready is false
+// until the producer says the values are written. Counts probes and copies.
+class LateProducerMemory final : public FusionMemory {
+ public:
+  void MarkWritten() { written_.store(true); }
+  absl::StatusOr<bool> Ready(int) override {
+    ++probes_;
+    return written_.load();
+  }
+  absl::StatusOr<absl::Span<float>> Buffer(int64_t floats) override {
+    return host_.Buffer(floats);
+  }
+  absl::Status Copy(float* dst, const float* src, int64_t floats) override {
+    ++copies_;
+    return host_.Copy(dst, src, floats);
+  }
+  int64_t probes() const { return probes_; }
+  int64_t copies() const { return copies_; }
+
+ private:
+  std::atomic<bool> written_{false};
+  std::atomic<int64_t> probes_{0}, copies_{0};
+  HostFusionMemory host_;
+};
+
+// Every tensor is enqueued before its gradient exists; the runtime must
+// wait for Ready (and go through the memory's buffer and copies), so every
+// rank still ends with the averages of the values written later.
+TEST(FusionRuntimeTest, TensorsWaitUntilTheirMemoryIsReady) {
+  const TensorLayout layout = Layout();
+  const int n = layout.num_tensors();
+  InMemoryStore store;
+  auto control = MakeGroup(store, 2, "ctl");
+  auto data = MakeGroup(store, 2, "data");
+  ExpectAllOk(RunRanks(2, [&](int r) -> absl::Status {
+    std::vector<float> grads(layout.total_elements(), -1.0f);
+    LateProducerMemory memory;
+    FusionOptions options;
+    options.in_place_contiguous = false;  // one fused batch via the buffer
+    options.timeout = absl::Seconds(20);
+    auto runtime =
+        FusionRuntime::Start(control[r].get(), data[r].get(), layout,
+                             absl::MakeSpan(grads), options, &memory);
+    if (!runtime.ok()) return runtime.status();
+    for (int t = n - 1; t >= 0; --t) (*runtime)->Enqueue(t);
+    // The producer, much slower than the 1 ms cycle.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    for (int t = 0; t < n; ++t) {
+      absl::Span<float> view = layout.View(t, absl::MakeSpan(grads));
+      for (size_t i = 0; i < view.size(); ++i) view[i] = G(r, 0, t, i);
+    }
+    memory.MarkWritten();
+    absl::Status w = (*runtime)->WaitForReduced(n, absl::Seconds(20));
+    if (!w.ok()) return w;
+    for (int t = 0; t < n; ++t) {
+      absl::Span<const float> view = layout.View(t, absl::MakeConstSpan(grads));
+      for (size_t i = 0; i < view.size(); ++i) {
+        if (std::abs(view[i] - Average(2, 0, t, i)) > 1e-4f) {
+          return absl::InternalError(absl::StrCat(
+              "tensor ", layout.tensor(t).name, "[", i, "] = ", view[i],
+              ", want ", Average(2, 0, t, i)));
+        }
+      }
+    }
+    if (memory.probes() <= n) {
+      return absl::InternalError(
+          absl::StrCat("expected repeated readiness probes, got ",
+                       memory.probes(), " for ", n, " tensors"));
+    }
+    if (memory.copies() != 2 * n) {
+      return absl::InternalError(absl::StrCat(
+          "expected ", 2 * n, " copies through the memory, got ",
+          memory.copies()));
+    }
+    return (*runtime)->Shutdown();
+  }));
 }
 
 // With the fusion buffer in use, each tensor's lane shows every phase.
