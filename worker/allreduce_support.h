@@ -1,13 +1,15 @@
 // Pieces shared by the strategies that apply the optimizer on every worker
-// (baseline, ring, fusion): connecting a CPU (Gloo) collective for the job,
-// and the per-step report after every rank has averaged its gradients and
-// applied the optimizer locally.
+// (baseline, ring, fusion): connecting a CPU (Gloo) or CUDA (NCCL)
+// collective for the job, waiting for a gradient to be final, and the local
+// optimizer step with its per-step report after every rank has averaged its
+// gradients.
 #ifndef RINGSIDE_WORKER_ALLREDUCE_SUPPORT_H_
 #define RINGSIDE_WORKER_ALLREDUCE_SUPPORT_H_
 
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
@@ -28,6 +30,36 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
 // out of and into each rank (2(n-1)/n of it).
 StepStats ApplyAveragedGradients(const SyncContext& context,
                                  Optimizer& optimizer, int64_t step);
+
+// The job's collective for gradients on context.device: on kCpu
+// ConnectCpuCollective; on kCuda an NCCL group on context.cuda_device
+// (through the same store, keys under `store_prefix`), which needs a
+// distinct GPU per rank (FAILED_PRECONDITION "NCCL needs a distinct GPU per
+// rank ..." otherwise). Blocking, bounded by options.connect_timeout.
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCollective(
+    const SyncContext& context, const std::string& store_prefix,
+    std::unique_ptr<InMemoryStore>* own_store);
+
+// Blocks until gradient `tensor` of the current step is final: on kCuda
+// waits on the host for context.grad_ready_event(tensor); on kCpu returns
+// at once (it was final when OnGradientReady ran).
+absl::Status WaitForGradient(const SyncContext& context, int tensor);
+
+// The optimizer each rank applies to its averaged gradients, on
+// context.device: the host Optimizer (ApplyAveragedGradients) on kCpu; a
+// CudaOptimizer on kCuda, enqueued on context.compute_stream and timed with
+// CUDA events (local_optimizer_s is device time), waited for before Step
+// returns. Not thread-safe.
+class LocalOptimizer {
+ public:
+  // `context` (its spans) must outlive the optimizer. Blocking.
+  static absl::StatusOr<std::unique_ptr<LocalOptimizer>> Create(
+      const SyncContext& context);
+  virtual ~LocalOptimizer() = default;
+  // Updates context.params from context.grads (final, averaged) for
+  // `step`; blocking. Stats as ApplyAveragedGradients.
+  virtual absl::StatusOr<StepStats> Step(int64_t step) = 0;
+};
 
 }  // namespace ringside
 

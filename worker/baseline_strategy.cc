@@ -12,15 +12,13 @@ absl::Status BaselineStrategy::Init(const SyncContext& context) {
         "baseline runs one worker; got world_size=", context.world_size));
   }
   context_ = context;
-  RS_ASSIGN_OR_RETURN(
-      optimizer_,
-      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   return absl::OkStatus();
 }
 
 absl::StatusOr<StepStats> BaselineStrategy::FinishStep(int64_t step) {
   // One worker: nothing to average, no bytes moved.
-  return ApplyAveragedGradients(context_, *optimizer_, step);
+  return optimizer_->Step(step);
 }
 
 RINGSIDE_REGISTER_STRATEGY(BaselineStrategy, "baseline", ServerNeed::kNone,

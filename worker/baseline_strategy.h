@@ -1,12 +1,14 @@
 // BaselineStrategy ("baseline"): one worker, no synchronization; the worker
 // applies the optimizer to its own gradient. The reference every other
-// strategy is compared against. Not thread-safe (SyncStrategy contract).
+// strategy is compared against. CUDA workers: the optimizer runs on the
+// device (CudaOptimizer on the compute stream). Not thread-safe
+// (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_BASELINE_STRATEGY_H_
 #define RINGSIDE_WORKER_BASELINE_STRATEGY_H_
 
 #include <memory>
 
-#include "models/optimizer.h"
+#include "worker/allreduce_support.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -18,10 +20,11 @@ class BaselineStrategy : public SyncStrategy {
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  bool SupportsDevice(Device) const override { return true; }
 
  private:
   SyncContext context_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LocalOptimizer> optimizer_;
 };
 
 }  // namespace ringside

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "worker/allreduce_support.h"
+#include "worker/device_fusion_memory.h"
 
 namespace ringside {
 
@@ -14,19 +15,21 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
   RS_ASSIGN_OR_RETURN(control_,
                       ConnectCpuCollective(context, "fusion_ctl", &own_store_));
   RS_ASSIGN_OR_RETURN(data_,
-                      ConnectCpuCollective(context, "fusion_data", &own_store_));
+                      ConnectCollective(context, "fusion_data", &own_store_));
   RS_RETURN_IF_ERROR(Annotate(
       data_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
-  RS_ASSIGN_OR_RETURN(
-      optimizer_,
-      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
+  if (context.device == Device::kCuda) {
+    RS_ASSIGN_OR_RETURN(memory_, DeviceFusionMemory::Create(context_));
+  }
   FusionOptions options = context.options.fusion;
   options.timeline = context.options.timeline;
   options.timeout = context.options.rpc_timeout;
-  RS_ASSIGN_OR_RETURN(runtime_, FusionRuntime::Start(
-                                    control_.get(), data_.get(),
-                                    context.layout, context.grads, options));
+  RS_ASSIGN_OR_RETURN(
+      runtime_, FusionRuntime::Start(control_.get(), data_.get(),
+                                     context.layout, context.grads, options,
+                                     memory_.get()));
   return absl::OkStatus();
 }
 
@@ -37,7 +40,7 @@ void FusionStrategy::OnGradientReady(int tensor_index) {
 absl::StatusOr<StepStats> FusionStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(runtime_->WaitForReduced(context_.layout.num_tensors(),
                                               context_.options.rpc_timeout));
-  return ApplyAveragedGradients(context_, *optimizer_, step);
+  return optimizer_->Step(step);
 }
 
 absl::Status FusionStrategy::Shutdown() {
@@ -53,6 +56,7 @@ RINGSIDE_REGISTER_STRATEGY(FusionStrategy, "fusion", ServerNeed::kNone,
                            /*needs_store=*/true,
                            "Horovod-style runtime: background negotiation "
                            "with rank 0, response cache, fused all-reduces "
-                           "(Gloo on CPU), overlapped with backward");
+                           "(Gloo on CPU, NCCL on CUDA), overlapped with "
+                           "backward");
 
 }  // namespace ringside

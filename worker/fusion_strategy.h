@@ -9,6 +9,10 @@
 // each worker applies the optimizer locally (bit-identical parameters on
 // every rank). Knobs: SyncOptions::fusion (--cycle_time_ms,
 // --fusion_threshold_bytes, --stall_warning_s, --response_cache_capacity).
+// CUDA workers: negotiation stays on the CPU (Gloo) collective; gradients
+// are reduced by NCCL on the device buffer (one GPU per rank), a tensor is
+// submitted once its ready event has completed, the fusion buffer is device
+// memory (DeviceFusionMemory), and the optimizer runs on the device.
 // Not thread-safe (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_FUSION_STRATEGY_H_
 #define RINGSIDE_WORKER_FUSION_STRATEGY_H_
@@ -17,8 +21,9 @@
 
 #include "collectives/collective.h"
 #include "collectives/fusion/fusion_runtime.h"
+#include "collectives/fusion/fusion_memory.h"
 #include "collectives/in_memory_store.h"
-#include "models/optimizer.h"
+#include "worker/allreduce_support.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -31,6 +36,7 @@ class FusionStrategy : public SyncStrategy {
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  bool SupportsDevice(Device) const override { return true; }
 
   // The runtime's counters (cycles, cache hits, fused batches, ...).
   FusionStats stats() const;
@@ -40,8 +46,9 @@ class FusionStrategy : public SyncStrategy {
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> control_;
   std::unique_ptr<Collective> data_;
+  std::unique_ptr<FusionMemory> memory_;    // CUDA only
   std::unique_ptr<FusionRuntime> runtime_;  // destroyed before the above
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LocalOptimizer> optimizer_;
 };
 
 }  // namespace ringside

@@ -13,13 +13,11 @@ RingStrategy::~RingStrategy() { StopThread(); }
 absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
   RS_ASSIGN_OR_RETURN(collective_,
-                      ConnectCpuCollective(context, "ring", &own_store_));
+                      ConnectCollective(context, "ring", &own_store_));
   RS_RETURN_IF_ERROR(Annotate(
       collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
-  RS_ASSIGN_OR_RETURN(
-      optimizer_,
-      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   comm_thread_ = std::thread([this] { CommLoop(); });
   return absl::OkStatus();
 }
@@ -48,11 +46,15 @@ void RingStrategy::CommLoop() {
       }
     }
     Timeline* timeline = context_.options.timeline;
-    const double start = timeline ? NowSeconds() : 0.0;
     const int tensor = item.tensor;
-    absl::Status s = collective_->AllReduce(
-        context_.layout.View(tensor, context_.grads), ReduceOp::kAverage,
-        context_.options.rpc_timeout);
+    // CUDA: the gradient was only queued; QUEUE then includes the wait.
+    absl::Status s = WaitForGradient(context_, tensor);
+    const double start = timeline ? NowSeconds() : 0.0;
+    if (s.ok()) {
+      s = collective_->AllReduce(context_.layout.View(tensor, context_.grads),
+                                 ReduceOp::kAverage,
+                                 context_.options.rpc_timeout);
+    }
     if (timeline != nullptr) {
       const double end = NowSeconds();
       const TensorSpec& spec = context_.layout.tensor(tensor);
@@ -88,7 +90,7 @@ absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
     step_ = step + 1;
     if (!error_.ok()) return error_;
   }
-  return ApplyAveragedGradients(context_, *optimizer_, step);
+  return optimizer_->Step(step);
 }
 
 void RingStrategy::StopThread() {
@@ -107,6 +109,6 @@ absl::Status RingStrategy::Shutdown() {
 RINGSIDE_REGISTER_STRATEGY(RingStrategy, "ring", ServerNeed::kNone,
                            /*needs_store=*/true,
                            "ring all-reduce per gradient tensor (Gloo on "
-                           "CPU), overlapped with backward");
+                           "CPU, NCCL on CUDA), overlapped with backward");
 
 }  // namespace ringside

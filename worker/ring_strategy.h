@@ -1,7 +1,9 @@
 // RingStrategy ("ring"): ring all-reduce of each gradient tensor — Gloo on
-// CPU workers (NCCL on CUDA workers once that backend lands). Init connects
-// the collective through the job's store and broadcasts rank 0's initial
-// parameters. During backward, each tensor is queued as soon as it is final
+// CPU workers, NCCL on CUDA workers (device buffers; the communication
+// thread waits for each tensor's ready event on the host, then NCCL reduces
+// it on its own stream while backward goes on; one GPU per rank). Init
+// connects the collective through the job's store and broadcasts rank 0's
+// initial parameters. During backward, each tensor is queued as soon as it is final
 // and a communication thread all-reduces (averages) it in place while the
 // model computes the earlier layers; FinishStep waits for the queue and then
 // every worker applies the optimizer locally, so all ranks hold
@@ -21,7 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
-#include "models/optimizer.h"
+#include "worker/allreduce_support.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -34,6 +36,7 @@ class RingStrategy : public SyncStrategy {
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  bool SupportsDevice(Device) const override { return true; }
 
  private:
   // A tensor waiting for the communication thread.
@@ -49,7 +52,7 @@ class RingStrategy : public SyncStrategy {
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LocalOptimizer> optimizer_;
   std::thread comm_thread_;
 
   absl::Mutex mu_;

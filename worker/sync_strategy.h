@@ -15,6 +15,12 @@
 // Every blocking call has a deadline (SyncOptions) and fails with a Status
 // naming what it waited for.
 //
+// Devices: SyncContext::device says where params and grads live. A strategy
+// that takes CUDA device buffers says so with SupportsDevice(kCuda) (ring,
+// fusion, baseline: NCCL and the optimizer on the device); the CUDA trainer
+// runs the others (sps, dps) through HostStagingStrategy, which hands them
+// pinned host copies (worker/host_staging_strategy.h).
+//
 // Strategies register themselves by name in their own .cc (linked with
 // alwayslink), so adding one edits nothing else:
 //   RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
@@ -36,11 +42,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "collectives/collective.h"
 #include "collectives/fusion/fusion_options.h"
 #include "collectives/store.h"
 #include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "common/timeline.h"
+#include "models/cuda/cuda_handles.h"
 #include "models/optimizer.h"
 #include "models/tensor_layout.h"
 
@@ -104,6 +112,19 @@ struct SyncContext {
   absl::Span<float> grads;
   OptimizerConfig optimizer;
   SyncOptions options;
+
+  // Where params and grads live. kCpu (default): host memory, and a
+  // gradient is final when OnGradientReady runs. kCuda: device memory of
+  // CUDA device `cuda_device` -- the spans hold device pointers (never
+  // dereference them on the host), and when OnGradientReady(i) runs
+  // gradient i is only QUEUED on `compute_stream`: order reads of it after
+  // grad_ready_event(i) (cudaEventSynchronize on the host, or
+  // cudaStreamWaitEvent on another stream). FinishStep must leave params
+  // final for work on `compute_stream` (the next forward).
+  Device device = Device::kCpu;
+  int cuda_device = -1;                  // kCuda only
+  CudaStream compute_stream = nullptr;   // kCuda only; the model's stream
+  std::function<CudaEvent(int)> grad_ready_event;  // kCuda only
 };
 
 // Per-step report of FinishStep.
@@ -124,6 +145,10 @@ class SyncStrategy {
   virtual void OnGradientReady(int tensor_index) = 0;
   virtual absl::StatusOr<StepStats> FinishStep(int64_t step) = 0;
   virtual absl::Status Shutdown() { return absl::OkStatus(); }
+  // Whether Init accepts a context with this device (see the file comment).
+  virtual bool SupportsDevice(Device device) const {
+    return device == Device::kCpu;
+  }
 };
 
 // Which parameter servers a strategy needs from the launcher.

@@ -9,7 +9,10 @@
 // logs on stderr. --timeline=PATH also writes a Chrome-trace timeline of
 // compute and communication ("{rank}" in PATH becomes the rank; open it in
 // ui.perfetto.dev). Exit 0 on success, 2 on bad flags (an unwritable
-// --timeline included), 1 on failure. --auth_token_file and --tls_cert/
+// --timeline included), 1 on failure.
+// --device=cuda trains the MLP on a GPU (build with --config=cuda): --gpus
+// maps local ranks to CUDA devices (default: local rank modulo the device
+// count); see worker/cuda_trainer.h. --auth_token_file and --tls_cert/
 // --tls_key/--tls_ca secure every RPC (common/security_flags.h).
 #include <glog/logging.h>
 
@@ -24,13 +27,18 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/nccl_collective.h"
 #include "collectives/rendezvous.h"
 #include "common/json_lines.h"
 #include "common/launch_env.h"
 #include "common/net_address.h"
 #include "common/security_flags.h"
 #include "common/timeline.h"
+#include "models/cuda/cuda_mlp.h"
 #include "models/model_factory.h"
+#include "worker/cuda_support.h"
+#include "worker/cuda_trainer.h"
+#include "worker/device_selection.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
 
@@ -43,6 +51,14 @@ ABSL_FLAG(int, rank, -1, "This worker's rank; -1 reads the launcher env.");
 ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
 ABSL_FLAG(std::string, servers, "",
           "Parameter servers host:port[,host:port...] in shard order.");
+// Device.
+ABSL_FLAG(std::string, device, "cpu",
+          "Compute device: cpu, or cuda (the MLP on a GPU; needs a build "
+          "with --config=cuda).");
+ABSL_FLAG(std::string, gpus, "",
+          "--device=cuda: CUDA device of each local rank, comma-separated "
+          "(e.g. 0,1); empty: local rank modulo the device count. NCCL "
+          "strategies (ring, fusion) need a distinct GPU per rank.");
 // Model.
 ABSL_FLAG(std::string, model, "mlp",
           "Model name: mlp, synthetic or charlm.");
@@ -165,6 +181,8 @@ struct Setup {
   OptimizerConfig optimizer;
   SyncOptions sync;
   TrainerOptions trainer;
+  Device device = Device::kCpu;
+  std::vector<int> gpus;  // --gpus; empty: by local rank
 };
 
 // Reads every flag into the components' options; INVALID_ARGUMENT on bad
@@ -234,7 +252,41 @@ absl::StatusOr<Setup> ReadFlags() {
   if (absl::GetFlag(FLAGS_eigen_threads) < 1) {
     return absl::InvalidArgumentError("--eigen_threads must be >= 1");
   }
+  absl::StatusOr<Device> device = ParseDevice(absl::GetFlag(FLAGS_device));
+  if (!device.ok()) return device.status();
+  s.device = *device;
+  absl::StatusOr<std::vector<int>> gpus =
+      ParseGpuList(absl::GetFlag(FLAGS_gpus));
+  if (!gpus.ok()) return gpus.status();
+  s.gpus = *gpus;
+  if (s.device == Device::kCpu && !s.gpus.empty()) {
+    return absl::InvalidArgumentError("--gpus needs --device=cuda");
+  }
+  if (s.device == Device::kCuda) {
+    if (!BuiltWithCuda()) return BuiltWithoutCudaError("--device=cuda");
+    if (s.model.name != "mlp") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--device=cuda supports --model=mlp only, got --model=",
+                       s.model.name));
+    }
+  }
   return s;
+}
+
+// --device=cuda: this rank's GPU (--gpus, else local rank modulo the device
+// count) and the MLP on it. UNAVAILABLE "no GPU here: <CUDA's message>"
+// without a usable GPU; INVALID_ARGUMENT when --gpus does not fit.
+absl::StatusOr<std::unique_ptr<CudaMlp>> MakeCudaModel(const Setup& s) {
+  absl::StatusOr<int> count = CudaDeviceCount();
+  if (!count.ok()) return count.status();
+  const int local_rank = LocalRankFromEnv(s.rank.rank);
+  absl::StatusOr<int> device = ChooseCudaDevice(s.gpus, local_rank, *count);
+  if (!device.ok()) return device.status();
+  absl::StatusOr<std::string> name = CudaDeviceName(*device);
+  LOG(INFO) << "rank " << s.rank.rank << " (local rank " << local_rank
+            << ") on CUDA device " << *device << " of " << *count << " ("
+            << (name.ok() ? *name : name.status().ToString()) << ")";
+  return CudaMlp::Create(s.model.mlp_widths, *device);
 }
 
 int Run() {
@@ -279,6 +331,20 @@ int Run() {
     return 2;
   }
   Eigen::setNbThreads(absl::GetFlag(FLAGS_eigen_threads));
+  std::unique_ptr<CudaMlp> cuda_model;
+  if (setup->device == Device::kCuda) {
+    absl::StatusOr<std::unique_ptr<CudaMlp>> made = MakeCudaModel(*setup);
+    if (!made.ok()) {
+      if (absl::IsInvalidArgument(made.status())) {
+        LOG(ERROR) << "bad flags: " << made.status().message();
+        return 2;
+      }
+      LOG(ERROR) << "rank " << setup->rank.rank
+                 << " --device=cuda: " << made.status();
+      return 1;
+    }
+    cuda_model = *std::move(made);
+  }
 
   // The job's rendezvous store, for strategies that need one.
   std::unique_ptr<JobRendezvous> rendezvous;
@@ -312,10 +378,15 @@ int Run() {
             << (*strategy)->name() << ", model " << bundle->model->name()
             << " with " << bundle->model->layout().total_elements()
             << " parameters";
+  const RecordFn write = [&out](const nlohmann::json& record) {
+    out.Write(record);
+  };
   absl::StatusOr<TrainResult> result =
-      Train(*bundle->model, *bundle->dataset, **strategy, setup->rank,
-            setup->optimizer, setup->sync, setup->trainer,
-            [&out](const nlohmann::json& record) { out.Write(record); });
+      cuda_model != nullptr
+          ? TrainOnCuda(*cuda_model, *bundle->dataset, **strategy, setup->rank,
+                        setup->optimizer, setup->sync, setup->trainer, write)
+          : Train(*bundle->model, *bundle->dataset, **strategy, setup->rank,
+                  setup->optimizer, setup->sync, setup->trainer, write);
   if (!result.ok()) {
     LOG(ERROR) << "rank " << setup->rank.rank << " failed: " << result.status();
     return 1;

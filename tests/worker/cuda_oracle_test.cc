@@ -1,0 +1,137 @@
+// The equivalence oracle on the GPU (issue 6): N CUDA workers of batch b
+// end with the parameters of one CPU baseline worker of batch N*b, to
+// float32 tolerance (cuBLAS sums in another order than Eigen), and every
+// rank holds bit-identical parameters -- for baseline, sps and dps (through
+// pinned host staging; the workers may share one GPU), ring and fusion
+// (NCCL on device buffers; one GPU per rank). Also: a CUDA worker equals a
+// CPU worker step for step (SGD and Adam), its record says how it was timed,
+// and NCCL refuses two ranks on one GPU with a clear message.
+// Every case skips, with the reason, without --config=cuda or a GPU; N=2
+// NCCL cases skip with fewer than 2 GPUs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "collectives/nccl_collective.h"
+#include "tests/models/cuda/gpu_skip.h"
+#include "tests/testing/cuda_oracle_harness.h"
+#include "tests/testing/oracle_harness.h"
+
+namespace ringside::testing {
+namespace {
+
+// CUDA vs CPU: float32 rounding of differently ordered sums, over K steps.
+constexpr double kTolerance = 1e-4;
+
+struct Case {
+  std::string strategy;
+  int workers;
+  int servers;
+  bool nccl;  // needs one GPU per rank
+};
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return absl::StrCat(info.param.strategy, "_", info.param.workers, "workers");
+}
+
+class CudaOracleTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaOracleTest, MatchesCpuSingleWorkerWithGlobalBatch) {
+  SKIP_WITHOUT_GPU();
+  const Case& c = GetParam();
+  const int gpus = *CudaDeviceCount();
+  if (c.nccl && gpus < c.workers) {
+    GTEST_SKIP() << c.strategy << " with " << c.workers << " workers needs "
+                 << c.workers << " GPUs (NCCL: one per rank); this machine has "
+                 << gpus;
+  }
+  OracleSetup setup;
+  setup.num_servers = c.servers;
+  std::vector<int> devices(c.workers);
+  for (int r = 0; r < c.workers; ++r) devices[r] = c.nccl ? r : 0;
+  absl::StatusOr<TrainResult> reference = RunReference(setup, c.workers);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::vector<nlohmann::json> finals;
+  absl::StatusOr<OracleRun> run =
+      RunCudaWorkers(setup, c.strategy, devices, &finals);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(MatchesReference(*run, *reference, kTolerance));
+  for (const nlohmann::json& f : finals) {
+    EXPECT_EQ(f["device"], "cuda");
+    EXPECT_EQ(f["timing"], "cuda_events");
+    EXPECT_EQ(f["host_staging"], c.strategy == "sps" || c.strategy == "dps")
+        << f.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, CudaOracleTest,
+    ::testing::Values(Case{"baseline", 1, 0, false}, Case{"sps", 1, 1, false},
+                      Case{"sps", 2, 1, false}, Case{"dps", 1, 2, false},
+                      Case{"dps", 2, 2, false}, Case{"ring", 1, 0, true},
+                      Case{"ring", 2, 0, true}, Case{"fusion", 1, 0, true},
+                      Case{"fusion", 2, 0, true}),
+    CaseName);
+
+// Fusion through the device fusion buffer (no in-place batches) and with
+// fusion off (one NCCL all-reduce per tensor).
+TEST(CudaOracleTest, FusionBufferAndFusionOff) {
+  SKIP_WITHOUT_GPU();
+  const int gpus = *CudaDeviceCount();
+  const int n = gpus >= 2 ? 2 : 1;
+  for (const int64_t threshold : {int64_t{64} << 20, int64_t{0}}) {
+    OracleSetup setup;
+    setup.sync.fusion.in_place_contiguous = false;
+    setup.sync.fusion.fusion_threshold_bytes = threshold;
+    absl::StatusOr<TrainResult> reference = RunReference(setup, n);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    std::vector<int> devices;
+    for (int r = 0; r < n; ++r) devices.push_back(r);
+    absl::StatusOr<OracleRun> run = RunCudaWorkers(setup, "fusion", devices);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_TRUE(MatchesReference(*run, *reference, kTolerance))
+        << "threshold " << threshold;
+  }
+}
+
+// One CUDA worker against one CPU worker with the same batch, for both
+// optimizers: same parameters after K steps to float32 tolerance.
+TEST(CudaOracleTest, CudaWorkerEqualsCpuWorker) {
+  SKIP_WITHOUT_GPU();
+  for (const std::string optimizer : {"sgd", "adam"}) {
+    OracleSetup setup;
+    setup.optimizer.type = optimizer;
+    if (optimizer == "adam") setup.optimizer.lr = 0.003f;
+    absl::StatusOr<TrainResult> cpu = RunReference(setup, 1);
+    ASSERT_TRUE(cpu.ok()) << cpu.status();
+    std::vector<nlohmann::json> finals;
+    absl::StatusOr<OracleRun> gpu =
+        RunCudaWorkers(setup, "baseline", {0}, &finals);
+    ASSERT_TRUE(gpu.ok()) << gpu.status();
+    EXPECT_LE(RelativeL2(gpu->params[0], cpu->params), kTolerance) << optimizer;
+    EXPECT_NEAR(gpu->eval_loss[0], cpu->eval_loss,
+                kTolerance * std::abs(cpu->eval_loss))
+        << optimizer;
+    ASSERT_EQ(finals.size(), 1u);
+    EXPECT_GT(finals[0]["compute_s"].get<double>(), 0.0);
+    EXPECT_GT(finals[0]["utilization"].get<double>(), 0.0);
+    EXPECT_LE(finals[0]["utilization"].get<double>(), 1.0);
+  }
+}
+
+// Two NCCL ranks on one GPU: refused, saying that NCCL needs one per rank.
+TEST(CudaOracleTest, NcclRanksSharingAGpuAreRefused) {
+  SKIP_WITHOUT_GPU();
+  OracleSetup setup;
+  absl::StatusOr<OracleRun> run = RunCudaWorkers(setup, "ring", {0, 0});
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kFailedPrecondition)
+      << run.status();
+  EXPECT_NE(run.status().message().find("distinct GPU"), std::string::npos)
+      << run.status();
+}
+
+}  // namespace
+}  // namespace ringside::testing
