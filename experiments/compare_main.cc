@@ -64,6 +64,9 @@ ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
 ABSL_FLAG(int, batch_size, 32, "Local batch size per worker.");
 ABSL_FLAG(std::string, model, "mlp",
           "Model name passed to the workers: mlp or synthetic.");
+ABSL_FLAG(std::string, device, "cpu",
+          "Workers' compute device (--device): cpu or cuda (NCCL strategies "
+          "need one GPU per worker).");
 ABSL_FLAG(std::string, profile, "resnet50",
           "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
           "gpt2) passed to the workers.");
@@ -251,6 +254,10 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
     args.push_back(absl::StrCat("--profile=", absl::GetFlag(FLAGS_profile)));
     args.push_back(absl::StrCat("--emulated_compute_ms=",
                                 absl::GetFlag(FLAGS_emulated_compute_ms)));
+  }
+  if (const std::string device = absl::GetFlag(FLAGS_device);
+      device != "cpu") {
+    args.push_back(absl::StrCat("--device=", device));
   }
   const std::vector<std::string> more = ExtraWorkerArgs(extra);
   args.insert(args.end(), more.begin(), more.end());

@@ -38,6 +38,9 @@ ABSL_FLAG(int, servers, -1,
           "(0 for none, 1 for one, 1 for sharded).");
 ABSL_FLAG(int, steps, 40, "Training steps per worker (--steps).");
 ABSL_FLAG(int, batch_size, 32, "Local batch size per worker (--batch_size).");
+ABSL_FLAG(std::string, device, "cpu",
+          "Workers' compute device (--device): cpu or cuda (NCCL strategies "
+          "need one GPU per worker; --gpus=... after -- maps them).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
           "Wall-time limit for the whole job.");
 ABSL_FLAG(std::string, ps_server_bin, "",
@@ -172,6 +175,10 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   options.worker_args = {
       absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
       absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size))};
+  if (const std::string device = absl::GetFlag(FLAGS_device);
+      device != "cpu") {
+    options.worker_args.push_back(absl::StrCat("--device=", device));
+  }
   options.worker_args.insert(options.worker_args.end(), extra.begin(),
                              extra.end());
   options.on_record = [](int rank, absl::string_view line,

@@ -91,6 +91,22 @@ TEST(LaunchTest, EchoesWorkerRecordsWithRanks) {
   EXPECT_EQ(finals, 2);
 }
 
+TEST(LaunchTest, ForwardsTheDeviceToEveryWorker) {
+  const Outcome out =
+      RunBinary("launch", {"--strategy=baseline", "--device=cuda", "--",
+                           "--gpus=0"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  int finals = 0;
+  for (const std::string& line : out.stdout_lines) {
+    const json j = json::parse(line);
+    if (j["event"] != "final") continue;
+    ++finals;
+    EXPECT_THAT(j["args"].get<std::string>(),
+                HasSubstr("--device=cuda --gpus=0"));
+  }
+  EXPECT_EQ(finals, 1);
+}
+
 TEST(LaunchTest, FailingWorkerMakesLaunchFail) {
   const Outcome out = RunBinary("launch", {"--strategy=sps", "--workers=2"},
                                 {"FAKE_WORKER_FAIL_RANK=1"});
