@@ -86,7 +86,7 @@ TEST(RegistryTest, TolerancesArePositiveAndAtMostOnePercent) {
     EXPECT_LE(info.oracle_tolerance, 1e-2) << info.name;
   }
   EXPECT_EQ(StrategyRegistry::Find("sps")->oracle_tolerance, 1e-5);
-  EXPECT_EQ(StrategyRegistry::Find("ring_fp16")->oracle_tolerance, 1e-3);
+  EXPECT_EQ(StrategyRegistry::Find("ring_fp16")->oracle_tolerance, 1e-2);
 }
 
 }  // namespace
