@@ -149,6 +149,7 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
       auto chunk = std::make_unique<Chunk>();
       chunk->range = c;
       chunk->pushed.assign(options_.num_workers, false);
+      chunk->accepted.assign(options_.num_workers, 0);
       chunks_.push_back(std::move(chunk));
     }
     int64_t start_version = -1;
@@ -240,6 +241,7 @@ absl::Status ParamShard::CheckPayload(const Chunk& chunk,
 absl::Status ParamShard::PushInit(int rank, int64_t offset,
                                   absl::string_view dtype,
                                   absl::string_view data) {
+  RS_RETURN_IF_ERROR(aborted());
   {
     absl::MutexLock lock(&config_mu_);
     if (!configured_) {
@@ -271,6 +273,7 @@ absl::Status ParamShard::PushInit(int rank, int64_t offset,
 absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
                                       absl::string_view dtype,
                                       absl::string_view data) {
+  RS_RETURN_IF_ERROR(aborted());
   RS_RETURN_IF_ERROR(CheckRank(rank));
   {
     absl::MutexLock lock(&config_mu_);
@@ -294,12 +297,14 @@ absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
         "chunk at offset ", offset, " has no initial parameters yet"));
   }
   if (step != version) {
+    ++wrong_step_refused_;
     return absl::FailedPreconditionError(absl::StrCat(
         "rank ", rank, " pushed a ", step < version ? "stale" : "future",
         " step ", step, " for chunk at offset ", offset,
         ", which is waiting for step ", version));
   }
   if (chunk.pushed[rank]) {
+    ++duplicates_refused_;
     return absl::AlreadyExistsError(
         absl::StrCat("rank ", rank, " already pushed step ", step,
                      " for chunk at offset ", offset));
@@ -313,6 +318,7 @@ absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
     for (int64_t i = 0; i < n; ++i) acc[i] += g[i];
   }
   chunk.pushed[rank] = true;
+  ++chunk.accepted[rank];
   if (++chunk.num_pushed == options_.num_workers) ApplyChunk(chunk, step);
   return absl::OkStatus();
 }
@@ -327,6 +333,7 @@ void ParamShard::ApplyChunk(Chunk& chunk, int64_t step) {
                     absl::MakeConstSpan(acc, n), step + 1);
   std::fill(chunk.pushed.begin(), chunk.pushed.end(), false);
   chunk.num_pushed = 0;
+  ++chunk.applied;
   const int c =
       static_cast<int>((chunk.range.begin - range_.begin) / chunk_elements_);
   std::unique_ptr<Checkpoint> snapshot;
@@ -421,7 +428,12 @@ absl::Status ParamShard::NextReadyChunk(PullCursor* cursor, absl::Time deadline,
   }
   int ready = -1;
   int64_t gone_version = -1;
+  absl::Status abort;
   auto find_ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(versions_mu_) {
+    if (!abort_.ok()) {
+      abort = abort_;
+      return true;
+    }
     for (size_t c = 0; c < versions_.size(); ++c) {
       if (cursor->sent[c]) continue;
       if (versions_[c] == cursor->version) {
@@ -451,6 +463,7 @@ absl::Status ParamShard::NextReadyChunk(PullCursor* cursor, absl::Time deadline,
       }
     }
   }
+  if (!abort.ok()) return abort;
   if (waiting_on >= 0) {
     const KeyRange& r = chunks_[waiting_on]->range;
     std::string who =
@@ -498,9 +511,59 @@ absl::Status ParamShard::Finish(int rank) {
 bool ParamShard::WaitAllFinished(absl::Time deadline) {
   absl::MutexLock lock(&config_mu_);
   auto all = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_) {
-    return num_finished_ == options_.num_workers;
+    return num_finished_ == options_.num_workers || !abort_finish_.ok();
   };
-  return config_mu_.AwaitWithDeadline(absl::Condition(&all), deadline);
+  config_mu_.AwaitWithDeadline(absl::Condition(&all), deadline);
+  return num_finished_ == options_.num_workers;
+}
+
+void ParamShard::Abort(const absl::Status& reason) {
+  if (reason.ok()) return;
+  {
+    absl::MutexLock lock(&config_mu_);
+    if (abort_finish_.ok()) abort_finish_ = reason;
+  }
+  absl::MutexLock vlock(&versions_mu_);
+  if (abort_.ok()) abort_ = reason;
+}
+
+absl::Status ParamShard::aborted() const {
+  absl::MutexLock vlock(&versions_mu_);
+  return abort_;
+}
+
+ParamShard::UpdateCounts ParamShard::Counts() const {
+  UpdateCounts counts;
+  counts.duplicates_refused = duplicates_refused_.load();
+  counts.wrong_step_refused = wrong_step_refused_.load();
+  counts.pushes_per_rank.assign(options_.num_workers, 0);
+  {
+    absl::MutexLock lock(&config_mu_);
+    if (!configured_) return counts;
+  }
+  counts.chunks = static_cast<int>(chunks_.size());
+  bool first = true;
+  for (const auto& chunk : chunks_) {
+    absl::MutexLock lock(&chunk->mu);
+    for (int r = 0; r < options_.num_workers; ++r) {
+      const int64_t n = chunk->accepted[r];
+      counts.pushes_per_rank[r] += n;
+      counts.pushes_min = first ? n : std::min(counts.pushes_min, n);
+      counts.pushes_max = first ? n : std::max(counts.pushes_max, n);
+      first = false;
+    }
+    const bool first_chunk = chunk == chunks_.front();
+    counts.applied_min = first_chunk ? chunk->applied
+                                     : std::min(counts.applied_min,
+                                                chunk->applied);
+    counts.applied_max = std::max(counts.applied_max, chunk->applied);
+  }
+  absl::MutexLock vlock(&versions_mu_);
+  if (!versions_.empty()) {
+    counts.min_version = *std::min_element(versions_.begin(), versions_.end());
+    counts.max_version = *std::max_element(versions_.begin(), versions_.end());
+  }
+  return counts;
 }
 
 int64_t ParamShard::MemoryBytes() const {

@@ -19,6 +19,7 @@
 #ifndef RINGSIDE_SERVER_PARAM_SHARD_H_
 #define RINGSIDE_SERVER_PARAM_SHARD_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -129,6 +130,29 @@ class ParamShard {
   // Checkpoints written so far, and the last write error (OK if none).
   int64_t checkpoints_written() const;
   absl::Status checkpoint_error() const;
+  // Fails every pending and later PushInit, PushGradient, NextReadyChunk
+  // and WaitAllFinished with `reason` (not OK; e.g. UNAVAILABLE naming a
+  // lost worker). The first reason sticks. Non-blocking.
+  void Abort(const absl::Status& reason);
+  // The reason given to Abort, or OK.
+  absl::Status aborted() const;
+
+  // Update accounting, to check that no gradient was lost or applied twice.
+  struct UpdateCounts {
+    int chunks = 0;
+    // Pushes accepted per (rank, chunk): min and max over all pairs.
+    int64_t pushes_min = 0, pushes_max = 0;
+    // Pushes accepted per rank, over all its chunks.
+    std::vector<int64_t> pushes_per_rank;
+    // Optimizer steps applied per chunk: min and max.
+    int64_t applied_min = 0, applied_max = 0;
+    // Pushes refused: a rank pushing a chunk twice for one step, and pushes
+    // for a step other than the chunk's (stale or future).
+    int64_t duplicates_refused = 0, wrong_step_refused = 0;
+    // Chunk versions: min and max.
+    int64_t min_version = -1, max_version = -1;
+  };
+  UpdateCounts Counts() const;
 
   // Bytes held: parameters + accumulation buffer + optimizer state.
   int64_t MemoryBytes() const;
@@ -144,6 +168,8 @@ class ParamShard {
     mutable absl::Mutex mu;
     std::vector<bool> pushed;  // by rank, for the current version
     int num_pushed = 0;
+    std::vector<int64_t> accepted;  // pushes accepted, by rank, ever
+    int64_t applied = 0;            // optimizer steps applied, ever
   };
 
   // Finds the chunk starting at `offset`; INVALID_ARGUMENT naming the owner
@@ -193,6 +219,12 @@ class ParamShard {
   // and versions_mu_, waited on under versions_mu_.
   mutable absl::Mutex versions_mu_;
   std::vector<int64_t> versions_ ABSL_GUARDED_BY(versions_mu_);
+
+  // Abort's reason, kept under both locks so that waits on either wake.
+  absl::Status abort_ ABSL_GUARDED_BY(versions_mu_);
+  absl::Status abort_finish_ ABSL_GUARDED_BY(config_mu_);
+  std::atomic<int64_t> duplicates_refused_{0};
+  std::atomic<int64_t> wrong_step_refused_{0};
 };
 
 }  // namespace ringside

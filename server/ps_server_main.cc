@@ -5,14 +5,22 @@
 //
 // Prints {"event":"listening","port":P,"shard":i} on stdout once serving
 // (with --port=0 the OS picks P), then serves until every worker has called
-// Finish (exit 0) or --max_idle_s passes without all finishing (exit 1).
+// Finish (exit 0), a worker is lost (silent for --failure_timeout_s: exit 1
+// after a grace) or --max_job_s passes without all finishing (exit 1). The
+// last line is {"event":"server_final",...} with the update accounting
+// ("updates": pushes accepted per (rank, chunk), optimizer steps per chunk,
+// refused duplicates) and, after a failure, "job_failure". With
+// --stats_every_steps=N it also prints {"event":"server_stats",...} lines
+// (version, rss_bytes) every N steps.
 #include <glog/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -48,9 +56,21 @@ ABSL_FLAG(bool, resume, false,
           "Continue from the checkpoint in --checkpoint_dir; workers then "
           "resume at its step. A missing, corrupt or mismatched checkpoint "
           "is refused.");
+ABSL_FLAG(double, failure_timeout_s, 30,
+          "A registered worker silent (no heartbeat, no RPC) for longer than "
+          "this fails the job: pending and later pulls/pushes get "
+          "UNAVAILABLE naming the lost rank and its last step, and the "
+          "server exits 1 after a grace of a third of this (s; 0: off).");
+ABSL_FLAG(int64_t, stats_every_steps, 0,
+          "Print {\"event\":\"server_stats\",\"version\",\"rss_bytes\",...} "
+          "each time the shard's version passes a multiple of this (0: "
+          "never).");
 
 namespace ringside {
 namespace {
+
+// How often the main thread looks at the version for --stats_every_steps.
+constexpr absl::Duration kStatsPoll = absl::Milliseconds(20);
 
 // Peak resident memory of this process (VmHWM), in bytes; 0 if unknown.
 int64_t PeakRssBytes() {
@@ -66,6 +86,36 @@ int64_t PeakRssBytes() {
     }
   }
   return 0;
+}
+
+// Resident memory of this process now (VmRSS), in bytes; 0 if unknown.
+int64_t RssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    int64_t kb = 0;
+    if (absl::StartsWith(line, "VmRSS:") &&
+        absl::SimpleAtoi(
+            absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(6), "kB")),
+            &kb)) {
+      return kb * 1024;
+    }
+  }
+  return 0;
+}
+
+// The shard's update accounting as JSON fields (see ParamShard::Counts).
+nlohmann::json CountsJson(const ParamShard::UpdateCounts& c) {
+  return {{"chunks", c.chunks},
+          {"pushes_min", c.pushes_min},
+          {"pushes_max", c.pushes_max},
+          {"pushes_per_rank", c.pushes_per_rank},
+          {"applied_min", c.applied_min},
+          {"applied_max", c.applied_max},
+          {"duplicates_refused", c.duplicates_refused},
+          {"wrong_step_refused", c.wrong_step_refused},
+          {"min_version", c.min_version},
+          {"max_version", c.max_version}};
 }
 
 int Run() {
@@ -92,6 +142,15 @@ int Run() {
     return 2;
   }
   options.security = *std::move(security);
+  const double failure_timeout_s = absl::GetFlag(FLAGS_failure_timeout_s);
+  if (failure_timeout_s < 0) {
+    LOG(ERROR) << "--failure_timeout_s must be >= 0, got " << failure_timeout_s;
+    return 2;
+  }
+  if (failure_timeout_s > 0) {
+    options.failure_timeout = absl::Seconds(failure_timeout_s);
+  }
+  const int64_t stats_every = absl::GetFlag(FLAGS_stats_every_steps);
   absl::StatusOr<std::unique_ptr<PsServer>> server = PsServer::Start(options);
   if (!server.ok()) {
     LOG(ERROR) << server.status();
@@ -108,21 +167,57 @@ int Run() {
             << (*server)->port() << " for " << options.shard.num_workers
             << " workers (" << options.security.Describe() << ")";
 
-  const bool done = shard.WaitAllFinished(
-      absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_max_job_s)));
+  const absl::Time job_deadline =
+      absl::Now() + absl::Seconds(absl::GetFlag(FLAGS_max_job_s));
+  bool done = false;
+  int64_t next_stats = 0;  // the first sample once version 0 is in place
+  while (true) {
+    const absl::Time until =
+        stats_every > 0 ? std::min(job_deadline, absl::Now() + kStatsPoll)
+                        : job_deadline;
+    done = shard.WaitAllFinished(until);
+    const int64_t version = shard.MinVersion();
+    if (stats_every > 0 && version >= next_stats) {
+      out.Write({{"event", "server_stats"},
+                 {"shard", options.shard.shard},
+                 {"version", version},
+                 {"min_version", version},
+                 {"rss_bytes", RssBytes()},
+                 {"state_bytes", shard.MemoryBytes()}});
+      next_stats = (version / stats_every + 1) * stats_every;
+    }
+    if (done || !shard.aborted().ok() || absl::Now() >= job_deadline) break;
+  }
+  const absl::Status failure = shard.aborted();
+  if (!failure.ok()) {
+    // Keep answering for a while, so that every worker's heartbeat (every
+    // failure_timeout/6) hears why the job failed.
+    const absl::Duration grace =
+        std::max(absl::Seconds(1), options.failure_timeout / 3);
+    LOG(ERROR) << "parameter server shard " << options.shard.shard
+               << ": job failed: " << failure.message() << "; exiting in "
+               << absl::FormatDuration(grace);
+    absl::SleepFor(grace);
+  }
   (*server)->Shutdown(absl::Seconds(5));
-  out.Write({{"event", "server_final"},
-             {"shard", options.shard.shard},
-             {"version", shard.MinVersion()},
-             {"state_bytes", shard.MemoryBytes()},
-             {"peak_rss_bytes", PeakRssBytes()},
-             {"resumed_at_step", shard.resume_step()},
-             {"checkpoints_written", shard.checkpoints_written()},
-             {"finished", done}});
+  nlohmann::json final_record = {
+      {"event", "server_final"},
+      {"shard", options.shard.shard},
+      {"version", shard.MinVersion()},
+      {"state_bytes", shard.MemoryBytes()},
+      {"peak_rss_bytes", PeakRssBytes()},
+      {"rss_bytes", RssBytes()},
+      {"resumed_at_step", shard.resume_step()},
+      {"checkpoints_written", shard.checkpoints_written()},
+      {"finished", done}};
+  final_record["updates"] = CountsJson(shard.Counts());
+  if (!failure.ok()) final_record["job_failure"] = failure.message();
+  out.Write(final_record);
   if (absl::Status c = shard.checkpoint_error(); !c.ok()) {
     LOG(ERROR) << "a checkpoint could not be written: " << c;
     return 1;
   }
+  if (!failure.ok()) return 1;
   if (!done) {
     LOG(ERROR) << "workers did not all finish within --max_job_s="
                << absl::GetFlag(FLAGS_max_job_s) << "s";

@@ -1,5 +1,7 @@
 #include "server/ps_server_runner.h"
 
+#include <glog/logging.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
@@ -33,8 +35,23 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
   }
   PsServiceOptions service = options.service;
   service.auth_token = options.security.auth_token;
-  ps->service_ =
-      std::make_unique<ParameterServerService>(ps->shard_.get(), service);
+  PeerTracker* tracker = nullptr;
+  if (options.failure_timeout != absl::InfiniteDuration()) {
+    LivenessOptions liveness;
+    liveness.failure_timeout = options.failure_timeout;
+    ParamShard* shard = ps->shard_.get();
+    const int index = options.shard.shard;
+    liveness.on_verdict = [shard, index](const std::string& verdict) {
+      LOG(ERROR) << "parameter server shard " << index << ": " << verdict
+                 << "; failing the job";
+      shard->Abort(absl::UnavailableError(verdict));
+    };
+    RS_ASSIGN_OR_RETURN(ps->liveness_,
+                        LivenessMonitor::Start(liveness, /*source=*/nullptr));
+    tracker = &ps->liveness_->tracker();
+  }
+  ps->service_ = std::make_unique<ParameterServerService>(ps->shard_.get(),
+                                                          service, tracker);
   const std::string address =
       options.host.find(':') != std::string::npos
           ? absl::StrCat("[", options.host, "]:", options.port)
@@ -60,6 +77,9 @@ void PsServer::Shutdown(absl::Duration grace) {
   }
 }
 
-PsServer::~PsServer() { Shutdown(absl::Seconds(2)); }
+PsServer::~PsServer() {
+  Shutdown(absl::Seconds(2));
+  if (liveness_ != nullptr) liveness_->Stop();
+}
 
 }  // namespace ringside

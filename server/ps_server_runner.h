@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/grpc_credentials.h"
+#include "common/liveness_monitor.h"
 #include "server/param_shard.h"
 #include "server/ps_service.h"
 
@@ -34,6 +35,12 @@ struct PsServerOptions {
   // by an earlier run with checkpoint_every > 0). Start fails with the
   // reader's error when it is missing, corrupt or for another shard.
   bool resume = false;
+  // Failure detection: a registered, unfinished worker silent (no heartbeat
+  // and no other RPC) for longer than this fails the job — the shard is
+  // aborted with UNAVAILABLE "worker rank R lost: no heartbeat for X s
+  // (last seen at step S)". Default infinite: off (in-process servers of
+  // tests and benchmarks); the ps_server binary sets its flag.
+  absl::Duration failure_timeout = absl::InfiniteDuration();
 };
 
 class PsServer {
@@ -46,6 +53,8 @@ class PsServer {
 
   int port() const { return port_; }
   ParamShard& shard() { return *shard_; }
+  // Why the job failed (a lost worker), or OK. Same as shard().aborted().
+  absl::Status job_failure() const { return shard_->aborted(); }
   // Stops accepting calls; in-flight calls get `grace` to finish.
   void Shutdown(absl::Duration grace);
 
@@ -53,6 +62,8 @@ class PsServer {
   PsServer() = default;
   int port_ = 0;
   std::unique_ptr<ParamShard> shard_;
+  // Declared before the service that feeds its tracker, so it outlives it.
+  std::unique_ptr<LivenessMonitor> liveness_;
   std::unique_ptr<ParameterServerService> service_;
   std::unique_ptr<grpc::Server> server_;
 };

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/auth.h"
 #include "common/grpc_status.h"
 
@@ -46,6 +47,10 @@ grpc::Status ParameterServerService::Register(
   if (!r.ok()) return ToGrpcStatus(r.status());
   absl::StatusOr<KeyRange> range = shard_->Register(*r);
   if (!range.ok()) return ToGrpcStatus(range.status());
+  if (liveness_ != nullptr) {
+    liveness_->Track(r->rank, absl::StrCat("worker rank ", r->rank),
+                     absl::Now());
+  }
   reply->set_range_begin(range->begin);
   reply->set_range_end(range->end);
   const int64_t resume_step = shard_->resume_step();
@@ -63,6 +68,7 @@ grpc::Status ParameterServerService::PushInit(
   proto::ParamChunk chunk;
   int64_t accepted = 0;
   while (reader->Read(&chunk)) {
+    Seen(chunk.rank());
     absl::Status s = shard_->PushInit(chunk.rank(), chunk.offset(),
                                       chunk.dtype(), chunk.data());
     if (!s.ok()) return ToGrpcStatus(s);
@@ -81,6 +87,7 @@ grpc::Status ParameterServerService::Push(
   proto::GradChunk chunk;
   int64_t accepted = 0;
   while (reader->Read(&chunk)) {
+    Seen(chunk.rank(), chunk.step());
     absl::Status s =
         shard_->PushGradient(chunk.rank(), chunk.step(), chunk.offset(),
                              chunk.dtype(), chunk.data());
@@ -97,6 +104,7 @@ grpc::Status ParameterServerService::Pull(
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
+  Seen(request->rank(), request->version() - 1);
   absl::StatusOr<ParamShard::PullCursor> cursor =
       shard_->StartPull(request->rank(), request->version());
   if (!cursor.ok()) return ToGrpcStatus(cursor.status());
@@ -129,7 +137,25 @@ grpc::Status ParameterServerService::Finish(grpc::ServerContext* context,
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
-  return ToGrpcStatus(shard_->Finish(request->rank()));
+  absl::Status s = shard_->Finish(request->rank());
+  if (s.ok() && liveness_ != nullptr) liveness_->Forget(request->rank());
+  return ToGrpcStatus(s);
+}
+
+grpc::Status ParameterServerService::Heartbeat(
+    grpc::ServerContext* context, const proto::HeartbeatRequest* request,
+    proto::HeartbeatReply* reply) {
+  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
+    return a;
+  }
+  Seen(request->rank(), request->step());
+  const absl::Status failure = shard_->aborted();
+  if (!failure.ok()) reply->set_job_failure(std::string(failure.message()));
+  return grpc::Status::OK;
+}
+
+void ParameterServerService::Seen(int rank, int64_t step) {
+  if (liveness_ != nullptr) liveness_->Seen(rank, absl::Now(), step);
 }
 
 }  // namespace ringside

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "common/liveness_monitor.h"
 #include "proto/parameter_server.grpc.pb.h"
 #include "server/param_shard.h"
 
@@ -30,9 +31,13 @@ absl::StatusOr<Registration> RegistrationFromProto(
 
 class ParameterServerService final : public proto::ParameterServer::Service {
  public:
-  // `shard` must outlive the service.
-  ParameterServerService(ParamShard* shard, const PsServiceOptions& options)
-      : shard_(shard), options_(options) {}
+  // `shard` must outlive the service. `liveness` (may be null: no failure
+  // detection) learns of every registered rank ("worker rank R"), of every
+  // RPC it makes (with its step) and of its Finish; it must outlive the
+  // service.
+  ParameterServerService(ParamShard* shard, const PsServiceOptions& options,
+                         PeerTracker* liveness = nullptr)
+      : shard_(shard), options_(options), liveness_(liveness) {}
 
   grpc::Status Register(grpc::ServerContext* context,
                         const proto::RegisterRequest* request,
@@ -49,10 +54,17 @@ class ParameterServerService final : public proto::ParameterServer::Service {
   grpc::Status Finish(grpc::ServerContext* context,
                       const proto::FinishRequest* request,
                       proto::FinishReply* reply) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context,
+                         const proto::HeartbeatRequest* request,
+                         proto::HeartbeatReply* reply) override;
 
  private:
+  // A sign of life of `rank` (at `step` when >= 0).
+  void Seen(int rank, int64_t step = -1);
+
   ParamShard* shard_;
   PsServiceOptions options_;
+  PeerTracker* liveness_;
 };
 
 }  // namespace ringside

@@ -204,4 +204,17 @@ absl::Status PsShardClient::Finish(int rank, absl::Time deadline) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> PsShardClient::Heartbeat(int rank, int64_t step,
+                                                     absl::Time deadline) {
+  grpc::ClientContext context;
+  SetDeadline(&context, deadline);
+  proto::HeartbeatRequest request;
+  request.set_rank(rank);
+  request.set_step(step);
+  proto::HeartbeatReply reply;
+  grpc::Status s = stub_->Heartbeat(&context, request, &reply);
+  if (!s.ok()) return FromGrpc(s, "Heartbeat");
+  return std::move(*reply.mutable_job_failure());
+}
+
 }  // namespace ringside

@@ -79,6 +79,12 @@ class PsShardClient {
 
   absl::Status Finish(int rank, absl::Time deadline);
 
+  // Liveness heartbeat (does not wait for the channel to be ready). Returns
+  // the server's job_failure: empty while the job is healthy, else why the
+  // server failed it (e.g. a lost worker).
+  absl::StatusOr<std::string> Heartbeat(int rank, int64_t step,
+                                        absl::Time deadline);
+
  private:
   absl::Status FromGrpc(const grpc::Status& s, const char* rpc) const;
 
