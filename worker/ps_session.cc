@@ -172,9 +172,9 @@ void PsSession::OnGradientReady(int tensor_index) {
 
 void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
   Timeline* const timeline = context_.options.timeline;
+  const absl::Time deadline = absl::Now() + context_.options.rpc_timeout;
   std::unique_ptr<PsShardClient::PushStream> stream =
-      servers_[server]->OpenPush(context_.rank, step,
-                                 absl::Now() + context_.options.rpc_timeout);
+      servers_[server]->OpenPush(context_.rank, step, deadline);
   absl::Status status;
   while (true) {
     int chunk = -1;
@@ -184,7 +184,17 @@ void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
       auto has_work = [&q]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(q.mu) {
         return !q.chunks.empty() || q.closed;
       };
-      q.mu.Await(absl::Condition(&has_work));
+      // The stream is dead by its deadline anyway; FinishStep closes the
+      // queue well before unless the training thread is stuck.
+      if (!q.mu.AwaitWithDeadline(absl::Condition(&has_work), deadline)) {
+        if (status.ok()) {
+          status = absl::DeadlineExceededError(absl::StrCat(
+              "push of step ", step, " to parameter server ",
+              servers_[server]->address(), ": the step's chunks were not "
+              "all handed over within the RPC deadline"));
+        }
+        break;
+      }
       if (q.chunks.empty()) break;  // closed and drained
       chunk = q.chunks.front();
       q.chunks.pop_front();

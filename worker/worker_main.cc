@@ -8,8 +8,10 @@
 // stdout: one JSON object per line (step records, then a final record);
 // logs on stderr. --timeline=PATH also writes a Chrome-trace timeline of
 // compute and communication ("{rank}" in PATH becomes the rank; open it in
-// ui.perfetto.dev). Exit 0 on success, 2 on bad flags (an unwritable
-// --timeline included), 1 on failure.
+// ui.perfetto.dev). --failure_timeout_s (default 30) bounds how long a lost
+// peer (a killed worker, server or store) can go unnoticed: the worker then
+// exits 1 naming it and the step (worker/worker_liveness.h). Exit 0 on
+// success, 2 on bad flags (an unwritable --timeline included), 1 on failure.
 // --device=cuda trains the MLP on a GPU (build with --config=cuda): --gpus
 // maps local ranks to CUDA devices (default: local rank modulo the device
 // count); see worker/cuda_trainer.h. --auth_token_file and --tls_cert/
@@ -17,8 +19,10 @@
 #include <glog/logging.h>
 
 #include <Eigen/Core>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,7 @@
 #include "worker/device_selection.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
+#include "worker/worker_liveness.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
           "Synchronization strategy; the registered ones are listed at the "
@@ -140,9 +145,16 @@ ABSL_FLAG(int, response_cache_capacity, 1024,
 ABSL_FLAG(double, stall_warning_s, 60,
           "Fusion: warn (on rank 0) about a tensor some ranks submitted and "
           "others not after this long, naming the missing ranks (s).");
+// Liveness.
+ABSL_FLAG(double, failure_timeout_s, 30,
+          "Heartbeats (to the job's store, or to every parameter server) go "
+          "out every failure_timeout/6; a peer silent for longer than this "
+          "ends the worker with exit 1 and a message naming the lost rank or "
+          "server and the step (s; 0: off).");
 // Output.
 ABSL_FLAG(std::string, save_params, "",
-          "Write the final parameters here (raw little-endian float32).");
+          "Write the final parameters here (raw little-endian float32); "
+          "\"{rank}\" is replaced by the rank.");
 ABSL_FLAG(std::string, timeline, "",
           "Write a Chrome-trace timeline (Perfetto) of this worker here; "
           "\"{rank}\" is replaced by the rank. Empty: none.");
@@ -173,6 +185,23 @@ absl::Status SaveParams(const std::string& path,
     return absl::UnavailableError(absl::StrCat("cannot write ", path));
   }
   return absl::OkStatus();
+}
+
+// Whether `status` may come from a lost peer (a broken connection, a
+// deadline, a collective error) rather than from bad input.
+bool MayMeanLostPeer(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kDataLoss:
+      return true;
+    default:
+      return false;
+  }
 }
 
 struct Setup {
@@ -348,6 +377,7 @@ int Run() {
 
   // The job's rendezvous store, for strategies that need one.
   std::unique_ptr<JobRendezvous> rendezvous;
+  HostPort master;
   absl::StatusOr<StrategyInfo> info =
       StrategyRegistry::Find(absl::GetFlag(FLAGS_strategy));
   if (info.ok() && info->needs_store) {
@@ -368,6 +398,7 @@ int Run() {
       return absl::IsInvalidArgument(joined.status()) ? 2 : 1;
     }
     rendezvous = *std::move(joined);
+    master = {options->master_addr, rendezvous->port()};
     setup->sync.store = &rendezvous->store();
     if (setup->rank.rank == 0) {
       out.Write({{"event", "rendezvous"}, {"master_port", rendezvous->port()}});
@@ -378,8 +409,39 @@ int Run() {
             << (*strategy)->name() << ", model " << bundle->model->name()
             << " with " << bundle->model->layout().total_elements()
             << " parameters";
-  const RecordFn write = [&out](const nlohmann::json& record) {
+  // Heartbeats and failure detection (worker/worker_liveness.h). Destroyed
+  // before the rendezvous whose store rank 0 beats through.
+  std::unique_ptr<LivenessMonitor> liveness;
+  const double failure_timeout_s = absl::GetFlag(FLAGS_failure_timeout_s);
+  if (failure_timeout_s > 0 && info.ok()) {
+    WorkerLivenessOptions options;
+    options.rank = setup->rank.rank;
+    options.world_size = setup->rank.world_size;
+    options.failure_timeout = absl::Seconds(failure_timeout_s);
+    options.use_store = info->needs_store;
+    options.local_store = rendezvous != nullptr && setup->rank.rank == 0
+                              ? &rendezvous->store()
+                              : nullptr;
+    options.master = master;
+    options.servers = setup->sync.servers;
+    options.security = setup->sync.security;
+    absl::StatusOr<std::unique_ptr<LivenessMonitor>> started =
+        StartWorkerLiveness(options);
+    if (!started.ok()) {
+      LOG(ERROR) << "rank " << setup->rank.rank
+                 << " cannot start heartbeats: " << started.status();
+      return absl::IsInvalidArgument(started.status()) ? 2 : 1;
+    }
+    liveness = *std::move(started);
+  }
+  const int64_t steps = setup->trainer.steps;
+  const RecordFn write = [&out, &liveness,
+                           steps](const nlohmann::json& record) {
     out.Write(record);
+    if (liveness == nullptr || !record.contains("step")) return;
+    const int64_t next = record["step"].get<int64_t>() + 1;
+    liveness->SetStep(next);
+    if (next >= steps) liveness->Finish();  // peers may go now
   };
   absl::StatusOr<TrainResult> result =
       cuda_model != nullptr
@@ -388,10 +450,30 @@ int Run() {
           : Train(*bundle->model, *bundle->dataset, **strategy, setup->rank,
                   setup->optimizer, setup->sync, setup->trainer, write);
   if (!result.ok()) {
-    LOG(ERROR) << "rank " << setup->rank.rank << " failed: " << result.status();
+    // A failed collective or RPC in mid-run is often the first sign of a
+    // lost peer: give the monitor the time to name it (it ends the process
+    // itself when the teardown below is stuck). Failures before the first
+    // step (connecting) say what they waited for themselves.
+    std::optional<std::string> verdict;
+    if (liveness != nullptr && liveness->step() > 0 &&
+        liveness->tracker().num_tracked() > 0 &&
+        MayMeanLostPeer(result.status())) {
+      verdict = liveness->AwaitVerdict(absl::Seconds(failure_timeout_s) * 1.5);
+    }
+    if (verdict.has_value()) {
+      LOG(ERROR) << "rank " << setup->rank.rank << " failed: " << *verdict
+                 << " (first error: " << result.status() << ")";
+    } else {
+      LOG(ERROR) << "rank " << setup->rank.rank
+                 << " failed: " << result.status();
+    }
+    strategy->reset();  // while the monitor can still end a stuck teardown
     return 1;
   }
-  const std::string save = absl::GetFlag(FLAGS_save_params);
+  std::string save = absl::GetFlag(FLAGS_save_params);
+  for (size_t at; (at = save.find("{rank}")) != std::string::npos;) {
+    save.replace(at, 6, absl::StrCat(setup->rank.rank));
+  }
   if (!save.empty()) {
     if (absl::Status s = SaveParams(save, result->params); !s.ok()) {
       LOG(ERROR) << s;
@@ -422,5 +504,8 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
+  // A peer that dies mid-collective must give a write error (and a message
+  // naming it), not a silent death by SIGPIPE on Gloo's socket.
+  std::signal(SIGPIPE, SIG_IGN);
   return ringside::Run();
 }
