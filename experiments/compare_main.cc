@@ -106,6 +106,9 @@ ABSL_FLAG(double, link_gbit, 0,
 ABSL_FLAG(double, link_latency_us, 0,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0).");
+ABSL_FLAG(double, failure_timeout_s, 30,
+          "Passed to every worker and server: a peer silent for longer than "
+          "this fails the run, naming the lost rank or server (s; 0: off).");
 ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
@@ -249,7 +252,9 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
       absl::StrCat("--model=", model),
       absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
       absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
-      absl::StrCat("--warmup_steps=", absl::GetFlag(FLAGS_warmup_steps))};
+      absl::StrCat("--warmup_steps=", absl::GetFlag(FLAGS_warmup_steps)),
+      absl::StrCat("--failure_timeout_s=",
+                   absl::GetFlag(FLAGS_failure_timeout_s))};
   if (model == "synthetic") {
     args.push_back(absl::StrCat("--profile=", absl::GetFlag(FLAGS_profile)));
     args.push_back(absl::StrCat("--emulated_compute_ms=",
@@ -344,6 +349,8 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   const int cores = ProbeHardware({}).cores;
   const double load_start = LoadAverage();
   const std::vector<std::string> worker_args = WorkerArgs(extra);
+  const std::vector<std::string> server_args = {absl::StrCat(
+      "--failure_timeout_s=", absl::GetFlag(FLAGS_failure_timeout_s))};
 
   std::vector<ReportRow> rows;
   std::vector<std::string> oversubscribed;
@@ -362,6 +369,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     options.num_servers = ServersFor(s.servers, k);
     options.rendezvous = s.store;
     options.worker_args = worker_args;
+    options.server_args = server_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
     options.security = SecurityFilesFromFlags();
     options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);

@@ -63,6 +63,9 @@ ABSL_FLAG(double, link_gbit, 0,
 ABSL_FLAG(double, link_latency_us, 0,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0).");
+ABSL_FLAG(double, failure_timeout_s, 30,
+          "Passed to every worker and server: a peer silent for longer than "
+          "this fails the job, naming the lost rank or server (s; 0: off).");
 
 namespace ringside {
 namespace {
@@ -172,9 +175,13 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   if (const std::string t = absl::GetFlag(FLAGS_timeline); !t.empty()) {
     options.timeline = FromUserDirectory(t);
   }
+  const std::string failure_timeout = absl::StrCat(
+      "--failure_timeout_s=", absl::GetFlag(FLAGS_failure_timeout_s));
   options.worker_args = {
       absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
-      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size))};
+      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
+      failure_timeout};
+  options.server_args = {failure_timeout};
   if (const std::string device = absl::GetFlag(FLAGS_device);
       device != "cpu") {
     options.worker_args.push_back(absl::StrCat("--device=", device));

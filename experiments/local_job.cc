@@ -164,12 +164,14 @@ absl::Status StartServers(const LocalJobOptions& o, const JobNetwork& net,
                      o.server_args.end());
     net.Place(JobNetwork::kServer, shard, spec.argv);
     spec.env = o.env;
-    spec.on_stdout_line = [&ports, shard](const std::string& label,
-                                          absl::string_view line) {
+    spec.on_stdout_line = [&o, &ports, shard](const std::string& label,
+                                              absl::string_view line) {
       const json j = ParseObject(line);
       if (StringField(j, "event") == "listening" && j.contains("port") &&
           j["port"].is_number_integer() && j["port"].get<int>() > 0) {
         ports[shard] = j["port"].get<int>();
+      } else if (j.is_object() && o.on_server_record) {
+        o.on_server_record(shard, line, j);
       } else {
         ToStderr(label, line);
       }

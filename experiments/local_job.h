@@ -95,6 +95,13 @@ struct LocalJobOptions {
   std::function<void(int rank, absl::string_view line,
                      const nlohmann::json& record)>
       on_record;
+  // Called with (shard, the line as printed, the line parsed) for every
+  // JSON object line a server prints after its listening line (e.g.
+  // server_stats, server_final), as it arrives. Default none: such lines
+  // go to stderr like non-JSON ones.
+  std::function<void(int shard, absl::string_view line,
+                     const nlohmann::json& record)>
+      on_server_record;
 };
 
 struct LocalJobResult {

@@ -257,6 +257,18 @@ std::vector<std::string> ProcessGroup::Shutdown() {
   return running;
 }
 
+void ProcessGroup::Kill(int id, int signal) {
+  Child& c = *children_.at(id);
+  if (c.exited) return;
+  c.terminated_by_us = true;
+  kill(-c.pid, signal);
+}
+
+std::vector<std::string> ProcessGroup::stderr_tail(int id) const {
+  const Child& c = *children_.at(id);
+  return std::vector<std::string>(c.err_tail.begin(), c.err_tail.end());
+}
+
 bool ProcessGroup::exited(int id) const { return children_.at(id)->exited; }
 
 int ProcessGroup::exit_code(int id) const {
@@ -373,7 +385,8 @@ void ProcessGroup::OnExit(Child& c, int wait_status) {
   c.exited = true;
   c.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status)
                                        : -WTERMSIG(wait_status);
-  if (c.exit_code != 0 && !c.terminated_by_us && failure_.ok()) {
+  if (c.exit_code != 0 && !c.terminated_by_us && failure_.ok() &&
+      options_.stop_on_failure) {
     failure_ = FailureStatus(c);
   }
 }

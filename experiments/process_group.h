@@ -57,6 +57,11 @@ struct ProcessGroupOptions {
   bool relay_stderr = true;
   // Number of a child's last stderr lines kept for error messages. Default 20.
   int stderr_tail_lines = 20;
+  // A child exiting non-zero (or by a signal) fails the group and shuts the
+  // others down. With false it is only recorded (exit_code, stderr_tail):
+  // the others keep running, e.g. to watch how they react to a lost peer.
+  // Default true.
+  bool stop_on_failure = true;
 };
 
 class ProcessGroup {
@@ -96,9 +101,15 @@ class ProcessGroup {
   // no Start afterwards.
   std::vector<std::string> Shutdown();
 
+  // Sends `signal` to child `id` (its process group) unless it has exited;
+  // its exit then counts as ended by us, not as a failure.
+  void Kill(int id, int signal);
+
   bool exited(int id) const;    // true once the child is reaped
   int exit_code(int id) const;  // exit code, or -signal; 0 if running
   const std::string& label(int id) const;
+  // The child's last stderr lines (at most stderr_tail_lines), oldest first.
+  std::vector<std::string> stderr_tail(int id) const;
   int size() const { return static_cast<int>(children_.size()); }
   // Labels of the children not yet reaped.
   std::vector<std::string> RunningLabels() const;
