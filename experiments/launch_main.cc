@@ -55,6 +55,14 @@ ABSL_FLAG(bool, generate_auth_token, true,
 ABSL_FLAG(std::string, timeline, "",
           "Write the job's Chrome-trace timeline (all workers, merged) here; "
           "open it in ui.perfetto.dev. Empty: none.");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Checkpoint folder given to the servers (one file per shard) and "
+          "the workers (rank 0's allreduce.ckpt); relative to the directory "
+          "launch was started from.");
+ABSL_FLAG(int64_t, checkpoint_every, 0,
+          "Checkpoint every N steps (0: never).");
+ABSL_FLAG(bool, resume, false,
+          "Continue from the checkpoints in --checkpoint_dir.");
 ABSL_FLAG(double, link_gbit, 0,
           "Network shaping: run every server and worker in its own network "
           "namespace behind a link of this many Gbit/s per direction (needs "
@@ -185,6 +193,19 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   if (const std::string device = absl::GetFlag(FLAGS_device);
       device != "cpu") {
     options.worker_args.push_back(absl::StrCat("--device=", device));
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
+      !dir.empty()) {
+    std::vector<std::string> checkpoint = {
+        absl::StrCat("--checkpoint_dir=", FromUserDirectory(dir)),
+        absl::StrCat("--checkpoint_every=",
+                     absl::GetFlag(FLAGS_checkpoint_every)),
+        absl::StrCat("--resume=", absl::GetFlag(FLAGS_resume) ? "true"
+                                                             : "false")};
+    options.worker_args.insert(options.worker_args.end(), checkpoint.begin(),
+                               checkpoint.end());
+    options.server_args.insert(options.server_args.end(), checkpoint.begin(),
+                               checkpoint.end());
   }
   options.worker_args.insert(options.worker_args.end(), extra.begin(),
                              extra.end());

@@ -1,10 +1,13 @@
 #include "worker/allreduce_support.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "collectives/gloo_collective.h"
 #include "collectives/nccl_collective.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "server/checkpoint.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "worker/cuda_support.h"
 
@@ -39,7 +42,12 @@ class HostLocalOptimizer final : public LocalOptimizer {
                      std::unique_ptr<Optimizer> optimizer)
       : context_(context), optimizer_(std::move(optimizer)) {}
   absl::StatusOr<StepStats> Step(int64_t step) override {
-    return ApplyAveragedGradients(context_, *optimizer_, step);
+    StepStats stats = ApplyAveragedGradients(context_, *optimizer_, step);
+    RS_RETURN_IF_ERROR(MaybeWriteCheckpoint(context_, *optimizer_, step));
+    return stats;
+  }
+  absl::StatusOr<int64_t> Resume(Collective* collective) override {
+    return ResumeIfAsked(context_, collective, *optimizer_);
   }
 
  private:
@@ -84,6 +92,15 @@ class CudaLocalOptimizer final : public LocalOptimizer {
     return stats;
   }
 
+  absl::StatusOr<int64_t> Resume(Collective*) override {
+    if (!context_.options.resume && context_.options.checkpoint_every == 0) {
+      return 0;
+    }
+    return absl::UnimplementedError(
+        "checkpoint/resume of CUDA workers' local optimizer state is not "
+        "supported yet; use a parameter-server strategy or --device=cpu");
+  }
+
  private:
   explicit CudaLocalOptimizer(const SyncContext& context)
       : context_(context) {}
@@ -107,6 +124,27 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
                               options);
 }
 
+namespace {
+
+Checkpoint WholeModelCheckpoint(const SyncContext& context,
+                                Optimizer& optimizer, int64_t step) {
+  Checkpoint c;
+  c.step = step;
+  c.range = KeyRange{0, context.layout.total_elements()};
+  c.layout = context.layout;
+  c.optimizer = context.optimizer;
+  c.writer = absl::StrCat("worker rank ", context.rank, " of ",
+                          context.world_size);
+  c.params.assign(context.params.begin(), context.params.end());
+  c.optimizer_state = ExportOptimizerState(optimizer);
+  return c;
+}
+
+// Steps travel as two floats of 24 bits each (exact).
+constexpr int64_t kLow = int64_t{1} << 24;
+
+}  // namespace
+
 StepStats ApplyAveragedGradients(const SyncContext& context,
                                  Optimizer& optimizer, int64_t step) {
   const double start = NowSeconds();
@@ -117,6 +155,72 @@ StepStats ApplyAveragedGradients(const SyncContext& context,
   StepStats stats;
   FillStats(context, end - start, &stats);
   return stats;
+}
+
+absl::Status MaybeWriteCheckpoint(const SyncContext& context,
+                                  Optimizer& optimizer, int64_t step) {
+  const int64_t every = context.options.checkpoint_every;
+  if (context.rank != 0 || every <= 0 || (step + 1) % every != 0) {
+    return absl::OkStatus();
+  }
+  ScopedSpan span(context.options.timeline, "step", "CHECKPOINT",
+                  {{"step", step + 1}});
+  return Annotate(
+      WriteCheckpointFile(
+          AllReduceCheckpointPath(context.options.checkpoint_dir),
+          WholeModelCheckpoint(context, optimizer, step + 1)),
+      absl::StrCat("checkpoint after step ", step));
+}
+
+absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
+                                      Collective* collective,
+                                      Optimizer& optimizer) {
+  if (!context.options.resume) return 0;
+  const absl::Duration timeout = context.options.rpc_timeout;
+  absl::Status loaded = absl::OkStatus();
+  int64_t step = 0;
+  if (context.rank == 0) {
+    loaded = [&]() -> absl::Status {
+      RS_ASSIGN_OR_RETURN(
+          Checkpoint c,
+          ReadCheckpointFile(
+              AllReduceCheckpointPath(context.options.checkpoint_dir)));
+      const KeyRange all{0, context.layout.total_elements()};
+      RS_RETURN_IF_ERROR(CheckCheckpointMatches(c, context.layout,
+                                                context.optimizer, all));
+      RS_RETURN_IF_ERROR(ImportOptimizerState(optimizer, c.optimizer_state));
+      std::copy(c.params.begin(), c.params.end(), context.params.begin());
+      step = c.step;
+      return absl::OkStatus();
+    }();
+  }
+  if (collective == nullptr || context.world_size == 1) {
+    if (!loaded.ok()) return loaded;
+    return step;
+  }
+  std::vector<float> header = {loaded.ok() ? 1.0f : 0.0f,
+                               static_cast<float>(step / kLow),
+                               static_cast<float>(step % kLow)};
+  RS_RETURN_IF_ERROR(Annotate(
+      collective->Broadcast(absl::MakeSpan(header), 0, timeout),
+      "broadcasting the resume step"));
+  if (!loaded.ok()) return loaded;
+  if (header[0] != 1.0f) {
+    return absl::FailedPreconditionError(
+        "rank 0 could not load the checkpoint to resume from (see its log)");
+  }
+  step = static_cast<int64_t>(header[1]) * kLow + static_cast<int64_t>(header[2]);
+  RS_RETURN_IF_ERROR(Annotate(
+      collective->Broadcast(context.params, 0, timeout),
+      "broadcasting the checkpoint's parameters"));
+  std::vector<float> state = ExportOptimizerState(optimizer);
+  if (!state.empty()) {
+    RS_RETURN_IF_ERROR(Annotate(
+        collective->Broadcast(absl::MakeSpan(state), 0, timeout),
+        "broadcasting the checkpoint's optimizer state"));
+    RS_RETURN_IF_ERROR(ImportOptimizerState(optimizer, state));
+  }
+  return step;
 }
 
 absl::StatusOr<std::unique_ptr<Collective>> ConnectCollective(

@@ -31,6 +31,21 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
 StepStats ApplyAveragedGradients(const SyncContext& context,
                                  Optimizer& optimizer, int64_t step);
 
+// On rank 0, when context.options.checkpoint_every divides step + 1: writes
+// the parameters and optimizer state after `step` to
+// AllReduceCheckpointPath(checkpoint_dir) (atomic, checksummed).
+absl::Status MaybeWriteCheckpoint(const SyncContext& context,
+                                  Optimizer& optimizer, int64_t step);
+
+// When context.options.resume: rank 0 reads the job's checkpoint and every
+// rank receives its parameters (into context.params), optimizer state and
+// step through `collective` (null for a single worker). Returns the step
+// to start at (0 without resume). Collective: every rank calls it; if rank
+// 0 cannot load the checkpoint every rank fails, rank 0 with the reason.
+absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
+                                      Collective* collective,
+                                      Optimizer& optimizer);
+
 // The job's collective for gradients on context.device: on kCpu
 // ConnectCpuCollective; on kCuda an NCCL group on context.cuda_device
 // (through the same store, keys under `store_prefix`), which needs a
@@ -59,6 +74,9 @@ class LocalOptimizer {
   // Updates context.params from context.grads (final, averaged) for
   // `step`; blocking. Stats as ApplyAveragedGradients.
   virtual absl::StatusOr<StepStats> Step(int64_t step) = 0;
+  // ResumeIfAsked for this optimizer's state (call after Init's broadcast
+  // of the initial parameters); returns the step to start at.
+  virtual absl::StatusOr<int64_t> Resume(Collective* collective) = 0;
 };
 
 }  // namespace ringside

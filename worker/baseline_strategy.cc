@@ -13,6 +13,7 @@ absl::Status BaselineStrategy::Init(const SyncContext& context) {
   }
   context_ = context;
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
+  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(nullptr));
   return absl::OkStatus();
 }
 

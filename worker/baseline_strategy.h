@@ -20,11 +20,13 @@ class BaselineStrategy : public SyncStrategy {
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  int64_t start_step() const override { return start_step_; }
   bool SupportsDevice(Device) const override { return true; }
 
  private:
   SyncContext context_;
   std::unique_ptr<LocalOptimizer> optimizer_;
+  int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
 };
 
 }  // namespace ringside

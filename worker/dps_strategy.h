@@ -21,6 +21,7 @@ class DpsStrategy : public SyncStrategy {
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  int64_t start_step() const override { return session_->start_step(); }
   absl::Status Shutdown() override;
 
  private:

@@ -20,6 +20,7 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
       data_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
+  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(data_.get()));
   if (context.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(memory_, DeviceFusionMemory::Create(context_));
   }

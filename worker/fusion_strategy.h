@@ -35,6 +35,7 @@ class FusionStrategy : public SyncStrategy {
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  int64_t start_step() const override { return start_step_; }
   absl::Status Shutdown() override;
   bool SupportsDevice(Device) const override { return true; }
 
@@ -49,6 +50,7 @@ class FusionStrategy : public SyncStrategy {
   std::unique_ptr<FusionMemory> memory_;    // CUDA only
   std::unique_ptr<FusionRuntime> runtime_;  // destroyed before the above
   std::unique_ptr<LocalOptimizer> optimizer_;
+  int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
 };
 
 }  // namespace ringside

@@ -86,9 +86,12 @@ absl::Status PsSession::Connect() {
     servers_.push_back(
         std::make_unique<PsShardClient>(options.servers[s], options.security));
   }
+  std::vector<int64_t> resume_steps;
   for (int s = 0; s < k; ++s) {
-    RS_ASSIGN_OR_RETURN(KeyRange range,
+    RS_ASSIGN_OR_RETURN(Registered registered,
                         servers_[s]->Register(request, connect_deadline));
+    const KeyRange range = registered.range;
+    resume_steps.push_back(registered.resume_step);
     if (!(range == ranges_[s])) {
       return absl::FailedPreconditionError(absl::StrCat(
           "parameter server ", servers_[s]->address(), " owns [", range.begin,
@@ -97,8 +100,19 @@ absl::Status PsSession::Connect() {
           "): are --servers listed in shard order?"));
     }
   }
+  for (int s = 1; s < k; ++s) {
+    if (resume_steps[s] != resume_steps[0]) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "parameter servers disagree on where the job resumes: ",
+          servers_[0]->address(), " at step ", resume_steps[0], ", ",
+          servers_[s]->address(), " at step ", resume_steps[s],
+          " (-1: fresh start); restart them all from one checkpoint set"));
+    }
+  }
+  start_step_ = std::max<int64_t>(resume_steps[0], 0);
+  step_ = start_step_;
   const absl::Time deadline = absl::Now() + options.rpc_timeout;
-  if (context_.rank == 0) {
+  if (context_.rank == 0 && resume_steps[0] < 0) {
     for (int s = 0; s < k; ++s) {
       std::vector<KeyRange> mine;
       for (const Chunk& c : chunks_) {
@@ -110,7 +124,8 @@ absl::Status PsSession::Connect() {
   }
   for (int s = 0; s < k; ++s) {
     RS_RETURN_IF_ERROR(servers_[s]
-                           ->Pull(context_.rank, 0, chunks_per_server_[s],
+                           ->Pull(context_.rank, start_step_,
+                                  chunks_per_server_[s],
                                   context_.params, deadline)
                            .status());
   }

@@ -61,6 +61,9 @@ class PsSession {
   absl::Status Shutdown();
 
   int num_servers() const { return static_cast<int>(servers_.size()); }
+  // The step training starts at: 0, or the servers' checkpoint step when
+  // they resumed (then context.params hold that version after Start).
+  int64_t start_step() const { return start_step_; }
 
  private:
   struct Chunk {
@@ -83,6 +86,7 @@ class PsSession {
   };
 
   PsSession(const SyncContext& context, bool overlap);
+  int64_t start_step_ = 0;
   absl::Status Connect();
   void BeginStep(int64_t step);
   void Enqueue(int chunk);

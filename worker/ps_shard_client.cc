@@ -53,7 +53,7 @@ absl::Status PsShardClient::FromGrpc(const grpc::Status& s,
       absl::StrCat(rpc, " to parameter server ", address_));
 }
 
-absl::StatusOr<KeyRange> PsShardClient::Register(
+absl::StatusOr<Registered> PsShardClient::Register(
     const proto::RegisterRequest& request, absl::Time deadline) {
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
@@ -61,7 +61,8 @@ absl::StatusOr<KeyRange> PsShardClient::Register(
   proto::RegisterReply reply;
   grpc::Status s = stub_->Register(&context, request, &reply);
   if (!s.ok()) return FromGrpc(s, "Register");
-  return KeyRange{reply.range_begin(), reply.range_end()};
+  return Registered{KeyRange{reply.range_begin(), reply.range_end()},
+                    reply.resumed() ? reply.resume_step() : -1};
 }
 
 absl::Status PsShardClient::PushInit(int rank,

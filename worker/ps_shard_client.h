@@ -24,6 +24,13 @@
 
 namespace ringside {
 
+// What a server answers a registration with.
+struct Registered {
+  KeyRange range;
+  // The server continues from a checkpoint at this step (-1: fresh start).
+  int64_t resume_step = -1;
+};
+
 class PsShardClient {
  public:
   // Creates the channel with the job's token and TLS settings (every call
@@ -34,9 +41,10 @@ class PsShardClient {
 
   const std::string& address() const { return address_; }
 
-  // Registers; returns the server's key range. Waits for the server to come
+  // Registers; returns the server's key range and whether it resumed from
+  // a checkpoint. Waits for the server to come
   // up until `deadline`; DEADLINE_EXCEEDED says it was unreachable.
-  absl::StatusOr<KeyRange> Register(const proto::RegisterRequest& request,
+  absl::StatusOr<Registered> Register(const proto::RegisterRequest& request,
                                     absl::Time deadline);
 
   // Streams `chunks` of `params` as initial values (rank 0 only).

@@ -18,6 +18,7 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
+  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
   comm_thread_ = std::thread([this] { CommLoop(); });
   return absl::OkStatus();
 }

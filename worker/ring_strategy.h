@@ -35,6 +35,7 @@ class RingStrategy : public SyncStrategy {
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  int64_t start_step() const override { return start_step_; }
   absl::Status Shutdown() override;
   bool SupportsDevice(Device) const override { return true; }
 
@@ -53,6 +54,7 @@ class RingStrategy : public SyncStrategy {
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
   std::unique_ptr<LocalOptimizer> optimizer_;
+  int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
   std::thread comm_thread_;
 
   absl::Mutex mu_;

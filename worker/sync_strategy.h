@@ -81,6 +81,14 @@ struct SyncOptions {
   // Where strategies record their communication phases (not owned; may be
   // null: no timeline). See common/timeline.h for the lanes and phases.
   Timeline* timeline = nullptr;
+  // Checkpoints of the strategies that apply the optimizer on the workers
+  // (rank 0 writes AllReduceCheckpointPath(checkpoint_dir) every
+  // checkpoint_every steps; 0: never) and resume from it when `resume`.
+  // Parameter-server strategies checkpoint on the servers and resume when
+  // the servers did.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
+  bool resume = false;
   // The fusion strategy's runtime knobs (its timeline and timeout are set
   // from the fields above).
   FusionOptions fusion;
@@ -145,6 +153,9 @@ class SyncStrategy {
   virtual void OnGradientReady(int tensor_index) = 0;
   virtual absl::StatusOr<StepStats> FinishStep(int64_t step) = 0;
   virtual absl::Status Shutdown() { return absl::OkStatus(); }
+  // After Init: the step training continues at — 0, or the step of the
+  // checkpoint the job resumed from (context.params then hold it).
+  virtual int64_t start_step() const { return 0; }
   // Whether Init accepts a context with this device (see the file comment).
   virtual bool SupportsDevice(Device device) const {
     return device == Device::kCpu;

@@ -55,7 +55,7 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
     strategy.OnGradientReady(i);
   };
   Batch batch;
-  for (int64_t step = 0; step < options.steps; ++step) {
+  for (int64_t step = strategy.start_step(); step < options.steps; ++step) {
     const double start = NowSeconds();
     RS_RETURN_IF_ERROR(
         dataset.TrainBatch(step * global_batch + rank.rank * b, b, &batch));
@@ -99,6 +99,7 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
       {"model", model.name()},
       {"batch_size", b},
       {"steps", options.steps},
+      {"start_step", strategy.start_step()},
       {"warmup_steps", options.warmup_steps},
       {"measured_steps", metrics.measured_steps()},
       {"eval_loss", result.eval_loss},

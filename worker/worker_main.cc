@@ -124,6 +124,17 @@ ABSL_FLAG(std::string, transport_host, "127.0.0.1",
           "host's reachable address in multi-host jobs).");
 ABSL_FLAG(std::string, allreduce_algorithm, "ring",
           "CPU all-reduce algorithm: ring or halving_doubling.");
+// Checkpoints (strategies that apply the optimizer on the workers; the
+// parameter-server strategies checkpoint on the servers).
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Where rank 0 writes allreduce.ckpt (baseline/ring/fusion) and, "
+          "with --resume, reads it.");
+ABSL_FLAG(int64_t, checkpoint_every, 0,
+          "Rank 0 checkpoints parameters, optimizer state and step every N "
+          "steps (0: never); atomic and checksummed.");
+ABSL_FLAG(bool, resume, false,
+          "Continue from --checkpoint_dir's checkpoint (rank 0 loads and "
+          "broadcasts it). PS strategies resume when their servers do.");
 ABSL_FLAG(int, staleness, 0,
           "async_ps: bounded staleness tau; a worker at step t may compute "
           "with parameters of version >= t - tau (0: as sps).");
@@ -258,6 +269,16 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.overlap = absl::GetFlag(FLAGS_overlap);
   s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
   s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
+  s.sync.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  s.sync.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  s.sync.resume = absl::GetFlag(FLAGS_resume);
+  if (s.sync.checkpoint_every < 0 ||
+      ((s.sync.checkpoint_every > 0 || s.sync.resume) &&
+       s.sync.checkpoint_dir.empty())) {
+    return absl::InvalidArgumentError(
+        "--checkpoint_every must be >= 0, and it and --resume need "
+        "--checkpoint_dir");
+  }
   s.sync.staleness = absl::GetFlag(FLAGS_staleness);
   s.sync.local_size = absl::GetFlag(FLAGS_local_size);
   s.sync.fusion.cycle_time =
