@@ -1,0 +1,241 @@
+// Checkpoint and resume with real processes: a job interrupted after a
+// checkpoint and restarted with --resume ends with exactly (bit for bit) the
+// parameters of an uninterrupted run, for every strategy family; and a
+// parameter server killed with SIGKILL mid-run makes the workers fail within
+// their deadline, after which the restarted job resumes from the shard's
+// last checkpoint and again ends exactly where an uninterrupted run does.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "experiments/process_group.h"
+
+namespace ringside {
+namespace {
+
+std::string Runfile(const std::string& path) {
+  return absl::StrCat(std::getenv("TEST_SRCDIR"), "/ringside/", path);
+}
+
+std::string TmpPath(const std::string& name) {
+  return absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+const std::vector<std::string> kModel = {
+    "--mlp_widths=16,32,8", "--warmup_steps=0", "--train_examples=512",
+    "--eval_examples=64",   "--optimizer=adam", "--lr=0.01",
+    "--chunk_kb=1"};
+
+// Runs `launch`; returns its exit code, collecting the workers' finals.
+int Launch(const std::vector<std::string>& flags,
+           std::vector<nlohmann::json>* finals = nullptr) {
+  ProcessGroupOptions options;
+  options.deadline = absl::Seconds(120);
+  options.relay_stderr = false;
+  ProcessGroup group(options);
+  ChildSpec child;
+  child.label = "launch";
+  child.argv = {Runfile("experiments/launch"),
+                "--worker_bin=" + Runfile("worker/worker"),
+                "--ps_server_bin=" + Runfile("server/ps_server")};
+  child.argv.insert(child.argv.end(), flags.begin(), flags.end());
+  child.on_stdout_line = [finals](const std::string&, absl::string_view line) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (finals && j.is_object() && j.value("event", "") == "final") {
+      finals->push_back(j);
+    }
+  };
+  if (!group.Start(child).ok()) return -1;
+  (void)group.Wait();
+  return group.exit_code(0);
+}
+
+class ResumeTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {
+};
+
+TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
+  const auto [strategy, servers] = GetParam();
+  const std::string dir = TmpPath(absl::StrCat("ckpt_", strategy));
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto flags = [&](int steps, std::vector<std::string> extra) {
+    std::vector<std::string> f = {
+        absl::StrCat("--strategy=", strategy), "--workers=2",
+        absl::StrCat("--servers=", servers), absl::StrCat("--steps=", steps)};
+    f.insert(f.end(), extra.begin(), extra.end());
+    f.push_back("--");
+    f.insert(f.end(), kModel.begin(), kModel.end());
+    return f;
+  };
+  auto with_params = [&](std::vector<std::string> f, const std::string& p) {
+    f.push_back("--save_params=" + p);
+    return f;
+  };
+  const std::string full = TmpPath(strategy + "_full.bin");
+  const std::string resumed = TmpPath(strategy + "_resumed.bin");
+  ASSERT_EQ(Launch(with_params(flags(12, {}), full)), 0);
+  // Stops after step 8; the last checkpoint is after step 6.
+  ASSERT_EQ(Launch(flags(8, {"--checkpoint_dir=" + dir,
+                             "--checkpoint_every=3"})),
+            0);
+  std::vector<nlohmann::json> finals;
+  ASSERT_EQ(Launch(with_params(flags(12, {"--checkpoint_dir=" + dir,
+                                          "--resume"}),
+                               resumed),
+                   &finals),
+            0);
+  ASSERT_EQ(finals.size(), 2u);
+  for (const auto& f : finals) EXPECT_EQ(f["start_step"], 6) << f.dump();
+  const std::string a = ReadAll(full), b = ReadAll(resumed);
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "resumed parameters differ from the uninterrupted run";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, ResumeTest,
+    ::testing::Values(std::make_tuple("sps", 1), std::make_tuple("dps", 2),
+                      std::make_tuple("ring", 0),
+                      std::make_tuple("fusion", 0)),
+    [](const auto& info) { return std::get<0>(info.param); });
+
+TEST(ResumeTest, ResumingWithoutACheckpointIsRefused) {
+  const std::string dir = TmpPath("empty_ckpt");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  for (auto [strategy, servers] :
+       {std::make_tuple("sps", 1), std::make_tuple("ring", 0)}) {
+    ProcessGroupOptions options;
+    options.deadline = absl::Seconds(60);
+    options.relay_stderr = false;
+    ProcessGroup group(options);
+    ChildSpec child;
+    child.label = "launch";
+    child.argv = {Runfile("experiments/launch"),
+                  "--worker_bin=" + Runfile("worker/worker"),
+                  "--ps_server_bin=" + Runfile("server/ps_server"),
+                  absl::StrCat("--strategy=", strategy),
+                  "--workers=2",
+                  absl::StrCat("--servers=", servers),
+                  "--steps=8",
+                  "--checkpoint_dir=" + dir,
+                  "--resume"};
+    ASSERT_TRUE(group.Start(child).ok());
+    // The error names the child and quotes its last stderr lines.
+    const std::string err(group.Wait().message());
+    EXPECT_NE(group.exit_code(0), 0) << strategy;
+    EXPECT_NE(err.find("no checkpoint at"), std::string::npos)
+        << strategy << ": " << err;
+  }
+}
+
+// ps_server started through sh so that the test knows its pid.
+ChildSpec Server(const std::string& dir, const std::string& pid_file,
+                 bool resume, int* port) {
+  ChildSpec server;
+  server.label = "ps_server";
+  server.argv = {"/bin/sh", "-c",
+                 absl::StrCat("echo $$ > ", pid_file, "; exec ",
+                              Runfile("server/ps_server"),
+                              " --host=127.0.0.1 --port=0 --num_workers=2"
+                              " --checkpoint_every=5 --checkpoint_dir=",
+                              dir, resume ? " --resume" : "")};
+  server.on_stdout_line = [port](const std::string&, absl::string_view line) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "listening") {
+      *port = j["port"].get<int>();
+    }
+  };
+  return server;
+}
+
+ChildSpec Worker(int rank, int port, const std::string& params) {
+  ChildSpec worker;
+  worker.label = absl::StrCat("worker/", rank);
+  worker.argv = {Runfile("worker/worker"), "--strategy=sps",
+                 absl::StrCat("--rank=", rank), "--world_size=2",
+                 absl::StrCat("--servers=127.0.0.1:", port), "--steps=300",
+                 "--batch_size=8", "--rpc_timeout_s=10",
+                 "--save_params=" + params};
+  worker.argv.insert(worker.argv.end(), kModel.begin(), kModel.end());
+  return worker;
+}
+
+TEST(ServerKillTest, KilledServerFailsTheJobWhichThenResumesExactly) {
+  const std::string dir = TmpPath("kill_ckpt");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string pid_file = TmpPath("server.pid");
+  const std::string ckpt = dir + "/shard-0-of-1.ckpt";
+  ProcessGroupOptions options;
+  options.deadline = absl::Seconds(120);
+  options.relay_stderr = false;
+
+  // Uninterrupted reference.
+  {
+    const std::string ref_dir = TmpPath("ref_ckpt");
+    ASSERT_EQ(::mkdir(ref_dir.c_str(), 0755), 0);
+    ProcessGroup group(options);
+    int port = 0;
+    ASSERT_TRUE(group.Start(Server(ref_dir, TmpPath("ref.pid"), false, &port))
+                    .ok());
+    ASSERT_TRUE(*group.RunUntil([&] { return port != 0; }, absl::Seconds(30)));
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(group.Start(Worker(r, port, TmpPath("ref.bin"))).ok());
+    }
+    ASSERT_TRUE(group.Wait().ok());
+  }
+
+  // Kill the server once its first checkpoint exists.
+  {
+    ProcessGroup group(options);
+    int port = 0;
+    ASSERT_TRUE(group.Start(Server(dir, pid_file, false, &port)).ok());
+    ASSERT_TRUE(*group.RunUntil([&] { return port != 0; }, absl::Seconds(30)));
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(group.Start(Worker(r, port, TmpPath("w.bin"))).ok());
+    }
+    absl::StatusOr<bool> saved = group.RunUntil(
+        [&] { return std::ifstream(ckpt).good(); }, absl::Seconds(60));
+    ASSERT_TRUE(saved.ok() && *saved) << "no checkpoint appeared";
+    const int pid = std::atoi(ReadAll(pid_file).c_str());
+    ASSERT_GT(pid, 0);
+    const absl::Time killed = absl::Now();
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    (void)group.RunUntil([] { return false; }, absl::Seconds(30));
+    const double exit_s = absl::ToDoubleSeconds(absl::Now() - killed);
+    for (int id = 1; id <= 2; ++id) {
+      EXPECT_TRUE(group.exited(id)) << group.label(id) << " still running";
+      EXPECT_NE(group.exit_code(id), 0) << group.label(id);
+    }
+    EXPECT_LT(exit_s, 15.0) << "workers took too long to notice";
+  }
+
+  // Restart from the checkpoint: same end state as the reference.
+  {
+    ProcessGroup group(options);
+    int port = 0;
+    ASSERT_TRUE(group.Start(Server(dir, pid_file, true, &port)).ok());
+    ASSERT_TRUE(*group.RunUntil([&] { return port != 0; }, absl::Seconds(30)));
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(group.Start(Worker(r, port, TmpPath("resumed.bin"))).ok());
+    }
+    ASSERT_TRUE(group.Wait().ok());
+  }
+  const std::string ref = ReadAll(TmpPath("ref.bin"));
+  ASSERT_FALSE(ref.empty());
+  EXPECT_TRUE(ref == ReadAll(TmpPath("resumed.bin")));
+}
+
+}  // namespace
+}  // namespace ringside
