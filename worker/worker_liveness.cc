@@ -42,6 +42,9 @@ class StoreHeartbeats : public HeartbeatSource {
     peers.Seen(kStorePeer, now);
     for (int r = 0; r < world_size_; ++r) {
       if (r == rank_) continue;
+      // Once training is under way every rank was alive (they all joined
+      // the collective): watch each even if its heartbeat was never read.
+      if (step > 0) peers.Track(r, absl::StrCat("rank ", r), now);
       absl::StatusOr<std::string> value =
           store_->Get(StoreHeartbeatKey(r), absl::ZeroDuration());
       if (!value.ok()) continue;  // not started yet, or a hiccup: no news
@@ -96,6 +99,9 @@ class ServerHeartbeats : public HeartbeatSource {
   absl::Status Beat(int64_t step, absl::Time now,
                     PeerTracker& peers) override {
     for (size_t s = 0; s < clients_.size(); ++s) {
+      // Once training is under way every server has answered (Register):
+      // watch each even if no heartbeat reply came yet.
+      if (step > 0) peers.Track(static_cast<int>(s), names_[s], now);
       absl::StatusOr<std::string> failure = clients_[s]->Heartbeat(
           rank_, step, absl::Now() + rpc_deadline_);
       if (!failure.ok()) continue;  // its silence grows

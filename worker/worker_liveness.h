@@ -4,18 +4,20 @@
 //
 // Store heartbeats (strategies with the job's store: ring, fusion): every
 // beat sets "liveness/<rank>" = "<counter> <step>" in the store and reads
-// every other rank's key. A rank is tracked from its first heartbeat as
-// "rank R"; once its counter stops advancing for the failure timeout it is
-// lost; "done <step>" means it finished cleanly. On ranks > 0 the store
+// every other rank's key. A rank is tracked as "rank R" from its first
+// heartbeat, or from the first beat after step 0 (all ranks joined the
+// collective by then); once its counter stops advancing for the failure
+// timeout it is lost; "done <step>" means it finished cleanly. On ranks > 0 the store
 // itself (served by rank 0) is a peer too, "rank 0's store (host:port)",
 // tracked from the start; while it cannot be reached only its own silence
 // counts (the other ranks cannot be observed).
 //
 // Server heartbeats (parameter-server strategies: sps, dps): every beat
 // sends Heartbeat(rank, step) to every server with a deadline of one
-// period. A server is tracked from its first reply as "parameter server
-// shard K (host:port)"; a reply carrying the server's job_failure (e.g. a
-// lost worker) is a verdict at once.
+// period. A server is tracked as "parameter server shard K (host:port)"
+// from its first reply, or from the first beat after step 0; a reply
+// carrying the server's job_failure (e.g. a lost worker) is a verdict at
+// once.
 //
 // The monitor a worker starts passes its verdict to the log and, unless
 // the process exits by itself within `exit_after_verdict`, ends it with

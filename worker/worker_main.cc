@@ -477,7 +477,6 @@ int Run() {
     // step (connecting) say what they waited for themselves.
     std::optional<std::string> verdict;
     if (liveness != nullptr && liveness->step() > 0 &&
-        liveness->tracker().num_tracked() > 0 &&
         MayMeanLostPeer(result.status())) {
       verdict = liveness->AwaitVerdict(absl::Seconds(failure_timeout_s) * 1.5);
     }
