@@ -12,7 +12,6 @@
 #include "worker/run_metrics.h"
 
 namespace ringside {
-
 absl::StatusOr<TrainResult> TrainOnCuda(
     CudaMlp& model, Dataset& dataset, SyncStrategy& strategy,
     const RankInfo& rank, const OptimizerConfig& optimizer,
@@ -65,9 +64,12 @@ absl::StatusOr<TrainResult> TrainOnCuda(
   };
   std::unique_ptr<NvmlSampler> nvml;
   absl::Status nvml_status = absl::NotFoundError("NVML sampling off");
+  bool nvml_tried = false;
   Batch batch;
-  for (int64_t step = 0; step < options.steps; ++step) {
-    if (step == options.warmup_steps && cuda.nvml) {
+  // From 0, or from the step of the checkpoint the strategy resumed from.
+  for (int64_t step = active->start_step(); step < options.steps; ++step) {
+    if (!nvml_tried && step >= options.warmup_steps && cuda.nvml) {
+      nvml_tried = true;
       absl::StatusOr<std::string> bus_id = CudaPciBusId(device);
       absl::StatusOr<std::unique_ptr<NvmlSampler>> started =
           bus_id.ok()
@@ -131,6 +133,7 @@ absl::StatusOr<TrainResult> TrainOnCuda(
       {"model", "mlp"},
       {"batch_size", b},
       {"steps", options.steps},
+      {"start_step", active->start_step()},
       {"warmup_steps", options.warmup_steps},
       {"measured_steps", metrics.measured_steps()},
       {"eval_loss", result.eval_loss},

@@ -55,6 +55,7 @@ class HostStagingStrategy : public SyncStrategy {
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  int64_t start_step() const override { return inner_->start_step(); }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCuda;
   }
