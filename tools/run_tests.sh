@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then runs the whole
 # test suite (bazel test //...) and ends with one "N passed, N failed" line.
+# Where nvcc is present it then also compiles the CUDA configuration
+# (bazel build --config=cuda //..., no GPU needed) in its own output base,
+# so a CUDA build break fails the run even on machines without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh || exit 1
@@ -12,6 +15,57 @@ passed=$(grep -cE '^//\S+\s+(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//\S+\s+(\(cached\) )?(FAILED|TIMEOUT|FLAKY|INCOMPLETE|NO STATUS)' "$log")
 skipped=$(grep -cE '^//\S+\s+SKIPPED' "$log")
 rm -f "$log"
-echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 if ((rc == 0 && failed > 0)); then rc=1; fi
+
+# The CUDA configuration: its own output base (a --config=cuda build in the
+# default one would evict the CPU build's cache); it makes no convenience
+# links (.bazelrc).
+# Its target patterns: //..., unless this checkout has a convenience link
+# (bazel-<folder>, made by the CPU build) that .bazelignore does not list:
+# Bazel under another output base would walk into it. Then every top-level
+# folder with a BUILD file instead: the same targets.
+cuda_targets() {
+  local d
+  for d in bazel-*; do
+    if [[ -L "$d" ]] && ! grep -qxF "$d" .bazelignore 2>/dev/null; then
+      echo "//:all"
+      for d in */; do
+        d=${d%/}
+        [[ -L "$d" ]] && continue
+        [[ -n $(find "$d" \( -name BUILD -o -name BUILD.bazel \) -print -quit) ]] &&
+          echo "//${d}/..."
+      done
+      return
+    fi
+  done
+  echo "//..."
+}
+nvcc=""
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  nvcc=/usr/local/cuda/bin/nvcc
+elif command -v nvcc >/dev/null 2>&1; then
+  nvcc=$(command -v nvcc)
+fi
+if [[ -z "$nvcc" ]]; then
+  cuda="not checked (no nvcc here)"
+  echo "run_tests: note: no nvcc (/usr/local/cuda/bin/nvcc or on PATH):" \
+       "skipping the CUDA build (bazel build --config=cuda //...)"
+else
+  cuda_base="${HOME}/.cache/bazel_cuda"
+  mapfile -t targets < <(cuda_targets)
+  echo "run_tests: compiling the CUDA configuration with ${nvcc}:" \
+       "bazel --output_base=${cuda_base} build --config=cuda ${targets[*]}"
+  if bazel --output_base="$cuda_base" build --config=cuda -- "${targets[@]}"; then
+    cuda="built"
+  else
+    cuda="FAILED"
+    echo "run_tests: FAILED: the CUDA configuration does not compile" \
+         "(bazel --output_base=${cuda_base} build --config=cuda //...;" \
+         "errors above)"
+    rc=1
+  fi
+  # Its server is not needed any more: free its memory.
+  bazel --output_base="$cuda_base" shutdown >/dev/null 2>&1 || true
+fi
+echo "${passed} passed, ${failed} failed, ${skipped} skipped; CUDA build: ${cuda}"
 exit "$rc"
