@@ -612,13 +612,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> storage = *expanded;
   std::vector<char*> parse_argv;
   for (std::string& a : storage) parse_argv.push_back(a.data());
-  const std::vector<char*> rest = absl::ParseCommandLine(
-      static_cast<int>(parse_argv.size()), parse_argv.data());
-  if (rest.size() > 1) {
-    std::fprintf(stderr,
-                 "compare: unexpected argument '%s' (worker flags go after "
-                 "--)\n",
-                 rest[1]);
+  if (const absl::Status parsed = ringside::ParseOwnFlags(
+          static_cast<int>(parse_argv.size()), parse_argv.data());
+      !parsed.ok()) {
+    std::fprintf(stderr, "compare: %s\n", std::string(parsed.message()).c_str());
     return 2;
   }
   return ringside::RunAll(argv[0], extra, ringside::CommandLine(args, extra));

@@ -241,12 +241,9 @@ int main(int argc, char** argv) {
       "every worker.");
   const std::vector<std::string> extra =
       ringside::SplitPassThroughArgs(&argc, argv);
-  const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
-  if (rest.size() > 1) {
-    std::fprintf(stderr,
-                 "launch: unexpected argument '%s' (worker flags go after "
-                 "--)\n",
-                 rest[1]);
+  if (const absl::Status parsed = ringside::ParseOwnFlags(argc, argv);
+      !parsed.ok()) {
+    std::fprintf(stderr, "launch: %s\n", std::string(parsed.message()).c_str());
     return 2;
   }
   const absl::Status status = ringside::Run(argv[0], extra);

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <utility>
 
+#include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -462,6 +463,15 @@ std::vector<std::string> SplitPassThroughArgs(int* argc, char** argv) {
     break;
   }
   return rest;
+}
+
+absl::Status ParseOwnFlags(int argc, char** argv) {
+  const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument '", rest[1], "' (worker flags go after --)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ringside

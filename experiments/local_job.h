@@ -160,6 +160,12 @@ absl::StatusOr<std::string> FindBinary(const std::string& argv0,
 // *argc so that argv[0..*argc) holds only those before it.
 std::vector<std::string> SplitPassThroughArgs(int* argc, char** argv);
 
+// absl::ParseCommandLine on argv[0..argc) (the part before "--"), then
+// INVALID_ARGUMENT "unexpected argument 'X' (worker flags go after --)" when
+// a positional argument is left over. Exits like ParseCommandLine on a bad
+// or unknown flag.
+absl::Status ParseOwnFlags(int argc, char** argv);
+
 }  // namespace ringside
 
 #endif  // RINGSIDE_EXPERIMENTS_LOCAL_JOB_H_

@@ -243,12 +243,9 @@ int main(int argc, char** argv) {
       "bound; flags after -- go to every worker.");
   const std::vector<std::string> extra =
       ringside::SplitPassThroughArgs(&argc, argv);
-  const std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
-  if (rest.size() > 1) {
-    std::fprintf(stderr,
-                 "staleness_sweep: unexpected argument '%s' (worker flags go "
-                 "after --)\n",
-                 rest[1]);
+  if (const absl::Status parsed = ringside::ParseOwnFlags(argc, argv);
+      !parsed.ok()) {
+    std::fprintf(stderr, "staleness_sweep: %s\n", std::string(parsed.message()).c_str());
     return 2;
   }
   return ringside::Run(argv[0], extra);
