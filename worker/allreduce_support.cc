@@ -114,14 +114,21 @@ class CudaLocalOptimizer final : public LocalOptimizer {
 absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
     const SyncContext& context, const std::string& store_prefix,
     std::unique_ptr<InMemoryStore>* own_store) {
+  return ConnectCpuGroup(context, store_prefix, context.rank,
+                         context.world_size, own_store);
+}
+
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
+    const SyncContext& context, const std::string& store_prefix,
+    int group_rank, int group_size,
+    std::unique_ptr<InMemoryStore>* own_store) {
   RS_ASSIGN_OR_RETURN(Store* const store, JobStore(context, own_store));
   GlooCollectiveOptions options;
   options.host = context.options.transport_host;
   options.algorithm = context.options.allreduce_algorithm;
   options.connect_timeout = context.options.connect_timeout;
   options.store_prefix = store_prefix;
-  return CreateGlooCollective(*store, context.rank, context.world_size,
-                              options);
+  return CreateGlooCollective(*store, group_rank, group_size, options);
 }
 
 namespace {

@@ -25,6 +25,13 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
     const SyncContext& context, const std::string& store_prefix,
     std::unique_ptr<InMemoryStore>* own_store);
 
+// The same for a subgroup of the job (e.g. the ranks of one host): this
+// rank is `group_rank` of `group_size`; every member uses the same
+// `store_prefix`, distinct per group.
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
+    const SyncContext& context, const std::string& store_prefix,
+    int group_rank, int group_size, std::unique_ptr<InMemoryStore>* own_store);
+
 // Applies `optimizer` to the averaged gradients and reports the step: the
 // optimizer time, and the bytes a ring all-reduce of the whole buffer moves
 // out of and into each rank (2(n-1)/n of it).

@@ -4,7 +4,6 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "collectives/gloo_collective.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
@@ -79,27 +78,13 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   host_ = context.rank / local_size_;
   local_rank_ = context.rank % local_size_;
 
-  Store* store = context.options.store;
-  if (store == nullptr) {
-    if (context.world_size > 1) {
-      return absl::FailedPreconditionError(
-          "hierarchical needs the job's rendezvous store "
-          "(--master_addr/--master_port or MASTER_ADDR/MASTER_PORT)");
-    }
-    own_store_ = std::make_unique<InMemoryStore>();
-    store = own_store_.get();
-  }
-  GlooCollectiveOptions options;
-  options.host = context.options.transport_host;
-  options.algorithm = context.options.allreduce_algorithm;
-  options.connect_timeout = context.options.connect_timeout;
-  options.store_prefix = absl::StrCat("hierarchical/local/", host_);
-  RS_ASSIGN_OR_RETURN(local_, CreateGlooCollective(*store, local_rank_,
-                                                   local_size_, options));
+  RS_ASSIGN_OR_RETURN(
+      local_, ConnectCpuGroup(context, absl::StrCat("hierarchical/local/", host_),
+                              local_rank_, local_size_, &own_store_));
   if (local_rank_ == 0) {
-    options.store_prefix = "hierarchical/cross";
-    RS_ASSIGN_OR_RETURN(
-        cross_, CreateGlooCollective(*store, host_, num_hosts_, options));
+    RS_ASSIGN_OR_RETURN(cross_,
+                        ConnectCpuGroup(context, "hierarchical/cross", host_,
+                                        num_hosts_, &own_store_));
   }
   // Rank 0's initial parameters: to the leaders, then within each host.
   const absl::Duration timeout = context.options.rpc_timeout;
