@@ -4,7 +4,9 @@
 //   ring        one all-reduce per tensor, in backward order (what --strategy
 //               =ring does)
 //   fusion      the fusion runtime (--strategy=fusion): negotiation with
-//               rank 0, fused batches, in place where contiguous
+//               rank 0, fused batches, in place where contiguous, two
+//               batches at a time on two collectives
+//   fusion_serial the same with one lane: batches one after another
 //   fusion_copy the same with every multi-tensor batch copied through the
 //               fusion buffer (Horovod's data path)
 //   flat        one all-reduce of the whole buffer (the lower bound)
@@ -29,6 +31,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "collectives/fusion/fusion_runtime.h"
@@ -57,14 +60,15 @@ ABSL_FLAG(int, timeout_s, 300, "Bound on each collective and wait.");
 namespace ringside {
 namespace {
 
-const char* const kModes[] = {"ring", "fusion", "fusion_copy", "flat"};
+const char* const kModes[] = {"ring", "fusion", "fusion_serial", "fusion_copy",
+                              "flat"};
 
 float Grad(int rank, int64_t i) { return rank + (i % 7) * 0.5f; }
 
 // One rank's collectives: `plain` for ring, flat and the barriers; the
-// fusion runtime gets its own pair for negotiation and data.
+// fusion runtime gets its own for negotiation and its two data lanes.
 struct Rank {
-  std::unique_ptr<Collective> plain, control, data;
+  std::unique_ptr<Collective> plain, control, data, data2;
   std::vector<float> grads;
 };
 
@@ -104,13 +108,14 @@ absl::Status RunRank(int r, int n, const Plan& plan, Rank& rank, Times& times,
   for (int round = 0; round < plan.rounds; ++round) {
     for (const std::string mode : kModes) {
       std::unique_ptr<FusionRuntime> runtime;
-      if (mode == "fusion" || mode == "fusion_copy") {
+      if (absl::StartsWith(mode, "fusion")) {
         FusionOptions options = plan.fusion;
-        options.in_place_contiguous = mode == "fusion";
+        options.in_place_contiguous = mode != "fusion_copy";
         RS_ASSIGN_OR_RETURN(
-            runtime,
-            FusionRuntime::Start(rank.control.get(), rank.data.get(), layout,
-                                 absl::MakeSpan(rank.grads), options));
+            runtime, FusionRuntime::Start(
+                         rank.control.get(), rank.data.get(), layout,
+                         absl::MakeSpan(rank.grads), options, nullptr,
+                         mode == "fusion_serial" ? nullptr : rank.data2.get()));
       }
       for (int i = -plan.warmup; i < plan.iters; ++i) {
         Fill(rank, r);
@@ -207,7 +212,7 @@ absl::Status Run() {
         gloo.connect_timeout = plan.timeout;
         for (auto [prefix, slot] :
              {std::pair{"plain", &rank.plain}, std::pair{"ctl", &rank.control},
-              std::pair{"data", &rank.data}}) {
+              std::pair{"data", &rank.data}, std::pair{"data2", &rank.data2}}) {
           gloo.store_prefix = prefix;
           RS_ASSIGN_OR_RETURN(*slot, CreateGlooCollective(store, r, n, gloo));
         }

@@ -23,6 +23,11 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(data_.get()));
   if (context.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(memory_, DeviceFusionMemory::Create(context_));
+  } else if (context.options.fusion.overlap_batches &&
+             context.world_size > 1) {
+    RS_ASSIGN_OR_RETURN(overlap_data_, ConnectCpuCollective(
+                                           context, "fusion_data2",
+                                           &own_store_));
   }
   FusionOptions options = context.options.fusion;
   options.timeline = context.options.timeline;
@@ -30,7 +35,7 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
   RS_ASSIGN_OR_RETURN(
       runtime_, FusionRuntime::Start(control_.get(), data_.get(),
                                      context.layout, context.grads, options,
-                                     memory_.get()));
+                                     memory_.get(), overlap_data_.get()));
   return absl::OkStatus();
 }
 

@@ -47,6 +47,7 @@ class FusionStrategy : public SyncStrategy {
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> control_;
   std::unique_ptr<Collective> data_;
+  std::unique_ptr<Collective> overlap_data_;  // the second lane (CPU)
   std::unique_ptr<FusionMemory> memory_;    // CUDA only
   std::unique_ptr<FusionRuntime> runtime_;  // destroyed before the above
   std::unique_ptr<LocalOptimizer> optimizer_;

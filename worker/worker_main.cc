@@ -151,6 +151,9 @@ ABSL_FLAG(int64_t, fusion_threshold_bytes, int64_t{64} << 20,
 ABSL_FLAG(bool, fusion_in_place, true,
           "Fusion: reduce batches that are contiguous in the gradient buffer "
           "in place instead of copying them through the fusion buffer.");
+ABSL_FLAG(bool, fusion_overlap_batches, true,
+          "Fusion (CPU): reduce a cycle's fused batches two at a time over "
+          "two Gloo groups instead of one after another.");
 ABSL_FLAG(int, response_cache_capacity, 1024,
           "Fusion: response-cache entries (tensors); 0 disables the cache.");
 ABSL_FLAG(double, stall_warning_s, 60,
@@ -286,6 +289,7 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.fusion.fusion_threshold_bytes =
       absl::GetFlag(FLAGS_fusion_threshold_bytes);
   s.sync.fusion.in_place_contiguous = absl::GetFlag(FLAGS_fusion_in_place);
+  s.sync.fusion.overlap_batches = absl::GetFlag(FLAGS_fusion_overlap_batches);
   s.sync.fusion.cache_capacity = absl::GetFlag(FLAGS_response_cache_capacity);
   s.sync.fusion.stall_warning =
       absl::Seconds(absl::GetFlag(FLAGS_stall_warning_s));

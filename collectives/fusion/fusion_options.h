@@ -23,6 +23,10 @@ struct FusionOptions {
   // Reduce a batch whose tensors are contiguous in the gradient buffer in
   // place instead of copying through the fusion buffer.
   bool in_place_contiguous = true;
+  // Reduce the batches of one cycle two at a time on two data collectives
+  // (the runtime's `overlap_data` lane; the fusion strategy connects it on
+  // CPU workers). False: one lane, batches one after another.
+  bool overlap_batches = true;
   // Response-cache entries (tensors); 0 disables the cache.
   int cache_capacity = 1024;
   // Report a tensor some ranks submitted and others not after this long.

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "collectives/fusion/byte_messages.h"
@@ -21,7 +22,8 @@ enum Flag { kHasRequests = 0, kShutdown = 1, kStallProbe = 2, kNumFlags = 3 };
 
 absl::StatusOr<std::unique_ptr<FusionRuntime>> FusionRuntime::Start(
     Collective* control, Collective* data, const TensorLayout& layout,
-    absl::Span<float> grads, FusionOptions options, FusionMemory* memory) {
+    absl::Span<float> grads, FusionOptions options, FusionMemory* memory,
+    Collective* overlap_data) {
   RS_RETURN_IF_ERROR(options.Validate());
   if (control == nullptr || data == nullptr) {
     return absl::InvalidArgumentError("fusion runtime needs two collectives");
@@ -29,6 +31,14 @@ absl::StatusOr<std::unique_ptr<FusionRuntime>> FusionRuntime::Start(
   if (control->size() != data->size() || control->rank() != data->rank()) {
     return absl::InvalidArgumentError(
         "fusion control and data collectives disagree on rank/size");
+  }
+  if (overlap_data != nullptr &&
+      (overlap_data == data || overlap_data == control ||
+       overlap_data->size() != data->size() ||
+       overlap_data->rank() != data->rank())) {
+    return absl::InvalidArgumentError(
+        "the fusion overlap collective must be a distinct collective over the "
+        "same ranks as the data collective");
   }
   if (static_cast<int64_t>(grads.size()) != layout.total_elements()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -47,17 +57,21 @@ absl::StatusOr<std::unique_ptr<FusionRuntime>> FusionRuntime::Start(
     }
   }
   std::unique_ptr<FusionRuntime> runtime(new FusionRuntime(
-      control, data, layout, grads, std::move(options), memory));
+      control, data, overlap_data, layout, grads, std::move(options),
+      memory));
   runtime->thread_ = std::thread([r = runtime.get()] { r->Loop(); });
   return runtime;
 }
 
 FusionRuntime::FusionRuntime(Collective* control, Collective* data,
+                             Collective* overlap_data,
                              const TensorLayout& layout,
                              absl::Span<float> grads, FusionOptions options,
                              FusionMemory* memory)
     : control_(control),
       data_(data),
+      // Two lanes copy concurrently: only through our own host memory.
+      overlap_data_(memory == nullptr ? overlap_data : nullptr),
       layout_(layout),
       grads_(grads),
       options_(std::move(options)),
@@ -323,15 +337,60 @@ void FusionRuntime::ReportStall(const StallReport& report) {
 
 absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
                                     double decided_s) {
-  Timeline* timeline = options_.timeline;
   for (int t : ready) {
-    RecordSpan(timeline, layout_.tensor(t).name, "NEGOTIATE", enqueue_s_[t],
-               decided_s);
+    RecordSpan(options_.timeline, layout_.tensor(t).name, "NEGOTIATE",
+               enqueue_s_[t], decided_s);
   }
-  for (const FusedBatch& batch :
-       PlanFusion(layout_, ready, options_.fusion_threshold_bytes,
-                  options_.in_place_contiguous)) {
-    ++local_stats_.batches;
+  const std::vector<FusedBatch> batches =
+      PlanFusion(layout_, ready, options_.fusion_threshold_bytes,
+                 options_.in_place_contiguous);
+  // Lane l gets batches l, l + lanes, ...; each its own part of the buffer.
+  const int lanes = overlap_data_ != nullptr && batches.size() >= 2 ? 2 : 1;
+  std::vector<std::vector<FusedBatch>> lane_batches(lanes);
+  std::vector<int64_t> lane_buffer(lanes, 0);
+  for (size_t b = 0; b < batches.size(); ++b) {
+    lane_batches[b % lanes].push_back(batches[b]);
+    if (!batches[b].in_place) {
+      lane_buffer[b % lanes] =
+          std::max(lane_buffer[b % lanes], batches[b].elements);
+    }
+  }
+  absl::Span<float> buffer;
+  if (lane_buffer[0] + lane_buffer.back() > 0) {
+    RS_ASSIGN_OR_RETURN(buffer,
+                        memory_->Buffer(lanes == 1 ? lane_buffer[0]
+                                                   : lane_buffer[0] +
+                                                         lane_buffer[1]));
+  }
+  if (lanes == 1) {
+    return RunLane(batches, data_, buffer, decided_s, &local_stats_);
+  }
+  FusionStats second_stats;
+  absl::Status second;
+  std::thread second_lane([&] {
+    second = RunLane(lane_batches[1], overlap_data_,
+                     buffer.subspan(lane_buffer[0], lane_buffer[1]),
+                     decided_s, &second_stats);
+  });
+  absl::Status first = RunLane(lane_batches[0], data_,
+                               buffer.subspan(0, lane_buffer[0]), decided_s,
+                               &local_stats_);
+  second_lane.join();
+  local_stats_.batches += second_stats.batches;
+  local_stats_.second_lane_batches += second_stats.batches;
+  local_stats_.in_place_batches += second_stats.in_place_batches;
+  local_stats_.bytes_copied += second_stats.bytes_copied;
+  RS_RETURN_IF_ERROR(first);
+  return second;
+}
+
+absl::Status FusionRuntime::RunLane(const std::vector<FusedBatch>& batches,
+                                    Collective* data,
+                                    absl::Span<float> buffer,
+                                    double decided_s, FusionStats* stats) {
+  Timeline* timeline = options_.timeline;
+  for (const FusedBatch& batch : batches) {
+    ++stats->batches;
     const double start = NowSeconds();
     const nlohmann::json args = {{"batch_tensors", batch.tensors.size()},
                                  {"batch_bytes", batch.elements * 4},
@@ -340,29 +399,27 @@ absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
       RecordSpan(timeline, layout_.tensor(t).name, "QUEUE", decided_s, start);
     }
     absl::Span<float> target;
-    absl::Span<float> fusion_buffer;
     if (batch.in_place) {
-      ++local_stats_.in_place_batches;
+      ++stats->in_place_batches;
       target = grads_.subspan(batch.offset, batch.elements);
     } else {
-      RS_ASSIGN_OR_RETURN(fusion_buffer, memory_->Buffer(batch.elements));
+      target = buffer.subspan(0, batch.elements);
       int64_t at = 0;
       for (int t : batch.tensors) {
         const double copy_start = NowSeconds();
         absl::Span<const float> view = layout_.View(t, grads_);
         RS_RETURN_IF_ERROR(Annotate(
-            memory_->Copy(fusion_buffer.data() + at, view.data(), view.size()),
+            memory_->Copy(target.data() + at, view.data(), view.size()),
             "copying into the fusion buffer"));
         at += view.size();
         RecordSpan(timeline, layout_.tensor(t).name, "MEMCPY_IN_FUSION_BUFFER",
                    copy_start, NowSeconds());
       }
-      local_stats_.bytes_copied += 2 * batch.elements * 4;
-      target = fusion_buffer.subspan(0, batch.elements);
+      stats->bytes_copied += 2 * batch.elements * 4;
     }
     const double reduce_start = NowSeconds();
     absl::Status s =
-        data_->AllReduce(target, ReduceOp::kAverage, options_.timeout);
+        data->AllReduce(target, ReduceOp::kAverage, options_.timeout);
     const double reduce_end = NowSeconds();
     if (!s.ok()) {
       return Annotate(s, absl::StrCat("all-reduce of a fused batch of ",
@@ -380,7 +437,7 @@ absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
         const double copy_start = NowSeconds();
         absl::Span<float> view = layout_.View(t, grads_);
         RS_RETURN_IF_ERROR(Annotate(
-            memory_->Copy(view.data(), fusion_buffer.data() + at, view.size()),
+            memory_->Copy(view.data(), target.data() + at, view.size()),
             "copying out of the fusion buffer"));
         at += view.size();
         RecordSpan(timeline, layout_.tensor(t).name, "MEMCPY_OUT", copy_start,

@@ -18,6 +18,13 @@
 //                                       fusion buffer); cache new responses
 //   WaitForReduced(n) ◄──────────── 5. count reduced tensors
 //
+// Two lanes: with a second data collective (`overlap_data`, same ranks) a
+// cycle that has two or more batches reduces them two at a time, even
+// batches on `data` and odd ones on `overlap_data`, each lane with its own
+// part of the fusion buffer, so one batch's all-reduce fills the other's
+// idle moments (ResNet-50's 102 MB is two 64 MiB-bounded batches). Host
+// memory only: with a FusionMemory the batches go one after another.
+//
 // Every rank issues the same collectives in the same order even when its
 // tensors became ready in a different order.
 //
@@ -52,6 +59,7 @@
 #include "collectives/fusion/coordinator.h"
 #include "collectives/fusion/fusion_memory.h"
 #include "collectives/fusion/fusion_options.h"
+#include "collectives/fusion/fusion_plan.h"
 #include "collectives/fusion/response_cache.h"
 #include "common/timeline.h"
 #include "models/tensor_layout.h"
@@ -65,6 +73,7 @@ struct FusionStats {
   int64_t cache_misses = 0;  // tensors submitted as a request
   int64_t batches = 0;       // data all-reduces issued
   int64_t in_place_batches = 0;
+  int64_t second_lane_batches = 0;  // of `batches`, on overlap_data
   int64_t bytes_copied = 0;  // into and out of the fusion buffer
   int64_t stalls_reported = 0;
 };
@@ -77,11 +86,14 @@ class FusionRuntime {
   // `grads` (may be the same object). Neither is owned; both, and `grads`,
   // must outlive the runtime. `memory` (not owned; null: host memory) says
   // how `grads` is read, copied and known final; it must outlive the
-  // runtime. Collective: all ranks call Start.
+  // runtime. `overlap_data` (not owned; may be null: one lane) is a second
+  // data collective over the same ranks, distinct from `data` and
+  // `control`, for the second lane; every rank passes one or none.
+  // Collective: all ranks call Start.
   static absl::StatusOr<std::unique_ptr<FusionRuntime>> Start(
       Collective* control, Collective* data, const TensorLayout& layout,
       absl::Span<float> grads, FusionOptions options,
-      FusionMemory* memory = nullptr);
+      FusionMemory* memory = nullptr, Collective* overlap_data = nullptr);
   ~FusionRuntime();  // stops the thread without agreeing with peers
 
   // Tensor `index`'s gradient is final (or, with a FusionMemory, will be
@@ -105,18 +117,26 @@ class FusionRuntime {
     double enqueue_s;
   };
   FusionRuntime(Collective* control, Collective* data,
-                const TensorLayout& layout, absl::Span<float> grads,
-                FusionOptions options, FusionMemory* memory);
+                Collective* overlap_data, const TensorLayout& layout,
+                absl::Span<float> grads, FusionOptions options,
+                FusionMemory* memory);
   void Loop();
   // One cycle; sets *stop when every rank asked to shut down.
   absl::Status RunCycle(bool* stop);
   absl::StatusOr<std::vector<int>> Negotiate();
   absl::Status ProbeCachedStalls(double now_s);
   absl::Status Execute(const std::vector<int>& ready, double decided_s);
+  // Reduces `batches` in order on `data`, copying through `buffer` where a
+  // batch is not in place; counts into *stats. Safe to run on two lanes at
+  // once (distinct collectives, buffers and stats).
+  absl::Status RunLane(const std::vector<FusedBatch>& batches,
+                       Collective* data, absl::Span<float> buffer,
+                       double decided_s, FusionStats* stats);
   void ReportStall(const StallReport& report);
 
   Collective* const control_;
   Collective* const data_;
+  Collective* const overlap_data_;  // second lane; null: one lane
   const TensorLayout layout_;
   const absl::Span<float> grads_;
   const FusionOptions options_;

@@ -70,6 +70,7 @@ struct Case {
   int64_t threshold_bytes;
   bool in_place;
   int cache_capacity;
+  bool overlap = false;  // a second data collective: two lanes
 };
 
 class FusionRuntimeOrderTest : public ::testing::TestWithParam<Case> {};
@@ -83,6 +84,8 @@ TEST_P(FusionRuntimeOrderTest, RanksSubmittingInDifferentOrdersAgree) {
   InMemoryStore store;
   auto control = MakeGroup(store, c.ranks, "ctl");
   auto data = MakeGroup(store, c.ranks, "data");
+  std::vector<std::unique_ptr<Collective>> data2;
+  if (c.overlap) data2 = MakeGroup(store, c.ranks, "data2");
   std::vector<FusionStats> stats(c.ranks);
   ExpectAllOk(RunRanks(c.ranks, [&](int r) -> absl::Status {
     std::vector<float> grads(layout.total_elements());
@@ -93,7 +96,9 @@ TEST_P(FusionRuntimeOrderTest, RanksSubmittingInDifferentOrdersAgree) {
     options.timeout = absl::Seconds(20);
     absl::StatusOr<std::unique_ptr<FusionRuntime>> runtime =
         FusionRuntime::Start(control[r].get(), data[r].get(), layout,
-                             absl::MakeSpan(grads), options);
+                             absl::MakeSpan(grads), options,
+                             /*memory=*/nullptr,
+                             c.overlap ? data2[r].get() : nullptr);
     if (!runtime.ok()) return runtime.status();
     std::mt19937 rng(1234 + r);
     for (int s = 0; s < steps; ++s) {
@@ -150,8 +155,89 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"fusion_off", 2, 0, true, 1024},
                       Case{"buffer_copies", 3, 64 << 20, false, 1024},
                       // fc1.weight (4000 B) is larger than the buffer.
-                      Case{"small_buffer", 2, 256, false, 1024}),
+                      Case{"small_buffer", 2, 256, false, 1024},
+                      Case{"two_lanes_fusion_off", 3, 0, true, 1024, true},
+                      Case{"two_lanes_small_buffer", 2, 256, false, 1024,
+                           true}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// With a second data collective, a cycle's batches go out two at a time:
+// a long cycle collects every tensor of a step into one cycle, so fusion
+// off (6 batches) and a 256-byte buffer with copies (3 batches) both use
+// the second lane, and every average is exact.
+TEST(FusionRuntimeTest, TwoLanesReduceEveryBatchOfACycle) {
+  const TensorLayout layout = Layout();
+  const int ranks = 3, steps = 3, n = layout.num_tensors();
+  for (const int64_t threshold : {int64_t{0}, int64_t{256}}) {
+    SCOPED_TRACE(absl::StrCat("threshold ", threshold));
+    InMemoryStore store;
+    auto control = MakeGroup(store, ranks, "ctl");
+    auto data = MakeGroup(store, ranks, "data");
+    auto data2 = MakeGroup(store, ranks, "data2");
+    std::vector<FusionStats> stats(ranks);
+    ExpectAllOk(RunRanks(ranks, [&](int r) -> absl::Status {
+      std::vector<float> grads(layout.total_elements());
+      FusionOptions options;
+      options.fusion_threshold_bytes = threshold;
+      options.in_place_contiguous = threshold == 0;
+      options.cycle_time = absl::Milliseconds(150);
+      options.timeout = absl::Seconds(20);
+      absl::StatusOr<std::unique_ptr<FusionRuntime>> runtime =
+          FusionRuntime::Start(control[r].get(), data[r].get(), layout,
+                               absl::MakeSpan(grads), options, nullptr,
+                               data2[r].get());
+      if (!runtime.ok()) return runtime.status();
+      for (int s = 0; s < steps; ++s) {
+        for (int t = n - 1; t >= 0; --t) {
+          absl::Span<float> view = layout.View(t, absl::MakeSpan(grads));
+          for (size_t i = 0; i < view.size(); ++i) view[i] = G(r, s, t, i);
+          (*runtime)->Enqueue(t);
+        }
+        if (absl::Status w = (*runtime)->WaitForReduced(n, absl::Seconds(20));
+            !w.ok()) {
+          return w;
+        }
+        for (int t = 0; t < n; ++t) {
+          absl::Span<const float> view =
+              layout.View(t, absl::MakeConstSpan(grads));
+          for (size_t i = 0; i < view.size(); ++i) {
+            if (std::abs(view[i] - Average(ranks, s, t, i)) > 1e-3f) {
+              return absl::InternalError(absl::StrCat(
+                  "step ", s, " ", layout.tensor(t).name, "[", i, "] = ",
+                  view[i], ", want ", Average(ranks, s, t, i)));
+            }
+          }
+        }
+      }
+      absl::Status shut = (*runtime)->Shutdown();
+      stats[r] = (*runtime)->stats();
+      return shut;
+    }));
+    for (int r = 0; r < ranks; ++r) {
+      // Fusion off: 6 batches per cycle, 3 on each lane. 256 bytes:
+      // fc2.* + fc1.bias (240 B), fc1.weight alone, emb.* = 3 batches, the
+      // second on the second lane.
+      const int64_t per_step = threshold == 0 ? 6 : 3;
+      EXPECT_EQ(stats[r].batches, steps * per_step) << "rank " << r;
+      EXPECT_EQ(stats[r].second_lane_batches, steps * (per_step / 2))
+          << "rank " << r;
+    }
+  }
+}
+
+TEST(FusionRuntimeTest, RefusesAnOverlapCollectiveThatIsTheDataOne) {
+  const TensorLayout layout = Layout();
+  InMemoryStore store;
+  auto group = MakeGroup(store, 1, "one");
+  std::vector<float> grads(layout.total_elements());
+  absl::StatusOr<std::unique_ptr<FusionRuntime>> runtime =
+      FusionRuntime::Start(group[0].get(), group[0].get(), layout,
+                           absl::MakeSpan(grads), FusionOptions(), nullptr,
+                           group[0].get());
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(runtime.status().message().find("overlap"), std::string::npos)
+      << runtime.status();
+}
 
 // A tensor some ranks submitted and others not is reported on rank 0,
 // naming the missing rank: on the request path (step 0) and on the cached
