@@ -20,12 +20,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -41,11 +43,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "collectives/fusion/fusion_options.h"
 #include "common/security_flags.h"
+#include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "experiments/cost_model.h"
 #include "experiments/hardware.h"
+#include "experiments/link_estimate.h"
 #include "experiments/local_job.h"
 #include "experiments/plots.h"
+#include "experiments/prediction_report.h"
 #include "experiments/presets.h"
 #include "experiments/progress.h"
 #include "experiments/report.h"
@@ -106,6 +113,18 @@ ABSL_FLAG(double, link_gbit, 0,
 ABSL_FLAG(double, link_latency_us, 0,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0).");
+ABSL_FLAG(bool, cost_model, true,
+          "Set the cost model's predicted step time and utilization beside "
+          "every measured run, with the error (## Cost model vs measured).");
+ABSL_FLAG(double, model_bandwidth_gbit, 0,
+          "Cost model: link bandwidth B in Gbit/s; 0: --link_gbit when "
+          "shaping, else measured on loopback before the runs.");
+ABSL_FLAG(double, model_latency_us, -1,
+          "Cost model: per-message latency α in µs; < 0: --link_latency_us "
+          "when shaping, else measured on loopback before the runs.");
+ABSL_FLAG(double, model_overlap, 0,
+          "Cost model: share of compute that communication overlaps, o in "
+          "[0, 1].");
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Passed to every worker and server: a peer silent for longer than "
           "this fails the run, naming the lost rank or server (s; 0: off).");
@@ -301,6 +320,52 @@ struct Run {
   int workers = 1;
 };
 
+// Link, overlap and fusion settings of the cost model: B and α per
+// link_estimate.h; F and τ as the workers will use them (their
+// --fusion_threshold_bytes / --cycle_time_ms, else the defaults).
+struct CostModelLink {
+  CostInputs inputs;   // B, α, o, F, τ
+  std::string source;  // where B and α came from
+};
+
+absl::StatusOr<CostModelLink> MakeCostModelLink(
+    const NetworkShape& network, const std::vector<std::string>& worker_args) {
+  LinkHints hints;
+  hints.given_gbit = absl::GetFlag(FLAGS_model_bandwidth_gbit);
+  hints.given_latency_us = absl::GetFlag(FLAGS_model_latency_us);
+  hints.shaped_gbit = network.link_gbit;
+  hints.shaped_latency_us = network.link_latency_us;
+  absl::StatusOr<LinkEstimate> estimate =
+      EstimateLink(hints, absl::Seconds(30));
+  if (!estimate.ok()) return estimate.status();
+  CostInputs in;
+  in.bandwidth_Bps = estimate->bandwidth_Bps;
+  in.latency_s = estimate->latency_s;
+  in.overlap = absl::GetFlag(FLAGS_model_overlap);
+  std::vector<std::string> args = {"worker"};
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  const FusionOptions fusion;
+  in.fusion_threshold_bytes =
+      static_cast<double>(fusion.fusion_threshold_bytes);
+  in.cycle_s = absl::ToDoubleSeconds(fusion.cycle_time);
+  if (std::optional<std::string> v = FlagValue(args, "fusion_threshold_bytes");
+      v && !absl::SimpleAtod(*v, &in.fusion_threshold_bytes)) {
+    return absl::InvalidArgumentError("bad --fusion_threshold_bytes=" + *v);
+  }
+  if (std::optional<std::string> v = FlagValue(args, "cycle_time_ms")) {
+    double ms = 0;
+    if (!absl::SimpleAtod(*v, &ms)) {
+      return absl::InvalidArgumentError("bad --cycle_time_ms=" + *v);
+    }
+    in.cycle_s = ms / 1e3;
+  }
+  // Placeholders for ValidateCostInputs; PredictRuns sets them per run.
+  in.compute_s = 1;
+  in.model_bytes = 1;
+  if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
+  return CostModelLink{in, estimate->source};
+}
+
 // Runs everything; returns the process exit code.
 int RunAll(const char* argv0, const std::vector<std::string>& extra,
            const std::string& command) {
@@ -337,6 +402,16 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
 
   const fs::path dir = UserPath(absl::GetFlag(FLAGS_out_dir));
   if (absl::Status s = MakeDir(dir); !s.ok()) return fail(s);
+  const std::vector<std::string> worker_args = WorkerArgs(extra);
+
+  // The link the cost model predicts with, measured before the runs load
+  // the machine.
+  std::optional<CostModelLink> link;
+  if (absl::GetFlag(FLAGS_cost_model)) {
+    absl::StatusOr<CostModelLink> made = MakeCostModelLink(network, worker_args);
+    if (!made.ok()) return fail(Annotate(made.status(), "cost model"));
+    link = *made;
+  }
 
   // The baseline once with one worker, then every strategy at each n.
   std::vector<Run> runs_planned = {{(*plan)[0], 1}};
@@ -348,7 +423,6 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   const int k = absl::GetFlag(FLAGS_servers);
   const int cores = ProbeHardware({}).cores;
   const double load_start = LoadAverage();
-  const std::vector<std::string> worker_args = WorkerArgs(extra);
   const std::vector<std::string> server_args = {absl::StrCat(
       "--failure_timeout_s=", absl::GetFlag(FLAGS_failure_timeout_s))};
 
@@ -403,8 +477,9 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
       continue;
     }
     std::fprintf(stderr,
-                 "[%d/%d] %s: %.1f samples/s, eval loss %.4g, %.1f s%s\n",
-                 i + 1, total, what.c_str(), row->throughput, row->eval_loss,
+                 "[%d/%d] %s: %.1f samples/s, val loss %.4g, %.1f s%s\n",
+                 i + 1, total, what.c_str(), row->throughput,
+                 row->eval_loss.value_or(std::nan("")),
                  result->wall_s, row->emulated ? " (emulated compute)" : "");
     for (const std::string& w : result->warnings) {
       std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
@@ -491,6 +566,16 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     }
   }
 
+  json cost_model;
+  std::string cost_model_md;
+  if (link.has_value()) {
+    const std::vector<PredictedRun> predicted =
+        PredictRuns(rows, link->inputs);
+    cost_model_md =
+        PredictionMarkdown(predicted, link->inputs, link->source);
+    cost_model = PredictionJson(predicted, link->inputs, link->source);
+  }
+
   SweepDocument doc;
   doc.title = "ringside compare: " + absl::GetFlag(FLAGS_model) +
               (absl::GetFlag(FLAGS_model) == "synthetic"
@@ -501,6 +586,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   doc.run = RunLine(*sweep, ExtraWorkerArgs(extra));
   doc.command = command;
   doc.images = images;
+  doc.cost_model = cost_model_md;
   doc.notes = notes;
   const std::string markdown = SweepMarkdown(rows, *sweep, doc);
   std::printf("%s", markdown.c_str());
@@ -528,6 +614,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
               {"load_average", {{"start", load_start}, {"end", load_end}}},
               {"compute", ComputeLabel(rows)},
               {"report", SweepJson(rows, *sweep)},
+              {"cost_model", cost_model},
               {"plots", plot_files},
               {"runs", runs},
               {"failures", failures},

@@ -23,13 +23,21 @@ std::string Fixed(std::optional<double> v, int decimals) {
   return v ? absl::StrFormat("%.*f", decimals, *v) : "-";
 }
 
-std::vector<std::string> Headers(size_t workers) {
+bool AnyEvalLoss(const std::vector<ReportRow>& rows) {
+  for (const ReportRow& r : rows) {
+    if (r.eval_loss.has_value()) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Headers(size_t workers, bool val_loss) {
   std::vector<std::string> h = {"Parallel type", "PrmSrv"};
   for (size_t w = 0; w < workers; ++w) h.push_back(absl::StrCat("W", w));
   for (const char* c :
        {"Total", "Throughput (samples/s)", "Speedup", "Scaling eff."}) {
     h.push_back(c);
   }
+  if (val_loss) h.push_back("Val loss");
   return h;
 }
 
@@ -91,6 +99,8 @@ std::string DisplayName(absl::string_view strategy) {
   if (strategy == "dps") return "DPS";
   if (strategy == "ring") return "Ring";
   if (strategy == "fusion") return "Fusion";
+  if (strategy == "async_ps") return "Async PS";
+  if (strategy == "ring_fp16") return "Ring FP16";
   std::string name(strategy);
   if (!name.empty())
     name[0] = std::toupper(static_cast<unsigned char>(name[0]));
@@ -126,6 +136,20 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   row.throughput = finals[0]["throughput"].get<double>();
   if (IsNumber(finals[0], "eval_loss")) {
     row.eval_loss = finals[0]["eval_loss"].get<double>();
+  }
+  const json& f0 = finals[0];
+  if (IsNumber(f0, "measured_steps") && f0["measured_steps"].get<double>() > 0) {
+    const double steps = f0["measured_steps"].get<double>();
+    if (IsNumber(f0, "compute_s")) {
+      row.compute_step_s = f0["compute_s"].get<double>() / steps;
+    }
+    if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
+  }
+  if (IsNumber(f0, "model_bytes")) {
+    row.model_bytes = f0["model_bytes"].get<int64_t>();
+  }
+  if (IsNumber(f0, "num_tensors")) {
+    row.num_tensors = f0["num_tensors"].get<int64_t>();
   }
   if (finals[0].contains("device") && finals[0]["device"].is_string()) {
     row.device = finals[0]["device"].get<std::string>();
@@ -165,7 +189,8 @@ std::optional<double> ScalingEfficiency(const ReportRow& row,
 std::string MarkdownTable(const std::vector<ReportRow>& rows) {
   const size_t workers = MaxWorkers(rows);
   const std::optional<double> base = BaselineThroughput(rows);
-  std::vector<std::vector<std::string>> cells = {Headers(workers)};
+  const bool val_loss = AnyEvalLoss(rows);
+  std::vector<std::vector<std::string>> cells = {Headers(workers, val_loss)};
   for (const ReportRow& r : rows) {
     std::vector<std::string> line = {ParallelTypeLabel(r),
                                      absl::StrCat(r.prm_srv)};
@@ -178,6 +203,7 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
     line.push_back(Fixed(r.throughput, 1));
     line.push_back(Fixed(Speedup(r, base), 2));
     line.push_back(Fixed(ScalingEfficiency(r, base), 2));
+    if (val_loss) line.push_back(Fixed(r.eval_loss, 4));
     cells.push_back(std::move(line));
   }
   return MarkdownGrid(cells);
@@ -208,7 +234,7 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
     f.push_back(absl::StrFormat("%.3f", r.throughput));
     f.push_back(s ? absl::StrFormat("%.4f", *s) : "");
     f.push_back(e ? absl::StrFormat("%.4f", *e) : "");
-    f.push_back(absl::StrFormat("%.6g", r.eval_loss));
+    f.push_back(r.eval_loss ? absl::StrFormat("%.6g", *r.eval_loss) : "");
     f.push_back(r.emulated ? "true" : "false");
     out += absl::StrJoin(f, ",") + "\n";
   }
@@ -218,7 +244,7 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
 json JsonReport(const std::vector<ReportRow>& rows) {
   const std::optional<double> base = BaselineThroughput(rows);
   json out;
-  out["columns"] = Headers(MaxWorkers(rows));
+  out["columns"] = Headers(MaxWorkers(rows), AnyEvalLoss(rows));
   out["rows"] = json::array();
   for (const ReportRow& r : rows) {
     const std::optional<double> s = Speedup(r, base);
@@ -232,7 +258,8 @@ json JsonReport(const std::vector<ReportRow>& rows) {
                            {"throughput", r.throughput},
                            {"speedup", s ? json(*s) : json()},
                            {"scaling_eff", e ? json(*e) : json()},
-                           {"eval_loss", r.eval_loss},
+                           {"eval_loss", r.eval_loss ? json(*r.eval_loss)
+                                                     : json()},
                            {"emulated", r.emulated}});
   }
   return out;

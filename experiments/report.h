@@ -2,18 +2,21 @@
 // the table of the GPT-2 data-parallel study (arXiv 2206.06356):
 //
 //   Parallel type | PrmSrv | W0 | ... | W{n-1} | Total |
-//   Throughput (samples/s) | Speedup | Scaling eff.
+//   Throughput (samples/s) | Speedup | Scaling eff. | Val loss
 //
 // W cells are each worker's utilization in percent ("85%"), "0" for workers
 // a row does not have; Total is the sum of the utilizations as a fraction
 // (2 decimals); speedup = throughput / baseline throughput; scaling
-// efficiency = speedup / the row's worker count. Rows with emulated compute
-// are labelled "(emulated)" in every output.
+// efficiency = speedup / the row's worker count; Val loss is rank 0's final
+// validation loss (shown when any row has one: every strategy trains the
+// same model, so a strategy that diverges shows here). Rows with emulated
+// compute are labelled "(emulated)" in every output.
 //
 // Thread-safety: stateless functions, safe to call concurrently.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_H_
 #define RINGSIDE_EXPERIMENTS_REPORT_H_
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,16 +33,25 @@ struct ReportRow {
   int prm_srv = 0;           // number of parameter-server processes
   std::vector<double> utilization;  // per worker (index = rank), 0..1
   double throughput = 0;            // global samples/s (rank 0's value)
-  double eval_loss = 0;             // rank 0's final evaluation loss
+  std::optional<double> eval_loss;  // rank 0's final validation loss
   bool emulated = false;            // any worker ran emulated compute
   std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
   std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
+  // Per measured step on rank 0 (0 when its record lacks them): compute
+  // (forward + backward + local optimizer) and wall time.
+  double compute_step_s = 0;
+  double step_s = 0;
+  // The model (0 when the record lacks them): gradient bytes exchanged per
+  // step and gradient tensors.
+  int64_t model_bytes = 0;
+  int64_t num_tensors = 0;
 
   int workers() const { return static_cast<int>(utilization.size()); }
 };
 
-// "Baseline", "SPS", "DPS", "Ring", "Fusion" for the known names; other
-// names get their first letter capitalized.
+// "Baseline", "SPS", "DPS", "Ring", "Fusion", "Async PS", "Ring FP16",
+// "Hierarchical" for the known names; other names get their first letter
+// capitalized.
 std::string DisplayName(absl::string_view strategy);
 
 // The row's "Parallel type" cell: display_name, plus " (emulated)" when the
@@ -77,17 +89,20 @@ std::optional<double> ScalingEfficiency(const ReportRow& row,
                                         std::optional<double> baseline);
 
 // Markdown table, columns padded to equal width, one line per row, ending
-// in '\n'. W columns go up to the largest worker count of any row.
+// in '\n'. W columns go up to the largest worker count of any row; the
+// Val loss column (4 decimals, "-" for a row without one) only when some
+// row has an eval_loss.
 std::string MarkdownTable(const std::vector<ReportRow>& rows);
 
 // CSV with a header line: strategy, parallel_type, prm_srv, W0.., total,
 // throughput, speedup, scaling_eff, eval_loss, emulated. Utilizations as
-// fractions; speedup/efficiency empty without a baseline.
+// fractions; speedup/efficiency/eval_loss empty without a value.
 std::string CsvTable(const std::vector<ReportRow>& rows);
 
 // {"columns":[..markdown headers..], "rows":[{strategy, parallel_type,
 // prm_srv, workers, utilization[], total, throughput, speedup, scaling_eff,
-// eval_loss, emulated}]}; speedup/scaling_eff null without a baseline.
+// eval_loss, emulated}]}; speedup/scaling_eff null without a baseline,
+// eval_loss null without one.
 nlohmann::json JsonReport(const std::vector<ReportRow>& rows);
 
 }  // namespace ringside

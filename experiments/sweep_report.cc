@@ -185,7 +185,7 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
     f.push_back(absl::StrFormat("%.3f", r.throughput));
     f.push_back(s ? absl::StrFormat("%.4f", *s) : "");
     f.push_back(e ? absl::StrFormat("%.4f", *e) : "");
-    f.push_back(absl::StrFormat("%.6g", r.eval_loss));
+    f.push_back(r.eval_loss ? absl::StrFormat("%.6g", *r.eval_loss) : "");
     f.push_back(r.emulated ? "true" : "false");
     f.push_back(CsvField(r.device));
     f.push_back(CsvField(hardware));
@@ -258,6 +258,9 @@ std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                 ScalingMetric::kEfficiency}}) {
     absl::StrAppend(&out, "\n## ", s.heading, "\n\n",
                     ScalingMarkdown(rows, workers, s.metric));
+  }
+  if (!doc.cost_model.empty()) {
+    absl::StrAppend(&out, "\n## Cost model vs measured\n\n", doc.cost_model);
   }
   if (!doc.images.empty()) {
     absl::StrAppend(&out, "\n## Plots\n");

@@ -83,13 +83,17 @@ struct SweepDocument {
   std::string run;      // one line on the configuration; "" = not shown
   std::string command;  // command that made it; "" = not shown
   std::vector<ReportImage> images;
+  // Markdown body of "## Cost model vs measured" (prediction_report.h's
+  // PredictionMarkdown); "" = not shown.
+  std::string cost_model;
   std::vector<std::string> notes;  // paragraphs at the end
 };
 
 // The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +
 // ComputeSentence), Run and Command lines; "## Utilization, n = N" with the
 // study table per n of `workers`; "## Throughput", "## Speedup", "## Scaling
-// efficiency" across n; "## Plots" with the images; "## Notes".
+// efficiency" across n; "## Cost model vs measured"; "## Plots" with the
+// images; "## Notes".
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                           const std::vector<int>& workers,
                           const SweepDocument& doc);

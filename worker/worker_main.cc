@@ -511,6 +511,10 @@ int Run() {
     }
   }
   result->final_record["rank_source"] = setup->rank.source;
+  // What the cost model needs to predict this run (compare's report).
+  result->final_record["model_bytes"] =
+      bundle->model->layout().total_elements() * int64_t{4};
+  result->final_record["num_tensors"] = bundle->model->layout().num_tensors();
   out.Write(result->final_record);
   return 0;
 }

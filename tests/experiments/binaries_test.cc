@@ -126,8 +126,9 @@ TEST(LaunchTest, RejectsUnknownStrategyAndWrongServerCount) {
 TEST(CompareTest, PrintsTableAndWritesFiles) {
   const std::string dir =
       std::string(std::getenv("TEST_TMPDIR")) + "/compare_out";
-  const Outcome out = RunBinary("compare", {"--workers=2", "--servers=3",
-                                            "--steps=5", "--out_dir=" + dir});
+  const Outcome out = RunBinary(
+      "compare", {"--workers=2", "--servers=3", "--steps=5", "--out_dir=" + dir,
+                  "--model_bandwidth_gbit=8", "--model_latency_us=10"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   std::string table;
   for (const std::string& l : out.stdout_lines) table += l + "\n";
@@ -139,6 +140,17 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
                                "|                  200.0 |    2.00 "
                                "|         1.00 |"));
   EXPECT_THAT(table, HasSubstr("| DPS           |      3 |"));
+  EXPECT_THAT(table, HasSubstr("| Scaling eff. | Val loss |\n"));
+  // The cost model beside each run: the fake's 4 MB model in 8 tensors,
+  // 10 ms compute and 20 ms steps. sps n=2 over 1 GB/s: n·M/B = 8 ms + 2α,
+  // a 18.02 ms step (−10%); dps K=3: max(M/B, n·M/(K·B)) = 4 ms + 2α.
+  EXPECT_THAT(table, HasSubstr("## Cost model vs measured\n\nLink: B = 8.00 "
+                               "Gbit/s, α = 10.0 µs (B given; α given)"));
+  EXPECT_THAT(table, HasSubstr("| SPS           |   2 |      1 |         sps "
+                               "|        10.00 |               18.02 "
+                               "|              20.00 |  -10% |"));
+  EXPECT_THAT(table, HasSubstr("| DPS           |   2 |      3 |         dps "
+                               "|        10.00 |               14.02 |"));
   EXPECT_THAT(table, HasSubstr("- **Hardware:** "));
   EXPECT_THAT(table, HasSubstr("- **Compute:** real"));
   // 2 workers + 3 servers exceed the cores of most test machines.
@@ -158,6 +170,11 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
   EXPECT_EQ(j["config"]["steps"], 5);
   EXPECT_EQ(j["compute"], "real");
   EXPECT_GT(j["hardware"]["cores"].get<int>(), 0);
+  ASSERT_EQ(j["cost_model"]["runs"].size(), 3u);
+  EXPECT_NEAR(j["cost_model"]["runs"][1]["predicted_step_s"].get<double>(),
+              0.01802, 1e-9);
+  EXPECT_NEAR(j["cost_model"]["runs"][1]["error"].get<double>(), -0.099,
+              1e-9);
 }
 
 TEST(CompareTest, SweepsWorkerCountsWithPlotsAndResultsPage) {

@@ -28,5 +28,5 @@ if [ "$rank" = "${FAKE_WORKER_FAIL_RANK:-none}" ]; then
 fi
 echo "{\"event\":\"step\",\"step\":0,\"loss\":1.5}"
 [ -n "$FAKE_WORKER_NO_FINAL" ] && exit 0
-echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated}"
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":0.08,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated}"
 exit 0

@@ -33,6 +33,9 @@ TEST(ReportTest, DisplayNames) {
   EXPECT_EQ(DisplayName("dps"), "DPS");
   EXPECT_EQ(DisplayName("ring"), "Ring");
   EXPECT_EQ(DisplayName("fusion"), "Fusion");
+  EXPECT_EQ(DisplayName("async_ps"), "Async PS");
+  EXPECT_EQ(DisplayName("ring_fp16"), "Ring FP16");
+  EXPECT_EQ(DisplayName("hierarchical"), "Hierarchical");
   EXPECT_EQ(DisplayName("gossip"), "Gossip");
 }
 
@@ -86,9 +89,26 @@ TEST(ReportTest, CsvTable) {
   EXPECT_EQ(CsvTable(SmallCase()),
             "strategy,parallel_type,prm_srv,W0,W1,total,throughput,speedup,"
             "scaling_eff,eval_loss,emulated\n"
-            "baseline,Baseline,0,0.9500,0,0.9500,100.000,1.0000,1.0000,0,"
+            "baseline,Baseline,0,0.9500,0,0.9500,100.000,1.0000,1.0000,,"
             "false\n"
-            "sps,SPS,1,0.8000,0.7000,1.5000,150.000,1.5000,0.7500,0,false\n");
+            "sps,SPS,1,0.8000,0.7000,1.5000,150.000,1.5000,0.7500,,false\n");
+}
+
+// Val loss sits beside the utilization table when the runs report one, "-"
+// for a run that does not; no column when none does.
+TEST(ReportTest, ValLossColumnBesideTheTable) {
+  std::vector<ReportRow> rows = SmallCase();
+  EXPECT_THAT(MarkdownTable(rows), ::testing::Not(HasSubstr("Val loss")));
+  rows[0].eval_loss = 2.31234;
+  const std::string md = MarkdownTable(rows);
+  EXPECT_THAT(md, HasSubstr("| Scaling eff. | Val loss |\n"));
+  EXPECT_THAT(md, HasSubstr("|         1.00 |   2.3123 |\n"));
+  EXPECT_THAT(md, HasSubstr("|         0.75 |        - |\n"));
+  EXPECT_THAT(CsvTable(rows), HasSubstr(",1.0000,2.31234,false\n"));
+  const json j = JsonReport(rows);
+  EXPECT_EQ(j["columns"].back(), "Val loss");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["eval_loss"].get<double>(), 2.31234);
+  EXPECT_TRUE(j["rows"][1]["eval_loss"].is_null());
 }
 
 TEST(ReportTest, JsonReport) {
@@ -108,6 +128,11 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"utilization", 0.6},
                                      {"throughput", 250.0},
                                      {"eval_loss", 0.25},
+                                     {"measured_steps", 4},
+                                     {"compute_s", 0.2},
+                                     {"wall_s", 0.5},
+                                     {"model_bytes", 4000},
+                                     {"num_tensors", 6},
                                      {"device", "cuda"},
                                      {"model", "synthetic:gpt2"},
                                      {"emulated", false}},
@@ -123,7 +148,11 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_EQ(row->prm_srv, 0);
   EXPECT_EQ(row->utilization, (std::vector<double>{0.6, 0.4}));
   EXPECT_DOUBLE_EQ(row->throughput, 250.0);
-  EXPECT_DOUBLE_EQ(row->eval_loss, 0.25);
+  EXPECT_DOUBLE_EQ(row->eval_loss.value_or(-1), 0.25);
+  EXPECT_DOUBLE_EQ(row->compute_step_s, 0.05);
+  EXPECT_DOUBLE_EQ(row->step_s, 0.125);
+  EXPECT_EQ(row->model_bytes, 4000);
+  EXPECT_EQ(row->num_tensors, 6);
   EXPECT_TRUE(row->emulated);
   EXPECT_EQ(row->device, "cuda");
   EXPECT_EQ(row->model, "synthetic:gpt2");

@@ -94,7 +94,7 @@ TEST(SweepReportTest, CsvHasOneLinePerRunWithWorkers) {
                         "total,throughput,speedup,scaling_eff,eval_loss,"
                         "emulated,device,hardware\n"));
   EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
-                             "100.000,1.0000,1.0000,0,false,cpu,"
+                             "100.000,1.0000,1.0000,,false,cpu,"
                              "\"2 cores (nproc), Test CPU\"\n"));
   EXPECT_THAT(csv, HasSubstr("\nsps,SPS,4,1,0.2500,0.2500,0.2000,0.2000,"
                              "0.9000,200.000,2.0000,0.5000,"));
@@ -155,6 +155,7 @@ TEST(SweepReportTest, MarkdownDocument) {
   doc.command = "compare --workers=1,2,4";
   doc.images = {{"results/speedup.png", "Speedup"}};
   doc.notes = {"Note: one.", "Note: two."};
+  doc.cost_model = "Link: given.\n\n| a |\n";
   const std::string md = SweepMarkdown(Sweep(), {1, 2, 4}, doc);
   EXPECT_EQ(md.rfind("# Results\n\n- **Hardware:** 2 cores (nproc), Test CPU\n"
                      "- **Compute:** real:",
@@ -170,7 +171,11 @@ TEST(SweepReportTest, MarkdownDocument) {
   EXPECT_THAT(md, HasSubstr("\n## Scaling efficiency (speedup / n)\n\n"));
   EXPECT_THAT(md, HasSubstr("![Speedup](results/speedup.png)"));
   EXPECT_THAT(md, HasSubstr("## Notes\n\nNote: one.\n\nNote: two.\n"));
+  EXPECT_THAT(md, HasSubstr("\n## Cost model vs measured\n\nLink: given."
+                            "\n\n| a |\n\n## Plots\n"));
   EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}), Not(HasSubstr("Plots")));
+  EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}),
+              Not(HasSubstr("Cost model")));
 }
 
 }  // namespace
