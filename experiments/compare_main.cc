@@ -517,11 +517,14 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   const std::string hardware_line = HardwareLine(hardware);
 
   std::vector<std::string> notes;
-  if (cores > 0 && std::max(load_start, load_end) > cores) {
+  // Only the load before the first run says whether others were busy: by
+  // the end the 1-minute average mostly counts our own runs.
+  if (cores > 0 && load_start > cores) {
     notes.push_back(absl::StrFormat(
-        "Note: the machine was busy (load average %.1f at the start, %.1f at "
-        "the end, on %d cores): other processes shared the cores, so the "
-        "numbers are slower and noisier than on an idle machine.",
+        "Note: the machine was busy before the runs (load average %.1f at "
+        "the start, %.1f at the end, on %d cores): other processes shared "
+        "the cores, so the numbers are slower and noisier than on an idle "
+        "machine.",
         load_start, load_end, cores));
   }
   if (!oversubscribed.empty()) {

@@ -13,7 +13,7 @@
 
 namespace ringside {
 absl::StatusOr<TrainResult> TrainOnCuda(
-    CudaMlp& model, Dataset& dataset, SyncStrategy& strategy,
+    CudaModel& model, Dataset& dataset, SyncStrategy& strategy,
     const RankInfo& rank, const OptimizerConfig& optimizer,
     const SyncOptions& sync, const TrainerOptions& options,
     const RecordFn& on_record, const CudaTrainOptions& cuda) {

@@ -3,14 +3,15 @@
 // parameters and the gradients on one GPU:
 //
 //   - parameters and gradients are flat device buffers (DeviceBuffer) of
-//     the CudaMlp's layout; the model runs on a compute stream of its own
+//     the CudaModel's layout (CudaMlp or CudaCharLm); the model runs on a
+//     compute stream of its own
 //     and reports gradient i as QUEUED (SyncContext::grad_ready_event(i)
 //     says when it is final);
 //   - a strategy with SupportsDevice(kCuda) (baseline, ring, fusion) gets
 //     the device buffers (NCCL and the optimizer on the GPU); any other
 //     (sps, dps) runs through HostStagingStrategy (pinned host copies);
 //   - compute time per step = the model's kernel time from CUDA events
-//     (CudaMlp::last_compute_seconds) + the strategy's local optimizer time
+//     (CudaModel::last_compute_seconds) + the strategy's local optimizer time
 //     (device time for the CUDA optimizer), so the final record says
 //     "device":"cuda", "timing":"cuda_events"; with NVML available
 //     (libnvidia-ml.so.1) it adds "nvml_utilization", the mean NVML GPU
@@ -27,7 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/launch_env.h"
-#include "models/cuda/cuda_mlp.h"
+#include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
@@ -43,7 +44,7 @@ struct CudaTrainOptions {
 // `on_record` (may be empty) receives each step record. TrainResult::params
 // are the final parameters copied to the host.
 absl::StatusOr<TrainResult> TrainOnCuda(
-    CudaMlp& model, Dataset& dataset, SyncStrategy& strategy,
+    CudaModel& model, Dataset& dataset, SyncStrategy& strategy,
     const RankInfo& rank, const OptimizerConfig& optimizer,
     const SyncOptions& sync, const TrainerOptions& options,
     const RecordFn& on_record, const CudaTrainOptions& cuda = {});

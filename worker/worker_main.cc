@@ -1,7 +1,7 @@
 // worker: one data-parallel training worker.
 //
-//   worker --strategy=sps --rank=0 --world_size=4 --servers=host:port \
-//          --model=mlp --batch_size=32 --steps=40
+//   worker --strategy=sps --rank=0 --world_size=4 --servers=host:port
+//          --model=mlp --batch_size=32 --steps=40   (one command line)
 //
 // Rank and world size may instead come from torchrun (RANK, WORLD_SIZE),
 // Open MPI (OMPI_COMM_WORLD_RANK/SIZE) or SLURM (SLURM_PROCID/NTASKS).
@@ -12,7 +12,8 @@
 // peer (a killed worker, server or store) can go unnoticed: the worker then
 // exits 1 naming it and the step (worker/worker_liveness.h). Exit 0 on
 // success, 2 on bad flags (an unwritable --timeline included), 1 on failure.
-// --device=cuda trains the MLP on a GPU (build with --config=cuda): --gpus
+// --device=cuda trains the MLP or the character transformer on a GPU
+// (build with --config=cuda): --gpus
 // maps local ranks to CUDA devices (default: local rank modulo the device
 // count); see worker/cuda_trainer.h. --auth_token_file and --tls_cert/
 // --tls_key/--tls_ca secure every RPC (common/security_flags.h).
@@ -39,6 +40,9 @@
 #include "common/security_flags.h"
 #include "common/timeline.h"
 #include "models/cuda/cuda_mlp.h"
+#include "models/cuda/cuda_model.h"
+#include "models/transformer/charlm.h"
+#include "models/transformer/cuda/cuda_charlm.h"
 #include "models/model_factory.h"
 #include "worker/cuda_support.h"
 #include "worker/cuda_trainer.h"
@@ -58,8 +62,8 @@ ABSL_FLAG(std::string, servers, "",
           "Parameter servers host:port[,host:port...] in shard order.");
 // Device.
 ABSL_FLAG(std::string, device, "cpu",
-          "Compute device: cpu, or cuda (the MLP on a GPU; needs a build "
-          "with --config=cuda).");
+          "Compute device: cpu, or cuda (--model=mlp or charlm on a GPU; "
+          "needs a build with --config=cuda).");
 ABSL_FLAG(std::string, gpus, "",
           "--device=cuda: CUDA device of each local rank, comma-separated "
           "(e.g. 0,1); empty: local rank modulo the device count. NCCL "
@@ -318,19 +322,23 @@ absl::StatusOr<Setup> ReadFlags() {
   }
   if (s.device == Device::kCuda) {
     if (!BuiltWithCuda()) return BuiltWithoutCudaError("--device=cuda");
-    if (s.model.name != "mlp") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--device=cuda supports --model=mlp only, got --model=",
-                       s.model.name));
+    if (s.model.name != "mlp" && s.model.name != "charlm") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--device=cuda supports --model=mlp and --model=charlm, got "
+          "--model=",
+          s.model.name));
     }
   }
   return s;
 }
 
 // --device=cuda: this rank's GPU (--gpus, else local rank modulo the device
-// count) and the MLP on it. UNAVAILABLE "no GPU here: <CUDA's message>"
-// without a usable GPU; INVALID_ARGUMENT when --gpus does not fit.
-absl::StatusOr<std::unique_ptr<CudaMlp>> MakeCudaModel(const Setup& s) {
+// count) and the model on it: the MLP, or the character transformer with
+// the configuration (vocabulary included) of `host`, the CPU CharLm built
+// from the same flags. UNAVAILABLE "no GPU here: <CUDA's message>" without a
+// usable GPU; INVALID_ARGUMENT when --gpus does not fit.
+absl::StatusOr<std::unique_ptr<CudaModel>> MakeCudaModel(const Setup& s,
+                                                         const Model& host) {
   absl::StatusOr<int> count = CudaDeviceCount();
   if (!count.ok()) return count.status();
   const int local_rank = LocalRankFromEnv(s.rank.rank);
@@ -340,7 +348,16 @@ absl::StatusOr<std::unique_ptr<CudaMlp>> MakeCudaModel(const Setup& s) {
   LOG(INFO) << "rank " << s.rank.rank << " (local rank " << local_rank
             << ") on CUDA device " << *device << " of " << *count << " ("
             << (name.ok() ? *name : name.status().ToString()) << ")";
-  return CudaMlp::Create(s.model.mlp_widths, *device);
+  if (const auto* charlm = dynamic_cast<const CharLm*>(&host)) {
+    absl::StatusOr<std::unique_ptr<CudaCharLm>> made =
+        CudaCharLm::Create(charlm->config(), *device);
+    if (!made.ok()) return made.status();
+    return std::unique_ptr<CudaModel>(*std::move(made));
+  }
+  absl::StatusOr<std::unique_ptr<CudaMlp>> made =
+      CudaMlp::Create(s.model.mlp_widths, *device);
+  if (!made.ok()) return made.status();
+  return std::unique_ptr<CudaModel>(*std::move(made));
 }
 
 int Run() {
@@ -385,9 +402,10 @@ int Run() {
     return 2;
   }
   Eigen::setNbThreads(absl::GetFlag(FLAGS_eigen_threads));
-  std::unique_ptr<CudaMlp> cuda_model;
+  std::unique_ptr<CudaModel> cuda_model;
   if (setup->device == Device::kCuda) {
-    absl::StatusOr<std::unique_ptr<CudaMlp>> made = MakeCudaModel(*setup);
+    absl::StatusOr<std::unique_ptr<CudaModel>> made =
+        MakeCudaModel(*setup, *bundle->model);
     if (!made.ok()) {
       if (absl::IsInvalidArgument(made.status())) {
         LOG(ERROR) << "bad flags: " << made.status().message();

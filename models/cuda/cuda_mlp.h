@@ -48,64 +48,23 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "models/cuda/cuda_handles.h"
+#include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"
 #include "models/tensor_layout.h"
 
 namespace ringside {
 
-class CudaMlp {
+class CudaMlp : public CudaModel {
  public:
   // widths: input, hidden..., classes (>= 2 entries, each in [1, 2^31)).
   // `device`: CUDA device index. Blocking (creates the cuBLAS handle and
   // events). Errors: INVALID_ARGUMENT on bad widths; CUDA's and cuBLAS's
   // own (UNAVAILABLE "...cudaErrorInsufficientDriver..." without a GPU).
+  // The model calls are CudaModel's (cuda_model.h) with the contract above;
+  // ForwardBackward: INVALID_ARGUMENT also for a label outside the classes.
   static absl::StatusOr<std::unique_ptr<CudaMlp>> Create(
       std::vector<int64_t> widths, int device = 0);
-
-  virtual ~CudaMlp() = default;
-
-  virtual const TensorLayout& layout() const = 0;
-  virtual int device() const = 0;
-
-  // The CPU Mlp's seeded initial parameters, into host memory (same seed =>
-  // same bits as Mlp::InitParams). Aborts if the size is wrong.
-  virtual void InitParams(uint64_t seed,
-                          absl::Span<float> host_params) const = 0;
-  // The same, copied into the device buffer `d_params`. Blocking.
-  virtual absl::Status InitDeviceParams(uint64_t seed,
-                                        float* d_params) const = 0;
-
-  // Forward and backward of `batch` (host memory; copied in) under the
-  // device parameters `d_params`; writes d(mean loss)/d(params) into the
-  // device buffer `d_grads` (every element) and returns the mean loss.
-  // Calls on_ready (may be empty) as described above. Blocking: returns once
-  // the step's work on `stream` has finished (the loss is read back).
-  // Errors: INVALID_ARGUMENT if the batch does not fit the model or a
-  // pointer is null; CUDA/cuBLAS errors with their message (a fault in a
-  // kernel shows up here). After an error the gradients are undefined and
-  // some on_ready calls may have happened.
-  virtual absl::StatusOr<double> ForwardBackward(
-      const Batch& batch, const float* d_params, float* d_grads,
-      const GradientReadyFn& on_ready, CudaStream stream) = 0;
-
-  // Mean loss of `batch` under `d_params`; no gradients, no timing.
-  // Blocking, like ForwardBackward.
-  virtual absl::StatusOr<double> Evaluate(const Batch& batch,
-                                          const float* d_params,
-                                          CudaStream stream) = 0;
-
-  // The event recorded after the kernels producing gradient `tensor` (see
-  // above). Owned by the model, valid for its lifetime. Requires
-  // 0 <= tensor < layout().num_tensors().
-  virtual CudaEvent grad_ready_event(int tensor) const = 0;
-
-  // Device time of the last ForwardBackward's kernels, seconds (0 before
-  // the first).
-  virtual double last_compute_seconds() const = 0;
-
-  // As Mlp::FlopsPerExample.
-  virtual double FlopsPerExample() const = 0;
 };
 
 }  // namespace ringside

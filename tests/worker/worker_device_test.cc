@@ -69,12 +69,14 @@ TEST(WorkerDeviceTest, CudaWithoutCudaOrGpuSaysWhy) {
   }
 }
 
-TEST(WorkerDeviceTest, CudaSupportsOnlyTheMlp) {
+TEST(WorkerDeviceTest, CudaSupportsTheMlpAndTheCharLm) {
   const Outcome out = RunWorker({"--device=cuda", "--model=synthetic"});
   EXPECT_EQ(out.exit_code, 2) << out.output;
   const std::string want =
-      BuiltWithCuda() ? "--device=cuda supports --model=mlp only"
-                      : "built without CUDA: rebuild with --config=cuda";
+      BuiltWithCuda()
+          ? "--device=cuda supports --model=mlp and --model=charlm, got "
+            "--model=synthetic"
+          : "built without CUDA: rebuild with --config=cuda";
   EXPECT_NE(out.output.find(want), std::string::npos) << out.output;
 }
 
@@ -117,6 +119,39 @@ TEST(WorkerDeviceTest, GpusBeyondTheDevicesAreFlagErrors) {
       RunWorker({"--device=cuda", absl::StrCat("--gpus=", *count)});
   EXPECT_EQ(out.exit_code, 2) << out.output;
   EXPECT_NE(out.output.find("device(s)"), std::string::npos) << out.output;
+}
+
+nlohmann::json FinalRecord(const std::string& output) {
+  nlohmann::json final_record;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    if (line.empty() || line.front() != '{') continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_object() && j.value("event", "") == "final") final_record = j;
+  }
+  return final_record;
+}
+
+// The character transformer trains on the GPU like on the CPU: same data,
+// same seed, so the final validation loss agrees to float32 rounding.
+TEST(WorkerDeviceTest, CudaCharLmMatchesTheCpuWorker) {
+  absl::StatusOr<int> count = CudaDeviceCount();
+  if (!count.ok()) GTEST_SKIP() << count.status().message();
+  const std::vector<std::string> model = {
+      "--model=charlm", "--n_layer=1", "--n_head=2", "--n_embd=16",
+      "--block_size=8", "--steps=6", "--optimizer=adam", "--lr=0.003"};
+  std::vector<std::string> gpu = model, cpu = model;
+  gpu.insert(gpu.end(), {"--device=cuda", "--gpus=0"});
+  const Outcome on_gpu = RunWorker(gpu);
+  const Outcome on_cpu = RunWorker(cpu);
+  ASSERT_EQ(on_gpu.exit_code, 0) << on_gpu.output;
+  ASSERT_EQ(on_cpu.exit_code, 0) << on_cpu.output;
+  const nlohmann::json g = FinalRecord(on_gpu.output);
+  const nlohmann::json c = FinalRecord(on_cpu.output);
+  ASSERT_TRUE(g.is_object() && c.is_object()) << on_gpu.output;
+  EXPECT_EQ(g["device"], "cuda");
+  EXPECT_EQ(g["model"], "charlm");
+  EXPECT_NEAR(g["eval_loss"].get<double>(), c["eval_loss"].get<double>(),
+              1e-3 * c["eval_loss"].get<double>());
 }
 
 TEST(WorkerDeviceTest, CudaBaselineRecordsCudaEventTiming) {

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "models/cuda/cuda_handles.h"
+#include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"
 #include "models/tensor_layout.h"
@@ -42,54 +43,23 @@
 
 namespace ringside {
 
-class CudaCharLm {
+class CudaCharLm : public CudaModel {
  public:
   // `device`: CUDA device index. Blocking (creates the cuBLAS handle and
   // events). Errors: INVALID_ARGUMENT on a bad config or device; CUDA's and
   // cuBLAS's own (UNAVAILABLE "...cudaErrorInsufficientDriver..." without
-  // a GPU); UNIMPLEMENTED without --config=cuda.
+  // a GPU); UNIMPLEMENTED without --config=cuda. The model calls are
+  // CudaModel's (models/cuda/cuda_model.h); ForwardBackward takes a batch
+  // of size x (block_size + 1) tokens (CheckCharLmBatch) and Evaluate runs
+  // CharLm::kEvalChunk examples at a time.
   static absl::StatusOr<std::unique_ptr<CudaCharLm>> Create(
       const CharLmConfig& config, int device = 0);
 
-  virtual ~CudaCharLm() = default;
-
   virtual const CharLmConfig& config() const = 0;
-  virtual const TensorLayout& layout() const = 0;
-  virtual int device() const = 0;
 
-  // CharLmInitParams into host memory (same bits as CharLm::InitParams).
-  virtual void InitParams(uint64_t seed,
-                          absl::Span<float> host_params) const = 0;
-  // The same, copied into the device buffer `d_params`. Blocking.
-  virtual absl::Status InitDeviceParams(uint64_t seed,
-                                        float* d_params) const = 0;
-
-  // Forward and backward of `batch` (host memory: size x (block_size + 1)
-  // tokens; copied in) under `d_params`; writes d(mean loss)/d(params) into
-  // `d_grads` (every element) and returns the mean loss. Calls on_ready
-  // (may be empty) in CharLmReadinessOrder as described above. Blocking:
-  // returns once the step's work on `stream` is done (the loss is read
-  // back). INVALID_ARGUMENT for a batch that does not fit
-  // (CheckCharLmBatch) or a null pointer; CUDA/cuBLAS errors otherwise.
-  virtual absl::StatusOr<double> ForwardBackward(
-      const Batch& batch, const float* d_params, float* d_grads,
-      const GradientReadyFn& on_ready, CudaStream stream) = 0;
-
-  // Mean loss of `batch` under `d_params`, CharLm::kEvalChunk examples at
-  // a time; no gradients, no timing. Blocking.
-  virtual absl::StatusOr<double> Evaluate(const Batch& batch,
-                                          const float* d_params,
-                                          CudaStream stream) = 0;
-
-  // The event recorded once gradient `tensor` is enqueued (see above).
-  // Owned by the model. Requires 0 <= tensor < layout().num_tensors().
-  virtual CudaEvent grad_ready_event(int tensor) const = 0;
-
-  // Device time of the last ForwardBackward's kernels, seconds (0 before
-  // the first).
-  virtual double last_compute_seconds() const = 0;
-
-  double FlopsPerExample() const { return CharLmFlopsPerExample(config()); }
+  double FlopsPerExample() const override {
+    return CharLmFlopsPerExample(config());
+  }
 };
 
 }  // namespace ringside

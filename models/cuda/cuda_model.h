@@ -1,0 +1,77 @@
+// CudaModel: what the CUDA training loop (worker/cuda_trainer.h) needs of a
+// model on one GPU -- the device-side twin of models/model.h's Model.
+// CudaMlp (cuda_mlp.h) and CudaCharLm (models/transformer/cuda/) implement
+// it; the contract of each call (device buffers, streams, readiness events
+// recorded before on_ready, CUDA-event compute time) is spelled out in
+// cuda_mlp.h and holds for every implementation:
+//
+//   - parameters and gradients are caller-owned flat device buffers of
+//     layout().total_elements() floats on device();
+//   - ForwardBackward enqueues the step on `stream`, records
+//     grad_ready_event(i) right after the kernels that finish gradient i and
+//     then calls on_ready(i): the gradient is ENQUEUED, not computed;
+//   - last_compute_seconds() is the device time of the last step's kernels.
+//
+// This header needs no CUDA headers (handles are opaque, cuda_handles.h).
+// Thread-compatible: one instance per worker thread.
+#ifndef RINGSIDE_MODELS_CUDA_CUDA_MODEL_H_
+#define RINGSIDE_MODELS_CUDA_CUDA_MODEL_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "models/cuda/cuda_handles.h"
+#include "models/dataset.h"
+#include "models/model.h"
+#include "models/tensor_layout.h"
+
+namespace ringside {
+
+class CudaModel {
+ public:
+  virtual ~CudaModel() = default;
+
+  virtual const TensorLayout& layout() const = 0;
+  virtual int device() const = 0;
+
+  // The CPU model's seeded initial parameters, into host memory (same seed
+  // => same bits as the CPU model's InitParams).
+  virtual void InitParams(uint64_t seed,
+                          absl::Span<float> host_params) const = 0;
+  // The same, copied into the device buffer `d_params`. Blocking.
+  virtual absl::Status InitDeviceParams(uint64_t seed,
+                                        float* d_params) const = 0;
+
+  // Forward and backward of `batch` (host memory; copied in) under
+  // `d_params`; writes d(mean loss)/d(params) into `d_grads` (every element)
+  // and returns the mean loss; on_ready (may be empty) as above. Blocking:
+  // returns once the step's work on `stream` is done. INVALID_ARGUMENT for
+  // a batch that does not fit or a null pointer; CUDA/cuBLAS errors with
+  // their message otherwise.
+  virtual absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, const float* d_params, float* d_grads,
+      const GradientReadyFn& on_ready, CudaStream stream) = 0;
+
+  // Mean loss of `batch` under `d_params`; no gradients, no timing.
+  // Blocking.
+  virtual absl::StatusOr<double> Evaluate(const Batch& batch,
+                                          const float* d_params,
+                                          CudaStream stream) = 0;
+
+  // The event recorded once gradient `tensor` is enqueued. Owned by the
+  // model. Requires 0 <= tensor < layout().num_tensors().
+  virtual CudaEvent grad_ready_event(int tensor) const = 0;
+
+  // Device time of the last ForwardBackward's kernels, seconds (0 before
+  // the first).
+  virtual double last_compute_seconds() const = 0;
+
+  // As the CPU model's FlopsPerExample.
+  virtual double FlopsPerExample() const = 0;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_MODELS_CUDA_CUDA_MODEL_H_
