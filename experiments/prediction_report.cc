@@ -26,6 +26,7 @@ double MeanUtilization(const ReportRow& row) {
 
 std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
                                       const CostInputs& link) {
+  const std::vector<std::string> known = CostModelStrategies();
   std::vector<PredictedRun> runs;
   for (const ReportRow& row : rows) {
     PredictedRun run;
@@ -43,16 +44,13 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.workers = row.workers();
     in.servers = std::max(1, row.prm_srv);
     std::string as = row.strategy;
+    run.modelled_as = row.strategy;
     if (row.strategy == "ring_fp16") {
       as = "ring";
       in.model_bytes /= 2;
       run.modelled_as = "ring, M/2";
-    } else {
-      run.modelled_as = row.strategy;
     }
-    const std::vector<std::string> known = CostModelStrategies();
     if (std::find(known.begin(), known.end(), as) == known.end()) {
-      run.modelled_as = "";
       run.why_not = "not in the cost model";
     } else if (row.step_s <= 0 || row.compute_step_s <= 0 ||
                row.model_bytes <= 0 || row.num_tensors <= 0) {

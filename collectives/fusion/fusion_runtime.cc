@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <numeric>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -355,15 +356,15 @@ absl::Status FusionRuntime::Execute(const std::vector<int>& ready,
           std::max(lane_buffer[b % lanes], batches[b].elements);
     }
   }
+  // Sized once, before the lanes run: Buffer is not thread-safe.
   absl::Span<float> buffer;
-  if (lane_buffer[0] + lane_buffer.back() > 0) {
-    RS_ASSIGN_OR_RETURN(buffer,
-                        memory_->Buffer(lanes == 1 ? lane_buffer[0]
-                                                   : lane_buffer[0] +
-                                                         lane_buffer[1]));
+  if (const int64_t floats =
+          std::accumulate(lane_buffer.begin(), lane_buffer.end(), int64_t{0});
+      floats > 0) {
+    RS_ASSIGN_OR_RETURN(buffer, memory_->Buffer(floats));
   }
   if (lanes == 1) {
-    return RunLane(batches, data_, buffer, decided_s, &local_stats_);
+    return RunLane(lane_batches[0], data_, buffer, decided_s, &local_stats_);
   }
   FusionStats second_stats;
   absl::Status second;

@@ -37,7 +37,8 @@ class CudaModel {
   virtual int device() const = 0;
 
   // The CPU model's seeded initial parameters, into host memory (same seed
-  // => same bits as the CPU model's InitParams).
+  // => same bits as the CPU model's InitParams). Aborts if the size is
+  // wrong.
   virtual void InitParams(uint64_t seed,
                           absl::Span<float> host_params) const = 0;
   // The same, copied into the device buffer `d_params`. Blocking.
@@ -49,7 +50,9 @@ class CudaModel {
   // and returns the mean loss; on_ready (may be empty) as above. Blocking:
   // returns once the step's work on `stream` is done. INVALID_ARGUMENT for
   // a batch that does not fit or a null pointer; CUDA/cuBLAS errors with
-  // their message otherwise.
+  // their message otherwise (a fault in a kernel shows up here). After an
+  // error the gradients are undefined and some on_ready calls may have
+  // happened.
   virtual absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const float* d_params, float* d_grads,
       const GradientReadyFn& on_ready, CudaStream stream) = 0;
