@@ -16,6 +16,7 @@
 #include "models/cuda/cuda_check.h"
 #include "models/cuda/device_buffer.h"
 #include "models/cuda/mlp_kernels.h"
+#include "models/cuda/model_handles.h"
 #include "models/mlp.h"
 
 namespace ringside {
@@ -51,33 +52,8 @@ class CudaMlpImpl final : public CudaMlp {
               int device)
       : host_(std::move(host)), widths_(std::move(widths)), device_(device) {}
 
-  ~CudaMlpImpl() override {
-    // Release errors (a poisoned context) have no one to go to; clear them.
-    if (cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
-    for (cudaEvent_t e : ready_) {
-      if (e != nullptr) cudaEventDestroy(e);
-    }
-    if (start_ != nullptr) cudaEventDestroy(start_);
-    if (stop_ != nullptr) cudaEventDestroy(stop_);
-    if (cublas_ != nullptr) cublasDestroy(cublas_);
-    cudaGetLastError();
-  }
-
   // Handle and events; called once by Create.
-  absl::Status Init() {
-    RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    RS_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
-    // Full float32 products, so results match the CPU model.
-    RS_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
-    ready_.assign(layout().num_tensors(), nullptr);
-    for (cudaEvent_t& e : ready_) {
-      RS_CUDA_RETURN_IF_ERROR(
-          cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    }
-    RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
-    RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
-    return absl::OkStatus();
-  }
+  absl::Status Init() { return handles_.Init(device_, layout().num_tensors()); }
 
   const TensorLayout& layout() const override { return host_->layout(); }
   int device() const override { return device_; }
@@ -106,7 +82,7 @@ class CudaMlpImpl final : public CudaMlp {
     }
     const int64_t n = batch.size;
     const int layers = static_cast<int>(widths_.size()) - 1;
-    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream));
+    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.start(), stream));
     RS_RETURN_IF_ERROR(Forward(n, d_params, stream));
     RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
         delta_[0].data(), labels(), n, widths_.back(),
@@ -122,7 +98,7 @@ class CudaMlpImpl final : public CudaMlp {
       float* dw = d_grads + layout().tensor(WeightIndex(l)).offset;
       float* db = d_grads + layout().tensor(BiasIndex(l)).offset;
       // dW (in x out) = X^T (in x n) * delta (n x out).
-      RS_RETURN_IF_ERROR(RowMajorSgemm(cublas_, /*trans_a=*/true,
+      RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), /*trans_a=*/true,
                                        /*trans_b=*/false, in_w, out_w,
                                        static_cast<int>(n), x, delta, dw));
       RS_CUDA_RETURN_IF_ERROR(
@@ -132,7 +108,7 @@ class CudaMlpImpl final : public CudaMlp {
         // read of layer l's weights.
         const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
         float* dx = delta_[1 - cur].data();
-        RS_RETURN_IF_ERROR(RowMajorSgemm(cublas_, /*trans_a=*/false,
+        RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), /*trans_a=*/false,
                                          /*trans_b=*/true, static_cast<int>(n),
                                          in_w, out_w, delta, w, dx));
         RS_CUDA_RETURN_IF_ERROR(
@@ -140,15 +116,14 @@ class CudaMlpImpl final : public CudaMlp {
         cur = 1 - cur;
       }
       for (int tensor : {WeightIndex(l), BiasIndex(l)}) {
-        RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ready_[tensor], stream));
+        RS_CUDA_RETURN_IF_ERROR(
+            cudaEventRecord(handles_.ready(tensor), stream));
         if (on_ready) on_ready(tensor);
       }
     }
-    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream));
+    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.stop(), stream));
     RS_ASSIGN_OR_RETURN(const double loss, MeanLoss(n, stream));
-    float ms = 0.0f;
-    RS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-    compute_seconds_ = ms / 1e3;
+    RS_ASSIGN_OR_RETURN(compute_seconds_, handles_.ElapsedSeconds());
     return loss;
   }
 
@@ -164,11 +139,7 @@ class CudaMlpImpl final : public CudaMlp {
   }
 
   CudaEvent grad_ready_event(int tensor) const override {
-    if (tensor < 0 || tensor >= static_cast<int>(ready_.size())) {
-      std::fprintf(stderr, "CudaMlp::grad_ready_event: no tensor %d\n", tensor);
-      std::abort();
-    }
-    return ready_[tensor];
+    return handles_.ready(tensor);
   }
 
   double last_compute_seconds() const override { return compute_seconds_; }
@@ -215,7 +186,7 @@ class CudaMlpImpl final : public CudaMlp {
     }
     RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     RS_RETURN_IF_ERROR(Reserve(batch.size));
-    RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, stream));
+    RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(handles_.cublas(), stream));
     // Pageable sources: each call returns once its data is staged, so the
     // batch may be reused as soon as we return.
     RS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
@@ -261,8 +232,9 @@ class CudaMlpImpl final : public CudaMlp {
       const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
       const float* b = d_params + layout().tensor(BiasIndex(l)).offset;
       // Z (n x out) = X (n x in) * W (in x out).
-      RS_RETURN_IF_ERROR(RowMajorSgemm(
-          cublas_, false, false, static_cast<int>(n), out_w, in_w, x, w, z));
+      RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), false, false,
+                                       static_cast<int>(n), out_w, in_w, x, w,
+                                       z));
       RS_CUDA_RETURN_IF_ERROR(kernels::LaunchAddBias(
           z, b, n, out_w, /*relu=*/l + 1 < layers, stream));
     }
@@ -284,10 +256,7 @@ class CudaMlpImpl final : public CudaMlp {
   const std::unique_ptr<Mlp> host_;  // layout, init, flops
   const std::vector<int64_t> widths_;
   const int device_;
-  cublasHandle_t cublas_ = nullptr;
-  std::vector<cudaEvent_t> ready_;  // per tensor
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
+  ModelHandles handles_;
   double compute_seconds_ = 0.0;
 
   // Scratch for batches of up to capacity_ examples.

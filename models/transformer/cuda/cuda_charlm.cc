@@ -16,6 +16,7 @@
 #include "common/status_macros.h"
 #include "models/cuda/cuda_check.h"
 #include "models/cuda/device_buffer.h"
+#include "models/cuda/model_handles.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/charlm_kernels.h"
 
@@ -70,32 +71,8 @@ class CudaCharLmImpl final : public CudaCharLm {
   CudaCharLmImpl(const CharLmConfig& config, TensorLayout layout, int device)
       : config_(config), layout_(std::move(layout)), device_(device) {}
 
-  ~CudaCharLmImpl() override {
-    // Release errors (a poisoned context) have no one to go to; clear them.
-    if (cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
-    for (cudaEvent_t e : ready_) {
-      if (e != nullptr) cudaEventDestroy(e);
-    }
-    if (start_ != nullptr) cudaEventDestroy(start_);
-    if (stop_ != nullptr) cudaEventDestroy(stop_);
-    if (cublas_ != nullptr) cublasDestroy(cublas_);
-    cudaGetLastError();
-  }
-
-  absl::Status Init() {
-    RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    RS_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
-    // Full float32 products, so results match the CPU model.
-    RS_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
-    ready_.assign(layout_.num_tensors(), nullptr);
-    for (cudaEvent_t& e : ready_) {
-      RS_CUDA_RETURN_IF_ERROR(
-          cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-    }
-    RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
-    RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
-    return absl::OkStatus();
-  }
+  // Handle and events; called once by Create.
+  absl::Status Init() { return handles_.Init(device_, layout_.num_tensors()); }
 
   const CharLmConfig& config() const override { return config_; }
   const TensorLayout& layout() const override { return layout_; }
@@ -125,7 +102,7 @@ class CudaCharLmImpl final : public CudaCharLm {
     }
     const int64_t b = batch.size;
     RS_RETURN_IF_ERROR(Upload(batch, 0, b, stream));
-    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(start_, stream));
+    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.start(), stream));
     RS_RETURN_IF_ERROR(Forward(b, d_params, stream));
     const int64_t n = b * config_.block_size;
     RS_CUDA_RETURN_IF_ERROR(k::LaunchCrossEntropy(
@@ -133,11 +110,9 @@ class CudaCharLmImpl final : public CudaCharLm {
         config_.block_size, config_.vocab_size, 1.0f / static_cast<float>(n),
         /*want_gradient=*/true, stream));
     RS_RETURN_IF_ERROR(Backward(b, d_params, d_grads, on_ready, stream));
-    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop_, stream));
+    RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.stop(), stream));
     RS_ASSIGN_OR_RETURN(const double total, SumLoss(n, stream));
-    float ms = 0.0f;
-    RS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-    compute_seconds_ = ms / 1e3;
+    RS_ASSIGN_OR_RETURN(compute_seconds_, handles_.ElapsedSeconds());
     return total / static_cast<double>(n);
   }
 
@@ -162,12 +137,7 @@ class CudaCharLmImpl final : public CudaCharLm {
   }
 
   CudaEvent grad_ready_event(int tensor) const override {
-    if (tensor < 0 || tensor >= static_cast<int>(ready_.size())) {
-      std::fprintf(stderr, "CudaCharLm::grad_ready_event: no tensor %d\n",
-                   tensor);
-      std::abort();
-    }
-    return ready_[tensor];
+    return handles_.ready(tensor);
   }
 
   double last_compute_seconds() const override { return compute_seconds_; }
@@ -211,7 +181,7 @@ class CudaCharLmImpl final : public CudaCharLm {
     }
     RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     RS_RETURN_IF_ERROR(Reserve(examples));
-    RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, stream));
+    RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(handles_.cublas(), stream));
     return absl::OkStatus();
   }
 
@@ -305,7 +275,7 @@ class CudaCharLmImpl final : public CudaCharLm {
       RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormForward(
           bb.ln1_out.data(), bb.ln1_mean.data(), bb.ln1_rstd.data(),
           bb.resid_in.data(), W(T::kLn1Weight), W(T::kLn1Bias), n, c, stream));
-      RS_RETURN_IF_ERROR(Gemm(cublas_, false, false, n, 3 * c, c,
+      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, 3 * c, c,
                               bb.ln1_out.data(), W(T::kAttnWeight),
                               qkv_.data()));
       RS_CUDA_RETURN_IF_ERROR(
@@ -317,32 +287,33 @@ class CudaCharLmImpl final : public CudaCharLm {
             out, qkv_.data() + column, 3 * c, batch, seq, heads, hs, stream));
       }
       // Scores q k^T per (example, head), then the causal softmax.
-      RS_RETURN_IF_ERROR(BatchedGemm(cublas_, false, true, seq, seq, hs,
-                                     bb.q.data(), seq * hs, bb.k.data(),
+      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, true, seq, seq,
+                                     hs, bb.q.data(), seq * hs, bb.k.data(),
                                      seq * hs, bb.att.data(), seq * seq, bh));
       RS_CUDA_RETURN_IF_ERROR(
           k::LaunchCausalSoftmaxForward(bb.att.data(), bh, seq, scale, stream));
-      RS_RETURN_IF_ERROR(BatchedGemm(cublas_, false, false, seq, hs, seq,
-                                     bb.att.data(), seq * seq, bb.v.data(),
+      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, false, seq, hs,
+                                     seq, bb.att.data(), seq * seq, bb.v.data(),
                                      seq * hs, yp_.data(), seq * hs, bh));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchMergeHeads(
           bb.atty.data(), c, yp_.data(), batch, seq, heads, hs, stream));
-      RS_RETURN_IF_ERROR(Gemm(cublas_, false, false, n, c, c, bb.atty.data(),
-                              W(T::kAttnProjWeight), tmp_.data()));
+      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, c, c,
+                              bb.atty.data(), W(T::kAttnProjWeight),
+                              tmp_.data()));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchResidualAddBias(
           bb.resid_mid.data(), bb.resid_in.data(), tmp_.data(),
           W(T::kAttnProjBias), n, c, stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormForward(
           bb.ln2_out.data(), bb.ln2_mean.data(), bb.ln2_rstd.data(),
           bb.resid_mid.data(), W(T::kLn2Weight), W(T::kLn2Bias), n, c, stream));
-      RS_RETURN_IF_ERROR(Gemm(cublas_, false, false, n, 4 * c, c,
+      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, 4 * c, c,
                               bb.ln2_out.data(), W(T::kFcWeight),
                               bb.fc_pre.data()));
       RS_CUDA_RETURN_IF_ERROR(
           k::LaunchAddBias(bb.fc_pre.data(), W(T::kFcBias), n, 4 * c, stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchGeluForward(
           bb.fc_act.data(), bb.fc_pre.data(), n * 4 * c, stream));
-      RS_RETURN_IF_ERROR(Gemm(cublas_, false, false, n, c, 4 * c,
+      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, c, 4 * c,
                               bb.fc_act.data(), W(T::kMlpProjWeight),
                               tmp_.data()));
       float* next =
@@ -355,8 +326,8 @@ class CudaCharLmImpl final : public CudaCharLm {
         lnf_out_.data(), lnf_mean_.data(), lnf_rstd_.data(), resid_out_.data(),
         P(params, T::LnfWeight(L)), P(params, T::LnfBias(L)), n, c, stream));
     // Tied head: logits = ln_f(x) wte^T.
-    return Gemm(cublas_, false, true, n, config_.vocab_size, c, lnf_out_.data(),
-                P(params, T::kWte), logits_.data());
+    return Gemm(handles_.cublas(), false, true, n, config_.vocab_size, c,
+                lnf_out_.data(), P(params, T::kWte), logits_.data());
   }
 
   // logits_ holds d(loss)/d(logits).
@@ -372,17 +343,18 @@ class CudaCharLmImpl final : public CudaCharLm {
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const int L = static_cast<int>(config_.n_layer);
     auto ready = [&](int tensor) -> absl::Status {
-      RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(ready_[tensor], stream));
+      RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.ready(tensor), stream));
       if (on_ready) on_ready(tensor);
       return absl::OkStatus();
     };
 
     // Head: dwte = dlogits^T ln_f(x) (the embedding adds to it at the end),
     // d(ln_f out) = dlogits wte.
-    RS_RETURN_IF_ERROR(Gemm(cublas_, true, false, v, c, n, logits_.data(),
-                            lnf_out_.data(), G(grads, T::kWte)));
-    RS_RETURN_IF_ERROR(Gemm(cublas_, false, false, n, c, v, logits_.data(),
-                            P(params, T::kWte), dln_.data()));
+    RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), true, false, v, c, n,
+                            logits_.data(), lnf_out_.data(),
+                            G(grads, T::kWte)));
+    RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, c, v,
+                            logits_.data(), P(params, T::kWte), dln_.data()));
     RS_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(dresid_.data(), 0, n * c * sizeof(float), stream));
     RS_RETURN_IF_ERROR(LayerNormBackward(
@@ -429,19 +401,19 @@ class CudaCharLmImpl final : public CudaCharLm {
           dyp_.data(), tmp_.data(), c, batch, seq, heads, hs, stream));
       // dP = dY v^T, dv = P^T dY, dS = softmax backward, dq = dS k,
       // dk = dS^T q.
-      RS_RETURN_IF_ERROR(BatchedGemm(cublas_, false, true, seq, seq, hs,
-                                     dyp_.data(), seq * hs, bb.v.data(),
+      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, true, seq, seq,
+                                     hs, dyp_.data(), seq * hs, bb.v.data(),
                                      seq * hs, dp_.data(), seq * seq, bh));
-      RS_RETURN_IF_ERROR(BatchedGemm(cublas_, true, false, seq, hs, seq,
-                                     bb.att.data(), seq * seq, dyp_.data(),
+      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), true, false, seq, hs,
+                                     seq, bb.att.data(), seq * seq, dyp_.data(),
                                      seq * hs, dvp_.data(), seq * hs, bh));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchCausalSoftmaxBackward(
           dp_.data(), bb.att.data(), bh, seq, scale, stream));
-      RS_RETURN_IF_ERROR(BatchedGemm(cublas_, false, false, seq, hs, seq,
-                                     dp_.data(), seq * seq, bb.k.data(),
+      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, false, seq, hs,
+                                     seq, dp_.data(), seq * seq, bb.k.data(),
                                      seq * hs, dqp_.data(), seq * hs, bh));
-      RS_RETURN_IF_ERROR(BatchedGemm(cublas_, true, false, seq, hs, seq,
-                                     dp_.data(), seq * seq, bb.q.data(),
+      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), true, false, seq, hs,
+                                     seq, dp_.data(), seq * seq, bb.q.data(),
                                      seq * hs, dkp_.data(), seq * hs, bh));
       for (auto [in, column] :
            {std::pair<const float*, int64_t>{dqp_.data(), 0},
@@ -476,9 +448,10 @@ class CudaCharLmImpl final : public CudaCharLm {
   absl::Status LinearBackward(const float* x, const float* dy, const float* w,
                               int64_t rows, int64_t in, int64_t out, float* dw,
                               float* db, float* dx, cudaStream_t stream) {
-    RS_RETURN_IF_ERROR(Gemm(cublas_, true, false, in, out, rows, x, dy, dw));
+    RS_RETURN_IF_ERROR(
+        Gemm(handles_.cublas(), true, false, in, out, rows, x, dy, dw));
     RS_CUDA_RETURN_IF_ERROR(k::LaunchColumnSum(db, dy, rows, out, stream));
-    return Gemm(cublas_, false, true, rows, in, out, dy, w, dx);
+    return Gemm(handles_.cublas(), false, true, rows, in, out, dy, w, dx);
   }
 
   // dresid_ += d(input) of a LayerNorm; its dw, db.
@@ -508,10 +481,7 @@ class CudaCharLmImpl final : public CudaCharLm {
   const CharLmConfig config_;
   const TensorLayout layout_;
   const int device_;
-  cublasHandle_t cublas_ = nullptr;
-  std::vector<cudaEvent_t> ready_;  // per tensor
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
+  ModelHandles handles_;
   double compute_seconds_ = 0.0;
 
   // Scratch for up to capacity_ examples per forward.
