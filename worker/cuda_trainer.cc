@@ -81,35 +81,21 @@ absl::StatusOr<TrainResult> TrainOnCuda(
         nvml_status = started.status();
       }
     }
-    const double start = NowSeconds();
+    StepTimes t;
+    t.start = NowSeconds();
     RS_RETURN_IF_ERROR(
         dataset.TrainBatch(step * global_batch + rank.rank * b, b, &batch));
-    const double compute_start = NowSeconds();
+    t.compute_start = NowSeconds();
     RS_ASSIGN_OR_RETURN(
         double loss, model.ForwardBackward(batch, params.data(), grads.data(),
                                            on_ready, stream.get()));
-    const double backward_end = NowSeconds();
+    t.backward_end = NowSeconds();
     absl::StatusOr<StepStats> stats = active->FinishStep(step);
-    const double finish_end = NowSeconds();
-    RecordSpan(sync.timeline, "step", "FORWARD_BACKWARD", compute_start,
-               backward_end, {{"step", step}, {"loss", loss}});
-    RecordSpan(sync.timeline, "step", "FINISH_STEP", backward_end, finish_end,
-               {{"step", step}});
-    if (!stats.ok()) {
-      return Annotate(stats.status(),
-                      absl::StrCat(strategy.name(), " step ", step));
-    }
-    StepRecord record;
-    record.step = step;
-    record.loss = loss;
-    record.step_s = finish_end - start;
-    // Device time: the model's kernels and the local optimizer's.
-    record.compute_s = model.last_compute_seconds() + stats->local_optimizer_s;
-    record.sync_s = record.step_s - record.compute_s;
-    record.bytes_sent = stats->bytes_sent;
-    record.bytes_received = stats->bytes_received;
-    metrics.Add(record, start);
-    if (on_record) on_record(record.ToJson());
+    t.finish_end = NowSeconds();
+    // Device time: the model's kernels (and the local optimizer's).
+    RS_RETURN_IF_ERROR(RecordStep(strategy, step, loss, t,
+                                  model.last_compute_seconds(), stats,
+                                  sync.timeline, metrics, on_record));
   }
   absl::StatusOr<double> nvml_utilization =
       nvml != nullptr ? nvml->Stop() : absl::StatusOr<double>(nvml_status);

@@ -23,6 +23,32 @@ absl::Status TrainerOptions::Validate() const {
   return absl::OkStatus();
 }
 
+absl::Status RecordStep(const SyncStrategy& strategy, int64_t step, double loss,
+                        const StepTimes& times, double model_compute_s,
+                        const absl::StatusOr<StepStats>& stats,
+                        Timeline* timeline, RunMetrics& metrics,
+                        const RecordFn& on_record) {
+  RecordSpan(timeline, "step", "FORWARD_BACKWARD", times.compute_start,
+             times.backward_end, {{"step", step}, {"loss", loss}});
+  RecordSpan(timeline, "step", "FINISH_STEP", times.backward_end,
+             times.finish_end, {{"step", step}});
+  if (!stats.ok()) {
+    return Annotate(stats.status(),
+                    absl::StrCat(strategy.name(), " step ", step));
+  }
+  StepRecord record;
+  record.step = step;
+  record.loss = loss;
+  record.step_s = times.finish_end - times.start;
+  record.compute_s = model_compute_s + stats->local_optimizer_s;
+  record.sync_s = record.step_s - record.compute_s;
+  record.bytes_sent = stats->bytes_sent;
+  record.bytes_received = stats->bytes_received;
+  metrics.Add(record, times.start);
+  if (on_record) on_record(record.ToJson());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
                                   SyncStrategy& strategy, const RankInfo& rank,
                                   const OptimizerConfig& optimizer,
@@ -56,34 +82,20 @@ absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
   };
   Batch batch;
   for (int64_t step = strategy.start_step(); step < options.steps; ++step) {
-    const double start = NowSeconds();
+    StepTimes t;
+    t.start = NowSeconds();
     RS_RETURN_IF_ERROR(
         dataset.TrainBatch(step * global_batch + rank.rank * b, b, &batch));
-    const double compute_start = NowSeconds();
+    t.compute_start = NowSeconds();
     RS_ASSIGN_OR_RETURN(double loss,
                         model.ForwardBackward(batch, result.params,
                                               absl::MakeSpan(grads), on_ready));
-    const double backward_end = NowSeconds();
+    t.backward_end = NowSeconds();
     absl::StatusOr<StepStats> stats = strategy.FinishStep(step);
-    const double finish_end = NowSeconds();
-    RecordSpan(sync.timeline, "step", "FORWARD_BACKWARD", compute_start,
-               backward_end, {{"step", step}, {"loss", loss}});
-    RecordSpan(sync.timeline, "step", "FINISH_STEP", backward_end, finish_end,
-               {{"step", step}});
-    if (!stats.ok()) {
-      return Annotate(stats.status(),
-                      absl::StrCat(strategy.name(), " step ", step));
-    }
-    StepRecord record;
-    record.step = step;
-    record.loss = loss;
-    record.step_s = finish_end - start;
-    record.compute_s = backward_end - compute_start + stats->local_optimizer_s;
-    record.sync_s = record.step_s - record.compute_s;
-    record.bytes_sent = stats->bytes_sent;
-    record.bytes_received = stats->bytes_received;
-    metrics.Add(record, start);
-    if (on_record) on_record(record.ToJson());
+    t.finish_end = NowSeconds();
+    RS_RETURN_IF_ERROR(RecordStep(strategy, step, loss, t,
+                                  t.backward_end - t.compute_start, stats,
+                                  sync.timeline, metrics, on_record));
   }
   RS_RETURN_IF_ERROR(Annotate(strategy.Shutdown(),
                               absl::StrCat(strategy.name(), " shutdown")));

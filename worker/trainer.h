@@ -17,6 +17,7 @@
 #include "common/launch_env.h"
 #include "models/dataset.h"
 #include "models/model.h"
+#include "worker/run_metrics.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -43,6 +44,25 @@ struct TrainResult {
 };
 
 using RecordFn = std::function<void(const nlohmann::json&)>;
+
+// When the phases of one training step happened (steady-clock seconds).
+struct StepTimes {
+  double start = 0;          // before the batch was read
+  double compute_start = 0;  // ForwardBackward called
+  double backward_end = 0;   // ForwardBackward returned
+  double finish_end = 0;     // FinishStep returned
+};
+
+// The end of one step, shared by Train and TrainOnCuda: the step's
+// FORWARD_BACKWARD and FINISH_STEP spans on `timeline` (may be null); then
+// FinishStep's error annotated with the strategy and step, or the step
+// record (compute = `model_compute_s` + the strategy's local optimizer
+// time) into `metrics` and `on_record` (may be empty).
+absl::Status RecordStep(const SyncStrategy& strategy, int64_t step, double loss,
+                        const StepTimes& times, double model_compute_s,
+                        const absl::StatusOr<StepStats>& stats,
+                        Timeline* timeline, RunMetrics& metrics,
+                        const RecordFn& on_record);
 
 // Runs Init, the steps and Shutdown of `strategy`; `on_record` (may be
 // empty) receives each step record as it is measured.
