@@ -8,4 +8,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh
-exec bazel run //experiments:compare -- "$@"
+source tools/cpu_config.sh
+mapfile -t cpu_config < <(ringside_cpu_config)
+exec bazel run "${cpu_config[@]}" //experiments:compare -- "$@"

@@ -7,9 +7,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh || exit 1
+source tools/cpu_config.sh
+mapfile -t cpu_config < <(ringside_cpu_config)
 
 log=$(mktemp)
-bazel test //... --test_summary=short "$@" 2>&1 | tee "$log"
+bazel test "${cpu_config[@]}" //... --test_summary=short "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 passed=$(grep -cE '^//\S+\s+(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//\S+\s+(\(cached\) )?(FAILED|TIMEOUT|FLAKY|INCOMPLETE|NO STATUS)' "$log")
@@ -55,7 +57,7 @@ else
   mapfile -t targets < <(cuda_targets)
   echo "run_tests: compiling the CUDA configuration with ${nvcc}:" \
        "bazel --output_base=${cuda_base} build --config=cuda ${targets[*]}"
-  if bazel --output_base="$cuda_base" build --config=cuda -- "${targets[@]}"; then
+  if bazel --output_base="$cuda_base" build --config=cuda "${cpu_config[@]}" -- "${targets[@]}"; then
     cuda="built"
   else
     cuda="FAILED"
