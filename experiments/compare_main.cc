@@ -48,6 +48,7 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "experiments/cost_model.h"
+#include "experiments/ddp_row.h"
 #include "experiments/hardware.h"
 #include "experiments/link_estimate.h"
 #include "experiments/local_job.h"
@@ -132,6 +133,16 @@ ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
           "worker binary; default: worker/worker from the runfiles.");
+ABSL_FLAG(bool, ddp, true,
+          "Add the PyTorch DDP row (experiments/ddp_peer.py, gloo on CPU, "
+          "NCCL on CUDA; --model=mlp) at every n when `import torch` works "
+          "in --torch_python; otherwise the report says why it is absent.");
+ABSL_FLAG(std::string, torch_python, "python3",
+          "Python with PyTorch for the DDP row, e.g. ~/torchenv/bin/python "
+          "(README: making the virtual environment).");
+ABSL_FLAG(std::string, ddp_peer, "",
+          "The DDP peer script; default: experiments/ddp_peer.py from the "
+          "runfiles.");
 ABSL_FLAG(bool, generate_auth_token, true,
           "Without --auth_token_file, give the job a fresh random token "
           "(a private temporary file, deleted afterwards) so that only its "
@@ -366,6 +377,43 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   return CostModelLink{in, estimate->source};
 }
 
+// The DDP peer when the row is wanted and can run, else why not.
+absl::StatusOr<DdpPeer> FindDdp(const char* argv0) {
+  if (!absl::GetFlag(FLAGS_ddp)) {
+    return absl::FailedPreconditionError("--noddp was given");
+  }
+  if (absl::GetFlag(FLAGS_model) != "mlp") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the DDP peer trains only --model=mlp, not --model=",
+                     absl::GetFlag(FLAGS_model)));
+  }
+  std::string script = absl::GetFlag(FLAGS_ddp_peer);
+  if (script.empty()) {
+    absl::StatusOr<std::string> found =
+        FindBinary(argv0, "experiments/ddp_peer.py");
+    if (!found.ok()) return found.status();
+    script = *found;
+  }
+  return FindDdpPeer(absl::GetFlag(FLAGS_torch_python), script,
+                     absl::Minutes(1));
+}
+
+// What the DDP row is, or why it is absent.
+std::string DdpNote(const absl::StatusOr<DdpPeer>& ddp) {
+  if (!ddp.ok()) {
+    return absl::StrCat("PyTorch DDP row absent: ", ddp.status().message(),
+                        ".");
+  }
+  return absl::StrCat(
+      "PyTorch DDP: torch ", ddp->torch_version, " (", ddp->python,
+      ") DistributedDataParallel with its default buckets (25 MB, 1 MB "
+      "first), gloo on CPU (NCCL on CUDA), one intra-op thread, on the "
+      "workers' own data and initial parameters (worker --export_batches); "
+      "compute = forward + backward up to the last gradient + optimizer "
+      "step; traffic is the ring all-reduce volume, DDP does not report "
+      "its own.");
+}
+
 // Runs everything; returns the process exit code.
 int RunAll(const char* argv0, const std::vector<std::string>& extra,
            const std::string& command) {
@@ -403,6 +451,11 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   const fs::path dir = UserPath(absl::GetFlag(FLAGS_out_dir));
   if (absl::Status s = MakeDir(dir); !s.ok()) return fail(s);
   const std::vector<std::string> worker_args = WorkerArgs(extra);
+  absl::StatusOr<DdpPeer> ddp = FindDdp(argv0);
+  if (!ddp.ok()) {
+    std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
+                 std::string(ddp.status().message()).c_str());
+  }
 
   // The link the cost model predicts with, measured before the runs load
   // the machine.
@@ -418,6 +471,11 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   for (int n : *sweep) {
     for (size_t i = 1; i < plan->size(); ++i) {
       runs_planned.push_back({(*plan)[i], n});
+    }
+    if (ddp.ok()) {
+      runs_planned.push_back({StrategyInfo{kDdpStrategy, ServerKind::kNone,
+                                           /*store=*/true},
+                              n});
     }
   }
   const int k = absl::GetFlag(FLAGS_servers);
@@ -455,6 +513,19 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
               ? absl::StrCat("timeline_", s.name, ".json")
               : absl::StrCat("timeline_", s.name, "_n", n, ".json");
       options.timeline = fs::absolute(dir / name).string();
+    }
+    if (s.name == kDdpStrategy) {
+      const std::string data = (dir / absl::StrCat("ddp_data_n", n)).string();
+      if (absl::Status e = ExportJobData(*worker_bin, n, worker_args, data,
+                                         absl::Minutes(5));
+          !e.ok()) {
+        std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", i + 1,
+                     total, n, e.ToString().c_str());
+        failures.push_back(
+            {{"strategy", s.name}, {"workers", n}, {"error", e.ToString()}});
+        continue;
+      }
+      UseDdpPeer(*ddp, data, &options);
     }
     std::string what = absl::StrCat(s.name, " n=", n);
     if (options.num_servers > 0) {
@@ -535,6 +606,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
         "strategy."));
   }
   for (const std::string& net : networks) notes.push_back("Network: " + net);
+  notes.push_back(DdpNote(ddp));
   for (const json& f : failures) {
     notes.push_back(absl::StrCat("Failed: ", f["strategy"].get<std::string>(),
                                  " n=", f["workers"].get<int>(), ": ",

@@ -247,9 +247,13 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
   for (int rank = 0; rank < o.num_workers; ++rank) {
     ChildSpec spec;
     spec.label = WorkerLabel(rank);
-    spec.argv = {o.worker_bin, absl::StrCat("--strategy=", o.strategy),
-                 absl::StrCat("--rank=", rank),
-                 absl::StrCat("--world_size=", o.num_workers)};
+    spec.argv = {o.worker_bin};
+    spec.argv.insert(spec.argv.end(), o.worker_prefix_args.begin(),
+                     o.worker_prefix_args.end());
+    spec.argv.insert(spec.argv.end(),
+                     {absl::StrCat("--strategy=", o.strategy),
+                      absl::StrCat("--rank=", rank),
+                      absl::StrCat("--world_size=", o.num_workers)});
     if (!addresses.empty()) {
       spec.argv.push_back(
           absl::StrCat("--servers=", absl::StrJoin(addresses, ",")));

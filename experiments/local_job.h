@@ -30,6 +30,9 @@ struct LocalJobOptions {
   std::string ps_server_bin;
   // Path of the worker binary. Required.
   std::string worker_bin;
+  // Arguments right after worker_bin, before --strategy: the script when
+  // worker_bin is an interpreter (the PyTorch DDP peer). Default none.
+  std::vector<std::string> worker_prefix_args;
   // Sync strategy name passed as --strategy to every worker. Required.
   std::string strategy;
   // Number of worker processes N (ranks 0..N-1). Default 1, must be >= 1.

@@ -49,6 +49,9 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
       as = "ring";
       in.model_bytes /= 2;
       run.modelled_as = "ring, M/2";
+    } else if (row.strategy == "ddp") {  // PyTorch DDP: ring over buckets
+      as = "ring";
+      run.modelled_as = "ring";
     }
     if (std::find(known.begin(), known.end(), as) == known.end()) {
       run.why_not = "not in the cost model";

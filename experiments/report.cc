@@ -101,6 +101,7 @@ std::string DisplayName(absl::string_view strategy) {
   if (strategy == "fusion") return "Fusion";
   if (strategy == "async_ps") return "Async PS";
   if (strategy == "ring_fp16") return "Ring FP16";
+  if (strategy == "ddp") return "PyTorch DDP";
   std::string name(strategy);
   if (!name.empty())
     name[0] = std::toupper(static_cast<unsigned char>(name[0]));

@@ -44,6 +44,7 @@
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/cuda_charlm.h"
 #include "models/model_factory.h"
+#include "worker/batch_export.h"
 #include "worker/cuda_support.h"
 #include "worker/cuda_trainer.h"
 #include "worker/device_selection.h"
@@ -173,6 +174,11 @@ ABSL_FLAG(double, failure_timeout_s, 30,
 ABSL_FLAG(std::string, save_params, "",
           "Write the final parameters here (raw little-endian float32); "
           "\"{rank}\" is replaced by the rank.");
+ABSL_FLAG(std::string, export_batches, "",
+          "Write the job's initial parameters, every step's global batch "
+          "(--world_size x --batch_size), the eval set and meta.json to this "
+          "folder and exit without training (worker/batch_export.h): the "
+          "data of the PyTorch DDP peer, experiments/ddp_peer.py.");
 ABSL_FLAG(std::string, timeline, "",
           "Write a Chrome-trace timeline (Perfetto) of this worker here; "
           "\"{rank}\" is replaced by the rank. Empty: none.");
@@ -400,6 +406,29 @@ int Run() {
   if (!bundle.ok()) {
     LOG(ERROR) << "bad flags: " << bundle.status().message();
     return 2;
+  }
+  if (const std::string dir = absl::GetFlag(FLAGS_export_batches);
+      !dir.empty()) {
+    BatchExportJob job;
+    job.world_size = setup->rank.world_size;
+    job.batch_size = setup->trainer.batch_size;
+    job.steps = setup->trainer.steps;
+    job.warmup_steps = setup->trainer.warmup_steps;
+    job.init_seed = setup->trainer.init_seed;
+    job.optimizer = setup->optimizer;
+    job.model_config = {{"mlp_widths", setup->model.mlp_widths},
+                        {"n_layer", setup->model.charlm.n_layer},
+                        {"n_head", setup->model.charlm.n_head},
+                        {"n_embd", setup->model.charlm.n_embd},
+                        {"block_size", setup->model.charlm.block_size}};
+    if (absl::Status s =
+            ExportBatches(dir, *bundle->model, *bundle->dataset, job);
+        !s.ok()) {
+      LOG(ERROR) << s;
+      return absl::IsInvalidArgument(s) ? 2 : 1;
+    }
+    out.Write({{"event", "exported"}, {"dir", dir}});
+    return 0;
   }
   Eigen::setNbThreads(absl::GetFlag(FLAGS_eigen_threads));
   std::unique_ptr<CudaModel> cuda_model;

@@ -22,6 +22,7 @@ namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Runfile(const std::string& path) {
   absl::StatusOr<std::string> found = FindBinary(program_invocation_name, path);
@@ -47,6 +48,9 @@ Outcome RunBinary(const std::string& binary, std::vector<std::string> args,
       Runfile("experiments/" + binary),
       "--ps_server_bin=" + Runfile("tests/experiments/fake_ps_server.sh"),
       "--worker_bin=" + Runfile("tests/experiments/fake_worker.sh")};
+  // No PyTorch DDP row unless a test asks for the stand-in peer (later
+  // flags win).
+  if (binary == "compare") spec.argv.push_back("--torch_python=/no/such/python");
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
@@ -204,6 +208,46 @@ TEST(CompareTest, SweepsWorkerCountsWithPlotsAndResultsPage) {
     EXPECT_TRUE(
         std::filesystem::exists(tmp + "/docs/results/utilization_n2.png"));
   }
+}
+
+TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/ddp";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=sps", "--out_dir=" + dir,
+       "--torch_python=" + Runfile("tests/experiments/fake_torch_python.sh")});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  // The stand-in's utilization 0.9 and throughput 150 * n.
+  EXPECT_THAT(md, HasSubstr("| PyTorch DDP   |      0 | 90% | 90% |  1.80 "
+                            "|                  300.0 |"));
+  EXPECT_THAT(md, HasSubstr("PyTorch DDP: torch 0.0-standin"));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  ASSERT_EQ(j["runs"].size(), 3u);  // baseline, sps, ddp
+  const json& ddp = j["runs"][2];
+  EXPECT_EQ(ddp["strategy"], "ddp");
+  EXPECT_EQ(ddp["servers"], 0);
+  const std::string args = ddp["finals"][1]["args"].get<std::string>();
+  EXPECT_THAT(args, HasSubstr("--data_dir=" + dir + "/ddp_data_n2"));
+  EXPECT_THAT(args, HasSubstr("--master_port=29999"));
+  EXPECT_THAT(args, HasSubstr("--steps=40"));
+  EXPECT_THAT(ddp["finals"][0]["script"].get<std::string>(),
+              HasSubstr("experiments/ddp_peer.py"));
+  EXPECT_TRUE(std::filesystem::exists(dir + "/ddp_data_n2/meta.json"));
+}
+
+TEST(CompareTest, SaysWhyTheDdpRowIsAbsent) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/noddp";
+  const Outcome out = RunBinary(
+      "compare", {"--workers=2", "--strategies=sps", "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("PyTorch DDP row absent: `/no/such/python -c "
+                            "'import torch'` failed"));
+  EXPECT_THAT(md, HasSubstr("pip install torch"));
+  EXPECT_THAT(md, Not(HasSubstr("| PyTorch DDP ")));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["runs"].size(), 2u);
 }
 
 TEST(CompareTest, MissingGnuplotSkipsPlotsButWritesTables) {

@@ -4,6 +4,7 @@
 # FAKE_WORKER_FAIL_RANK=r: rank r prints "boom" to stderr and exits 2.
 # FAKE_WORKER_NO_FINAL=1: exit 0 without a final record.
 # --model=synthetic: the final record says "emulated":true.
+# --export_batches=DIR: writes DIR/meta.json and exits (the DDP row's data).
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
 for a in "$@"; do
   case "$a" in
@@ -11,6 +12,11 @@ for a in "$@"; do
       echo '{"name":"baseline","servers":"none"}'
       echo '{"name":"sps","servers":"one"}'
       echo '{"name":"dps","servers":"sharded"}'
+      exit 0 ;;
+    --export_batches=*)
+      mkdir -p "${a#--export_batches=}" &&
+        echo '{"format":"ringside-batches-1"}' > "${a#--export_batches=}/meta.json"
+      echo "{\"event\":\"exported\"}"
       exit 0 ;;
     --rank=*) rank="${a#--rank=}" ;;
     --world_size=*) world="${a#--world_size=}" ;;

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""PyTorch DDP peer: the "PyTorch DDP" row of `compare`.
+
+Trains exactly what a ringside worker job trains -- the initial parameters,
+every step's global batch and the eval set that `worker --export_batches=DIR`
+wrote (worker/batch_export.h) -- under torch.distributed
+DistributedDataParallel with PyTorch's defaults (25 MB buckets, a 1 MB first
+bucket): gloo on CPU workers, NCCL on CUDA workers. It is launched the way
+ringside's workers are (--rank, --world_size, --master_addr, --master_port;
+rank 0 with --master_port=0 binds a free port for the TCPStore and prints
+{"event": "rendezvous", "master_port": P}) and prints the same JSON lines:
+one {"event": "step", ...} per step and one {"event": "final", ...} record
+with utilization, throughput, eval loss, compute and wall time.
+
+Measures, as the worker's (worker/run_metrics.h): compute time of a step =
+forward + backward until the last parameter's gradient is accumulated (the
+point where DDP may still be reducing buckets) + the optimizer step;
+utilization = compute / wall time of the measured steps; throughput =
+global samples / s. bytes_sent and bytes_received are what a ring
+all-reduce of the model moves per rank, 2 (N - 1) / N of the model's bytes
+per step (DDP does not report its traffic), and the record says so.
+
+Models: mlp (fc{l}.weight stored in x out, fc{l}.bias, ReLU between
+layers, softmax cross-entropy), matching models/mlp.h. Flags that the
+exported data already reflects (widths, optimizer, seeds, data sizes) are
+accepted; flags of ringside strategies that have no DDP counterpart are
+listed in the final record's "ignored_flags".
+
+Exit status: 0 done; 2 bad flags or data; 3 "torch not installed"; 1 a
+training or communication failure (every collective has the
+--failure_timeout_s deadline).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.nn.functional as F
+    from torch.nn.parallel import DistributedDataParallel
+except ImportError:
+    print("torch not installed", file=sys.stderr)
+    sys.exit(3)
+
+# Worker flags whose effect is already in the exported data.
+BAKED_IN = {"mlp_widths", "optimizer", "lr", "momentum", "weight_decay",
+            "beta1", "beta2", "adam_eps", "seed", "data_seed",
+            "train_examples", "eval_examples", "text", "n_layer", "n_head",
+            "n_embd", "block_size"}
+
+
+def emit(record):
+    print(json.dumps(record), flush=True)
+
+
+def fail(message, code=2):
+    print(f"ddp_peer: {message}", file=sys.stderr, flush=True)
+    sys.exit(code)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--strategy", default="ddp")
+    p.add_argument("--rank", type=int, default=int(os.environ.get("RANK", -1)))
+    p.add_argument("--world_size", type=int,
+                   default=int(os.environ.get("WORLD_SIZE", -1)))
+    p.add_argument("--master_addr",
+                   default=os.environ.get("MASTER_ADDR", "127.0.0.1"))
+    p.add_argument("--master_port", type=int,
+                   default=int(os.environ.get("MASTER_PORT", -1)))
+    p.add_argument("--data_dir", required=True,
+                   help="folder written by worker --export_batches")
+    p.add_argument("--model", default=None)
+    p.add_argument("--batch_size", type=int, default=None)
+    p.add_argument("--steps", type=int, default=None)
+    p.add_argument("--warmup_steps", type=int, default=None)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--transport_host", default=None,
+                   help="this process's address (network shaping): gloo "
+                        "binds the interface that has it")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch intra-op threads (ringside workers: 1)")
+    p.add_argument("--failure_timeout_s", type=float, default=30.0,
+                   help="deadline of the rendezvous and every collective")
+    known, rest = p.parse_known_args(argv)
+    ignored = []
+    for arg in rest:
+        if not arg.startswith("--"):
+            fail(f"unexpected argument '{arg}'")
+        name = arg[2:].split("=", 1)[0]
+        if name.startswith("no"):
+            name = name[2:]
+        if name not in BAKED_IN:
+            ignored.append(arg)
+    if known.strategy != "ddp":
+        fail(f"--strategy={known.strategy}: this peer runs only 'ddp'")
+    if known.rank < 0 or known.world_size < 1 or known.rank >= known.world_size:
+        fail(f"--rank={known.rank} --world_size={known.world_size}: "
+             "want 0 <= rank < world_size")
+    if known.master_port < 0:
+        fail("--master_port (or MASTER_PORT) is required; rank 0 may pass 0")
+    if known.master_port == 0 and known.rank != 0:
+        fail("--master_port=0 (pick a free port) only on rank 0")
+    return known, ignored
+
+
+def load(meta_dir, name, dtype, meta):
+    entry = meta["files"][name]
+    path = os.path.join(meta_dir, entry["file"])
+    count = 1
+    for d in entry["shape"]:
+        count *= d
+    t = torch.from_file(path, shared=False, size=count, dtype=dtype)
+    return t.reshape(entry["shape"])
+
+
+class Mlp(torch.nn.Module):
+    """models/mlp.h: y = relu(x W + b) per hidden layer, W stored in x out."""
+
+    def __init__(self, layout, params):
+        super().__init__()
+        self.weights = torch.nn.ParameterList()
+        self.biases = torch.nn.ParameterList()
+        by_name = {t["name"]: t for t in layout}
+        layer = 0
+        while f"fc{layer}.weight" in by_name:
+            w, b = by_name[f"fc{layer}.weight"], by_name[f"fc{layer}.bias"]
+            self.weights.append(torch.nn.Parameter(
+                params[w["offset"]:w["offset"] + w["size"]]
+                .reshape(w["shape"]).clone()))
+            self.biases.append(torch.nn.Parameter(
+                params[b["offset"]:b["offset"] + b["size"]].clone()))
+            layer += 1
+        if layer == 0:
+            fail("layout has no fc0.weight: not an MLP")
+
+    def forward(self, x):
+        last = len(self.weights) - 1
+        for i, (w, b) in enumerate(zip(self.weights, self.biases)):
+            x = torch.addmm(b, x, w)
+            if i < last:
+                x = torch.relu(x)
+        return x
+
+
+def make_optimizer(config, params):
+    kind = config["type"]
+    if kind == "sgd":
+        return torch.optim.SGD(params, lr=config["lr"],
+                               momentum=config["momentum"],
+                               weight_decay=config["weight_decay"])
+    if kind == "adam":
+        return torch.optim.Adam(params, lr=config["lr"],
+                                betas=(config["beta1"], config["beta2"]),
+                                eps=config["eps"],
+                                weight_decay=config["weight_decay"])
+    fail(f"optimizer '{kind}' has no PyTorch counterpart here")
+
+
+def interface_of(address):
+    """Name of the network interface holding IPv4 `address` (iproute2)."""
+    out = subprocess.run(["ip", "-o", "-4", "addr", "show"], check=True,
+                         capture_output=True, text=True, timeout=10).stdout
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) > 3 and fields[3].split("/")[0] == address:
+            return fields[1]
+    fail(f"--transport_host={address}: no interface has this address")
+
+
+def rendezvous(args, timeout):
+    store = dist.TCPStore(args.master_addr, args.master_port,
+                          world_size=args.world_size,
+                          is_master=args.rank == 0, timeout=timeout,
+                          wait_for_workers=False)
+    if args.rank == 0:
+        emit({"event": "rendezvous", "master_port": store.port})
+    return store
+
+
+def main(argv):
+    args, ignored = parse_args(argv)
+    try:
+        with open(os.path.join(args.data_dir, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        fail(f"--data_dir={args.data_dir}: cannot read meta.json ({e})")
+    if meta.get("format") != "ringside-batches-1":
+        fail(f"--data_dir={args.data_dir}: not a ringside batch export")
+    model_name = meta["model"]
+    if model_name != "mlp":
+        fail(f"model '{model_name}': the DDP peer trains only mlp so far")
+    for flag, key in (("model", "model"), ("batch_size", "batch_size"),
+                      ("steps", "steps"), ("warmup_steps", "warmup_steps")):
+        given = getattr(args, flag)
+        if given is not None and given != meta[key]:
+            fail(f"--{flag}={given} but the export at {args.data_dir} has "
+                 f"{meta[key]}; export again with the same flags")
+    if meta["world_size"] != args.world_size:
+        fail(f"--world_size={args.world_size} but the export has "
+             f"world_size {meta['world_size']}")
+
+    torch.set_num_threads(args.threads)
+    device = torch.device("cuda", args.rank % max(torch.cuda.device_count(), 1)) \
+        if args.device == "cuda" else torch.device("cpu")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        fail("--device=cuda: torch sees no GPU", 1)
+    backend = "nccl" if args.device == "cuda" else "gloo"
+    if args.transport_host and args.transport_host != "127.0.0.1":
+        os.environ["GLOO_SOCKET_IFNAME"] = interface_of(args.transport_host)
+    timeout = datetime.timedelta(seconds=args.failure_timeout_s or 600)
+    store = rendezvous(args, timeout)
+    dist.init_process_group(backend, store=store, rank=args.rank,
+                            world_size=args.world_size, timeout=timeout)
+
+    b, steps, warmup = meta["batch_size"], meta["steps"], meta["warmup_steps"]
+    params = load(args.data_dir, "params", torch.float32, meta)
+    xs = load(args.data_dir, "train_features", torch.float32, meta)
+    ys = load(args.data_dir, "train_labels", torch.int32, meta).long()
+    lo, hi = args.rank * b, (args.rank + 1) * b
+    xs = xs[:, lo:hi].contiguous().to(device)
+    ys = ys[:, lo:hi].contiguous().to(device)
+    eval_x = load(args.data_dir, "eval_features", torch.float32, meta).to(device)
+    eval_y = load(args.data_dir, "eval_labels", torch.int32, meta).long().to(device)
+
+    model = Mlp(meta["layout"], params).to(device)
+    ddp = DistributedDataParallel(model)
+    optimizer = make_optimizer(meta["optimizer"], ddp.parameters())
+    ready = [0.0]
+
+    def on_grad(_):
+        ready[0] = time.perf_counter()
+
+    for p in model.parameters():
+        p.register_post_accumulate_grad_hook(on_grad)
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
+    model_bytes = params.numel() * 4
+    ring_bytes = int(2 * (args.world_size - 1) * model_bytes / args.world_size)
+    compute_s = wall_s = 0.0
+    measured = 0
+    first_start = last_end = 0.0
+    for step in range(steps):
+        sync()
+        start = time.perf_counter()
+        optimizer.zero_grad(set_to_none=False)
+        loss = F.cross_entropy(ddp(xs[step]), ys[step])
+        loss.backward()
+        sync()
+        backward_end = time.perf_counter()
+        optimizer.step()
+        sync()
+        end = time.perf_counter()
+        compute = (ready[0] - start) + (end - backward_end)
+        emit({"event": "step", "step": step, "loss": loss.item(),
+              "compute_s": compute, "sync_s": (end - start) - compute,
+              "step_s": end - start, "bytes_sent": ring_bytes,
+              "bytes_received": ring_bytes})
+        if step >= warmup:
+            if measured == 0:
+                first_start = start
+            last_end = end
+            measured += 1
+            compute_s += compute
+    wall_s = last_end - first_start if measured else 0.0
+    with torch.no_grad():
+        eval_loss = F.cross_entropy(model(eval_x), eval_y).item()
+    dist.barrier()
+    dist.destroy_process_group()
+    device_name = (f"cuda: {torch.cuda.get_device_name(device)}"
+                   if device.type == "cuda" else "cpu")
+    emit({"event": "final", "rank": args.rank, "world_size": args.world_size,
+          "strategy": "ddp", "model": model_name, "batch_size": b,
+          "steps": steps, "start_step": 0, "warmup_steps": warmup,
+          "measured_steps": measured, "eval_loss": eval_loss,
+          "utilization": compute_s / wall_s if wall_s > 0 else 0.0,
+          "throughput": (measured * b * args.world_size / wall_s
+                         if wall_s > 0 else 0.0),
+          "compute_s": compute_s, "wall_s": wall_s,
+          "bytes_sent": ring_bytes * measured,
+          "bytes_received": ring_bytes * measured,
+          "traffic": "ring all-reduce volume, 2(N-1)/N x model bytes per "
+                     "step (DDP does not report its own)",
+          "device": device_name, "timing": "perf_counter",
+          "emulated": False, "model_bytes": model_bytes,
+          "num_tensors": len(meta["layout"]),
+          "peer": f"PyTorch {torch.__version__} DDP ({backend})",
+          "torch_threads": args.threads, "ignored_flags": ignored})
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except RuntimeError as e:  # collective timeouts, lost peers
+        print(f"ddp_peer: {e}", file=sys.stderr, flush=True)
+        sys.exit(1)
