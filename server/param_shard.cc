@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/chunk_wire.h"
 #include "common/status_macros.h"
 
 namespace ringside {
@@ -224,16 +225,16 @@ absl::StatusOr<int> ParamShard::ChunkAt(int64_t offset) const {
 
 absl::Status ParamShard::CheckPayload(const Chunk& chunk,
                                       absl::string_view dtype,
-                                      absl::string_view data) const {
+                                      int64_t bytes) const {
   if (dtype != kFloat32) {
     return absl::InvalidArgumentError(
         absl::StrCat("dtype '", dtype, "' is not supported (want float32)"));
   }
   const int64_t want = chunk.range.size() * 4;
-  if (static_cast<int64_t>(data.size()) != want) {
+  if (bytes != want) {
     return absl::InvalidArgumentError(
-        absl::StrCat("chunk at offset ", chunk.range.begin, " has ",
-                     data.size(), " bytes, expected ", want));
+        absl::StrCat("chunk at offset ", chunk.range.begin, " has ", bytes,
+                     " bytes, expected ", want));
   }
   return absl::OkStatus();
 }
@@ -254,7 +255,7 @@ absl::Status ParamShard::PushInit(int rank, int64_t offset,
   }
   RS_ASSIGN_OR_RETURN(int c, ChunkAt(offset));
   Chunk& chunk = *chunks_[c];
-  RS_RETURN_IF_ERROR(CheckPayload(chunk, dtype, data));
+  RS_RETURN_IF_ERROR(CheckPayload(chunk, dtype, static_cast<int64_t>(data.size())));
   absl::MutexLock lock(&chunk.mu);
   {
     absl::MutexLock vlock(&versions_mu_);
@@ -273,6 +274,13 @@ absl::Status ParamShard::PushInit(int rank, int64_t offset,
 absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
                                       absl::string_view dtype,
                                       absl::string_view data) {
+  return PushGradient(rank, step, offset, dtype,
+                      absl::MakeConstSpan(&data, 1));
+}
+
+absl::Status ParamShard::PushGradient(
+    int rank, int64_t step, int64_t offset, absl::string_view dtype,
+    absl::Span<const absl::string_view> payload) {
   RS_RETURN_IF_ERROR(aborted());
   RS_RETURN_IF_ERROR(CheckRank(rank));
   {
@@ -284,7 +292,9 @@ absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
   }
   RS_ASSIGN_OR_RETURN(int c, ChunkAt(offset));
   Chunk& chunk = *chunks_[c];
-  RS_RETURN_IF_ERROR(CheckPayload(chunk, dtype, data));
+  int64_t bytes = 0;
+  for (absl::string_view piece : payload) bytes += piece.size();
+  RS_RETURN_IF_ERROR(CheckPayload(chunk, dtype, bytes));
 
   absl::MutexLock lock(&chunk.mu);
   int64_t version;
@@ -309,14 +319,23 @@ absl::Status ParamShard::PushGradient(int rank, int64_t step, int64_t offset,
         absl::StrCat("rank ", rank, " already pushed step ", step,
                      " for chunk at offset ", offset));
   }
-  const int64_t n = chunk.range.size();
+  // Straight from the receive buffers (common/chunk_wire.h); the sum's
+  // order is the order of the pushes, as before.
   float* acc = accum_.data() + (chunk.range.begin - range_.begin);
-  const float* g = reinterpret_cast<const float*>(data.data());
-  if (chunk.num_pushed == 0) {
-    std::memcpy(acc, g, n * 4);
-  } else {
-    for (int64_t i = 0; i < n; ++i) acc[i] += g[i];
-  }
+  const bool first = chunk.num_pushed == 0;
+  ForEachFloatRun(payload, [acc, first](int64_t at, const char* bytes,
+                                        int64_t count) {
+    float* out = acc + at;
+    if (first) {
+      std::memcpy(out, bytes, count * 4);
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      float g;
+      std::memcpy(&g, bytes + 4 * i, 4);
+      out[i] += g;
+    }
+  });
   chunk.pushed[rank] = true;
   ++chunk.accepted[rank];
   if (++chunk.num_pushed == options_.num_workers) ApplyChunk(chunk, step);
@@ -423,6 +442,15 @@ std::string ParamShard::MissingRanks(int c) const {
 
 absl::Status ParamShard::NextReadyChunk(PullCursor* cursor, absl::Time deadline,
                                         int64_t* offset, std::string* data) {
+  absl::Span<const float> view;
+  RS_RETURN_IF_ERROR(NextReadyChunk(cursor, deadline, offset, &view));
+  data->assign(reinterpret_cast<const char*>(view.data()), view.size() * 4);
+  return absl::OkStatus();
+}
+
+absl::Status ParamShard::NextReadyChunk(PullCursor* cursor, absl::Time deadline,
+                                        int64_t* offset,
+                                        absl::Span<const float>* data) {
   if (cursor->remaining <= 0) {
     return absl::OutOfRangeError("every chunk was already pulled");
   }
@@ -482,12 +510,13 @@ absl::Status ParamShard::NextReadyChunk(PullCursor* cursor, absl::Time deadline,
         "version ", cursor->version, " of chunk at offset ", chunk.range.begin,
         " is gone; the chunk is at version ", gone_version));
   }
-  {
-    absl::MutexLock lock(&chunk.mu);
-    const int64_t local = chunk.range.begin - range_.begin;
-    data->assign(reinterpret_cast<const char*>(params_.data() + local),
-                 chunk.range.size() * 4);
-  }
+  // A view, not a copy: the chunk stays at this version until every worker
+  // has pushed the next step, and a worker pushes step v only after its
+  // pull of version v has been received in full (PsSession joins the pull
+  // before the next step starts), so nobody overwrites these floats while a
+  // pull still sends them.
+  *data = absl::MakeConstSpan(
+      params_.data() + (chunk.range.begin - range_.begin), chunk.range.size());
   *offset = chunk.range.begin;
   cursor->sent[ready] = true;
   --cursor->remaining;

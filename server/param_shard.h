@@ -105,6 +105,11 @@ class ParamShard {
   // runs the optimizer on it.
   absl::Status PushGradient(int rank, int64_t step, int64_t offset,
                             absl::string_view dtype, absl::string_view data);
+  // The same with the payload in pieces, as it arrived (common/chunk_wire.h):
+  // summed straight from them.
+  absl::Status PushGradient(int rank, int64_t step, int64_t offset,
+                            absl::string_view dtype,
+                            absl::Span<const absl::string_view> payload);
 
   // Pull cursor: which chunks of `version` a puller still needs.
   struct PullCursor {
@@ -120,6 +125,12 @@ class ParamShard {
   // FAILED_PRECONDITION if the version is already gone.
   absl::Status NextReadyChunk(PullCursor* cursor, absl::Time deadline,
                               int64_t* offset, std::string* data);
+  // The same without the copy: *data views the shard's parameters. The view
+  // holds this version until every worker has pushed the next step, i.e.
+  // at least until every worker has received this version in full (the
+  // protocol: a worker pushes step v only after its pull of version v).
+  absl::Status NextReadyChunk(PullCursor* cursor, absl::Time deadline,
+                              int64_t* offset, absl::Span<const float>* data);
 
   // Marks a worker finished. Non-blocking.
   absl::Status Finish(int rank);
@@ -176,7 +187,7 @@ class ParamShard {
   // of the offset otherwise. Requires configured_.
   absl::StatusOr<int> ChunkAt(int64_t offset) const;
   absl::Status CheckPayload(const Chunk& chunk, absl::string_view dtype,
-                            absl::string_view data) const;
+                            int64_t bytes) const;
   absl::Status CheckRank(int rank) const;
   // RESOURCE_EXHAUSTED unless `range` of the model `r` registers fits in
   // options_.max_state_bytes.

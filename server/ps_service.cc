@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/auth.h"
+#include "common/chunk_wire.h"
 #include "common/grpc_status.h"
 
 namespace ringside {
@@ -59,71 +60,130 @@ grpc::Status ParameterServerService::Register(
   return grpc::Status::OK;
 }
 
-grpc::Status ParameterServerService::PushInit(
-    grpc::ServerContext* context, grpc::ServerReader<proto::ParamChunk>* reader,
-    proto::PushReply* reply) {
+namespace {
+
+// Method indices in proto/parameter_server.proto's service.
+constexpr int kPushInitMethod = 1, kPushMethod = 2, kPullMethod = 3;
+
+using RawHandler = grpc::internal::BidiStreamingHandler<
+    ParameterServerService, grpc::ByteBuffer, grpc::ByteBuffer>;
+
+// Sends `reply` as the stream's one response message.
+template <typename Message>
+bool WriteMessage(ParameterServerService::RawStream* stream,
+                  const Message& reply) {
+  grpc::ByteBuffer buffer;
+  bool own = false;
+  if (!grpc::SerializationTraits<Message>::Serialize(reply, &buffer, &own)
+           .ok()) {
+    return false;
+  }
+  return stream->Write(buffer);
+}
+
+}  // namespace
+
+ParameterServerService::ParameterServerService(ParamShard* shard,
+                                               const PsServiceOptions& options,
+                                               PeerTracker* liveness)
+    : shard_(shard), options_(options), liveness_(liveness) {
+  MarkMethodStreamed(kPushInitMethod,
+                     new RawHandler(&ParameterServerService::RawPushInit, this));
+  MarkMethodStreamed(kPushMethod,
+                     new RawHandler(&ParameterServerService::RawPush, this));
+  MarkMethodStreamed(kPullMethod,
+                     new RawHandler(&ParameterServerService::RawPull, this));
+}
+
+grpc::Status ParameterServerService::RawPushInit(grpc::ServerContext* context,
+                                                 RawStream* stream) {
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
-  proto::ParamChunk chunk;
+  grpc::ByteBuffer message;
+  DecodedChunk chunk;
+  std::string data;
   int64_t accepted = 0;
-  while (reader->Read(&chunk)) {
-    Seen(chunk.rank());
-    absl::Status s = shard_->PushInit(chunk.rank(), chunk.offset(),
-                                      chunk.dtype(), chunk.data());
+  while (stream->Read(&message)) {
+    if (absl::Status d = DecodeChunk(message, &chunk); !d.ok()) {
+      return ToGrpcStatus(d);
+    }
+    Seen(chunk.header.rank);
+    data.clear();
+    for (absl::string_view piece : chunk.payload) {
+      data.append(piece.data(), piece.size());
+    }
+    absl::Status s = shard_->PushInit(chunk.header.rank, chunk.header.offset,
+                                      chunk.header.dtype, data);
     if (!s.ok()) return ToGrpcStatus(s);
     ++accepted;
   }
-  reply->set_chunks_accepted(accepted);
+  proto::PushReply reply;
+  reply.set_chunks_accepted(accepted);
+  WriteMessage(stream, reply);
   return grpc::Status::OK;
 }
 
-grpc::Status ParameterServerService::Push(
-    grpc::ServerContext* context, grpc::ServerReader<proto::GradChunk>* reader,
-    proto::PushReply* reply) {
+grpc::Status ParameterServerService::RawPush(grpc::ServerContext* context,
+                                             RawStream* stream) {
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
-  proto::GradChunk chunk;
+  grpc::ByteBuffer message;
+  DecodedChunk chunk;
   int64_t accepted = 0;
-  while (reader->Read(&chunk)) {
-    Seen(chunk.rank(), chunk.step());
-    absl::Status s =
-        shard_->PushGradient(chunk.rank(), chunk.step(), chunk.offset(),
-                             chunk.dtype(), chunk.data());
+  while (stream->Read(&message)) {
+    if (absl::Status d = DecodeChunk(message, &chunk); !d.ok()) {
+      return ToGrpcStatus(d);
+    }
+    Seen(chunk.header.rank, chunk.header.step);
+    absl::Status s = shard_->PushGradient(
+        chunk.header.rank, chunk.header.step, chunk.header.offset,
+        chunk.header.dtype, chunk.payload);
     if (!s.ok()) return ToGrpcStatus(s);
     ++accepted;
   }
-  reply->set_chunks_accepted(accepted);
+  proto::PushReply reply;
+  reply.set_chunks_accepted(accepted);
+  WriteMessage(stream, reply);
   return grpc::Status::OK;
 }
 
-grpc::Status ParameterServerService::Pull(
-    grpc::ServerContext* context, const proto::PullRequest* request,
-    grpc::ServerWriter<proto::ParamChunk>* writer) {
+grpc::Status ParameterServerService::RawPull(grpc::ServerContext* context,
+                                             RawStream* stream) {
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
-  Seen(request->rank(), request->version() - 1);
+  grpc::ByteBuffer message;
+  proto::PullRequest request;
+  if (!stream->Read(&message)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "Pull without a request");
+  }
+  if (!grpc::SerializationTraits<proto::PullRequest>::Deserialize(&message,
+                                                                 &request)
+           .ok()) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "malformed PullRequest");
+  }
+  Seen(request.rank(), request.version() - 1);
   absl::StatusOr<ParamShard::PullCursor> cursor =
-      shard_->StartPull(request->rank(), request->version());
+      shard_->StartPull(request.rank(), request.version());
   if (!cursor.ok()) return ToGrpcStatus(cursor.status());
   const absl::Time deadline = DeadlineOf(*context, options_.max_pull_wait);
-  proto::ParamChunk out;
-  out.set_version(request->version());
-  out.set_dtype("float32");
+  ChunkHeader header;
+  header.step = request.version();
   while (cursor->remaining > 0) {
     if (context->IsCancelled()) {
       return grpc::Status(grpc::StatusCode::CANCELLED, "pull cancelled");
     }
-    int64_t offset = 0;
+    absl::Span<const float> data;
     absl::Status s = shard_->NextReadyChunk(
-        &*cursor, std::min(deadline, absl::Now() + absl::Seconds(1)), &offset,
-        out.mutable_data());
+        &*cursor, std::min(deadline, absl::Now() + absl::Seconds(1)),
+        &header.offset, &data);
     if (absl::IsDeadlineExceeded(s) && absl::Now() < deadline) continue;
     if (!s.ok()) return ToGrpcStatus(s);
-    out.set_offset(offset);
-    if (!writer->Write(out)) {
+    if (!stream->Write(EncodeChunk(header, data))) {
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           "client went away during pull");
     }

@@ -3,6 +3,13 @@
 // state of its own. Every handler first checks the job's token
 // (common/auth.h): a call without it or with another one fails
 // UNAUTHENTICATED before touching the shard.
+// The bulk methods (PushInit, Push, Pull) take and give raw byte buffers:
+// the bytes are protobuf's GradChunk / ParamChunk, but pushes are summed
+// straight from the receive buffers and pulls sent straight from the
+// shard's parameters (common/chunk_wire.h). They are registered as
+// bidirectional streams on the server (gRPC's streamed-method hook), which
+// clients of the .proto's client-streaming and server-streaming methods
+// cannot tell apart on the wire.
 // Thread-safe (gRPC calls handlers concurrently).
 #ifndef RINGSIDE_SERVER_PS_SERVICE_H_
 #define RINGSIDE_SERVER_PS_SERVICE_H_
@@ -36,21 +43,18 @@ class ParameterServerService final : public proto::ParameterServer::Service {
   // RPC it makes (with its step) and of its Finish; it must outlive the
   // service.
   ParameterServerService(ParamShard* shard, const PsServiceOptions& options,
-                         PeerTracker* liveness = nullptr)
-      : shard_(shard), options_(options), liveness_(liveness) {}
+                         PeerTracker* liveness = nullptr);
 
   grpc::Status Register(grpc::ServerContext* context,
                         const proto::RegisterRequest* request,
                         proto::RegisterReply* reply) override;
-  grpc::Status PushInit(grpc::ServerContext* context,
-                        grpc::ServerReader<proto::ParamChunk>* reader,
-                        proto::PushReply* reply) override;
-  grpc::Status Push(grpc::ServerContext* context,
-                    grpc::ServerReader<proto::GradChunk>* reader,
-                    proto::PushReply* reply) override;
-  grpc::Status Pull(grpc::ServerContext* context,
-                    const proto::PullRequest* request,
-                    grpc::ServerWriter<proto::ParamChunk>* writer) override;
+  using RawStream = grpc::ServerReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
+  // ParamChunk messages in, one PushReply out.
+  grpc::Status RawPushInit(grpc::ServerContext* context, RawStream* stream);
+  // GradChunk messages in, one PushReply out.
+  grpc::Status RawPush(grpc::ServerContext* context, RawStream* stream);
+  // One PullRequest in, ParamChunk messages out.
+  grpc::Status RawPull(grpc::ServerContext* context, RawStream* stream);
   grpc::Status Finish(grpc::ServerContext* context,
                       const proto::FinishRequest* request,
                       proto::FinishReply* reply) override;

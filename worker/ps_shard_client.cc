@@ -24,12 +24,27 @@ grpc::ChannelArguments BulkChannelArguments() {
   return args;
 }
 
+namespace {
+
+std::string MethodName(const char* method) {
+  return absl::StrCat("/", proto::ParameterServer::service_full_name(), "/",
+                      method);
+}
+
+}  // namespace
+
 PsShardClient::PsShardClient(const HostPort& server,
                              const GrpcSecurity& security)
-    : address_(server.ToString()), security_(security) {
-  channel_ = MakeChannel(address_, security_, BulkChannelArguments());
-  stub_ = proto::ParameterServer::NewStub(channel_);
-}
+    : address_(server.ToString()),
+      security_(security),
+      channel_(MakeChannel(address_, security_, BulkChannelArguments())),
+      stub_(proto::ParameterServer::NewStub(channel_)),
+      push_init_method_(MethodName("PushInit").c_str(),
+                        grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
+      push_method_(MethodName("Push").c_str(),
+                   grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
+      pull_method_(MethodName("Pull").c_str(),
+                   grpc::internal::RpcMethod::SERVER_STREAMING, channel_) {}
 
 absl::Status PsShardClient::FromGrpc(const grpc::Status& s,
                                      const char* rpc) const {
@@ -72,16 +87,17 @@ absl::Status PsShardClient::PushInit(int rank,
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
   proto::PushReply reply;
-  std::unique_ptr<grpc::ClientWriter<proto::ParamChunk>> writer =
-      stub_->PushInit(&context, &reply);
-  proto::ParamChunk message;
-  message.set_rank(rank);
-  message.set_dtype("float32");
+  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
+      grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+          channel_.get(), push_init_method_, &context, &reply));
+  ChunkHeader header;
+  header.rank = rank;
   for (const KeyRange& c : chunks) {
-    message.set_offset(c.begin);
-    message.set_data(reinterpret_cast<const char*>(params.data() + c.begin),
-                     c.size() * 4);
-    if (!writer->Write(message)) break;  // Finish() reports why.
+    header.offset = c.begin;
+    if (!writer->Write(
+            EncodeChunk(header, params.subspan(c.begin, c.size())))) {
+      break;  // Finish() reports why.
+    }
   }
   writer->WritesDone();
   grpc::Status s = writer->Finish();
@@ -93,18 +109,17 @@ PsShardClient::PushStream::PushStream(PsShardClient* client, int rank,
                                       int64_t step, absl::Time deadline)
     : client_(client) {
   SetDeadline(&context_, deadline);
-  message_.set_rank(rank);
-  message_.set_step(step);
-  message_.set_dtype("float32");
-  writer_ = client->stub_->Push(&context_, &reply_);
+  header_.rank = rank;
+  header_.step = step;
+  writer_.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+      client->channel_.get(), client->push_method_, &context_, &reply_));
 }
 
 absl::Status PsShardClient::PushStream::Write(const KeyRange& chunk,
                                               absl::Span<const float> grads) {
-  message_.set_offset(chunk.begin);
-  message_.set_data(reinterpret_cast<const char*>(grads.data() + chunk.begin),
-                    chunk.size() * 4);
-  if (!writer_->Write(message_)) {
+  header_.offset = chunk.begin;
+  if (!writer_->Write(
+          EncodeChunk(header_, grads.subspan(chunk.begin, chunk.size())))) {
     // The stream broke; the real reason comes from Finish().
     return Close();
   }
@@ -145,29 +160,40 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
   proto::PullRequest request;
   request.set_rank(rank);
   request.set_version(version);
-  std::unique_ptr<grpc::ClientReader<proto::ParamChunk>> reader =
-      stub_->Pull(&context, request);
-  proto::ParamChunk chunk;
+  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+          channel_.get(), pull_method_, &context, request));
+  grpc::ByteBuffer message;
+  DecodedChunk chunk;
   int64_t bytes = 0;
   int received = 0;
   absl::Status problem;
-  while (reader->Read(&chunk)) {
-    const int64_t n = static_cast<int64_t>(chunk.data().size()) / 4;
-    if (chunk.version() != version || chunk.offset() < 0 ||
-        chunk.offset() + n > static_cast<int64_t>(params.size()) ||
-        chunk.data().size() % 4 != 0) {
+  while (reader->Read(&message)) {
+    problem = DecodeChunk(message, &chunk);
+    const int64_t n = chunk.payload_bytes / 4;
+    const int64_t offset = chunk.header.offset;
+    if (problem.ok() &&
+        (chunk.header.step != version || offset < 0 ||
+         offset + n > static_cast<int64_t>(params.size()) ||
+         chunk.payload_bytes % 4 != 0)) {
       problem = absl::DataLossError(absl::StrCat(
-          "Pull from ", address_, ": bad chunk (offset ", chunk.offset(), ", ",
-          chunk.data().size(), " bytes, version ", chunk.version(),
-          ") for version ", version));
+          "bad chunk (offset ", offset, ", ", chunk.payload_bytes,
+          " bytes, version ", chunk.header.step, ") for version ", version));
+    }
+    if (!problem.ok()) {
+      problem = absl::DataLossError(
+          absl::StrCat("Pull from ", address_, ": ", problem.message()));
       context.TryCancel();
       break;
     }
-    std::memcpy(params.data() + chunk.offset(), chunk.data().data(),
-                chunk.data().size());
-    bytes += chunk.data().size();
+    char* out = reinterpret_cast<char*>(params.data() + offset);
+    for (absl::string_view piece : chunk.payload) {
+      std::memcpy(out, piece.data(), piece.size());
+      out += piece.size();
+    }
+    bytes += chunk.payload_bytes;
     ++received;
-    if (on_chunk) on_chunk(chunk.offset(), n);
+    if (on_chunk) on_chunk(offset, n);
   }
   grpc::Status s = reader->Finish();
   {

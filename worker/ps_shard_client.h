@@ -1,7 +1,10 @@
 // PsShardClient: a worker's connection to one parameter server (one shard).
 // Wraps the ParameterServer RPCs with deadlines and Status errors that name
-// the server. Thread-safe: distinct RPCs may run concurrently (e.g. a push
-// stream and a pull stream of the same step).
+// the server. PushInit, Push and Pull send and receive raw byte buffers in
+// protobuf's wire format without copying the payload into messages
+// (common/chunk_wire.h): a push sends the caller's gradient in place, a pull
+// lands each chunk in `params` with one copy. Thread-safe: distinct RPCs may
+// run concurrently (e.g. a push stream and a pull stream of the same step).
 #ifndef RINGSIDE_WORKER_PS_SHARD_CLIENT_H_
 #define RINGSIDE_WORKER_PS_SHARD_CLIENT_H_
 
@@ -17,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "common/chunk_wire.h"
 #include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "proto/parameter_server.grpc.pb.h"
@@ -52,7 +56,8 @@ class PsShardClient {
                         absl::Span<const float> params, absl::Time deadline);
 
   // One step's gradient push stream. Write chunks in any order, then Close.
-  // Not thread-safe: one writer thread.
+  // The gradient memory must stay unchanged until Close returns (the bytes
+  // are sent from it). Not thread-safe: one writer thread.
   class PushStream {
    public:
     absl::Status Write(const KeyRange& chunk, absl::Span<const float> grads);
@@ -67,8 +72,8 @@ class PsShardClient {
     PsShardClient* client_;
     grpc::ClientContext context_;
     proto::PushReply reply_;
-    proto::GradChunk message_;
-    std::unique_ptr<grpc::ClientWriter<proto::GradChunk>> writer_;
+    ChunkHeader header_;
+    std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer_;
   };
   std::unique_ptr<PushStream> OpenPush(int rank, int64_t step,
                                        absl::Time deadline);
@@ -100,6 +105,10 @@ class PsShardClient {
   GrpcSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::ParameterServer::Stub> stub_;
+  // The bulk methods, called with raw byte buffers.
+  const grpc::internal::RpcMethod push_init_method_;
+  const grpc::internal::RpcMethod push_method_;
+  const grpc::internal::RpcMethod pull_method_;
 
   absl::Mutex pull_mu_;
   grpc::ClientContext* pull_context_ ABSL_GUARDED_BY(pull_mu_) = nullptr;
