@@ -193,6 +193,11 @@ class ParamShard {
   // options_.max_state_bytes.
   absl::Status CheckStateFits(const Registration& r,
                               const KeyRange& range) const;
+  // Averages the summed gradient of elements [local, local + n) of this
+  // shard and steps the optimizer on them (the last push of their chunk).
+  void ApplyBlock(int64_t local, int64_t n, int64_t step);
+  // Moves a chunk whose every element was applied to version step + 1
+  // (and checkpoints when the whole shard got there).
   void ApplyChunk(Chunk& chunk, int64_t step);
   // Called by the chunk that completes `version` everywhere, under
   // versions_mu_: snapshots the shard (no chunk can move on meanwhile).
