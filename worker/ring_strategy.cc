@@ -19,14 +19,33 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
+  buckets_ = AssignBuckets(context.layout,
+                           context.options.ring_first_bucket_bytes,
+                           context.options.ring_bucket_bytes);
+  bucket_of_.assign(context.layout.num_tensors(), 0);
+  {
+    absl::MutexLock lock(&mu_);
+    pending_.clear();
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor;
+           ++t) {
+        bucket_of_[t] = static_cast<int>(b);
+      }
+      pending_.push_back(buckets_[b].last_tensor - buckets_[b].first_tensor +
+                         1);
+    }
+    ready_s_.assign(context.layout.num_tensors(), 0.0);
+  }
   comm_thread_ = std::thread([this] { CommLoop(); });
   return absl::OkStatus();
 }
 
 void RingStrategy::OnGradientReady(int tensor_index) {
   const double now = context_.options.timeline ? NowSeconds() : 0.0;
+  const int bucket = bucket_of_[tensor_index];
   absl::MutexLock lock(&mu_);
-  queue_.push_back({tensor_index, step_, now});
+  ready_s_[tensor_index] = now;
+  if (--pending_[bucket] == 0) queue_.push_back({bucket, step_});
 }
 
 void RingStrategy::CommLoop() {
@@ -47,34 +66,48 @@ void RingStrategy::CommLoop() {
       }
     }
     Timeline* timeline = context_.options.timeline;
-    const int tensor = item.tensor;
-    // CUDA: the gradient was only queued; QUEUE then includes the wait.
-    absl::Status s = WaitForGradient(context_, tensor);
+    const GradientBucket& bucket = buckets_[item.bucket];
+    // CUDA: the gradients were only queued; QUEUE then includes the wait.
+    absl::Status s;
+    for (int t = bucket.first_tensor; s.ok() && t <= bucket.last_tensor; ++t) {
+      s = WaitForGradient(context_, t);
+    }
     const double start = timeline ? NowSeconds() : 0.0;
     if (s.ok()) {
-      s = collective_->AllReduce(context_.layout.View(tensor, context_.grads),
-                                 ReduceOp::kAverage,
-                                 context_.options.rpc_timeout);
+      s = collective_->AllReduce(
+          context_.grads.subspan(bucket.offset, bucket.size),
+          ReduceOp::kAverage, context_.options.rpc_timeout);
     }
     if (timeline != nullptr) {
       const double end = NowSeconds();
-      const TensorSpec& spec = context_.layout.tensor(tensor);
-      const nlohmann::json args = {{"step", item.step},
-                                   {"bytes", spec.size * 4}};
-      timeline->Span(spec.name, "QUEUE", item.ready_s, start, args);
-      timeline->Span(spec.name, "ALLREDUCE", start, end, args);
+      for (int t = bucket.first_tensor; t <= bucket.last_tensor; ++t) {
+        const TensorSpec& spec = context_.layout.tensor(t);
+        const nlohmann::json args = {{"step", item.step},
+                                     {"bytes", spec.size * 4},
+                                     {"bucket_bytes", bucket.size * 4}};
+        double ready = 0.0;
+        {
+          absl::MutexLock lock(&mu_);
+          ready = ready_s_[t];
+        }
+        timeline->Span(spec.name, "QUEUE", ready, start, args);
+        timeline->Span(spec.name, "ALLREDUCE", start, end, args);
+      }
     }
     absl::MutexLock lock(&mu_);
     if (!s.ok() && error_.ok()) {
-      error_ = Annotate(s, absl::StrCat("all-reduce of tensor ",
-                                        context_.layout.tensor(tensor).name));
+      error_ = Annotate(
+          s, absl::StrCat("all-reduce of tensors ",
+                          context_.layout.tensor(bucket.first_tensor).name,
+                          " .. ",
+                          context_.layout.tensor(bucket.last_tensor).name));
     }
     ++reduced_;
   }
 }
 
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
-  const int n = context_.layout.num_tensors();
+  const int n = static_cast<int>(buckets_.size());
   {
     absl::MutexLock lock(&mu_);
     auto all_done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -84,10 +117,13 @@ absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
                               context_.options.rpc_timeout)) {
       return absl::DeadlineExceededError(absl::StrCat(
           "step ", step, ": only ", reduced_, " of ", n,
-          " tensors all-reduced within the deadline (was OnGradientReady "
-          "called for every tensor?)"));
+          " gradient buckets all-reduced within the deadline (was "
+          "OnGradientReady called for every tensor?)"));
     }
     reduced_ = 0;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      pending_[b] = buckets_[b].last_tensor - buckets_[b].first_tensor + 1;
+    }
     step_ = step + 1;
     if (!error_.ok()) return error_;
   }
@@ -109,7 +145,9 @@ absl::Status RingStrategy::Shutdown() {
 
 RINGSIDE_REGISTER_STRATEGY(RingStrategy, "ring", ServerNeed::kNone,
                            /*needs_store=*/true,
-                           "ring all-reduce per gradient tensor (Gloo on "
-                           "CPU, NCCL on CUDA), overlapped with backward");
+                           "ring all-reduce of gradient buckets (PyTorch "
+                           "DDP's scheme: 1 MiB first, then 25 MiB; "
+                           "--ring_bucket_kb=0: per tensor; Gloo on CPU, "
+                           "NCCL on CUDA), overlapped with backward");
 
 }  // namespace ringside

@@ -37,6 +37,11 @@ absl::Status SyncOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("staleness must be >= 0, got ", staleness));
   }
+  if (ring_bucket_bytes < 0 || ring_first_bucket_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ring bucket sizes must be >= 0, got ", ring_first_bucket_bytes,
+        " (first) and ", ring_bucket_bytes));
+  }
   if (local_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "local_size must be >= 0 (0: from the launcher), got ", local_size));

@@ -89,6 +89,13 @@ struct SyncOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
+  // ring: gradient buckets (worker/gradient_buckets.h, PyTorch DDP's
+  // scheme and defaults): the first bucket closes at
+  // ring_first_bucket_bytes, the others at ring_bucket_bytes; each bucket
+  // is all-reduced in place as soon as its last tensor is ready.
+  // ring_bucket_bytes == 0: one all-reduce per tensor. Both >= 0.
+  int64_t ring_bucket_bytes = int64_t{25} << 20;
+  int64_t ring_first_bucket_bytes = int64_t{1} << 20;
   // The fusion strategy's runtime knobs (its timeline and timeout are set
   // from the fields above).
   FusionOptions fusion;

@@ -131,6 +131,13 @@ ABSL_FLAG(std::string, allreduce_algorithm, "ring",
           "CPU all-reduce algorithm: ring or halving_doubling.");
 // Checkpoints (strategies that apply the optimizer on the workers; the
 // parameter-server strategies checkpoint on the servers).
+ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
+          "ring: gradient bucket size (KiB), PyTorch DDP's default 25 MiB; "
+          "each bucket of adjacent tensors is one in-place all-reduce. 0: "
+          "one all-reduce per tensor.");
+ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
+          "ring: size of the first bucket (KiB), small so that reduction "
+          "starts early in backward (DDP: 1 MiB).");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "Where rank 0 writes allreduce.ckpt (baseline/ring/fusion) and, "
           "with --resume, reads it.");
@@ -282,6 +289,9 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.overlap = absl::GetFlag(FLAGS_overlap);
   s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
   s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
+  s.sync.ring_bucket_bytes = absl::GetFlag(FLAGS_ring_bucket_kb) * 1024;
+  s.sync.ring_first_bucket_bytes =
+      absl::GetFlag(FLAGS_ring_first_bucket_kb) * 1024;
   s.sync.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   s.sync.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   s.sync.resume = absl::GetFlag(FLAGS_resume);

@@ -16,6 +16,9 @@
 namespace ringside {
 namespace {
 
+// Longest a rank with nothing to reduce waits between cycles.
+constexpr absl::Duration kIdleCycle = absl::Milliseconds(50);
+
 // Flags appended to the cached-bit vector of each cycle's all-reduce.
 enum Flag { kHasRequests = 0, kShutdown = 1, kStallProbe = 2, kNumFlags = 3 };
 
@@ -145,6 +148,22 @@ void FusionRuntime::Loop() {
       mu_.AwaitWithDeadline(
           absl::Condition(&abandoned),
           absl::Now() + absl::Seconds(next_s - NowSeconds()));
+      // Idle (nothing queued, pending or unfinished here): no control
+      // all-reduce every cycle while the model computes — each costs the
+      // communication threads CPU and wake-ups the compute needs — but one
+      // per kIdleCycle so that stall detection still runs, or at once when
+      // a tensor arrives, then one more cycle to gather its neighbours.
+      auto has_work = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return abandon_ || shutdown_requested_ || !queue_.empty();
+      };
+      if (!abandon_ && pending_bits_.empty() && new_requests_.empty() &&
+          not_ready_.empty() && !has_work()) {
+        if (mu_.AwaitWithTimeout(absl::Condition(&has_work), kIdleCycle)) {
+          next_s = NowSeconds() + cycle_s;
+          mu_.AwaitWithDeadline(absl::Condition(&abandoned),
+                                absl::Now() + absl::Seconds(cycle_s));
+        }
+      }
       if (abandon_) {
         stopped_ = true;
         return;
