@@ -237,6 +237,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sections", default="mlp,charlm,allreduce,ps")
     ap.add_argument("--json_out", default="")
+    ap.add_argument("--append_md", default="",
+                    help="also append the table, with the command, to this "
+                         "Markdown file (e.g. docs/RESULTS.md after compare "
+                         "--results_md wrote it)")
     args = ap.parse_args()
     why = torch_works(args.torch_python)
     table = Table()
@@ -249,9 +253,16 @@ def main():
         allreduce(args, table, why)
     if "ps" in sections:
         ps_transport(args, table)
-    print(f"parity_bench: {args.rounds} interleaved rounds; ratio = "
-          "ringside throughput / reference throughput (per round, median)\n")
+    head = (f"parity_bench: {args.rounds} interleaved rounds; ratio = "
+            "ringside throughput / reference throughput (per round, median)")
+    print(head + "\n")
     print(table.markdown())
+    if args.append_md:
+        command = "tools/parity_bench.sh " + " ".join(
+            a for a in sys.argv[1:] if not a.startswith("--bin_dir"))
+        with open(args.append_md, "a") as f:
+            f.write(f"\n## Parity with what users would pick instead\n\n"
+                    f"`{command}`: {head}.\n\n{table.markdown()}\n")
     if args.json_out:
         with open(args.json_out, "w") as f:
             json.dump(table.rows, f, indent=2)
