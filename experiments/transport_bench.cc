@@ -23,6 +23,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/barrier.h"
 #include "common/json_lines.h"
@@ -43,7 +44,8 @@ ABSL_FLAG(std::vector<std::string>, shard_counts,
           "Server counts K for the sharding section (empty to skip).");
 ABSL_FLAG(int, steps, 4, "Measured steps per configuration.");
 ABSL_FLAG(int, warmup_steps, 1, "Unmeasured steps first.");
-ABSL_FLAG(int64_t, chunk_kb, 4096, "Chunk size (KiB).");
+ABSL_FLAG(int64_t, chunk_kb, 0,
+          "Chunk size (KiB); 0: the workers' default (AutoChunkBytes).");
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
 
 namespace ringside {
@@ -153,10 +155,13 @@ absl::Status Run() {
   }
   const unsigned cores = std::thread::hardware_concurrency();
   absl::PrintF(
-      "transport_bench: %.0f MiB model in %d tensors, %lld KiB chunks, %d "
+      "transport_bench: %.0f MiB model in %d tensors, %s chunks, %d "
       "measured steps (+%d warm-up), loopback, %u cores\n\n",
-      mb, tensors, static_cast<long long>(absl::GetFlag(FLAGS_chunk_kb)), steps,
-      warmup, cores);
+      mb, tensors,
+      absl::GetFlag(FLAGS_chunk_kb) > 0
+          ? absl::StrCat(absl::GetFlag(FLAGS_chunk_kb), " KiB")
+          : "auto-sized (AutoChunkBytes)",
+      steps, warmup, cores);
 
   absl::PrintF("Push+pull goodput, one server (sps) vs plain TCP echo\n");
   absl::PrintF("| workers | ps step (s) | ps GB/s | tcp GB/s | ps/tcp |\n");

@@ -12,6 +12,13 @@
 
 namespace ringside {
 
+int64_t AutoChunkBytes(int64_t model_bytes, int num_servers) {
+  constexpr int64_t kMin = int64_t{128} << 10, kMax = int64_t{4} << 20;
+  const int64_t per_server = model_bytes / std::max(1, num_servers);
+  const int64_t chunk = std::clamp(per_server / 16, kMin, kMax);
+  return chunk / 1024 * 1024;
+}
+
 PsSession::PsSession(const SyncContext& context, bool overlap)
     : context_(context), overlap_(overlap) {}
 
@@ -52,7 +59,11 @@ absl::Status PsSession::Connect() {
   RS_ASSIGN_OR_RETURN(ranges_, partitioner->Partition(context_.layout, k));
 
   // Chunks of every server, and which tensors overlap each.
-  const int64_t chunk_elements = options.chunk_bytes / 4;
+  const int64_t chunk_bytes =
+      options.chunk_bytes > 0
+          ? options.chunk_bytes
+          : AutoChunkBytes(context_.layout.total_bytes(), k);
+  const int64_t chunk_elements = chunk_bytes / 4;
   chunks_per_server_.assign(k, 0);
   for (int s = 0; s < k; ++s) {
     for (const KeyRange& r : ChunkRange(ranges_[s], chunk_elements)) {
@@ -77,7 +88,7 @@ absl::Status PsSession::Connect() {
   request.set_world_size(context_.world_size);
   *request.mutable_layout() = context_.layout.ToProto();
   *request.mutable_optimizer() = context_.optimizer.ToProto();
-  request.set_chunk_bytes(options.chunk_bytes);
+  request.set_chunk_bytes(chunk_bytes);
   request.set_num_shards(k);
   request.set_partitioner(options.partitioner);
 

@@ -25,9 +25,10 @@ Registry& GetRegistry() {
 }  // namespace
 
 absl::Status SyncOptions::Validate() const {
-  if (chunk_bytes <= 0 || chunk_bytes % 4 != 0) {
+  if (chunk_bytes < 0 || chunk_bytes % 4 != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "chunk_bytes must be a positive multiple of 4, got ", chunk_bytes));
+        "chunk_bytes must be a multiple of 4, > 0 or 0 (auto), got ",
+        chunk_bytes));
   }
   if (rpc_timeout <= absl::ZeroDuration() ||
       connect_timeout <= absl::ZeroDuration()) {

@@ -58,8 +58,9 @@ namespace ringside {
 struct SyncOptions {
   // Parameter servers, in shard order (sps: exactly one; dps: K >= 1).
   std::vector<HostPort> servers;
-  // Payload bytes per parameter-server message; a positive multiple of 4.
-  int64_t chunk_bytes = 4 << 20;
+  // Payload bytes per parameter-server message: a positive multiple of 4,
+  // or 0 (default): AutoChunkBytes (worker/ps_session.h).
+  int64_t chunk_bytes = 0;
   // Deadline of each RPC or wait once connected.
   absl::Duration rpc_timeout = absl::Seconds(120);
   // How long to keep trying to reach peers/servers at start-up.
