@@ -95,9 +95,16 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
                      " parameter servers but this server is shard ",
                      options_.shard, " of --num_shards=", options_.num_shards));
   }
-  if (r.chunk_bytes <= 0 || r.chunk_bytes % 4 != 0) {
+  if (r.chunk_bytes <= 0 || r.chunk_bytes % 4 != 0 ||
+      r.chunk_bytes > kMaxChunkBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "chunk_bytes must be a positive multiple of 4, got ", r.chunk_bytes));
+        "chunk_bytes must be a positive multiple of 4 of at most ",
+        kMaxChunkBytes, " (1 GiB), got ", r.chunk_bytes));
+  }
+  if (r.layout.num_tensors() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", r.rank, " registered a layout with no tensors (a model "
+        "without parameters)"));
   }
   RS_RETURN_IF_ERROR(r.optimizer.Validate());
 

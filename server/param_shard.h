@@ -94,6 +94,10 @@ class ParamShard {
   // ALREADY_EXISTS: the rank registered before; RESOURCE_EXHAUSTED: the
   // model's share would not fit in max_state_bytes.
   absl::StatusOr<KeyRange> Register(const Registration& r);
+  // Largest chunk a registration may ask for (one gRPC message each).
+  static constexpr int64_t kMaxChunkBytes = int64_t{1} << 30;
+  // INVALID_ARGUMENT unless 0 <= rank < num_workers.
+  absl::Status CheckRank(int rank) const;
 
   // Stores initial values of one chunk (rank 0 only, once per chunk); the
   // chunk then reaches version 0. Non-blocking.
@@ -188,7 +192,6 @@ class ParamShard {
   absl::StatusOr<int> ChunkAt(int64_t offset) const;
   absl::Status CheckPayload(const Chunk& chunk, absl::string_view dtype,
                             int64_t bytes) const;
-  absl::Status CheckRank(int rank) const;
   // RESOURCE_EXHAUSTED unless `range` of the model `r` registers fits in
   // options_.max_state_bytes.
   absl::Status CheckStateFits(const Registration& r,

@@ -208,6 +208,9 @@ grpc::Status ParameterServerService::Heartbeat(
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
+  if (absl::Status r = shard_->CheckRank(request->rank()); !r.ok()) {
+    return ToGrpcStatus(r);
+  }
   Seen(request->rank(), request->step());
   const absl::Status failure = shard_->aborted();
   if (!failure.ok()) reply->set_job_failure(std::string(failure.message()));

@@ -251,6 +251,28 @@ TEST(ParamShardRegisterTest, RejectsMismatchedWorkers) {
   EXPECT_TRUE(shard.Register(MakeRegistration(1, 2)).ok());
 }
 
+// Registrations that would bind the server to a useless job are refused,
+// leaving it free for the real one.
+TEST(ParamShardRegisterTest, RefusesEmptyLayoutsAndHugeChunks) {
+  ParamShardOptions options;
+  options.num_workers = 2;
+  ParamShard shard(options);
+  Registration empty = MakeRegistration(0, 2);
+  empty.layout = TensorLayout();
+  absl::Status s = shard.Register(empty).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("no tensors"), std::string::npos) << s;
+  Registration huge_chunks = MakeRegistration(0, 2);
+  huge_chunks.chunk_bytes = int64_t{1} << 62;
+  s = shard.Register(huge_chunks).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("chunk_bytes"), std::string::npos) << s;
+  EXPECT_EQ(shard.CheckRank(-4).code(), absl::StatusCode::kInvalidArgument);
+  // State unchanged: the real job registers.
+  EXPECT_TRUE(shard.Register(MakeRegistration(0, 2)).ok());
+  EXPECT_TRUE(shard.Register(MakeRegistration(1, 2)).ok());
+}
+
 // A model too big for the server is refused, not allocated (an allocation
 // failure would end the server).
 TEST(ParamShardRegisterTest, RefusesAModelThatDoesNotFit) {

@@ -44,6 +44,21 @@ TEST(PsServiceTest, WrongSizePushIsInvalidArgumentOverTheWire) {
   EXPECT_EQ(pulled.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
+TEST(PsServiceTest, HeartbeatFromAnUnknownRankIsRefused) {
+  auto ps = LocalPsCluster::Start(1, 2, absl::Seconds(30));
+  ASSERT_TRUE(ps.ok());
+  PsShardClient client((*ps)->addresses()[0]);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  for (int rank : {-4, 2}) {
+    absl::StatusOr<std::string> reply = client.Heartbeat(rank, 0, deadline);
+    ASSERT_FALSE(reply.ok()) << rank;
+    EXPECT_EQ(reply.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(reply.status().message().find("unknown rank"), std::string::npos)
+        << reply.status();
+  }
+  EXPECT_TRUE(client.Heartbeat(1, 0, deadline).ok());
+}
+
 TEST(PsServiceTest, UnreachableServerFailsAtTheDeadline) {
   PsShardClient client({"127.0.0.1", 1});  // nothing listens on port 1
   proto::RegisterRequest reg;
