@@ -9,7 +9,10 @@
 // just not returned between steps.
 //
 // Linked into every binary and test through @system//:absl (like
-// cpu_check.cc); runs before main. Measured with
+// cpu_check.cc); runs before main. ps_server's main sets its own, lower
+// threshold afterwards (ps_server_main.cc: resident memory across many RPC
+// threads' arenas matters more there); in-process servers (tests,
+// transport_bench) keep this one. Measured with
 //   transport_bench --model_mb=64 --shard_counts=
 // ps/tcp 0.50 -> 0.55 (N = 1), 0.46 -> 0.55 (N = 4) on the 2-core machine.
 #include <malloc.h>

@@ -32,6 +32,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/json_lines.h"
+#include "common/output_path.h"
 #include "common/security_flags.h"
 #include "server/ps_server_runner.h"
 
@@ -142,6 +143,17 @@ int Run() {
     return 2;
   }
   options.security = *std::move(security);
+  // A checkpoint folder that cannot be written fails now, not at the first
+  // checkpoint after training has started.
+  if (options.shard.checkpoint_every > 0 &&
+      !options.shard.checkpoint_dir.empty()) {
+    if (absl::Status s =
+            PrepareOutputDir(options.shard.checkpoint_dir, "checkpoint_dir");
+        !s.ok()) {
+      LOG(ERROR) << "bad flags: " << s.message();
+      return 2;
+    }
+  }
   const double failure_timeout_s = absl::GetFlag(FLAGS_failure_timeout_s);
   if (failure_timeout_s < 0) {
     LOG(ERROR) << "--failure_timeout_s must be >= 0, got " << failure_timeout_s;

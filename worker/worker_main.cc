@@ -37,6 +37,7 @@
 #include "common/json_lines.h"
 #include "common/launch_env.h"
 #include "common/net_address.h"
+#include "common/output_path.h"
 #include "common/security_flags.h"
 #include "common/timeline.h"
 #include "models/cuda/cuda_mlp.h"
@@ -378,6 +379,15 @@ absl::StatusOr<std::unique_ptr<CudaModel>> MakeCudaModel(const Setup& s,
   return std::unique_ptr<CudaModel>(*std::move(made));
 }
 
+// --save_params with {rank} replaced; empty when not given.
+std::string SaveParamsPath(int rank) {
+  std::string save = absl::GetFlag(FLAGS_save_params);
+  for (size_t at; (at = save.find("{rank}")) != std::string::npos;) {
+    save.replace(at, 6, absl::StrCat(rank));
+  }
+  return save;
+}
+
 int Run() {
   JsonLinesWriter out;
   if (absl::GetFlag(FLAGS_list_strategies)) {
@@ -394,6 +404,22 @@ int Run() {
   if (!setup.ok()) {
     LOG(ERROR) << "bad flags: " << setup.status().message();
     return 2;
+  }
+  // Output paths fail now, not after the training they would record.
+  if (const std::string save = SaveParamsPath(setup->rank.rank);
+      !save.empty()) {
+    if (absl::Status s = CheckOutputFile(save, "save_params"); !s.ok()) {
+      LOG(ERROR) << "bad flags: " << s.message();
+      return 2;
+    }
+  }
+  if (setup->sync.checkpoint_every > 0) {
+    if (absl::Status s =
+            PrepareOutputDir(setup->sync.checkpoint_dir, "checkpoint_dir");
+        !s.ok()) {
+      LOG(ERROR) << "bad flags: " << s.message();
+      return 2;
+    }
   }
   // Opened before the strategy exists so that it outlives the strategy's
   // threads; its destructor closes it on every early return.
@@ -553,10 +579,7 @@ int Run() {
     strategy->reset();  // while the monitor can still end a stuck teardown
     return 1;
   }
-  std::string save = absl::GetFlag(FLAGS_save_params);
-  for (size_t at; (at = save.find("{rank}")) != std::string::npos;) {
-    save.replace(at, 6, absl::StrCat(setup->rank.rank));
-  }
+  const std::string save = SaveParamsPath(setup->rank.rank);
   if (!save.empty()) {
     if (absl::Status s = SaveParams(save, result->params); !s.ok()) {
       LOG(ERROR) << s;
