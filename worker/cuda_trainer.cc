@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -55,6 +56,13 @@ absl::StatusOr<TrainResult> TrainOnCuda(
   };
   RS_RETURN_IF_ERROR(
       Annotate(active->Init(context), absl::StrCat(strategy.name(), " init")));
+  // On an early return the strategy's threads must stop before the device
+  // buffers they enqueue work on are freed (locals die in reverse order:
+  // this runs first).
+  bool shut_down = false;
+  absl::Cleanup stop_strategy = [&] {
+    if (!shut_down) active->Shutdown().IgnoreError();
+  };
 
   const int64_t b = options.batch_size;
   const int64_t global_batch = b * rank.world_size;
@@ -100,6 +108,7 @@ absl::StatusOr<TrainResult> TrainOnCuda(
   absl::StatusOr<double> nvml_utilization =
       nvml != nullptr ? nvml->Stop() : absl::StatusOr<double>(nvml_status);
   nvml.reset();
+  shut_down = true;
   RS_RETURN_IF_ERROR(
       Annotate(active->Shutdown(), absl::StrCat(strategy.name(), " shutdown")));
   RS_RETURN_IF_ERROR(SynchronizeStream(stream.get()));
@@ -116,7 +125,7 @@ absl::StatusOr<TrainResult> TrainOnCuda(
       {"rank", rank.rank},
       {"world_size", rank.world_size},
       {"strategy", strategy.name()},
-      {"model", "mlp"},
+      {"model", model.name()},
       {"batch_size", b},
       {"steps", options.steps},
       {"start_step", active->start_step()},

@@ -65,6 +65,7 @@ class CudaMlp : public CudaModel {
   // ForwardBackward: INVALID_ARGUMENT also for a label outside the classes.
   static absl::StatusOr<std::unique_ptr<CudaMlp>> Create(
       std::vector<int64_t> widths, int device = 0);
+  std::string name() const override { return "mlp"; }
 };
 
 }  // namespace ringside

@@ -18,6 +18,7 @@
 #define RINGSIDE_MODELS_CUDA_CUDA_MODEL_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -33,6 +34,9 @@ class CudaModel {
  public:
   virtual ~CudaModel() = default;
 
+  // The model's name as the CPU model's Model::name() gives it ("mlp",
+  // "charlm"); final records carry it.
+  virtual std::string name() const = 0;
   virtual const TensorLayout& layout() const = 0;
   virtual int device() const = 0;
 

@@ -60,6 +60,7 @@ class CudaCharLm : public CudaModel {
   double FlopsPerExample() const override {
     return CharLmFlopsPerExample(config());
   }
+  std::string name() const override { return "charlm"; }
 };
 
 }  // namespace ringside
