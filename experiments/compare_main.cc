@@ -133,6 +133,10 @@ ABSL_FLAG(std::string, ps_server_bin, "",
           "ps_server binary; default: server/ps_server from the runfiles.");
 ABSL_FLAG(std::string, worker_bin, "",
           "worker binary; default: worker/worker from the runfiles.");
+ABSL_FLAG(int, async_staleness, 2,
+          "Staleness bound tau of the async_ps runs (its --staleness); the "
+          "row is named \"Async PS (tau=N)\". 0 makes async_ps synchronous, "
+          "the same as sps. A --staleness after -- wins.");
 ABSL_FLAG(bool, ddp, true,
           "Add the PyTorch DDP row (experiments/ddp_peer.py, gloo on CPU, "
           "NCCL on CUDA; --model=mlp) at every n when `import torch` works "
@@ -377,6 +381,18 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   return CostModelLink{in, estimate->source};
 }
 
+// async_ps's staleness bound: a --staleness among the worker flags, else
+// --async_staleness.
+int AsyncStaleness(const std::vector<std::string>& worker_args) {
+  std::vector<std::string> args = {"worker"};
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  int tau = absl::GetFlag(FLAGS_async_staleness);
+  if (std::optional<std::string> v = FlagValue(args, "staleness")) {
+    absl::SimpleAtoi(*v, &tau);
+  }
+  return tau;
+}
+
 // The DDP peer when the row is wanted and can run, else why not.
 absl::StatusOr<DdpPeer> FindDdp(const char* argv0) {
   if (!absl::GetFlag(FLAGS_ddp)) {
@@ -424,6 +440,11 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   absl::StatusOr<std::vector<int>> sweep =
       WorkerCounts(absl::GetFlag(FLAGS_workers));
   if (!sweep.ok()) return fail(sweep.status());
+  if (absl::GetFlag(FLAGS_async_staleness) < 0) {
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+        "--async_staleness must be >= 0, got ",
+        absl::GetFlag(FLAGS_async_staleness))));
+  }
   NetworkShape network;
   network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
@@ -501,6 +522,12 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     options.num_servers = ServersFor(s.servers, k);
     options.rendezvous = s.store;
     options.worker_args = worker_args;
+    if (s.name == "async_ps") {
+      // Before the user's flags, which win.
+      options.worker_args.insert(
+          options.worker_args.begin(),
+          absl::StrCat("--staleness=", AsyncStaleness(worker_args)));
+    }
     options.server_args = server_args;
     options.deadline = absl::GetFlag(FLAGS_deadline);
     options.security = SecurityFilesFromFlags();
@@ -539,6 +566,10 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     absl::StatusOr<ReportRow> row =
         result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
                     : absl::StatusOr<ReportRow>(result.status());
+    if (row.ok() && s.name == "async_ps") {
+      row->display_name = absl::StrCat("Async PS (τ=", AsyncStaleness(worker_args),
+                                       ")");
+    }
     if (!row.ok()) {
       std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,
                    what.c_str(), row.status().ToString().c_str());

@@ -236,6 +236,30 @@ TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/ddp_data_n2/meta.json"));
 }
 
+TEST(CompareTest, AsyncPsRunsWithAStalenessBoundItsRowNames) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/async";
+  Outcome out = RunBinary(
+      "compare", {"--workers=2", "--strategies=async_ps", "--out_dir=" + dir},
+      {"FAKE_WORKER_ASYNC=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Async PS (τ=2) "));
+  EXPECT_THAT(ReadFile(dir + "/compare.csv"), HasSubstr(",Async PS (τ=2),"));
+  json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_THAT(j["runs"][1]["finals"][0]["args"].get<std::string>(),
+              HasSubstr("--staleness=2"));
+  // A --staleness among the worker flags wins, in the run and the name.
+  out = RunBinary("compare",
+                  {"--workers=2", "--strategies=async_ps", "--out_dir=" + dir,
+                   "--", "--staleness=3"},
+                  {"FAKE_WORKER_ASYNC=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Async PS (τ=3) "));
+  j = json::parse(ReadFile(dir + "/compare.json"));
+  const std::string args = j["runs"][1]["finals"][0]["args"].get<std::string>();
+  EXPECT_THAT(args, HasSubstr("--staleness=3"));
+  EXPECT_THAT(args, Not(HasSubstr("--staleness=2")));
+}
+
 TEST(CompareTest, SaysWhyTheDdpRowIsAbsent) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/noddp";
   const Outcome out = RunBinary(
