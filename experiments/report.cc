@@ -62,12 +62,20 @@ std::string ParallelTypeLabel(const ReportRow& row) {
                       : row.display_name;
 }
 
+// Characters of UTF-8 text (its bytes minus continuation bytes), so that
+// "Async PS (τ=2)" pads like its 14 characters, not its 15 bytes.
+static size_t DisplayWidth(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
 std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells) {
   if (cells.empty()) return "";
   std::vector<size_t> width(cells[0].size(), 3);
   for (const auto& line : cells) {
     for (size_t c = 0; c < line.size() && c < width.size(); ++c) {
-      width[c] = std::max(width[c], line[c].size());
+      width[c] = std::max(width[c], DisplayWidth(line[c]));
     }
   }
   // First column left-aligned, the numeric ones right-aligned.
@@ -75,7 +83,7 @@ std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells) {
     std::string out = "|";
     for (size_t c = 0; c < width.size(); ++c) {
       const std::string cell = c < line.size() ? line[c] : "";
-      const std::string pad(width[c] - cell.size(), ' ');
+      const std::string pad(width[c] - DisplayWidth(cell), ' ');
       absl::StrAppend(&out, " ", c == 0 ? cell + pad : pad + cell, " |");
     }
     return out + "\n";
