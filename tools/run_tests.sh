@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then runs the whole
-# test suite (bazel test //...) and ends with one "N passed, N failed" line.
+# test suite (bazel test //...), lists the skipped test cases with their
+# reasons, and ends with one "N passed, N failed, N skipped" line counting
+# test cases from every target's test.xml (tools/test_case_counts.py), so a
+# target whose cases all skipped is not a pass.
 # Where nvcc is present it then also compiles the CUDA configuration
 # (bazel build --config=cuda //..., no GPU needed) in its own output base,
 # so a CUDA build break fails the run even on machines without a GPU.
@@ -13,11 +16,12 @@ mapfile -t cpu_config < <(ringside_cpu_config)
 log=$(mktemp)
 bazel test "${cpu_config[@]}" //... --test_summary=short "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-passed=$(grep -cE '^//\S+\s+(\(cached\) )?PASSED' "$log")
-failed=$(grep -cE '^//\S+\s+(\(cached\) )?(FAILED|TIMEOUT|FLAKY|INCOMPLETE|NO STATUS)' "$log")
-skipped=$(grep -cE '^//\S+\s+SKIPPED' "$log")
+testlogs=$(bazel info "${cpu_config[@]}" bazel-testlogs 2>/dev/null)
+counts=$(python3 tools/test_case_counts.py "$testlogs" < "$log")
+counts_rc=$?
 rm -f "$log"
-if ((rc == 0 && failed > 0)); then rc=1; fi
+echo "$counts" | sed '$d'
+if ((rc == 0 && counts_rc != 0)); then rc=1; fi
 
 # The CUDA configuration: its own output base (a --config=cuda build in the
 # default one would evict the CPU build's cache); it makes no convenience
@@ -69,5 +73,5 @@ else
   # Its server is not needed any more: free its memory.
   bazel --output_base="$cuda_base" shutdown >/dev/null 2>&1 || true
 fi
-echo "${passed} passed, ${failed} failed, ${skipped} skipped; CUDA build: ${cuda}"
+echo "$(echo "$counts" | tail -n 1); CUDA build: ${cuda}"
 exit "$rc"

@@ -11,6 +11,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   gnuplot-nox iproute2 zlib1g-dev
   openssl  # test certificates (tests/testing/test_pki.h)
+  python3  # tools/test_case_counts.py; the DDP peer and parity_bench
 )
 
 missing=()
