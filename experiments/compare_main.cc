@@ -637,6 +637,14 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
         "strategy."));
   }
   for (const std::string& net : networks) notes.push_back("Network: " + net);
+  if (std::any_of(rows.begin(), rows.end(),
+                  [](const ReportRow& r) { return r.emulated; })) {
+    notes.push_back(
+        "Val loss: none for runs with emulated compute (\"-\" in the "
+        "tables, null in JSON, empty in CSV): the synthetic model only "
+        "stands in for a network's gradient sizes and compute time, so it "
+        "has no validation loss to report.");
+  }
   notes.push_back(DdpNote(ddp));
   for (const json& f : failures) {
     notes.push_back(absl::StrCat("Failed: ", f["strategy"].get<std::string>(),

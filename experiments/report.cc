@@ -143,7 +143,9 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         absl::StrCat(strategy, ": final record of rank 0 has no throughput"));
   }
   row.throughput = finals[0]["throughput"].get<double>();
-  if (IsNumber(finals[0], "eval_loss")) {
+  // Emulated compute has no model to evaluate: whatever loss the synthetic
+  // model printed means nothing, so the row has none ("-", null, empty).
+  if (!row.emulated && IsNumber(finals[0], "eval_loss")) {
     row.eval_loss = finals[0]["eval_loss"].get<double>();
   }
   const json& f0 = finals[0];

@@ -343,6 +343,10 @@ TEST(ComparePresetTest, EmulatedPresetIsLabelled) {
   EXPECT_THAT(md, HasSubstr("- **Compute:** emulated"));
   EXPECT_THAT(md, HasSubstr("| SPS (emulated)      |"));
   EXPECT_THAT(ReadFile(dir + "/compare.csv"), HasSubstr(",true,cpu,"));
+  // The fake's loss of 0.5 is not reported for emulated compute.
+  EXPECT_THAT(md, HasSubstr("Val loss: none for runs with emulated compute"));
+  EXPECT_THAT(md, Not(HasSubstr("0.5000")));
+  EXPECT_TRUE(j["report"]["rows"][1]["eval_loss"].is_null());
 }
 
 TEST(ComparePresetTest, UnknownPresetListsTheKnownOnes) {
