@@ -80,8 +80,9 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
     f.insert(f.end(), kModel.begin(), kModel.end());
     return f;
   };
+  // Each rank saves its own parameters ({rank}), and both are compared.
   auto with_params = [&](std::vector<std::string> f, const std::string& p) {
-    f.push_back("--save_params=" + p);
+    f.push_back("--save_params=" + p + ".rank{rank}");
     return f;
   };
   const std::string full = TmpPath(strategy + "_full.bin");
@@ -99,9 +100,14 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
             0);
   ASSERT_EQ(finals.size(), 2u);
   for (const auto& f : finals) EXPECT_EQ(f["start_step"], 6) << f.dump();
-  const std::string a = ReadAll(full), b = ReadAll(resumed);
-  ASSERT_FALSE(a.empty());
-  EXPECT_TRUE(a == b) << "resumed parameters differ from the uninterrupted run";
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string a = ReadAll(absl::StrCat(full, ".rank", rank));
+    const std::string b = ReadAll(absl::StrCat(resumed, ".rank", rank));
+    ASSERT_FALSE(a.empty()) << "rank " << rank;
+    EXPECT_TRUE(a == b) << "rank " << rank
+                        << ": resumed parameters differ from the "
+                           "uninterrupted run";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -167,7 +173,9 @@ ChildSpec Worker(int rank, int port, const std::string& params) {
                  absl::StrCat("--rank=", rank), "--world_size=2",
                  absl::StrCat("--servers=127.0.0.1:", port), "--steps=300",
                  "--batch_size=8", "--rpc_timeout_s=10",
-                 "--save_params=" + params};
+                 // A lost server is named within this (kill_test's bound).
+                 "--failure_timeout_s=3",
+                 "--save_params=" + params + ".rank{rank}"};
   worker.argv.insert(worker.argv.end(), kModel.begin(), kModel.end());
   return worker;
 }
@@ -196,9 +204,13 @@ TEST(ServerKillTest, KilledServerFailsTheJobWhichThenResumesExactly) {
     ASSERT_TRUE(group.Wait().ok());
   }
 
-  // Kill the server once its first checkpoint exists.
+  // Kill the server once its first checkpoint exists. The group must not
+  // stop the workers itself when the server dies: what ends them has to be
+  // their own failure detection.
   {
-    ProcessGroup group(options);
+    ProcessGroupOptions watch = options;
+    watch.stop_on_failure = false;
+    ProcessGroup group(watch);
     int port = 0;
     ASSERT_TRUE(group.Start(Server(dir, pid_file, false, &port)).ok());
     ASSERT_TRUE(*group.RunUntil([&] { return port != 0; }, absl::Seconds(30)));
@@ -212,7 +224,8 @@ TEST(ServerKillTest, KilledServerFailsTheJobWhichThenResumesExactly) {
     ASSERT_GT(pid, 0);
     const absl::Time killed = absl::Now();
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
-    (void)group.RunUntil([] { return false; }, absl::Seconds(30));
+    (void)group.RunUntil([&] { return group.exited(1) && group.exited(2); },
+                         absl::Seconds(30));
     const double exit_s = absl::ToDoubleSeconds(absl::Now() - killed);
     for (int id = 1; id <= 2; ++id) {
       EXPECT_TRUE(group.exited(id)) << group.label(id) << " still running";
@@ -232,9 +245,13 @@ TEST(ServerKillTest, KilledServerFailsTheJobWhichThenResumesExactly) {
     }
     ASSERT_TRUE(group.Wait().ok());
   }
-  const std::string ref = ReadAll(TmpPath("ref.bin"));
-  ASSERT_FALSE(ref.empty());
-  EXPECT_TRUE(ref == ReadAll(TmpPath("resumed.bin")));
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string ref = ReadAll(TmpPath(absl::StrCat("ref.bin.rank", rank)));
+    ASSERT_FALSE(ref.empty()) << "rank " << rank;
+    EXPECT_TRUE(ref ==
+                ReadAll(TmpPath(absl::StrCat("resumed.bin.rank", rank))))
+        << "rank " << rank;
+  }
 }
 
 }  // namespace
