@@ -5,10 +5,11 @@
 // knows how to upload a buffer, all-reduce it in place, download it and
 // barrier.
 //
-// Measures (DESIGN.md, nccl-tests' definitions): for S bytes all-reduced in
-// t seconds over n ranks, algbw = S / t and busbw = algbw * 2(n-1)/n, both
-// in GB/s (1e9 bytes/s). t is the slowest rank's mean time per timed
-// iteration, taken after a barrier that follows the warm-up.
+// Measures (docs/DESIGN.md, nccl-tests' definitions): for S bytes
+// all-reduced in t seconds over n ranks, algbw = S / t and busbw =
+// algbw * 2(n-1)/n, both in GB/s (1e9 bytes/s). t is the slowest rank's
+// mean time per timed iteration, taken after a barrier that follows the
+// warm-up.
 //
 // Correctness: before the check, rank r fills element i with
 // FillValue(r, i) (small integers, exact in float32); after one all-reduce

@@ -9,7 +9,7 @@
 //   | tau | W0 | W1 | W2 | W3 | Mean util | Total | Throughput | Eval loss |
 //
 // Utilization, throughput and eval loss are the workers' own "final"
-// records (DESIGN.md's definitions): mean and total over workers,
+// records (docs/DESIGN.md's definitions): mean and total over workers,
 // throughput and eval loss of rank 0 (every rank ends with the same
 // parameters). Exits 1 if any run fails.
 #include <cstdio>

@@ -1,7 +1,7 @@
 // RunMetrics: per-step records and the run's measures, with the definitions
-// of DESIGN.md: utilization = (forward + backward + local optimizer time) /
-// wall time of the measured steps (warm-up steps excluded); throughput =
-// global samples per second. Thread-compatible.
+// of docs/DESIGN.md: utilization = (forward + backward + local optimizer
+// time) / wall time of the measured steps (warm-up steps excluded);
+// throughput = global samples per second. Thread-compatible.
 #ifndef RINGSIDE_WORKER_RUN_METRICS_H_
 #define RINGSIDE_WORKER_RUN_METRICS_H_
 

@@ -1,4 +1,4 @@
-// Test harness for the equivalence oracle (DESIGN.md): synchronous
+// Test harness for the equivalence oracle (docs/DESIGN.md): synchronous
 // data-parallel SGD with N workers of batch b must equal one worker with
 // batch N*b on the same data order. Runs N workers as threads in this
 // process, each with its own model, dataset and strategy, against
