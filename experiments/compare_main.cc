@@ -570,6 +570,19 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
       row->display_name = absl::StrCat("Async PS (τ=", AsyncStaleness(worker_args),
                                        ")");
     }
+    if (row.ok() && s.name == "hierarchical") {
+      // Hosts × ranks per host: --local_size, else one host (a local job
+      // sets no launcher environment).
+      int local = 0;
+      std::vector<std::string> args = {"worker"};
+      args.insert(args.end(), worker_args.begin(), worker_args.end());
+      if (std::optional<std::string> v = FlagValue(args, "local_size")) {
+        absl::SimpleAtoi(*v, &local);
+      }
+      if (local <= 0 || local > n) local = n;
+      row->display_name =
+          absl::StrCat("Hierarchical (", n / local, "×", local, ")");
+    }
     if (!row.ok()) {
       std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,
                    what.c_str(), row.status().ToString().c_str());

@@ -260,6 +260,22 @@ TEST(CompareTest, AsyncPsRunsWithAStalenessBoundItsRowNames) {
   EXPECT_THAT(args, Not(HasSubstr("--staleness=2")));
 }
 
+TEST(CompareTest, HierarchicalRowNamesItsGrouping) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/hier";
+  Outcome out = RunBinary("compare", {"--workers=2",
+                                      "--strategies=hierarchical",
+                                      "--out_dir=" + dir},
+                          {"FAKE_WORKER_ASYNC=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Hierarchical (1×2) "));
+  out = RunBinary("compare",
+                  {"--workers=2", "--strategies=hierarchical",
+                   "--out_dir=" + dir, "--", "--local_size=1"},
+                  {"FAKE_WORKER_ASYNC=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Hierarchical (2×1) "));
+}
+
 TEST(CompareTest, SaysWhyTheDdpRowIsAbsent) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/noddp";
   const Outcome out = RunBinary(

@@ -5,7 +5,7 @@
 # FAKE_WORKER_NO_FINAL=1: exit 0 without a final record.
 # --model=synthetic: the final record says "emulated":true.
 # --export_batches=DIR: writes DIR/meta.json and exits (the DDP row's data).
-# FAKE_WORKER_ASYNC=1: also lists async_ps.
+# FAKE_WORKER_ASYNC=1: also lists async_ps and hierarchical.
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
 for a in "$@"; do
   case "$a" in
@@ -14,6 +14,7 @@ for a in "$@"; do
       echo '{"name":"sps","servers":"one"}'
       echo '{"name":"dps","servers":"sharded"}'
       [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded"}'
+      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none"}'
       exit 0 ;;
     --export_batches=*)
       mkdir -p "${a#--export_batches=}" &&
