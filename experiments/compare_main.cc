@@ -330,6 +330,15 @@ std::string RunLine(const std::vector<int>& workers,
   return line;
 }
 
+// The value of worker flag --`name` in `worker_args` (the last one wins),
+// if given.
+std::optional<std::string> WorkerFlag(
+    const std::vector<std::string>& worker_args, const char* name) {
+  std::vector<std::string> args = {"worker"};
+  args.insert(args.end(), worker_args.begin(), worker_args.end());
+  return FlagValue(args, name);
+}
+
 struct Run {
   StrategyInfo strategy;
   int workers = 1;
@@ -357,17 +366,16 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   in.bandwidth_Bps = estimate->bandwidth_Bps;
   in.latency_s = estimate->latency_s;
   in.overlap = absl::GetFlag(FLAGS_model_overlap);
-  std::vector<std::string> args = {"worker"};
-  args.insert(args.end(), worker_args.begin(), worker_args.end());
   const FusionOptions fusion;
   in.fusion_threshold_bytes =
       static_cast<double>(fusion.fusion_threshold_bytes);
   in.cycle_s = absl::ToDoubleSeconds(fusion.cycle_time);
-  if (std::optional<std::string> v = FlagValue(args, "fusion_threshold_bytes");
+  if (std::optional<std::string> v =
+          WorkerFlag(worker_args, "fusion_threshold_bytes");
       v && !absl::SimpleAtod(*v, &in.fusion_threshold_bytes)) {
     return absl::InvalidArgumentError("bad --fusion_threshold_bytes=" + *v);
   }
-  if (std::optional<std::string> v = FlagValue(args, "cycle_time_ms")) {
+  if (std::optional<std::string> v = WorkerFlag(worker_args, "cycle_time_ms")) {
     double ms = 0;
     if (!absl::SimpleAtod(*v, &ms)) {
       return absl::InvalidArgumentError("bad --cycle_time_ms=" + *v);
@@ -384,13 +392,23 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
 // async_ps's staleness bound: a --staleness among the worker flags, else
 // --async_staleness.
 int AsyncStaleness(const std::vector<std::string>& worker_args) {
-  std::vector<std::string> args = {"worker"};
-  args.insert(args.end(), worker_args.begin(), worker_args.end());
   int tau = absl::GetFlag(FLAGS_async_staleness);
-  if (std::optional<std::string> v = FlagValue(args, "staleness")) {
+  if (std::optional<std::string> v = WorkerFlag(worker_args, "staleness")) {
     absl::SimpleAtoi(*v, &tau);
   }
   return tau;
+}
+
+// Hierarchical's grouping, hosts x ranks per host: --local_size, else one
+// host (a local job sets no launcher environment).
+std::string HierarchicalGrouping(const std::vector<std::string>& worker_args,
+                                 int n) {
+  int local = 0;
+  if (std::optional<std::string> v = WorkerFlag(worker_args, "local_size")) {
+    absl::SimpleAtoi(*v, &local);
+  }
+  if (local <= 0 || local > n) local = n;
+  return absl::StrCat(n / local, "×", local);
 }
 
 // The DDP peer when the row is wanted and can run, else why not.
@@ -567,21 +585,12 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
         result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
                     : absl::StatusOr<ReportRow>(result.status());
     if (row.ok() && s.name == "async_ps") {
-      row->display_name = absl::StrCat("Async PS (τ=", AsyncStaleness(worker_args),
-                                       ")");
+      row->display_name =
+          absl::StrCat("Async PS (τ=", AsyncStaleness(worker_args), ")");
     }
     if (row.ok() && s.name == "hierarchical") {
-      // Hosts × ranks per host: --local_size, else one host (a local job
-      // sets no launcher environment).
-      int local = 0;
-      std::vector<std::string> args = {"worker"};
-      args.insert(args.end(), worker_args.begin(), worker_args.end());
-      if (std::optional<std::string> v = FlagValue(args, "local_size")) {
-        absl::SimpleAtoi(*v, &local);
-      }
-      if (local <= 0 || local > n) local = n;
-      row->display_name =
-          absl::StrCat("Hierarchical (", n / local, "×", local, ")");
+      row->display_name = absl::StrCat(
+          "Hierarchical (", HierarchicalGrouping(worker_args, n), ")");
     }
     if (!row.ok()) {
       std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,

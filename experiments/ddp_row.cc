@@ -34,7 +34,6 @@ absl::StatusOr<DdpPeer> FindDdpPeer(const std::string& python,
   options.deadline = timeout;
   options.relay_stderr = false;
   options.stderr_tail_lines = 3;
-  ProcessGroup group(options);
   ChildSpec spec;
   spec.label = python;
   spec.argv = {python, "-c", kProbe};
@@ -42,9 +41,7 @@ absl::StatusOr<DdpPeer> FindDdpPeer(const std::string& python,
   spec.on_stdout_line = [&answer](const std::string&, absl::string_view line) {
     answer = json::parse(line, nullptr, /*allow_exceptions=*/false);
   };
-  absl::Status s = group.Start(std::move(spec)).status();
-  if (s.ok()) s = group.Wait();
-  if (!s.ok()) {
+  if (absl::Status s = RunToCompletion(std::move(spec), options); !s.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("`", python, " -c 'import torch'` failed (", s.message(),
                      "); PyTorch comes from PyPI into a virtual environment: ",
@@ -64,16 +61,13 @@ absl::Status ExportJobData(const std::string& worker_bin, int n,
   ProcessGroupOptions options;
   options.deadline = timeout;
   options.relay_stderr = false;
-  ProcessGroup group(options);
   ChildSpec spec;
   spec.label = "worker --export_batches";
   spec.argv = {worker_bin, "--rank=0", absl::StrCat("--world_size=", n)};
   spec.argv.insert(spec.argv.end(), worker_args.begin(), worker_args.end());
   spec.argv.push_back(absl::StrCat("--export_batches=", dir));
   spec.on_stdout_line = [](const std::string&, absl::string_view) {};
-  absl::Status s = group.Start(std::move(spec)).status();
-  if (s.ok()) s = group.Wait();
-  if (!s.ok()) {
+  if (absl::Status s = RunToCompletion(std::move(spec), options); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("exporting the job's data to ",
                                                dir, ": ", s.message()));
   }

@@ -387,7 +387,6 @@ absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
     const std::string& worker_bin, absl::Duration timeout) {
   ProcessGroupOptions group_options;
   group_options.deadline = timeout;
-  ProcessGroup group(group_options);
   std::vector<StrategyInfo> strategies;
   std::string bad_line;
   ChildSpec spec;
@@ -412,9 +411,10 @@ absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
     }
     strategies.push_back(std::move(info));
   };
-  absl::StatusOr<int> id = group.Start(std::move(spec));
-  if (!id.ok()) return id.status();
-  if (absl::Status s = group.Wait(); !s.ok()) return s;
+  if (absl::Status s = RunToCompletion(std::move(spec), group_options);
+      !s.ok()) {
+    return s;
+  }
   if (!bad_line.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         worker_bin, " --list_strategies printed an unexpected line: ", bad_line,

@@ -187,12 +187,10 @@ absl::StatusOr<std::vector<ReportImage>> DrawPlots(
     ProcessGroupOptions group_options;
     group_options.deadline = timeout;
     group_options.relay_stderr = false;
-    ProcessGroup group(group_options);
     ChildSpec spec;
     spec.label = "gnuplot";
     spec.argv = {gnuplot, script_path};
-    absl::StatusOr<int> id = group.Start(std::move(spec));
-    last = id.ok() ? group.Wait() : id.status();
+    last = RunToCompletion(std::move(spec), group_options);
     if (!last.ok()) continue;
     for (const ReportImage& image : script.images) {
       std::error_code ec;

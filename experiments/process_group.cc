@@ -410,4 +410,11 @@ absl::Status ProcessGroup::FailureStatus(const Child& c) const {
   return absl::InternalError(msg);
 }
 
+absl::Status RunToCompletion(ChildSpec spec,
+                             const ProcessGroupOptions& options) {
+  ProcessGroup group(options);
+  absl::StatusOr<int> id = group.Start(std::move(spec));
+  return id.ok() ? group.Wait() : id.status();
+}
+
 }  // namespace ringside

@@ -133,6 +133,13 @@ class ProcessGroup {
   std::vector<std::unique_ptr<Child>> children_;
 };
 
+// Runs one child to its end in a group with `options` (its deadline bounds
+// the run): Start, then Wait. OK when it exited 0; otherwise the group's
+// error (naming the child, with its last stderr lines) or Start's.
+// Blocking.
+absl::Status RunToCompletion(ChildSpec spec,
+                             const ProcessGroupOptions& options);
+
 }  // namespace ringside
 
 #endif  // RINGSIDE_EXPERIMENTS_PROCESS_GROUP_H_

@@ -355,7 +355,7 @@ absl::Status ParamShard::PushGradient(
   });
   chunk.pushed[rank] = true;
   ++chunk.accepted[rank];
-  if (++chunk.num_pushed == options_.num_workers) ApplyChunk(chunk, step);
+  if (++chunk.num_pushed == options_.num_workers) AdvanceChunk(chunk, step);
   return absl::OkStatus();
 }
 
@@ -367,7 +367,7 @@ void ParamShard::ApplyBlock(int64_t local, int64_t n, int64_t step) {
                     absl::MakeConstSpan(acc, n), step + 1);
 }
 
-void ParamShard::ApplyChunk(Chunk& chunk, int64_t step) {
+void ParamShard::AdvanceChunk(Chunk& chunk, int64_t step) {
   std::fill(chunk.pushed.begin(), chunk.pushed.end(), false);
   chunk.num_pushed = 0;
   ++chunk.applied;

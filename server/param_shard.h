@@ -201,7 +201,7 @@ class ParamShard {
   void ApplyBlock(int64_t local, int64_t n, int64_t step);
   // Moves a chunk whose every element was applied to version step + 1
   // (and checkpoints when the whole shard got there).
-  void ApplyChunk(Chunk& chunk, int64_t step);
+  void AdvanceChunk(Chunk& chunk, int64_t step);
   // Called by the chunk that completes `version` everywhere, under
   // versions_mu_: snapshots the shard (no chunk can move on meanwhile).
   Checkpoint SnapshotLocked(int64_t version)

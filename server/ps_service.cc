@@ -1,6 +1,7 @@
 #include "server/ps_service.h"
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -95,27 +96,20 @@ ParameterServerService::ParameterServerService(ParamShard* shard,
                      new RawHandler(&ParameterServerService::RawPull, this));
 }
 
-grpc::Status ParameterServerService::RawPushInit(grpc::ServerContext* context,
-                                                 RawStream* stream) {
+grpc::Status ParameterServerService::ReceiveChunks(
+    grpc::ServerContext* context, RawStream* stream,
+    const std::function<absl::Status(const DecodedChunk&)>& accept) {
   if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
     return a;
   }
   grpc::ByteBuffer message;
   DecodedChunk chunk;
-  std::string data;
   int64_t accepted = 0;
   while (stream->Read(&message)) {
     if (absl::Status d = DecodeChunk(message, &chunk); !d.ok()) {
       return ToGrpcStatus(d);
     }
-    Seen(chunk.header.rank);
-    data.clear();
-    for (absl::string_view piece : chunk.payload) {
-      data.append(piece.data(), piece.size());
-    }
-    absl::Status s = shard_->PushInit(chunk.header.rank, chunk.header.offset,
-                                      chunk.header.dtype, data);
-    if (!s.ok()) return ToGrpcStatus(s);
+    if (absl::Status s = accept(chunk); !s.ok()) return ToGrpcStatus(s);
     ++accepted;
   }
   proto::PushReply reply;
@@ -124,29 +118,28 @@ grpc::Status ParameterServerService::RawPushInit(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+grpc::Status ParameterServerService::RawPushInit(grpc::ServerContext* context,
+                                                 RawStream* stream) {
+  std::string data;
+  return ReceiveChunks(context, stream, [&](const DecodedChunk& chunk) {
+    Seen(chunk.header.rank);
+    data.clear();
+    for (absl::string_view piece : chunk.payload) {
+      data.append(piece.data(), piece.size());
+    }
+    return shard_->PushInit(chunk.header.rank, chunk.header.offset,
+                            chunk.header.dtype, data);
+  });
+}
+
 grpc::Status ParameterServerService::RawPush(grpc::ServerContext* context,
                                              RawStream* stream) {
-  if (grpc::Status a = CheckAuthToken(*context, options_.auth_token); !a.ok()) {
-    return a;
-  }
-  grpc::ByteBuffer message;
-  DecodedChunk chunk;
-  int64_t accepted = 0;
-  while (stream->Read(&message)) {
-    if (absl::Status d = DecodeChunk(message, &chunk); !d.ok()) {
-      return ToGrpcStatus(d);
-    }
+  return ReceiveChunks(context, stream, [&](const DecodedChunk& chunk) {
     Seen(chunk.header.rank, chunk.header.step);
-    absl::Status s = shard_->PushGradient(
-        chunk.header.rank, chunk.header.step, chunk.header.offset,
-        chunk.header.dtype, chunk.payload);
-    if (!s.ok()) return ToGrpcStatus(s);
-    ++accepted;
-  }
-  proto::PushReply reply;
-  reply.set_chunks_accepted(accepted);
-  WriteMessage(stream, reply);
-  return grpc::Status::OK;
+    return shard_->PushGradient(chunk.header.rank, chunk.header.step,
+                                chunk.header.offset, chunk.header.dtype,
+                                chunk.payload);
+  });
 }
 
 grpc::Status ParameterServerService::RawPull(grpc::ServerContext* context,

@@ -14,9 +14,11 @@
 #ifndef RINGSIDE_SERVER_PS_SERVICE_H_
 #define RINGSIDE_SERVER_PS_SERVICE_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/time/time.h"
+#include "common/chunk_wire.h"
 #include "common/liveness_monitor.h"
 #include "proto/parameter_server.grpc.pb.h"
 #include "server/param_shard.h"
@@ -63,6 +65,12 @@ class ParameterServerService final : public proto::ParameterServer::Service {
                          proto::HeartbeatReply* reply) override;
 
  private:
+  // Reads chunk messages until the client half-closes, handing each to
+  // `accept` (the first error ends the call with it), then answers with
+  // the PushReply counting them. Checks the token first.
+  grpc::Status ReceiveChunks(
+      grpc::ServerContext* context, RawStream* stream,
+      const std::function<absl::Status(const DecodedChunk&)>& accept);
   // A sign of life of `rank` (at `step` when >= 0).
   void Seen(int rank, int64_t step = -1);
 

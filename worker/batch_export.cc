@@ -1,7 +1,9 @@
 #include "worker/batch_export.h"
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +48,46 @@ class ArrayFile {
   std::ofstream out_;
 };
 
+// Writes the fields a model reads of `count` batches from `next(i, batch)`
+// (tokens, or features and labels) to <set>_<field> files, each of shape
+// `leading` + [examples per batch] + [the field's elements per example],
+// and describes them in `files` ({"<set>_<field>": {"file", "shape"}}).
+absl::Status WriteSet(
+    const fs::path& root, const std::string& set, int64_t count,
+    std::vector<int64_t> leading,
+    const std::function<absl::Status(int64_t, Batch*)>& next, json* files) {
+  Batch batch;
+  RS_RETURN_IF_ERROR(next(0, &batch));
+  const bool tokens = !batch.tokens.empty();
+  ArrayFile first(root, set + (tokens ? "_tokens.i32" : "_features.f32"));
+  std::optional<ArrayFile> labels;
+  if (!tokens) labels.emplace(root, set + "_labels.i32");
+  const int64_t per_example =
+      static_cast<int64_t>(tokens ? batch.tokens.size()
+                                  : batch.features.size()) /
+      batch.size;
+  for (int64_t i = 0; i < count; ++i) {
+    if (i > 0) RS_RETURN_IF_ERROR(next(i, &batch));
+    if (tokens) {
+      first.Write(batch.tokens);
+    } else {
+      first.Write(batch.features);
+      labels->Write(batch.labels);
+    }
+  }
+  RS_RETURN_IF_ERROR(first.Close());
+  leading.push_back(batch.size);
+  std::vector<int64_t> shape = leading;
+  shape.push_back(per_example);
+  (*files)[set + (tokens ? "_tokens" : "_features")] = {
+      {"file", first.name()}, {"shape", shape}};
+  if (labels.has_value()) {
+    RS_RETURN_IF_ERROR(labels->Close());
+    (*files)[set + "_labels"] = {{"file", labels->name()}, {"shape", leading}};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ExportBatches(const std::string& dir, const Model& model,
@@ -71,60 +113,20 @@ absl::Status ExportBatches(const std::string& dir, const Model& model,
     RS_RETURN_IF_ERROR(f.Close());
   }
 
-  // Steps' global batches; the fields the model reads decide the files.
+  // Steps' global batches, then the eval set; the fields the model reads
+  // decide the files.
   const int64_t global = job.batch_size * job.world_size;
-  Batch batch;
-  RS_RETURN_IF_ERROR(dataset.TrainBatch(0, global, &batch));
-  const bool tokens = !batch.tokens.empty();
   json files = json::object();
-  if (tokens) {
-    ArrayFile f(root, "train_tokens.i32");
-    for (int64_t t = 0; t < job.steps; ++t) {
-      RS_RETURN_IF_ERROR(dataset.TrainBatch(t * global, global, &batch));
-      f.Write(batch.tokens);
-    }
-    RS_RETURN_IF_ERROR(f.Close());
-    files["train_tokens"] = {{"file", f.name()},
-                             {"shape", {job.steps, global,
-                                        static_cast<int64_t>(
-                                            batch.tokens.size()) / global}}};
-  } else {
-    ArrayFile x(root, "train_features.f32"), y(root, "train_labels.i32");
-    for (int64_t t = 0; t < job.steps; ++t) {
-      RS_RETURN_IF_ERROR(dataset.TrainBatch(t * global, global, &batch));
-      x.Write(batch.features);
-      y.Write(batch.labels);
-    }
-    RS_RETURN_IF_ERROR(x.Close());
-    RS_RETURN_IF_ERROR(y.Close());
-    files["train_features"] = {
-        {"file", x.name()},
-        {"shape", {job.steps, global,
-                   static_cast<int64_t>(batch.features.size()) / global}}};
-    files["train_labels"] = {{"file", y.name()}, {"shape", {job.steps, global}}};
-  }
-  Batch eval;
-  RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
-  if (tokens) {
-    ArrayFile f(root, "eval_tokens.i32");
-    f.Write(eval.tokens);
-    RS_RETURN_IF_ERROR(f.Close());
-    files["eval_tokens"] = {
-        {"file", f.name()},
-        {"shape", {eval.size,
-                   static_cast<int64_t>(eval.tokens.size()) / eval.size}}};
-  } else {
-    ArrayFile x(root, "eval_features.f32"), y(root, "eval_labels.i32");
-    x.Write(eval.features);
-    y.Write(eval.labels);
-    RS_RETURN_IF_ERROR(x.Close());
-    RS_RETURN_IF_ERROR(y.Close());
-    files["eval_features"] = {
-        {"file", x.name()},
-        {"shape", {eval.size,
-                   static_cast<int64_t>(eval.features.size()) / eval.size}}};
-    files["eval_labels"] = {{"file", y.name()}, {"shape", {eval.size}}};
-  }
+  RS_RETURN_IF_ERROR(WriteSet(
+      root, "train", job.steps, {job.steps},
+      [&](int64_t t, Batch* batch) {
+        return dataset.TrainBatch(t * global, global, batch);
+      },
+      &files));
+  RS_RETURN_IF_ERROR(WriteSet(
+      root, "eval", 1, {},
+      [&](int64_t, Batch* batch) { return dataset.EvalBatch(batch); },
+      &files));
   files["params"] = {{"file", "params.f32"},
                      {"shape", {layout.total_elements()}}};
 

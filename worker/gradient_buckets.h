@@ -23,6 +23,7 @@ struct GradientBucket {
   int last_tensor = 0;
   int64_t offset = 0;  // span of the flat buffer, in elements
   int64_t size = 0;
+  int num_tensors() const { return last_tensor - first_tensor + 1; }
 };
 
 // Buckets in the order backward fills them (the one holding the layout's

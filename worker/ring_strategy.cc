@@ -23,17 +23,14 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
                            context.options.ring_first_bucket_bytes,
                            context.options.ring_bucket_bytes);
   bucket_of_.assign(context.layout.num_tensors(), 0);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor; ++t) {
+      bucket_of_[t] = static_cast<int>(b);
+    }
+  }
   {
     absl::MutexLock lock(&mu_);
-    pending_.clear();
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor;
-           ++t) {
-        bucket_of_[t] = static_cast<int>(b);
-      }
-      pending_.push_back(buckets_[b].last_tensor - buckets_[b].first_tensor +
-                         1);
-    }
+    ResetPending();
     ready_s_.assign(context.layout.num_tensors(), 0.0);
   }
   comm_thread_ = std::thread([this] { CommLoop(); });
@@ -121,13 +118,18 @@ absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
           "OnGradientReady called for every tensor?)"));
     }
     reduced_ = 0;
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      pending_[b] = buckets_[b].last_tensor - buckets_[b].first_tensor + 1;
-    }
+    ResetPending();
     step_ = step + 1;
     if (!error_.ok()) return error_;
   }
   return optimizer_->Step(step);
+}
+
+void RingStrategy::ResetPending() {
+  pending_.resize(buckets_.size());
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    pending_[b] = buckets_[b].num_tensors();
+  }
 }
 
 void RingStrategy::StopThread() {

@@ -57,6 +57,8 @@ class RingStrategy : public SyncStrategy {
 
   void CommLoop();
   void StopThread();
+  // Every bucket waits for all its tensors again (a new step).
+  void ResetPending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
