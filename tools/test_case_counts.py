@@ -5,8 +5,8 @@
 
 Reads the targets from the run's summary lines (`//pkg:target ... PASSED`),
 then each target's test.xml (every shard's) under BAZEL_TESTLOGS, and
-prints the skipped cases with their reasons, grouped by target, then one
-line: "P passed, F failed, S skipped (test cases in T targets)". A case is
+prints the failed cases with their messages and the skipped cases with
+their reasons, grouped by target, then one line: "P passed, F failed, S skipped (test cases in T targets)". A case is
 failed when it has a <failure> or <error>, skipped when gtest marked it
 skipped (result="skipped" or a <skipped> element) or did not run it, passed
 otherwise; a target whose every case was skipped thus counts nothing as
@@ -53,7 +53,7 @@ def main():
         if m and m.group(1) not in targets:
             targets.append(m.group(1))
     counts = {"passed": 0, "failed": 0, "skipped": 0}
-    skipped_by_target = {}
+    by_state = {"failed": {}, "skipped": {}}
     for target in targets:
         rel = target[2:].replace(":", "/")
         files = [os.path.join(testlogs, rel, "test.xml")]
@@ -67,19 +67,21 @@ def main():
             try:
                 for name, state, reason in cases(f):
                     counts[state] += 1
-                    if state == "skipped":
-                        skipped_by_target.setdefault(target, []).append(
+                    if state in by_state:
+                        by_state[state].setdefault(target, []).append(
                             (name, reason))
             except ET.ParseError as e:
                 counts["failed"] += 1
                 print(f"run_tests: {target}: unreadable {f} ({e})")
-    if skipped_by_target:
-        print("run_tests: skipped test cases, by target:")
-        for target, skipped in skipped_by_target.items():
-            print(f"  {target}: {len(skipped)} skipped")
-            for name, reason in skipped:
+    for state, why in (("failed", "message"), ("skipped", "reason")):
+        if not by_state[state]:
+            continue
+        print(f"run_tests: {state} test cases, by target:")
+        for target, listed in by_state[state].items():
+            print(f"  {target}: {len(listed)} {state}")
+            for name, reason in listed:
                 reason = " ".join(reason.split())[:200]
-                print(f"    {name}: {reason or '(no reason given)'}")
+                print(f"    {name}: {reason or f'(no {why} given)'}")
     print(f"{counts['passed']} passed, {counts['failed']} failed, "
           f"{counts['skipped']} skipped (test cases in {len(targets)} "
           "targets)")

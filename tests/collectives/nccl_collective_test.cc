@@ -26,6 +26,7 @@
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
 #include "tests/collectives/device_buffer.h"
+#include "tests/testing/gpu_skip.h"
 #include "tests/testing/rank_threads.h"
 
 namespace ringside {
@@ -66,9 +67,8 @@ std::vector<std::unique_ptr<Collective>> MakeGroup(
 class NcclGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    absl::StatusOr<int> gpus = CudaDeviceCount();
-    if (!gpus.ok()) GTEST_SKIP() << gpus.status().message();
-    gpus_ = *gpus;
+    SKIP_WITHOUT_GPU();
+    gpus_ = *CudaDeviceCount();
   }
   int gpus_ = 0;
 };
@@ -78,13 +78,7 @@ using Param = std::tuple<int, size_t>;  // ranks, floats
 class NcclCollectiveMatrixTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    absl::StatusOr<int> gpus = CudaDeviceCount();
-    if (!gpus.ok()) GTEST_SKIP() << gpus.status().message();
-    const int ranks = std::get<0>(GetParam());
-    if (ranks > *gpus) {
-      GTEST_SKIP() << "needs " << ranks << " GPUs (one per rank), this "
-                   << "machine has " << *gpus;
-    }
+    SKIP_WITHOUT_GPUS(std::get<0>(GetParam()));
   }
 };
 
@@ -286,10 +280,7 @@ TEST(NcclCollectiveTest, WithoutAGpuCreationSaysWhy) {
 
 // Runs with --config=cuda, GPU or not (options are checked first).
 TEST(NcclCollectiveTest, RejectsBadArguments) {
-  const absl::Status built = CudaDeviceCount().status();
-  if (built.code() == absl::StatusCode::kUnimplemented) {
-    GTEST_SKIP() << built.message();
-  }
+  SKIP_WITHOUT_CUDA_BUILD();
   InMemoryStore store;
   EXPECT_EQ(CreateNcclCollective(store, 2, 2, Options()).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -1,6 +1,6 @@
 // Fuzz target: the parameter server's request handling. The input is a
 // fuzz::PsFuzzInput — a shard's shape and a sequence of Register, PushInit,
-// Push, Pull and Finish requests (the wire messages of
+// Push, Pull, Finish and Heartbeat requests (the wire messages of
 // proto/parameter_server.proto) — replayed against one ParamShard the way
 // ParameterServerService does (RegistrationFromProto, then the shard).
 //
@@ -8,7 +8,10 @@
 //   - a rejected call leaves the shard exactly as it was (parameters,
 //     versions, memory, key range);
 //   - versions never go backwards; the key range never changes once set;
-//   - a pull hands out only whole chunks of the shard's range, each once.
+//   - a pull hands out only whole chunks of the shard's range, each once;
+//   - a registration is accepted only with tensors and chunk_bytes within
+//     ParamShard::kMaxChunkBytes; a heartbeat exactly from the ranks
+//     [0, num_workers).
 // The shard's memory bound (ParamShardOptions::max_state_bytes) is set to
 // 256 KiB, so that models the fuzzer declares stay small; bigger ones must be
 // refused with RESOURCE_EXHAUSTED, state unchanged.
@@ -129,6 +132,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         absl::StatusOr<KeyRange> got = shard.Register(*r);
         status = got.status();
         if (got.ok()) {
+          FUZZ_CHECK(r->layout.num_tensors() > 0 &&
+                         r->chunk_bytes <= ParamShard::kMaxChunkBytes,
+                     "accepted a registration with %d tensors and "
+                     "chunk_bytes %lld",
+                     r->layout.num_tensors(),
+                     static_cast<long long>(r->chunk_bytes));
           FUZZ_CHECK(!configured || *got == range,
                      "Register returned another key range");
           FUZZ_CHECK(got->begin >= 0 && got->begin <= got->end &&
@@ -158,6 +167,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case fuzz::PsCall::kFinish:
         status = shard.Finish(call.finish().rank());
         break;
+      case fuzz::PsCall::kHeartbeat: {
+        // The service's check before it records the heartbeat.
+        const int rank = call.heartbeat().rank();
+        status = shard.CheckRank(rank);
+        FUZZ_CHECK(status.ok() == (rank >= 0 && rank < options.num_workers),
+                   "heartbeat from rank %d of %d: %s", rank,
+                   options.num_workers, status.ToString().c_str());
+        break;
+      }
       case fuzz::PsCall::CALL_NOT_SET:
         continue;
     }

@@ -15,7 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "collectives/nccl_collective.h"
-#include "tests/models/cuda/gpu_skip.h"
+#include "tests/testing/gpu_skip.h"
 #include "tests/testing/cuda_oracle_harness.h"
 #include "tests/testing/oracle_harness.h"
 

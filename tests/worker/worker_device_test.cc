@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "collectives/nccl_collective.h"
+#include "tests/testing/gpu_skip.h"
 #include "worker/cuda_support.h"
 
 namespace ringside {
@@ -113,8 +114,8 @@ TEST(WorkerDeviceTest, CpuRecordSaysCpu) {
 // GPU machines only from here.
 
 TEST(WorkerDeviceTest, GpusBeyondTheDevicesAreFlagErrors) {
+  SKIP_WITHOUT_GPU();
   absl::StatusOr<int> count = CudaDeviceCount();
-  if (!count.ok()) GTEST_SKIP() << count.status().message();
   const Outcome out =
       RunWorker({"--device=cuda", absl::StrCat("--gpus=", *count)});
   EXPECT_EQ(out.exit_code, 2) << out.output;
@@ -134,8 +135,8 @@ nlohmann::json FinalRecord(const std::string& output) {
 // The character transformer trains on the GPU like on the CPU: same data,
 // same seed, so the final validation loss agrees to float32 rounding.
 TEST(WorkerDeviceTest, CudaCharLmMatchesTheCpuWorker) {
+  SKIP_WITHOUT_GPU();
   absl::StatusOr<int> count = CudaDeviceCount();
-  if (!count.ok()) GTEST_SKIP() << count.status().message();
   const std::vector<std::string> model = {
       "--model=charlm", "--n_layer=1", "--n_head=2", "--n_embd=16",
       "--block_size=8", "--steps=6", "--optimizer=adam", "--lr=0.003"};
@@ -155,8 +156,8 @@ TEST(WorkerDeviceTest, CudaCharLmMatchesTheCpuWorker) {
 }
 
 TEST(WorkerDeviceTest, CudaBaselineRecordsCudaEventTiming) {
+  SKIP_WITHOUT_GPU();
   absl::StatusOr<int> count = CudaDeviceCount();
-  if (!count.ok()) GTEST_SKIP() << count.status().message();
   const Outcome out = RunWorker({"--device=cuda", "--gpus=0"});
   ASSERT_EQ(out.exit_code, 0) << out.output;
   nlohmann::json final_record;

@@ -21,7 +21,7 @@
 #include "models/cuda/device_buffer.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/charlm_layout.h"
-#include "tests/models/cuda/gpu_skip.h"
+#include "tests/testing/gpu_skip.h"
 
 namespace ringside {
 namespace {

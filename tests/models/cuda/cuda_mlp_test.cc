@@ -25,7 +25,7 @@
 #include "models/cuda/cuda_optimizer.h"
 #include "models/cuda/device_buffer.h"
 #include "models/mlp.h"
-#include "tests/models/cuda/gpu_skip.h"
+#include "tests/testing/gpu_skip.h"
 #include "tests/models/cuda/mlp_test_data.h"
 
 namespace ringside {

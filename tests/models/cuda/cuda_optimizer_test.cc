@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/cuda/device_buffer.h"
 #include "models/optimizer.h"
-#include "tests/models/cuda/gpu_skip.h"
+#include "tests/testing/gpu_skip.h"
 
 namespace ringside {
 namespace {

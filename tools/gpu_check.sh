@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# One command to check ringside's GPU path on a machine with an NVIDIA GPU:
+#   tools/gpu_check.sh [--torch_python=python3] [--out=docs/GPU_RESULTS.md]
+#
+# 1. refuses, exit 2, where no NVIDIA GPU answers (nvidia-smi -L);
+# 2. builds the CUDA configuration (bazel --config=cuda, its own output base
+#    as in tools/run_tests.sh) and runs every test tagged "gpu" with
+#    RINGSIDE_REQUIRE_GPU=1, so a GPU case that cannot use the GPU fails
+#    instead of skipping (tests/testing/gpu_skip.h); cases needing more GPUs
+#    than the machine has stay skipped, and are listed as such;
+# 3. runs compare --device=cuda --workers=1 (every strategy that supports
+#    CUDA, the baseline and, where torch imports, the PyTorch DDP row);
+# 4. runs charlm_bench on the GPU beside PyTorch eager on the same GPU;
+# 5. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
+#    commit, the test counts with every failed and skipped case, and both
+#    tables as printed.
+# Exit 0 when every step passed, 1 when one failed (the file says which),
+# 2 without a GPU or on a bad flag.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+torch_python=python3
+out=docs/GPU_RESULTS.md
+for arg in "$@"; do
+  case "$arg" in
+    --torch_python=*) torch_python=${arg#*=} ;;
+    --out=*) out=${arg#*=} ;;
+    *) echo "gpu_check: unknown flag ${arg} (--torch_python=PY, --out=FILE)" >&2
+       exit 2 ;;
+  esac
+done
+
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  echo "gpu_check: no NVIDIA GPU here: nvidia-smi is not installed." \
+       "Run this on a machine with an NVIDIA GPU and its driver." >&2
+  exit 2
+fi
+if ! gpus=$(nvidia-smi -L 2>&1) || ! grep -q '^GPU ' <<<"$gpus"; then
+  echo "gpu_check: no NVIDIA GPU here: nvidia-smi -L says: ${gpus}" >&2
+  exit 2
+fi
+
+tools/setup.sh || exit 1
+source tools/cpu_config.sh
+mapfile -t cpu_config < <(ringside_cpu_config)
+cuda_base="${HOME}/.cache/bazel_cuda"
+bazel_cuda=(bazel --output_base="$cuda_base")
+cuda_flags=(--config=cuda "${cpu_config[@]}")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+status=0
+step() { echo "gpu_check: $*"; }
+
+# 2. The GPU tests, skips turned into failures.
+step "bazel test --config=cuda --test_tag_filters=gpu" \
+     "--test_env=RINGSIDE_REQUIRE_GPU=1 //tests/..."
+"${bazel_cuda[@]}" test "${cuda_flags[@]}" --test_tag_filters=gpu \
+  --test_env=RINGSIDE_REQUIRE_GPU=1 --test_output=errors \
+  --test_summary=short //tests/... 2>&1 | tee "$work/test.log"
+test_rc=${PIPESTATUS[0]}
+testlogs=$("${bazel_cuda[@]}" info "${cuda_flags[@]}" bazel-testlogs)
+python3 tools/test_case_counts.py "$testlogs" < "$work/test.log" \
+  > "$work/counts.txt"
+counts_rc=$?
+cat "$work/counts.txt"
+if ((test_rc != 0 || counts_rc != 0)); then status=1; tests="FAILED"; else tests="passed"; fi
+
+# 3. The comparison on the GPU, one worker per strategy.
+step "compare --device=cuda --workers=1"
+"${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments:compare -- \
+  --device=cuda --workers=1 --out_dir="$work/compare" --plots=false \
+  --torch_python="$torch_python" --results_md="$work/compare.md" \
+  2>&1 | tee "$work/compare.log"
+if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed"; fi
+
+# 4. The character transformer on the GPU beside PyTorch eager.
+step "charlm_bench on the GPU beside PyTorch eager (${torch_python})"
+"${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments:charlm_bench -- \
+  --cpu=false --cuda=true --python="$torch_python" --n_embd=64,128,256 \
+  2>&1 | tee "$work/charlm.log"
+if ((PIPESTATUS[0] != 0)); then status=1; charlm="FAILED"; else charlm="passed"; fi
+"${bazel_cuda[@]}" shutdown >/dev/null 2>&1 || true
+
+# 5. The results file.
+table_of() {  # the Markdown table lines of a log, or what is there
+  if grep -q '^|' "$1"; then grep '^|' "$1"; else echo '```'; tail -n 20 "$1"; echo '```'; fi
+}
+{
+  echo "# GPU results"
+  echo
+  echo "Written by \`tools/gpu_check.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+       "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+       "$(git diff --quiet 2>/dev/null || echo '(with uncommitted changes)')."
+  echo
+  echo "| | |"
+  echo "|---|---|"
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total \
+    --format=csv,noheader | sed 's/^/| GPU | /; s/$/ |/'
+  echo "| CUDA | $(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' || echo 'nvcc not found') |"
+  echo "| host CPU | $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores |"
+  echo "| torch | $("$torch_python" -c 'import torch; print(torch.__version__)' 2>/dev/null || echo "not importable in ${torch_python}") |"
+  echo
+  echo "## GPU tests: ${tests}"
+  echo
+  echo "\`bazel test --config=cuda --test_tag_filters=gpu --test_env=RINGSIDE_REQUIRE_GPU=1 //tests/...\`"
+  echo "(a case that cannot use the GPU fails; one that needs more GPUs than"
+  echo "this machine has is skipped and listed)."
+  echo
+  echo '```'
+  cat "$work/counts.txt"
+  echo '```'
+  echo
+  echo "## compare --device=cuda --workers=1: ${compare}"
+  echo
+  if [[ -s "$work/compare.md" ]]; then cat "$work/compare.md"; else table_of "$work/compare.log"; fi
+  echo
+  echo "## charlm_bench on the GPU beside PyTorch eager: ${charlm}"
+  echo
+  table_of "$work/charlm.log"
+} > "$out"
+step "wrote ${out}; tests ${tests}, compare ${compare}, charlm_bench ${charlm}"
+exit "$status"
