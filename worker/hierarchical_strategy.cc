@@ -110,7 +110,7 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   traffic_.bytes_sent += s * BroadcastSends(local_rank_, local_size_);
   if (local_rank_ != 0) traffic_.bytes_received += s;
 
-  comm_ = std::make_unique<TensorCommThread>(
+  comm_ = StartPerTensorCommThread(
       &context_.layout, context_.options.timeline,
       [this](int tensor, int64_t step) { return ReduceTensor(tensor, step); });
   return absl::OkStatus();

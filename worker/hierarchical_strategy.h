@@ -40,7 +40,7 @@
 #include "collectives/in_memory_store.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
-#include "worker/tensor_comm_thread.h"
+#include "worker/comm_queue_thread.h"
 
 namespace ringside {
 
@@ -82,7 +82,7 @@ class HierarchicalStrategy : public SyncStrategy {
   std::unique_ptr<Collective> local_;         // this host's L ranks
   std::unique_ptr<Collective> cross_;         // leaders only: H ranks
   std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<TensorCommThread> comm_;
+  std::unique_ptr<CommQueueThread> comm_;
   StepStats traffic_;  // per step, fixed at Init
 };
 

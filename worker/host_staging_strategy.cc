@@ -6,7 +6,9 @@
 
 namespace ringside {
 
-HostStagingStrategy::~HostStagingStrategy() { StopThread(); }
+HostStagingStrategy::~HostStagingStrategy() {
+  if (stage_ != nullptr) stage_->Stop();
+}
 
 absl::Status HostStagingStrategy::Init(const SyncContext& context) {
   if (context.device != Device::kCuda || context.compute_stream == nullptr ||
@@ -46,12 +48,16 @@ absl::Status HostStagingStrategy::Init(const SyncContext& context) {
   RS_RETURN_IF_ERROR(CopyAsync(context.params.data(), params_.span().data(), n,
                                copy_stream_.get()));
   RS_RETURN_IF_ERROR(SynchronizeStream(copy_stream_.get()));
-  stage_thread_ = std::thread([this] { StageLoop(); });
+  stage_ = std::make_unique<CommQueueThread>(
+      context.layout.num_tensors(), "gradients staged to the host",
+      context.options.timeline != nullptr,
+      [this](int tensor, int64_t, double ready_s) {
+        return HandOver(tensor, ready_s);
+      });
   return absl::OkStatus();
 }
 
 void HostStagingStrategy::OnGradientReady(int tensor_index) {
-  const double now = device_.options.timeline ? NowSeconds() : 0.0;
   const TensorSpec& spec = device_.layout.tensor(tensor_index);
   absl::Status s = [&]() -> absl::Status {
     RS_RETURN_IF_ERROR(StreamWaitEvent(copy_stream_.get(),
@@ -61,47 +67,23 @@ void HostStagingStrategy::OnGradientReady(int tensor_index) {
                                  copy_stream_.get()));
     return RecordEvent(copied_[tensor_index].get(), copy_stream_.get());
   }();
-  absl::MutexLock lock(&mu_);
-  if (!s.ok() && error_.ok()) {
-    error_ = Annotate(
-        s, absl::StrCat("staging the gradient of ", spec.name, " to the host"));
+  if (!s.ok()) {
+    stage_->Fail(Annotate(
+        s, absl::StrCat("staging the gradient of ", spec.name, " to the host")));
   }
-  queue_.push_back({tensor_index, now});
+  stage_->Enqueue(tensor_index);
 }
 
-void HostStagingStrategy::StageLoop() {
-  while (true) {
-    Queued item;
-    bool failed;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !queue_.empty() || stop_;
-      };
-      mu_.Await(absl::Condition(&ready));
-      if (stop_) return;
-      item = queue_.front();
-      queue_.pop_front();
-      failed = !error_.ok();
-    }
-    absl::Status s;
-    if (!failed) {
-      s = WaitForEvent(copied_[item.tensor].get());
-      if (s.ok()) inner_->OnGradientReady(item.tensor);
-    }
-    if (Timeline* timeline = device_.options.timeline) {
-      timeline->Span(device_.layout.tensor(item.tensor).name, "STAGE_D2H",
-                     item.ready_s, NowSeconds(),
-                     {{"bytes", device_.layout.tensor(item.tensor).size * 4}});
-    }
-    absl::MutexLock lock(&mu_);
-    if (!s.ok() && error_.ok()) {
-      error_ = Annotate(s, absl::StrCat("copying the gradient of ",
-                                        device_.layout.tensor(item.tensor).name,
-                                        " to the host"));
-    }
-    ++handed_;
+absl::Status HostStagingStrategy::HandOver(int tensor, double ready_s) {
+  const TensorSpec& spec = device_.layout.tensor(tensor);
+  absl::Status s = WaitForEvent(copied_[tensor].get());
+  if (s.ok()) inner_->OnGradientReady(tensor);
+  if (Timeline* timeline = device_.options.timeline) {
+    timeline->Span(spec.name, "STAGE_D2H", ready_s, NowSeconds(),
+                   {{"bytes", spec.size * 4}});
   }
+  return Annotate(s, absl::StrCat("copying the gradient of ", spec.name,
+                                  " to the host"));
 }
 
 absl::Status HostStagingStrategy::WaitForParamsCopy() {
@@ -112,22 +94,7 @@ absl::Status HostStagingStrategy::WaitForParamsCopy() {
 }
 
 absl::StatusOr<StepStats> HostStagingStrategy::FinishStep(int64_t step) {
-  const int n = device_.layout.num_tensors();
-  {
-    absl::MutexLock lock(&mu_);
-    auto all_handed = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return handed_ == n;
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&all_handed),
-                              device_.options.rpc_timeout)) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("step ", step, ": only ", handed_, " of ", n,
-                       " gradients staged to the host within the deadline (was "
-                       "OnGradientReady called for every tensor?)"));
-    }
-    handed_ = 0;
-    if (!error_.ok()) return error_;
-  }
+  RS_RETURN_IF_ERROR(stage_->WaitForStep(step, device_.options.rpc_timeout));
   // The pinned parameters are about to be overwritten by the pull.
   RS_RETURN_IF_ERROR(WaitForParamsCopy());
   RS_ASSIGN_OR_RETURN(StepStats stats, inner_->FinishStep(step));
@@ -144,16 +111,8 @@ absl::StatusOr<StepStats> HostStagingStrategy::FinishStep(int64_t step) {
   return stats;
 }
 
-void HostStagingStrategy::StopThread() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (stage_thread_.joinable()) stage_thread_.join();
-}
-
 absl::Status HostStagingStrategy::Shutdown() {
-  StopThread();
+  if (stage_ != nullptr) stage_->Stop();
   absl::Status copied = WaitForParamsCopy();
   absl::Status inner = inner_->Shutdown();
   return copied.ok() ? inner : copied;

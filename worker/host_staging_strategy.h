@@ -28,13 +28,11 @@
 #ifndef RINGSIDE_WORKER_HOST_STAGING_STRATEGY_H_
 #define RINGSIDE_WORKER_HOST_STAGING_STRATEGY_H_
 
-#include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include "worker/comm_queue_thread.h"
 #include "worker/cuda_support.h"
 #include "worker/sync_strategy.h"
 
@@ -61,12 +59,9 @@ class HostStagingStrategy : public SyncStrategy {
   }
 
  private:
-  struct Queued {
-    int tensor = 0;
-    double ready_s = 0.0;  // timeline only
-  };
-  void StageLoop();
-  void StopThread();
+  // Waits for tensor i's copy and hands it to the inner strategy (staging
+  // thread).
+  absl::Status HandOver(int tensor, double ready_s);
   // Host copy of the parameters finished (before the inner strategy may
   // overwrite the pinned parameters again).
   absl::Status WaitForParamsCopy();
@@ -79,13 +74,7 @@ class HostStagingStrategy : public SyncStrategy {
   std::vector<OwnedCudaEvent> copied_;  // per tensor
   OwnedCudaEvent params_copied_;
   bool params_copy_pending_ = false;
-  std::thread stage_thread_;
-
-  absl::Mutex mu_;
-  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
-  int handed_ ABSL_GUARDED_BY(mu_) = 0;  // tensors handed over this step
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<CommQueueThread> stage_;  // last: stops first
 };
 
 }  // namespace ringside

@@ -33,7 +33,7 @@ absl::Status RingFp16Strategy::Init(const SyncContext& context) {
       optimizer_,
       Optimizer::Create(context.optimizer, context.layout.total_elements()));
   halves_.assign(context.layout.total_elements(), 0);
-  comm_ = std::make_unique<TensorCommThread>(
+  comm_ = StartPerTensorCommThread(
       &context_.layout, context_.options.timeline,
       [this](int tensor, int64_t step) { return ReduceTensor(tensor, step); });
   return absl::OkStatus();

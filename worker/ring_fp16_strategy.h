@@ -37,7 +37,7 @@
 #include "collectives/in_memory_store.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
-#include "worker/tensor_comm_thread.h"
+#include "worker/comm_queue_thread.h"
 
 namespace ringside {
 
@@ -60,7 +60,7 @@ class RingFp16Strategy : public SyncStrategy {
   std::unique_ptr<GlooHalfAllReduce> half_;   // comm thread only
   std::vector<uint16_t> halves_;              // fp16 image of the grads
   std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<TensorCommThread> comm_;
+  std::unique_ptr<CommQueueThread> comm_;
 };
 
 }  // namespace ringside

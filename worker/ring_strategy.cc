@@ -8,7 +8,9 @@
 
 namespace ringside {
 
-RingStrategy::~RingStrategy() { StopThread(); }
+RingStrategy::~RingStrategy() {
+  if (comm_ != nullptr) comm_->Stop();
+}
 
 absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
@@ -28,100 +30,58 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       bucket_of_[t] = static_cast<int>(b);
     }
   }
-  {
-    absl::MutexLock lock(&mu_);
-    ResetPending();
-    ready_s_.assign(context.layout.num_tensors(), 0.0);
-  }
-  comm_thread_ = std::thread([this] { CommLoop(); });
+  ResetPending();
+  ready_s_.assign(context.layout.num_tensors(), 0.0);
+  comm_ = std::make_unique<CommQueueThread>(
+      static_cast<int>(buckets_.size()), "gradient buckets all-reduced",
+      /*read_clock=*/false, [this](int bucket, int64_t step, double) {
+        return ReduceBucket(bucket, step);
+      });
   return absl::OkStatus();
 }
 
 void RingStrategy::OnGradientReady(int tensor_index) {
-  const double now = context_.options.timeline ? NowSeconds() : 0.0;
+  if (context_.options.timeline != nullptr) {
+    ready_s_[tensor_index] = NowSeconds();
+  }
   const int bucket = bucket_of_[tensor_index];
-  absl::MutexLock lock(&mu_);
-  ready_s_[tensor_index] = now;
-  if (--pending_[bucket] == 0) queue_.push_back({bucket, step_});
+  if (--pending_[bucket] == 0) comm_->Enqueue(bucket);
 }
 
-void RingStrategy::CommLoop() {
-  while (true) {
-    Queued item;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !queue_.empty() || stop_;
-      };
-      mu_.Await(absl::Condition(&ready));
-      if (stop_) return;
-      item = queue_.front();
-      queue_.pop_front();
-      if (!error_.ok()) {  // the group is unusable after an error
-        ++reduced_;
-        continue;
-      }
-    }
-    Timeline* timeline = context_.options.timeline;
-    const GradientBucket& bucket = buckets_[item.bucket];
-    // CUDA: the gradients were only queued; QUEUE then includes the wait.
-    absl::Status s;
-    for (int t = bucket.first_tensor; s.ok() && t <= bucket.last_tensor; ++t) {
-      s = WaitForGradient(context_, t);
-    }
-    const double start = timeline ? NowSeconds() : 0.0;
-    if (s.ok()) {
-      s = collective_->AllReduce(
-          context_.grads.subspan(bucket.offset, bucket.size),
-          ReduceOp::kAverage, context_.options.rpc_timeout);
-    }
-    if (timeline != nullptr) {
-      const double end = NowSeconds();
-      for (int t = bucket.first_tensor; t <= bucket.last_tensor; ++t) {
-        const TensorSpec& spec = context_.layout.tensor(t);
-        const nlohmann::json args = {{"step", item.step},
-                                     {"bytes", spec.size * 4},
-                                     {"bucket_bytes", bucket.size * 4}};
-        double ready = 0.0;
-        {
-          absl::MutexLock lock(&mu_);
-          ready = ready_s_[t];
-        }
-        timeline->Span(spec.name, "QUEUE", ready, start, args);
-        timeline->Span(spec.name, "ALLREDUCE", start, end, args);
-      }
-    }
-    absl::MutexLock lock(&mu_);
-    if (!s.ok() && error_.ok()) {
-      error_ = Annotate(
-          s, absl::StrCat("all-reduce of tensors ",
-                          context_.layout.tensor(bucket.first_tensor).name,
-                          " .. ",
-                          context_.layout.tensor(bucket.last_tensor).name));
-    }
-    ++reduced_;
+absl::Status RingStrategy::ReduceBucket(int b, int64_t step) {
+  Timeline* timeline = context_.options.timeline;
+  const GradientBucket& bucket = buckets_[b];
+  // CUDA: the gradients were only queued; QUEUE then includes the wait.
+  absl::Status s;
+  for (int t = bucket.first_tensor; s.ok() && t <= bucket.last_tensor; ++t) {
+    s = WaitForGradient(context_, t);
   }
+  const double start = timeline ? NowSeconds() : 0.0;
+  if (s.ok()) {
+    s = collective_->AllReduce(
+        context_.grads.subspan(bucket.offset, bucket.size),
+        ReduceOp::kAverage, context_.options.rpc_timeout);
+  }
+  if (timeline != nullptr) {
+    const double end = NowSeconds();
+    for (int t = bucket.first_tensor; t <= bucket.last_tensor; ++t) {
+      const TensorSpec& spec = context_.layout.tensor(t);
+      const nlohmann::json args = {{"step", step},
+                                   {"bytes", spec.size * 4},
+                                   {"bucket_bytes", bucket.size * 4}};
+      timeline->Span(spec.name, "QUEUE", ready_s_[t], start, args);
+      timeline->Span(spec.name, "ALLREDUCE", start, end, args);
+    }
+  }
+  return Annotate(
+      s, absl::StrCat("all-reduce of tensors ",
+                      context_.layout.tensor(bucket.first_tensor).name, " .. ",
+                      context_.layout.tensor(bucket.last_tensor).name));
 }
 
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
-  const int n = static_cast<int>(buckets_.size());
-  {
-    absl::MutexLock lock(&mu_);
-    auto all_done = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return reduced_ == n;
-    };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&all_done),
-                              context_.options.rpc_timeout)) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "step ", step, ": only ", reduced_, " of ", n,
-          " gradient buckets all-reduced within the deadline (was "
-          "OnGradientReady called for every tensor?)"));
-    }
-    reduced_ = 0;
-    ResetPending();
-    step_ = step + 1;
-    if (!error_.ok()) return error_;
-  }
+  RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
+  ResetPending();
   return optimizer_->Step(step);
 }
 
@@ -132,16 +92,8 @@ void RingStrategy::ResetPending() {
   }
 }
 
-void RingStrategy::StopThread() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (comm_thread_.joinable()) comm_thread_.join();
-}
-
 absl::Status RingStrategy::Shutdown() {
-  StopThread();
+  if (comm_ != nullptr) comm_->Stop();
   return absl::OkStatus();
 }
 

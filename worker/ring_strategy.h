@@ -23,15 +23,13 @@
 #ifndef RINGSIDE_WORKER_RING_STRATEGY_H_
 #define RINGSIDE_WORKER_RING_STRATEGY_H_
 
-#include <deque>
 #include <memory>
-#include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "worker/allreduce_support.h"
+#include "worker/comm_queue_thread.h"
 #include "worker/gradient_buckets.h"
 #include "worker/sync_strategy.h"
 
@@ -49,36 +47,25 @@ class RingStrategy : public SyncStrategy {
   bool SupportsDevice(Device) const override { return true; }
 
  private:
-  // A bucket waiting for the communication thread.
-  struct Queued {
-    int bucket = 0;
-    int64_t step = 0;
-  };
-
-  void CommLoop();
-  void StopThread();
+  // All-reduces bucket `bucket` of `step` (communication thread).
+  absl::Status ReduceBucket(int bucket, int64_t step);
   // Every bucket waits for all its tensors again (a new step).
-  void ResetPending() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ResetPending();
 
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
   std::unique_ptr<LocalOptimizer> optimizer_;
   int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
-  std::thread comm_thread_;
   std::vector<GradientBucket> buckets_;  // set by Init
   std::vector<int> bucket_of_;           // by tensor
-
-  absl::Mutex mu_;
-  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
-  // Tensors of each bucket not yet ready this step.
-  std::vector<int> pending_ ABSL_GUARDED_BY(mu_);
-  // NowSeconds() at OnGradientReady per tensor; timeline only.
-  std::vector<double> ready_s_ ABSL_GUARDED_BY(mu_);
-  int reduced_ ABSL_GUARDED_BY(mu_) = 0;   // buckets done this step
-  int64_t step_ ABSL_GUARDED_BY(mu_) = 0;  // the step being reduced
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
+  // Training thread only: tensors of each bucket not yet ready this step.
+  std::vector<int> pending_;
+  // NowSeconds() at OnGradientReady per tensor, timeline only: written by
+  // the training thread before its bucket is queued, read by the
+  // communication thread after (the queue orders them).
+  std::vector<double> ready_s_;
+  std::unique_ptr<CommQueueThread> comm_;  // last: stops first
 };
 
 }  // namespace ringside
