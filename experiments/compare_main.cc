@@ -171,35 +171,21 @@ absl::StatusOr<std::string> Binary(const std::string& flag_value,
   return found;
 }
 
-// Position of a strategy in the study's order; unknown names go last in
-// registration order.
-int StudyRank(const std::string& name) {
-  static const std::vector<std::string> kOrder = {"baseline", "sps", "dps",
-                                                  "ring", "fusion"};
-  const auto it = std::find(kOrder.begin(), kOrder.end(), name);
-  return it == kOrder.end() ? static_cast<int>(kOrder.size())
-                            : static_cast<int>(it - kOrder.begin());
-}
-
-// The strategies to run, baseline first.
-absl::StatusOr<std::vector<StrategyInfo>> Plan(
-    const std::vector<StrategyInfo>& registered, const std::string& flag) {
-  std::map<std::string, StrategyInfo> by_name;
+// The strategies to run, baseline first; all in the registry's study order
+// (ListStrategies sorts by it) when `flag` is empty.
+absl::StatusOr<std::vector<ListedStrategy>> Plan(
+    const std::vector<ListedStrategy>& registered, const std::string& flag) {
+  std::map<std::string, ListedStrategy> by_name;
   std::vector<std::string> names;
-  for (const StrategyInfo& s : registered) {
+  for (const ListedStrategy& s : registered) {
     by_name[s.name] = s;
     names.push_back(s.name);
   }
   std::vector<std::string> wanted = names;
-  if (flag.empty()) {
-    std::stable_sort(wanted.begin(), wanted.end(),
-                     [](const std::string& a, const std::string& b) {
-                       return StudyRank(a) < StudyRank(b);
-                     });
-  } else {
+  if (!flag.empty()) {
     wanted = absl::StrSplit(flag, ',', absl::SkipWhitespace());
   }
-  std::vector<StrategyInfo> plan;
+  std::vector<ListedStrategy> plan;
   if (by_name.count("baseline") == 0) {
     return absl::NotFoundError("the worker registers no 'baseline' strategy");
   }
@@ -294,8 +280,7 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
     args.push_back(absl::StrCat("--emulated_compute_ms=",
                                 absl::GetFlag(FLAGS_emulated_compute_ms)));
   }
-  if (const std::string device = absl::GetFlag(FLAGS_device);
-      device != "cpu") {
+  if (const std::string device = absl::GetFlag(FLAGS_device); device != "cpu") {
     args.push_back(absl::StrCat("--device=", device));
   }
   const std::vector<std::string> more = ExtraWorkerArgs(extra);
@@ -340,7 +325,7 @@ std::optional<std::string> WorkerFlag(
 }
 
 struct Run {
-  StrategyInfo strategy;
+  ListedStrategy strategy;
   int workers = 1;
 };
 
@@ -459,9 +444,9 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
       WorkerCounts(absl::GetFlag(FLAGS_workers));
   if (!sweep.ok()) return fail(sweep.status());
   if (absl::GetFlag(FLAGS_async_staleness) < 0) {
-    return fail(absl::InvalidArgumentError(absl::StrCat(
-        "--async_staleness must be >= 0, got ",
-        absl::GetFlag(FLAGS_async_staleness))));
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("--async_staleness must be >= 0, got ",
+                     absl::GetFlag(FLAGS_async_staleness))));
   }
   NetworkShape network;
   network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
@@ -471,14 +456,14 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   absl::StatusOr<std::string> worker_bin = Binary(
       absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
   if (!worker_bin.ok()) return fail(worker_bin.status());
-  absl::StatusOr<std::vector<StrategyInfo>> registered =
+  absl::StatusOr<std::vector<ListedStrategy>> registered =
       ListStrategies(*worker_bin);
   if (!registered.ok()) return fail(registered.status());
-  absl::StatusOr<std::vector<StrategyInfo>> plan =
+  absl::StatusOr<std::vector<ListedStrategy>> plan =
       Plan(*registered, absl::GetFlag(FLAGS_strategies));
   if (!plan.ok()) return fail(plan.status());
   std::string ps_server_bin;
-  for (const StrategyInfo& s : *plan) {
+  for (const ListedStrategy& s : *plan) {
     if (s.servers == ServerKind::kNone || !ps_server_bin.empty()) continue;
     absl::StatusOr<std::string> ps =
         Binary(absl::GetFlag(FLAGS_ps_server_bin), argv0, "server/ps_server",
@@ -500,7 +485,8 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   // the machine.
   std::optional<CostModelLink> link;
   if (absl::GetFlag(FLAGS_cost_model)) {
-    absl::StatusOr<CostModelLink> made = MakeCostModelLink(network, worker_args);
+    absl::StatusOr<CostModelLink> made =
+        MakeCostModelLink(network, worker_args);
     if (!made.ok()) return fail(Annotate(made.status(), "cost model"));
     link = *made;
   }
@@ -511,11 +497,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     for (size_t i = 1; i < plan->size(); ++i) {
       runs_planned.push_back({(*plan)[i], n});
     }
-    if (ddp.ok()) {
-      runs_planned.push_back({StrategyInfo{kDdpStrategy, ServerKind::kNone,
-                                           /*store=*/true},
-                              n});
-    }
+    if (ddp.ok()) runs_planned.push_back({DdpListing(), n});
   }
   const int k = absl::GetFlag(FLAGS_servers);
   const int cores = ProbeHardware({}).cores;
@@ -524,13 +506,15 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
       "--failure_timeout_s=", absl::GetFlag(FLAGS_failure_timeout_s))};
 
   std::vector<ReportRow> rows;
+  // Row name -> the worker flags not passed to it (it does not read them).
+  std::map<std::string, std::string> ignored_flags;
   std::vector<std::string> oversubscribed;
   std::vector<double> durations;
   json runs = json::array();
   json failures = json::array();
   const int total = static_cast<int>(runs_planned.size());
   for (int i = 0; i < total; ++i) {
-    const StrategyInfo& s = runs_planned[i].strategy;
+    const ListedStrategy& s = runs_planned[i].strategy;
     const int n = runs_planned[i].workers;
     LocalJobOptions options;
     options.ps_server_bin = ps_server_bin;
@@ -539,7 +523,15 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     options.num_workers = n;
     options.num_servers = ServersFor(s.servers, k);
     options.rendezvous = s.store;
-    options.worker_args = worker_args;
+    // The DDP peer's data comes from the baseline's worker.
+    const ListedStrategy& worker_strategy =
+        s.name == kDdpStrategy ? (*plan)[0] : s;
+    std::vector<std::string> dropped;
+    options.worker_args =
+        WorkerArgsFor(worker_strategy, *registered, worker_args, &dropped);
+    if (!dropped.empty()) {
+      ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
+    }
     if (s.name == "async_ps") {
       // Before the user's flags, which win.
       options.worker_args.insert(
@@ -561,8 +553,8 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     }
     if (s.name == kDdpStrategy) {
       const std::string data = (dir / absl::StrCat("ddp_data_n", n)).string();
-      if (absl::Status e = ExportJobData(*worker_bin, n, worker_args, data,
-                                         absl::Minutes(5));
+      if (absl::Status e = ExportJobData(*worker_bin, n, options.worker_args,
+                                         data, absl::Minutes(5));
           !e.ok()) {
         std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", i + 1,
                      total, n, e.ToString().c_str());
@@ -584,13 +576,18 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     absl::StatusOr<ReportRow> row =
         result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
                     : absl::StatusOr<ReportRow>(result.status());
+    if (row.ok()) {
+      row->display_name = s.display_name;
+      row->modelled_as = s.modelled_as;
+      row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
+    }
     if (row.ok() && s.name == "async_ps") {
-      row->display_name =
-          absl::StrCat("Async PS (τ=", AsyncStaleness(worker_args), ")");
+      absl::StrAppend(&row->display_name, " (τ=", AsyncStaleness(worker_args),
+                      ")");
     }
     if (row.ok() && s.name == "hierarchical") {
-      row->display_name = absl::StrCat(
-          "Hierarchical (", HierarchicalGrouping(worker_args, n), ")");
+      absl::StrAppend(&row->display_name, " (",
+                      HierarchicalGrouping(worker_args, n), ")");
     }
     if (!row.ok()) {
       std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,
@@ -601,10 +598,10 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
       continue;
     }
     std::fprintf(stderr,
-                 "[%d/%d] %s: %.1f samples/s, val loss %.4g, %.1f s%s\n",
-                 i + 1, total, what.c_str(), row->throughput,
-                 row->eval_loss.value_or(std::nan("")),
-                 result->wall_s, row->emulated ? " (emulated compute)" : "");
+                 "[%d/%d] %s: %.1f samples/s, val loss %.4g, %.1f s%s\n", i + 1,
+                 total, what.c_str(), row->throughput,
+                 row->eval_loss.value_or(std::nan("")), result->wall_s,
+                 row->emulated ? " (emulated compute)" : "");
     for (const std::string& w : result->warnings) {
       std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
     }
@@ -668,6 +665,11 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
         "has no validation loss to report.");
   }
   notes.push_back(DdpNote(ddp));
+  for (const auto& [row_name, flags] : ignored_flags) {
+    notes.push_back(absl::StrCat("Not passed to ", row_name, ": `", flags,
+                                 "` (a flag only other strategies read; its "
+                                 "worker would refuse it)."));
+  }
   for (const json& f : failures) {
     notes.push_back(absl::StrCat("Failed: ", f["strategy"].get<std::string>(),
                                  " n=", f["workers"].get<int>(), ": ",
@@ -705,10 +707,8 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   json cost_model;
   std::string cost_model_md;
   if (link.has_value()) {
-    const std::vector<PredictedRun> predicted =
-        PredictRuns(rows, link->inputs);
-    cost_model_md =
-        PredictionMarkdown(predicted, link->inputs, link->source);
+    const std::vector<PredictedRun> predicted = PredictRuns(rows, link->inputs);
+    cost_model_md = PredictionMarkdown(predicted, link->inputs, link->source);
     cost_model = PredictionJson(predicted, link->inputs, link->source);
   }
 
@@ -838,7 +838,8 @@ int main(int argc, char** argv) {
   if (const absl::Status parsed = ringside::ParseOwnFlags(
           static_cast<int>(parse_argv.size()), parse_argv.data());
       !parsed.ok()) {
-    std::fprintf(stderr, "compare: %s\n", std::string(parsed.message()).c_str());
+    std::fprintf(stderr, "compare: %s\n",
+                 std::string(parsed.message()).c_str());
     return 2;
   }
   return ringside::RunAll(argv[0], extra, ringside::CommandLine(args, extra));

@@ -8,6 +8,16 @@
 #include "experiments/process_group.h"
 
 namespace ringside {
+
+ListedStrategy DdpListing() {
+  ListedStrategy ddp;
+  ddp.name = kDdpStrategy;
+  ddp.store = true;
+  ddp.display_name = "PyTorch DDP";
+  ddp.study_order = 1000;
+  ddp.modelled_as = "ring";
+  return ddp;
+}
 namespace {
 
 using nlohmann::json;
@@ -42,15 +52,14 @@ absl::StatusOr<DdpPeer> FindDdpPeer(const std::string& python,
     answer = json::parse(line, nullptr, /*allow_exceptions=*/false);
   };
   if (absl::Status s = RunToCompletion(std::move(spec), options); !s.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("`", python, " -c 'import torch'` failed (", s.message(),
-                     "); PyTorch comes from PyPI into a virtual environment: ",
-                     kHowTo));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "`", python, " -c 'import torch'` failed (", s.message(),
+        "); PyTorch comes from PyPI into a virtual environment: ", kHowTo));
   }
   if (!answer.is_object() || !answer.value("distributed", false)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "torch in ", python, " has no torch.distributed (", answer.dump(),
-        ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("torch in ", python, " has no torch.distributed (",
+                     answer.dump(), ")"));
   }
   return DdpPeer{python, script, answer.value("torch", "?")};
 }

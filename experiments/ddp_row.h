@@ -27,6 +27,10 @@ struct DdpPeer {
 // The strategy name of the row in records, CSV and JSON ("ddp").
 inline constexpr char kDdpStrategy[] = "ddp";
 
+// The DDP row as a listed strategy: "PyTorch DDP", after every registered
+// one, modelled as ring (DDP's bucketed ring all-reduce).
+ListedStrategy DdpListing();
+
 // Checks that `script` exists and that `python` imports torch with
 // torch.distributed (bounded by `timeout`). FAILED_PRECONDITION naming what
 // failed (the interpreter, the import, the script) and how to fix it.

@@ -59,8 +59,7 @@ ABSL_FLAG(std::string, checkpoint_dir, "",
           "Checkpoint folder given to the servers (one file per shard) and "
           "the workers (rank 0's allreduce.ckpt); relative to the directory "
           "launch was started from.");
-ABSL_FLAG(int64_t, checkpoint_every, 0,
-          "Checkpoint every N steps (0: never).");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "Checkpoint every N steps (0: never).");
 ABSL_FLAG(bool, resume, false,
           "Continue from the checkpoints in --checkpoint_dir.");
 ABSL_FLAG(double, link_gbit, 0,
@@ -91,7 +90,7 @@ absl::StatusOr<std::string> Binary(const std::string& flag_value,
 }
 
 // Servers to start for `info`, honouring --servers when it fits.
-absl::StatusOr<int> NumServers(const StrategyInfo& info, int flag) {
+absl::StatusOr<int> NumServers(const ListedStrategy& info, int flag) {
   switch (info.servers) {
     case ServerKind::kNone:
       if (flag > 0) {
@@ -145,13 +144,13 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   absl::StatusOr<std::string> worker_bin = Binary(
       absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
   if (!worker_bin.ok()) return worker_bin.status();
-  absl::StatusOr<std::vector<StrategyInfo>> strategies =
+  absl::StatusOr<std::vector<ListedStrategy>> strategies =
       ListStrategies(*worker_bin);
   if (!strategies.ok()) return strategies.status();
   const std::string strategy = absl::GetFlag(FLAGS_strategy);
-  const StrategyInfo* info = nullptr;
+  const ListedStrategy* info = nullptr;
   std::vector<std::string> names;
-  for (const StrategyInfo& s : *strategies) {
+  for (const ListedStrategy& s : *strategies) {
     names.push_back(s.name);
     if (s.name == strategy) info = &s;
   }
@@ -190,8 +189,7 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
       absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
       failure_timeout};
   options.server_args = {failure_timeout};
-  if (const std::string device = absl::GetFlag(FLAGS_device);
-      device != "cpu") {
+  if (const std::string device = absl::GetFlag(FLAGS_device); device != "cpu") {
     options.worker_args.push_back(absl::StrCat("--device=", device));
   }
   if (const std::string dir = absl::GetFlag(FLAGS_checkpoint_dir);
@@ -200,8 +198,8 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
         absl::StrCat("--checkpoint_dir=", FromUserDirectory(dir)),
         absl::StrCat("--checkpoint_every=",
                      absl::GetFlag(FLAGS_checkpoint_every)),
-        absl::StrCat("--resume=", absl::GetFlag(FLAGS_resume) ? "true"
-                                                             : "false")};
+        absl::StrCat("--resume=",
+                     absl::GetFlag(FLAGS_resume) ? "true" : "false")};
     options.worker_args.insert(options.worker_args.end(), checkpoint.begin(),
                                checkpoint.end());
     options.server_args.insert(options.server_args.end(), checkpoint.begin(),

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/auth.h"
@@ -250,10 +252,10 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
     spec.argv = {o.worker_bin};
     spec.argv.insert(spec.argv.end(), o.worker_prefix_args.begin(),
                      o.worker_prefix_args.end());
-    spec.argv.insert(spec.argv.end(),
-                     {absl::StrCat("--strategy=", o.strategy),
-                      absl::StrCat("--rank=", rank),
-                      absl::StrCat("--world_size=", o.num_workers)});
+    spec.argv.insert(
+        spec.argv.end(),
+        {absl::StrCat("--strategy=", o.strategy), absl::StrCat("--rank=", rank),
+         absl::StrCat("--world_size=", o.num_workers)});
     if (!addresses.empty()) {
       spec.argv.push_back(
           absl::StrCat("--servers=", absl::StrJoin(addresses, ",")));
@@ -383,21 +385,24 @@ std::string TimelinePartPath(const std::string& timeline, int rank) {
                       rank < 0 ? "{rank}" : absl::StrCat(rank), ".json");
 }
 
-absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
+bool ListedStrategy::Reads(const std::string& flag) const {
+  return std::find(options.begin(), options.end(), flag) != options.end();
+}
+
+absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     const std::string& worker_bin, absl::Duration timeout) {
   ProcessGroupOptions group_options;
   group_options.deadline = timeout;
-  std::vector<StrategyInfo> strategies;
+  std::vector<ListedStrategy> strategies;
   std::string bad_line;
   ChildSpec spec;
   spec.label = "worker --list_strategies";
   spec.argv = {worker_bin, "--list_strategies"};
   spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
     const json j = ParseObject(line);
-    const std::string name = StringField(j, "name");
+    ListedStrategy info;
+    info.name = StringField(j, "name");
     const std::string servers = StringField(j, "servers");
-    StrategyInfo info{name, ServerKind::kNone,
-                      j.is_object() && j.value("store", false)};
     if (servers == "one") {
       info.servers = ServerKind::kOne;
     } else if (servers == "sharded") {
@@ -408,6 +413,16 @@ absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
     if (info.name.empty()) {
       if (bad_line.empty()) bad_line = std::string(line);
       return;
+    }
+    info.store = j.value("store", false);
+    info.display_name = j.value("display_name", info.name);
+    info.study_order = j.value("study_order", 100);
+    info.modelled_as = j.value("modelled_as", "");
+    info.wire_bytes_per_model_byte = j.value("wire_bytes_per_model_byte", 1.0);
+    if (j.contains("options") && j["options"].is_array()) {
+      for (const json& o : j["options"]) {
+        if (o.is_string()) info.options.push_back(o.get<std::string>());
+      }
     }
     strategies.push_back(std::move(info));
   };
@@ -424,7 +439,57 @@ absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
     return absl::NotFoundError(
         absl::StrCat(worker_bin, " --list_strategies listed no strategy"));
   }
+  std::stable_sort(strategies.begin(), strategies.end(),
+                   [](const ListedStrategy& a, const ListedStrategy& b) {
+                     return a.study_order < b.study_order;
+                   });
   return strategies;
+}
+
+std::vector<std::string> WorkerArgsFor(
+    const ListedStrategy& strategy, const std::vector<ListedStrategy>& listed,
+    const std::vector<std::string>& worker_args,
+    std::vector<std::string>* dropped) {
+  // The flag a worker argument names ("" for none), and whether its value
+  // is the next argument.
+  auto flag_of = [](const std::string& arg, bool* value_follows) {
+    *value_follows = false;
+    if (!absl::StartsWith(arg, "--")) return std::string();
+    std::string name = arg.substr(2);
+    const size_t eq = name.find('=');
+    if (eq != std::string::npos) return name.substr(0, eq);
+    *value_follows = true;  // unless a boolean: decided by the caller
+    return name;
+  };
+  auto specific = [&listed](const std::string& flag) {
+    for (const ListedStrategy& s : listed) {
+      if (s.Reads(flag)) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < worker_args.size(); ++i) {
+    bool value_follows = false;
+    std::string flag = flag_of(worker_args[i], &value_follows);
+    // --noflag: the boolean flag's negation.
+    if (!flag.empty() && !specific(flag) && absl::StartsWith(flag, "no") &&
+        specific(flag.substr(2))) {
+      flag = flag.substr(2);
+      value_follows = false;
+    }
+    if (flag.empty() || !specific(flag) || strategy.Reads(flag)) {
+      kept.push_back(worker_args[i]);
+      continue;
+    }
+    std::string written = worker_args[i];
+    // "--flag value": the value goes too, unless it is another flag.
+    if (value_follows && i + 1 < worker_args.size() &&
+        !absl::StartsWith(worker_args[i + 1], "--")) {
+      written += " " + worker_args[++i];
+    }
+    if (dropped != nullptr) dropped->push_back(written);
+  }
+  return kept;
 }
 
 int ServersFor(ServerKind kind, int sharded_count) {

@@ -139,17 +139,38 @@ std::string TimelinePartPath(const std::string& timeline, int rank);
 // How many servers a strategy needs, as `worker --list_strategies` says.
 enum class ServerKind { kNone, kOne, kSharded };
 
-struct StrategyInfo {
+// A strategy as `worker --list_strategies` describes it (the worker's
+// registry, worker/sync_strategy.h's StrategyInfo, is the one source).
+struct ListedStrategy {
   std::string name;  // e.g. "sps"
   ServerKind servers = ServerKind::kNone;
-  bool store = false;  // needs the job's rendezvous store
+  bool store = false;        // needs the job's rendezvous store
+  std::string display_name;  // the row name, e.g. "SPS"; default: name
+  int study_order = 100;     // position in the study's order
+  // The cost model's strategy that predicts it ("" = none) and the bytes
+  // on the wire per model byte (fp16: 0.5).
+  std::string modelled_as;
+  double wire_bytes_per_model_byte = 1.0;
+  // The strategy-specific worker flags it reads (no "--").
+  std::vector<std::string> options;
+
+  bool Reads(const std::string& flag) const;
 };
 
 // Runs `worker_bin --list_strategies` and parses its lines
-// {"name":"sps","servers":"none"|"one"|"sharded"}. Blocking, bounded by
-// `timeout`.
-absl::StatusOr<std::vector<StrategyInfo>> ListStrategies(
+// {"name":"sps","servers":"none"|"one"|"sharded", ...the optional fields
+// above}. Blocking, bounded by `timeout`.
+absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     const std::string& worker_bin, absl::Duration timeout = absl::Seconds(30));
+
+// `worker_args` without the strategy-specific flags (those some strategy in
+// `listed` reads) that `strategy` does not read, which the worker would
+// refuse; each one dropped is appended to `dropped` as written. Handles
+// --flag=value, --flag value, --flag and --noflag.
+std::vector<std::string> WorkerArgsFor(
+    const ListedStrategy& strategy, const std::vector<ListedStrategy>& listed,
+    const std::vector<std::string>& worker_args,
+    std::vector<std::string>* dropped);
 
 // Number of servers to start for `kind`: 0, 1, or `sharded_count`.
 int ServersFor(ServerKind kind, int sharded_count);

@@ -133,9 +133,10 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
         "plot x with lines dashtype 2 linecolor rgb \"gray40\" title "
         "\"linear (ideal)\"");
     for (size_t i = 0; i < strategies.size(); ++i) {
-      absl::StrAppend(&t, ", \\\n     $speedup using 1:", i + 2,
-                      " with linespoints pointtype 7 linewidth 2 title ",
-                      GnuplotString(DisplayName(strategies[i])));
+      absl::StrAppend(
+          &t, ", \\\n     $speedup using 1:", i + 2,
+          " with linespoints pointtype 7 linewidth 2 title ",
+          GnuplotString(FirstRowOf(rows, strategies[i])->display_name));
     }
     absl::StrAppend(&t, "\n");
     script.images.push_back(

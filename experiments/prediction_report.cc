@@ -43,15 +43,13 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.num_tensors = row.num_tensors;
     in.workers = row.workers();
     in.servers = std::max(1, row.prm_srv);
-    std::string as = row.strategy;
-    run.modelled_as = row.strategy;
-    if (row.strategy == "ring_fp16") {
-      as = "ring";
-      in.model_bytes /= 2;
-      run.modelled_as = "ring, M/2";
-    } else if (row.strategy == "ddp") {  // PyTorch DDP: ring over buckets
-      as = "ring";
-      run.modelled_as = "ring";
+    // The registry says which formula applies and what goes on the wire.
+    const std::string& as = row.modelled_as;
+    in.model_bytes *= row.wire_bytes_per_model_byte;
+    run.modelled_as = as;
+    if (row.wire_bytes_per_model_byte != 1.0) {
+      absl::StrAppend(&run.modelled_as, ", M×",
+                      absl::StrFormat("%g", row.wire_bytes_per_model_byte));
     }
     if (std::find(known.begin(), known.end(), as) == known.end()) {
       run.why_not = "not in the cost model";
@@ -89,13 +87,13 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
   std::vector<std::string> reasons;
   for (const PredictedRun& r : runs) {
     const bool p = r.prediction.has_value();
-    cells.push_back(
-        {r.parallel_type, absl::StrCat(r.workers), absl::StrCat(r.prm_srv),
-         p ? r.modelled_as : "-", Ms(r.compute_s),
-         p ? Ms(r.prediction->step_s) : "-", Ms(r.measured_step_s),
-         r.error ? absl::StrFormat("%+.0f%%", 100 * *r.error) : "-",
-         p ? Percent(r.prediction->utilization) : "-",
-         Percent(r.measured_utilization)});
+    cells.push_back({r.parallel_type, absl::StrCat(r.workers),
+                     absl::StrCat(r.prm_srv), p ? r.modelled_as : "-",
+                     Ms(r.compute_s), p ? Ms(r.prediction->step_s) : "-",
+                     Ms(r.measured_step_s),
+                     r.error ? absl::StrFormat("%+.0f%%", 100 * *r.error) : "-",
+                     p ? Percent(r.prediction->utilization) : "-",
+                     Percent(r.measured_utilization)});
     if (!p) {
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
                                      ": no prediction (", r.why_not, ")"));

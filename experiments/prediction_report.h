@@ -7,8 +7,9 @@
 // (predicted − measured) / measured step time; positive = the model
 // over-predicts.
 //
-// Strategies map onto the model as: baseline, sps, dps, ring, fusion as
-// themselves; ring_fp16 as ring moving M/2 bytes. Others (async_ps,
+// Each row is predicted by the formula its registry entry names
+// (ReportRow::modelled_as: baseline, sps, dps, ring, fusion; ring_fp16 as
+// ring moving M×0.5 bytes, the DDP row as ring); rows with none (async_ps,
 // hierarchical, user strategies) get no prediction and say so.
 //
 // Thread-safety: stateless functions, safe to call concurrently.
@@ -30,7 +31,7 @@ struct PredictedRun {
   std::string parallel_type;  // ParallelTypeLabel of the row
   int workers = 1;
   int prm_srv = 0;
-  std::string modelled_as;  // "ring", "ring, M/2", ...; "" = not modelled
+  std::string modelled_as;  // "ring", "ring, M×0.5", ...; "" = not modelled
   double compute_s = 0;     // t_c, measured
   double measured_step_s = 0;
   double measured_utilization = 0;  // mean over the row's workers

@@ -102,14 +102,6 @@ std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells) {
 }
 
 std::string DisplayName(absl::string_view strategy) {
-  if (strategy == "baseline") return "Baseline";
-  if (strategy == "sps") return "SPS";
-  if (strategy == "dps") return "DPS";
-  if (strategy == "ring") return "Ring";
-  if (strategy == "fusion") return "Fusion";
-  if (strategy == "async_ps") return "Async PS";
-  if (strategy == "ring_fp16") return "Ring FP16";
-  if (strategy == "ddp") return "PyTorch DDP";
   std::string name(strategy);
   if (!name.empty())
     name[0] = std::toupper(static_cast<unsigned char>(name[0]));
@@ -149,7 +141,8 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
     row.eval_loss = finals[0]["eval_loss"].get<double>();
   }
   const json& f0 = finals[0];
-  if (IsNumber(f0, "measured_steps") && f0["measured_steps"].get<double>() > 0) {
+  if (IsNumber(f0, "measured_steps") &&
+      f0["measured_steps"].get<double>() > 0) {
     const double steps = f0["measured_steps"].get<double>();
     if (IsNumber(f0, "compute_s")) {
       row.compute_step_s = f0["compute_s"].get<double>() / steps;
@@ -260,18 +253,18 @@ json JsonReport(const std::vector<ReportRow>& rows) {
   for (const ReportRow& r : rows) {
     const std::optional<double> s = Speedup(r, base);
     const std::optional<double> e = ScalingEfficiency(r, base);
-    out["rows"].push_back({{"strategy", r.strategy},
-                           {"parallel_type", ParallelTypeLabel(r)},
-                           {"prm_srv", r.prm_srv},
-                           {"workers", r.utilization.size()},
-                           {"utilization", r.utilization},
-                           {"total", TotalUtilization(r)},
-                           {"throughput", r.throughput},
-                           {"speedup", s ? json(*s) : json()},
-                           {"scaling_eff", e ? json(*e) : json()},
-                           {"eval_loss", r.eval_loss ? json(*r.eval_loss)
-                                                     : json()},
-                           {"emulated", r.emulated}});
+    out["rows"].push_back(
+        {{"strategy", r.strategy},
+         {"parallel_type", ParallelTypeLabel(r)},
+         {"prm_srv", r.prm_srv},
+         {"workers", r.utilization.size()},
+         {"utilization", r.utilization},
+         {"total", TotalUtilization(r)},
+         {"throughput", r.throughput},
+         {"speedup", s ? json(*s) : json()},
+         {"scaling_eff", e ? json(*e) : json()},
+         {"eval_loss", r.eval_loss ? json(*r.eval_loss) : json()},
+         {"emulated", r.emulated}});
   }
   return out;
 }

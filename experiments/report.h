@@ -29,7 +29,7 @@ namespace ringside {
 
 struct ReportRow {
   std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
-  std::string display_name;  // table label, e.g. "SPS" (see DisplayName)
+  std::string display_name;  // table label, e.g. "SPS" (the registry's)
   int prm_srv = 0;           // number of parameter-server processes
   std::vector<double> utilization;  // per worker (index = rank), 0..1
   double throughput = 0;            // global samples/s (rank 0's value)
@@ -45,13 +45,17 @@ struct ReportRow {
   // step and gradient tensors.
   int64_t model_bytes = 0;
   int64_t num_tensors = 0;
+  // The cost model's strategy that predicts this row ("" = none) and the
+  // bytes on the wire per model byte, from the registry (ListedStrategy).
+  std::string modelled_as;
+  double wire_bytes_per_model_byte = 1.0;
 
   int workers() const { return static_cast<int>(utilization.size()); }
 };
 
-// "Baseline", "SPS", "DPS", "Ring", "Fusion", "Async PS", "Ring FP16",
-// "Hierarchical" for the known names; other names get their first letter
-// capitalized.
+// The label of a row whose registry entry is not at hand: the name with its
+// first letter capitalized ("gossip" -> "Gossip"). compare names its rows
+// from the registry (worker --list_strategies), e.g. "SPS".
 std::string DisplayName(absl::string_view strategy);
 
 // The row's "Parallel type" cell: display_name, plus " (emulated)" when the

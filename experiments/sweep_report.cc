@@ -9,6 +9,15 @@
 #include "absl/strings/str_join.h"
 
 namespace ringside {
+
+const ReportRow* FirstRowOf(const std::vector<ReportRow>& rows,
+                            const std::string& strategy) {
+  for (const ReportRow& r : rows) {
+    if (r.strategy == strategy) return &r;
+  }
+  return nullptr;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -17,14 +26,6 @@ const ReportRow* FindRow(const std::vector<ReportRow>& rows,
                          const std::string& strategy, int n) {
   for (const ReportRow& r : rows) {
     if (r.strategy == strategy && r.workers() == n) return &r;
-  }
-  return nullptr;
-}
-
-const ReportRow* FirstRowOf(const std::vector<ReportRow>& rows,
-                            const std::string& strategy) {
-  for (const ReportRow& r : rows) {
-    if (r.strategy == strategy) return &r;
   }
   return nullptr;
 }

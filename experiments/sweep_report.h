@@ -38,6 +38,10 @@ std::string ComputeSentence(const std::vector<ReportRow>& rows);
 // duplicates.
 std::vector<int> SweepWorkers(const std::vector<ReportRow>& rows);
 
+// The first row of `strategy` in `rows`; nullptr when there is none.
+const ReportRow* FirstRowOf(const std::vector<ReportRow>& rows,
+                            const std::string& strategy);
+
 // The non-baseline strategies of `rows`, in first-seen order.
 std::vector<std::string> SweepStrategies(const std::vector<ReportRow>& rows);
 

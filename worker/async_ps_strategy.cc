@@ -96,9 +96,9 @@ void AsyncPsStrategy::InstallLatest() {
 
 absl::StatusOr<StepStats> AsyncPsStrategy::FinishStep(int64_t step) {
   if (step != static_cast<int64_t>(versions_used_.size())) {
-    return absl::InternalError(absl::StrCat(
-        "async_ps: FinishStep(", step, ") after ", versions_used_.size(),
-        " steps"));
+    return absl::InternalError(absl::StrCat("async_ps: FinishStep(", step,
+                                            ") after ", versions_used_.size(),
+                                            " steps"));
   }
   versions_used_.push_back(have_version_);
   // Hand the gradient to the background thread (a recycled buffer).
@@ -120,15 +120,14 @@ absl::StatusOr<StepStats> AsyncPsStrategy::FinishStep(int64_t step) {
   const double start = context_.options.timeline ? NowSeconds() : 0.0;
   const absl::Duration timeout =
       context_.options.rpc_timeout * (staleness_ + 2);
-  RS_RETURN_IF_ERROR(WaitForVersion(step + 1 - staleness_, timeout,
-                                    "FinishStep"));
+  RS_RETURN_IF_ERROR(
+      WaitForVersion(step + 1 - staleness_, timeout, "FinishStep"));
   InstallLatest();
   if (context_.options.timeline != nullptr) {
-    context_.options.timeline->Span(
-        "step", "WAIT_PARAMS", start, NowSeconds(),
-        {{"step", step},
-         {"version", have_version_},
-         {"staleness", step + 1 - have_version_}});
+    context_.options.timeline->Span("step", "WAIT_PARAMS", start, NowSeconds(),
+                                    {{"step", step},
+                                     {"version", have_version_},
+                                     {"staleness", step + 1 - have_version_}});
   }
   StepStats stats;
   absl::MutexLock lock(&mu_);
@@ -150,9 +149,8 @@ absl::Status AsyncPsStrategy::Shutdown() {
   if (session_ == nullptr) return absl::OkStatus();
   // Drain: every step pushed, the final version (all updates) installed.
   const int64_t steps = static_cast<int64_t>(versions_used_.size());
-  absl::Status drained =
-      WaitForVersion(steps, context_.options.rpc_timeout * (staleness_ + 2),
-                     "Shutdown");
+  absl::Status drained = WaitForVersion(
+      steps, context_.options.rpc_timeout * (staleness_ + 2), "Shutdown");
   if (drained.ok()) InstallLatest();
   StopThread();
   RS_RETURN_IF_ERROR(drained);
@@ -169,10 +167,14 @@ absl::Status AsyncPsStrategy::Shutdown() {
   return session_->Shutdown();
 }
 
-RINGSIDE_REGISTER_STRATEGY(AsyncPsStrategy, "async_ps", ServerNeed::kSharded,
-                           /*needs_store=*/false,
-                           "stale synchronous parallel on K parameter "
-                           "servers: a worker at step t computes with "
-                           "parameters of version >= t - tau (--staleness)");
+RINGSIDE_REGISTER_STRATEGY(
+    AsyncPsStrategy,
+    StrategyInfo("async_ps", ServerNeed::kSharded)
+        .Describe("stale synchronous parallel on K parameter servers: a "
+                  "worker at step t computes with parameters of version >= "
+                  "t - tau (--staleness)")
+        .Display("Async PS")
+        .StudyOrder(5)
+        .Options({"staleness", "chunk_kb"}));
 
 }  // namespace ringside

@@ -22,8 +22,12 @@ absl::StatusOr<StepStats> BaselineStrategy::FinishStep(int64_t step) {
   return optimizer_->Step(step);
 }
 
-RINGSIDE_REGISTER_STRATEGY(BaselineStrategy, "baseline", ServerNeed::kNone,
-                           /*needs_store=*/false,
-                           "one worker, no synchronization");
+RINGSIDE_REGISTER_STRATEGY(BaselineStrategy,
+                           StrategyInfo("baseline", ServerNeed::kNone)
+                               .Describe("one worker, no synchronization")
+                               .Display("Baseline")
+                               .StudyOrder(0)
+                               .ModelledAs("baseline")
+                               .Options({"checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -60,10 +60,11 @@ absl::Status CommQueueThread::WaitForStep(int64_t step,
     return done_ == items_per_step_;
   };
   if (!mu_.AwaitWithTimeout(absl::Condition(&all_done), timeout)) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "step ", step, ": only ", done_, " of ", items_per_step_, " ",
-        items_done_, " within the deadline (was OnGradientReady called for "
-        "every tensor?)"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("step ", step, ": only ", done_, " of ", items_per_step_,
+                     " ", items_done_,
+                     " within the deadline (was OnGradientReady called for "
+                     "every tensor?)"));
   }
   done_ = 0;
   step_ = step + 1;

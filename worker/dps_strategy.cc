@@ -20,9 +20,14 @@ absl::StatusOr<StepStats> DpsStrategy::FinishStep(int64_t step) {
 
 absl::Status DpsStrategy::Shutdown() { return session_->Shutdown(); }
 
-RINGSIDE_REGISTER_STRATEGY(DpsStrategy, "dps", ServerNeed::kSharded,
-                           /*needs_store=*/false,
-                           "sharded parameter servers, push/pull overlapped "
-                           "with backward");
+RINGSIDE_REGISTER_STRATEGY(
+    DpsStrategy,
+    StrategyInfo("dps", ServerNeed::kSharded)
+        .Describe("sharded parameter servers, push/pull overlapped with "
+                  "backward")
+        .Display("DPS")
+        .StudyOrder(2)
+        .ModelledAs("dps")
+        .Options({"chunk_kb", "overlap", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -16,18 +16,17 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
                       ConnectCpuCollective(context, "fusion_ctl", &own_store_));
   RS_ASSIGN_OR_RETURN(data_,
                       ConnectCollective(context, "fusion_data", &own_store_));
-  RS_RETURN_IF_ERROR(Annotate(
-      data_->Broadcast(context.params, 0, context.options.rpc_timeout),
-      "broadcasting rank 0's initial parameters"));
+  RS_RETURN_IF_ERROR(
+      Annotate(data_->Broadcast(context.params, 0, context.options.rpc_timeout),
+               "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(data_.get()));
   if (context.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(memory_, DeviceFusionMemory::Create(context_));
-  } else if (context.options.fusion.overlap_batches &&
-             context.world_size > 1) {
-    RS_ASSIGN_OR_RETURN(overlap_data_, ConnectCpuCollective(
-                                           context, "fusion_data2",
-                                           &own_store_));
+  } else if (context.options.fusion.overlap_batches && context.world_size > 1) {
+    RS_ASSIGN_OR_RETURN(
+        overlap_data_,
+        ConnectCpuCollective(context, "fusion_data2", &own_store_));
   }
   FusionOptions options = context.options.fusion;
   options.timeline = context.options.timeline;
@@ -58,11 +57,19 @@ FusionStats FusionStrategy::stats() const {
   return runtime_ ? runtime_->stats() : FusionStats();
 }
 
-RINGSIDE_REGISTER_STRATEGY(FusionStrategy, "fusion", ServerNeed::kNone,
-                           /*needs_store=*/true,
-                           "Horovod-style runtime: background negotiation "
-                           "with rank 0, response cache, fused all-reduces "
-                           "(Gloo on CPU, NCCL on CUDA), overlapped with "
-                           "backward");
+RINGSIDE_REGISTER_STRATEGY(
+    FusionStrategy,
+    StrategyInfo("fusion", ServerNeed::kNone)
+        .Store()
+        .Describe("Horovod-style runtime: background negotiation with rank "
+                  "0, response cache, fused all-reduces (Gloo on CPU, NCCL "
+                  "on CUDA), overlapped with backward")
+        .Display("Fusion")
+        .StudyOrder(4)
+        .ModelledAs("fusion")
+        .Options({"cycle_time_ms", "fusion_threshold_bytes", "fusion_in_place",
+                  "fusion_overlap_batches", "response_cache_capacity",
+                  "stall_warning_s", "allreduce_algorithm", "checkpoint_every",
+                  "resume"}));
 
 }  // namespace ringside

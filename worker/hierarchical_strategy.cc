@@ -30,9 +30,9 @@ absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
   int local_size = world_size;
   std::string source = "the default (every rank on one host)";
   if (flag_local_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--local_size must be >= 0 (0: from the launcher), got ",
-        flag_local_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local_size must be >= 0 (0: from the launcher), got ",
+                     flag_local_size));
   }
   if (flag_local_size > 0) {
     local_size = flag_local_size;
@@ -43,9 +43,8 @@ absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
       const char* value = get_env ? get_env(name) : nullptr;
       if (value == nullptr || *value == '\0') continue;
       if (!absl::SimpleAtoi(value, &local_size) || local_size < 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, "='", value,
-                         "' is not a positive integer (ranks per host)"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, "='", value, "' is not a positive integer (ranks per host)"));
       }
       source = name;
       break;
@@ -69,18 +68,18 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   RS_RETURN_IF_ERROR(context.options.Validate());
   context_ = context;
   RS_ASSIGN_OR_RETURN(
-      local_size_, ResolveLocalSize(context.options.local_size,
-                                    context.world_size,
-                                    [](const char* name) -> const char* {
-                                      return std::getenv(name);
-                                    }));
+      local_size_,
+      ResolveLocalSize(
+          context.options.local_size, context.world_size,
+          [](const char* name) -> const char* { return std::getenv(name); }));
   num_hosts_ = context.world_size / local_size_;
   host_ = context.rank / local_size_;
   local_rank_ = context.rank % local_size_;
 
   RS_ASSIGN_OR_RETURN(
-      local_, ConnectCpuGroup(context, absl::StrCat("hierarchical/local/", host_),
-                              local_rank_, local_size_, &own_store_));
+      local_,
+      ConnectCpuGroup(context, absl::StrCat("hierarchical/local/", host_),
+                      local_rank_, local_size_, &own_store_));
   if (local_rank_ == 0) {
     RS_ASSIGN_OR_RETURN(cross_,
                         ConnectCpuGroup(context, "hierarchical/cross", host_,
@@ -165,11 +164,15 @@ absl::Status HierarchicalStrategy::Shutdown() {
   return absl::OkStatus();
 }
 
-RINGSIDE_REGISTER_STRATEGY(HierarchicalStrategy, "hierarchical",
-                           ServerNeed::kNone, /*needs_store=*/true,
-                           "hierarchical all-reduce per gradient tensor: "
-                           "reduce within a host, all-reduce across hosts' "
-                           "leaders, broadcast within the host "
-                           "(--local_size ranks per host)");
+RINGSIDE_REGISTER_STRATEGY(
+    HierarchicalStrategy,
+    StrategyInfo("hierarchical", ServerNeed::kNone)
+        .Store()
+        .Describe("hierarchical all-reduce per gradient tensor: reduce "
+                  "within a host, all-reduce across hosts' leaders, "
+                  "broadcast within the host (--local_size ranks per host)")
+        .Display("Hierarchical")
+        .StudyOrder(6)
+        .Options({"local_size", "allreduce_algorithm"}));
 
 }  // namespace ringside

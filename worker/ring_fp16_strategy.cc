@@ -16,16 +16,16 @@ absl::Status RingFp16Strategy::Init(const SyncContext& context) {
   context_ = context;
   RS_ASSIGN_OR_RETURN(collective_,
                       ConnectCpuCollective(context, "ring_fp16", &own_store_));
-  Store* store =
-      context.options.store != nullptr ? context.options.store : own_store_.get();
+  Store* store = context.options.store != nullptr ? context.options.store
+                                                  : own_store_.get();
   GlooCollectiveOptions options;
   options.host = context.options.transport_host;
   options.algorithm = context.options.allreduce_algorithm;
   options.connect_timeout = context.options.connect_timeout;
   options.store_prefix = "ring_fp16/half";
-  RS_ASSIGN_OR_RETURN(half_, GlooHalfAllReduce::Create(*store, context.rank,
-                                                       context.world_size,
-                                                       options));
+  RS_ASSIGN_OR_RETURN(
+      half_, GlooHalfAllReduce::Create(*store, context.rank, context.world_size,
+                                       options));
   RS_RETURN_IF_ERROR(Annotate(
       collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
@@ -48,8 +48,7 @@ absl::Status RingFp16Strategy::ReduceTensor(int tensor, int64_t step) {
   const double t0 = timeline ? NowSeconds() : 0.0;
   FloatToHalf(grads, halves);
   const double t1 = timeline ? NowSeconds() : 0.0;
-  RS_RETURN_IF_ERROR(
-      half_->AllReduceSum(halves, context_.options.rpc_timeout));
+  RS_RETURN_IF_ERROR(half_->AllReduceSum(halves, context_.options.rpc_timeout));
   const double t2 = timeline ? NowSeconds() : 0.0;
   HalfToFloat(halves, grads);
   if (context_.world_size > 1) {
@@ -85,10 +84,17 @@ absl::Status RingFp16Strategy::Shutdown() {
   return absl::OkStatus();
 }
 
-RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE(
-    RingFp16Strategy, "ring_fp16", ServerNeed::kNone, /*needs_store=*/true,
-    "ring all-reduce per gradient tensor with fp16 compression (Gloo on "
-    "CPU, 2 bytes per element on the wire)",
-    /*tolerance=*/1e-2);
+RINGSIDE_REGISTER_STRATEGY(
+    RingFp16Strategy,
+    StrategyInfo("ring_fp16", ServerNeed::kNone)
+        .Store()
+        .Describe("ring all-reduce per gradient tensor with fp16 "
+                  "compression (Gloo on CPU, 2 bytes per element on the "
+                  "wire)")
+        .Display("Ring FP16")
+        .StudyOrder(7)
+        .ModelledAs("ring", /*wire_bytes=*/0.5)
+        .Options({"allreduce_algorithm"})
+        .Tolerance(1e-2));
 
 }  // namespace ringside

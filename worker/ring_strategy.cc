@@ -21,9 +21,9 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
-  buckets_ = AssignBuckets(context.layout,
-                           context.options.ring_first_bucket_bytes,
-                           context.options.ring_bucket_bytes);
+  buckets_ =
+      AssignBuckets(context.layout, context.options.ring_first_bucket_bytes,
+                    context.options.ring_bucket_bytes);
   bucket_of_.assign(context.layout.num_tensors(), 0);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor; ++t) {
@@ -59,8 +59,8 @@ absl::Status RingStrategy::ReduceBucket(int b, int64_t step) {
   const double start = timeline ? NowSeconds() : 0.0;
   if (s.ok()) {
     s = collective_->AllReduce(
-        context_.grads.subspan(bucket.offset, bucket.size),
-        ReduceOp::kAverage, context_.options.rpc_timeout);
+        context_.grads.subspan(bucket.offset, bucket.size), ReduceOp::kAverage,
+        context_.options.rpc_timeout);
   }
   if (timeline != nullptr) {
     const double end = NowSeconds();
@@ -97,11 +97,18 @@ absl::Status RingStrategy::Shutdown() {
   return absl::OkStatus();
 }
 
-RINGSIDE_REGISTER_STRATEGY(RingStrategy, "ring", ServerNeed::kNone,
-                           /*needs_store=*/true,
-                           "ring all-reduce of gradient buckets (PyTorch "
-                           "DDP's scheme: 1 MiB first, then 25 MiB; "
-                           "--ring_bucket_kb=0: per tensor; Gloo on CPU, "
-                           "NCCL on CUDA), overlapped with backward");
+RINGSIDE_REGISTER_STRATEGY(
+    RingStrategy,
+    StrategyInfo("ring", ServerNeed::kNone)
+        .Store()
+        .Describe("ring all-reduce of gradient buckets (PyTorch DDP's "
+                  "scheme: 1 MiB first, then 25 MiB; --ring_bucket_kb=0: per "
+                  "tensor; Gloo on CPU, NCCL on CUDA), overlapped with "
+                  "backward")
+        .Display("Ring")
+        .StudyOrder(3)
+        .ModelledAs("ring")
+        .Options({"ring_bucket_kb", "ring_first_bucket_kb",
+                  "allreduce_algorithm", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

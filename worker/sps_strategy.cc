@@ -21,8 +21,13 @@ absl::StatusOr<StepStats> SpsStrategy::FinishStep(int64_t step) {
 
 absl::Status SpsStrategy::Shutdown() { return session_->Shutdown(); }
 
-RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
-                           /*needs_store=*/false,
-                           "single parameter server over gRPC");
+RINGSIDE_REGISTER_STRATEGY(SpsStrategy,
+                           StrategyInfo("sps", ServerNeed::kOne)
+                               .Describe("single parameter server over gRPC")
+                               .Display("SPS")
+                               .StudyOrder(1)
+                               .ModelledAs("sps")
+                               .Options({"chunk_kb", "checkpoint_every",
+                                         "resume"}));
 
 }  // namespace ringside

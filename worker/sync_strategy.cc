@@ -63,6 +63,10 @@ const char* ServerNeedName(ServerNeed need) {
   return "none";
 }
 
+bool StrategyInfo::Reads(const std::string& flag) const {
+  return std::find(options.begin(), options.end(), flag) != options.end();
+}
+
 bool StrategyRegistry::Register(StrategyInfo info) {
   Registry& r = GetRegistry();
   absl::MutexLock lock(&r.mu);
@@ -71,6 +75,9 @@ bool StrategyRegistry::Register(StrategyInfo info) {
   CHECK(info.oracle_tolerance > 0)
       << "strategy '" << info.name << "' declares oracle tolerance "
       << info.oracle_tolerance << " (must be > 0)";
+  CHECK(info.factory != nullptr)
+      << "strategy '" << info.name << "' registered without a factory";
+  if (info.display_name.empty()) info.display_name = info.name;
   std::string name = info.name;
   r.by_name.emplace(std::move(name), std::move(info));
   return true;
@@ -101,9 +108,10 @@ std::vector<StrategyInfo> StrategyRegistry::List() {
     absl::MutexLock lock(&r.mu);
     for (const auto& [name, info] : r.by_name) out.push_back(info);
   }
-  std::stable_partition(out.begin(), out.end(), [](const StrategyInfo& i) {
-    return i.name == "baseline";
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const StrategyInfo& a, const StrategyInfo& b) {
+                     return a.study_order < b.study_order;
+                   });
   return out;
 }
 

@@ -21,14 +21,17 @@
 // runs the others (sps, dps) through HostStagingStrategy, which hands them
 // pinned host copies (worker/host_staging_strategy.h).
 //
-// Strategies register themselves by name in their own .cc (linked with
-// alwayslink), so adding one edits nothing else:
-//   RINGSIDE_REGISTER_STRATEGY(SpsStrategy, "sps", ServerNeed::kOne,
-//                              /*needs_store=*/false,
-//                              "single parameter server over gRPC");
+// Strategies register themselves in their own .cc (linked with
+// alwayslink), with everything else needs to know about them, so adding one
+// edits nothing else:
+//   RINGSIDE_REGISTER_STRATEGY(SpsStrategy,
+//       StrategyInfo("sps", ServerNeed::kOne)
+//           .Describe("single parameter server over gRPC")
+//           .Display("SPS").StudyOrder(1).ModelledAs("sps")
+//           .Options({"chunk_kb", "checkpoint_every", "resume"}));
 // A strategy that is not equivalent to the reference to float32 rounding
-// (e.g. fp16 compression) declares the relative error it meets instead with
-// RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE (StrategyInfo::oracle_tolerance).
+// (e.g. fp16 compression) declares the relative error it meets instead
+// (.Tolerance(1e-2): StrategyInfo::oracle_tolerance).
 // docs/ADDING_A_STRATEGY.md walks through adding one.
 #ifndef RINGSIDE_WORKER_SYNC_STRATEGY_H_
 #define RINGSIDE_WORKER_SYNC_STRATEGY_H_
@@ -138,8 +141,8 @@ struct SyncContext {
   // cudaStreamWaitEvent on another stream). FinishStep must leave params
   // final for work on `compute_stream` (the next forward).
   Device device = Device::kCpu;
-  int cuda_device = -1;                  // kCuda only
-  CudaStream compute_stream = nullptr;   // kCuda only; the model's stream
+  int cuda_device = -1;                 // kCuda only
+  CudaStream compute_stream = nullptr;  // kCuda only; the model's stream
   std::function<CudaEvent(int)> grad_ready_event;  // kCuda only
 };
 
@@ -174,17 +177,84 @@ class SyncStrategy {
 enum class ServerNeed { kNone, kOne, kSharded };
 const char* ServerNeedName(ServerNeed need);  // "none" | "one" | "sharded"
 
+// What a strategy is, as registered with it: the one source of truth the
+// worker (--list_strategies, option checks) and experiments/ (study order,
+// row names, cost model) read. Built with the chained setters:
+//   StrategyInfo("sps", ServerNeed::kOne)
+//       .Describe("single parameter server over gRPC")
+//       .Display("SPS").StudyOrder(1).ModelledAs("sps")
+//       .Options({"chunk_kb", "checkpoint_every", "resume"})
 struct StrategyInfo {
+  StrategyInfo() = default;
+  StrategyInfo(std::string strategy_name, ServerNeed need)
+      : name(std::move(strategy_name)), servers(need) {}
+
   std::string name;
   ServerNeed servers = ServerNeed::kNone;
   // Whether Init needs SyncOptions::store (the job's rendezvous store).
   bool needs_store = false;
   std::string description;
+  // The row name in the study's tables ("SPS", "Ring FP16").
+  std::string display_name;
+  // Position in the study's order (baseline 0, then sps, dps, ring, ...);
+  // equal orders keep registration-name order.
+  int study_order = 100;
+  // The cost model's strategy whose formula predicts this one
+  // (experiments/cost_model.h: baseline, sps, dps, ring, fusion; "" when
+  // none applies), and the bytes on the wire per model byte (fp16: 0.5).
+  std::string modelled_as;
+  double wire_bytes_per_model_byte = 1.0;
+  // The strategy-specific worker flags this strategy reads (names without
+  // "--"). The worker refuses any strategy-specific flag (one that some
+  // registered strategy lists) set away from its default for a strategy
+  // that does not list it. "checkpoint_every" and "resume" here mean the
+  // strategy checkpoints and resumes.
+  std::vector<std::string> options;
   std::function<std::unique_ptr<SyncStrategy>()> factory;
   // Relative L2 error against the single-worker reference that the
   // strategy meets in the equivalence oracle (tests/worker/
   // registry_oracle_test.cc); 1e-5 = float32 rounding.
   double oracle_tolerance = 1e-5;
+
+  StrategyInfo& Store() {
+    needs_store = true;
+    return *this;
+  }
+  StrategyInfo& Describe(std::string text) {
+    description = std::move(text);
+    return *this;
+  }
+  StrategyInfo& Display(std::string row_name) {
+    display_name = std::move(row_name);
+    return *this;
+  }
+  StrategyInfo& StudyOrder(int order) {
+    study_order = order;
+    return *this;
+  }
+  StrategyInfo& ModelledAs(std::string cost_model_strategy,
+                           double wire_bytes = 1.0) {
+    modelled_as = std::move(cost_model_strategy);
+    wire_bytes_per_model_byte = wire_bytes;
+    return *this;
+  }
+  StrategyInfo& Options(std::vector<std::string> flags) {
+    options = std::move(flags);
+    return *this;
+  }
+  StrategyInfo& WithFactory(
+      std::function<std::unique_ptr<SyncStrategy>()> make) {
+    factory = std::move(make);
+    return *this;
+  }
+  StrategyInfo& Tolerance(double relative_l2) {
+    oracle_tolerance = relative_l2;
+    return *this;
+  }
+  // Whether `flag` (no "--") is one of this strategy's options.
+  bool Reads(const std::string& flag) const;
+  // Whether it checkpoints and resumes (lists "checkpoint_every").
+  bool Checkpoints() const { return Reads("checkpoint_every"); }
 };
 
 // Process-wide registry. Thread-safe.
@@ -196,7 +266,7 @@ class StrategyRegistry {
   static absl::StatusOr<std::unique_ptr<SyncStrategy>> Create(
       const std::string& name);
   static absl::StatusOr<StrategyInfo> Find(const std::string& name);
-  // Sorted by name, "baseline" first.
+  // In the study's order (StrategyInfo::study_order), then by name.
   static std::vector<StrategyInfo> List();
   // "baseline|dps|sps" for flag help.
   static std::string Names();
@@ -204,24 +274,13 @@ class StrategyRegistry {
 
 }  // namespace ringside
 
-#define RINGSIDE_REGISTER_STRATEGY(Class, name, need, needs_store,       \
-                                   description)                          \
+// Registers `Class` (default-constructible) under `info`, a StrategyInfo
+// expression (its factory is set here).
+#define RINGSIDE_REGISTER_STRATEGY(Class, info)                          \
   static const bool ringside_registered_##Class =                        \
-      ::ringside::StrategyRegistry::Register(::ringside::StrategyInfo{   \
-          name, need, needs_store, description, [] {                     \
+      ::ringside::StrategyRegistry::Register(                            \
+          ::ringside::StrategyInfo(info).WithFactory([] {                \
             return std::unique_ptr<::ringside::SyncStrategy>(new Class); \
-          }})
-
-// As RINGSIDE_REGISTER_STRATEGY, declaring the strategy's own oracle
-// tolerance (relative L2 error, > 0) instead of 1e-5.
-#define RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE(                       \
-    Class, name, need, needs_store, description, tolerance)              \
-  static const bool ringside_registered_##Class =                        \
-      ::ringside::StrategyRegistry::Register(::ringside::StrategyInfo{   \
-          name, need, needs_store, description,                          \
-          [] {                                                           \
-            return std::unique_ptr<::ringside::SyncStrategy>(new Class); \
-          },                                                             \
-          tolerance})
+          }))
 
 #endif  // RINGSIDE_WORKER_SYNC_STRATEGY_H_

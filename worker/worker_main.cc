@@ -42,13 +42,14 @@
 #include "common/timeline.h"
 #include "models/cuda/cuda_mlp.h"
 #include "models/cuda/cuda_model.h"
+#include "models/model_factory.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/cuda_charlm.h"
-#include "models/model_factory.h"
 #include "worker/batch_export.h"
 #include "worker/cuda_support.h"
 #include "worker/cuda_trainer.h"
 #include "worker/device_selection.h"
+#include "worker/strategy_options.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
 #include "worker/worker_liveness.h"
@@ -71,8 +72,7 @@ ABSL_FLAG(std::string, gpus, "",
           "(e.g. 0,1); empty: local rank modulo the device count. NCCL "
           "strategies (ring, fusion) need a distinct GPU per rank.");
 // Model.
-ABSL_FLAG(std::string, model, "mlp",
-          "Model name: mlp, synthetic or charlm.");
+ABSL_FLAG(std::string, model, "mlp", "Model name: mlp, synthetic or charlm.");
 ABSL_FLAG(std::vector<std::string>, mlp_widths,
           std::vector<std::string>({"64", "1024", "1024", "10"}),
           "MLP widths, input first, classes last.");
@@ -391,11 +391,28 @@ std::string SaveParamsPath(int rank) {
 int Run() {
   JsonLinesWriter out;
   if (absl::GetFlag(FLAGS_list_strategies)) {
-    for (const StrategyInfo& info : StrategyRegistry::List()) {
+    const std::vector<StrategyInfo> registered = StrategyRegistry::List();
+    for (const StrategyInfo& info : registered) {
+      if (absl::Status s =
+              CheckStrategyOptions(info, registered, AbslFlagLookup());
+          absl::IsInternal(s)) {
+        LOG(ERROR) << s.message();
+        return 1;
+      }
+      const std::unique_ptr<SyncStrategy> made = info.factory();
       out.Write({{"name", info.name},
                  {"servers", ServerNeedName(info.servers)},
                  {"store", info.needs_store},
                  {"description", info.description},
+                 {"display_name", info.display_name},
+                 {"study_order", info.study_order},
+                 {"modelled_as", info.modelled_as},
+                 {"wire_bytes_per_model_byte", info.wire_bytes_per_model_byte},
+                 {"options", info.options},
+                 {"checkpoints", info.Checkpoints()},
+                 {"cuda", made->SupportsDevice(Device::kCuda)
+                              ? "device buffers"
+                              : "staged through host memory"},
                  {"oracle_tolerance", info.oracle_tolerance}});
     }
     return 0;
@@ -439,6 +456,14 @@ int Run() {
   if (!strategy.ok()) {
     LOG(ERROR) << "bad flags: " << strategy.status().message();
     return 2;
+  }
+  // No strategy-specific flag is silently ignored.
+  if (absl::Status s = CheckStrategyOptions(
+          *StrategyRegistry::Find(absl::GetFlag(FLAGS_strategy)),
+          StrategyRegistry::List(), AbslFlagLookup());
+      !s.ok()) {
+    LOG(ERROR) << "bad flags: " << s.message();
+    return absl::IsInvalidArgument(s) ? 2 : 1;
   }
   absl::StatusOr<ModelBundle> bundle = MakeModel(setup->model);
   if (!bundle.ok()) {
@@ -546,7 +571,7 @@ int Run() {
   }
   const int64_t steps = setup->trainer.steps;
   const RecordFn write = [&out, &liveness,
-                           steps](const nlohmann::json& record) {
+                          steps](const nlohmann::json& record) {
     out.Write(record);
     if (liveness == nullptr || !record.contains("step")) return;
     const int64_t next = record["step"].get<int64_t>() + 1;

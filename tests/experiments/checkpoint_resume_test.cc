@@ -37,8 +37,7 @@ std::string ReadAll(const std::string& path) {
 
 const std::vector<std::string> kModel = {
     "--mlp_widths=16,32,8", "--warmup_steps=0", "--train_examples=512",
-    "--eval_examples=64",   "--optimizer=adam", "--lr=0.01",
-    "--chunk_kb=1"};
+    "--eval_examples=64",   "--optimizer=adam", "--lr=0.01"};
 
 // Runs `launch`; returns its exit code, collecting the workers' finals.
 int Launch(const std::vector<std::string>& flags,
@@ -64,8 +63,8 @@ int Launch(const std::vector<std::string>& flags,
   return group.exit_code(0);
 }
 
-class ResumeTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {
-};
+class ResumeTest
+    : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
   const auto [strategy, servers] = GetParam();
@@ -78,6 +77,8 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
     f.insert(f.end(), extra.begin(), extra.end());
     f.push_back("--");
     f.insert(f.end(), kModel.begin(), kModel.end());
+    // Several chunks per server (a worker flag of the PS strategies only).
+    if (servers > 0) f.push_back("--chunk_kb=1");
     return f;
   };
   // Each rank saves its own parameters ({rank}), and both are compared.
@@ -89,15 +90,14 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
   const std::string resumed = TmpPath(strategy + "_resumed.bin");
   ASSERT_EQ(Launch(with_params(flags(12, {}), full)), 0);
   // Stops after step 8; the last checkpoint is after step 6.
-  ASSERT_EQ(Launch(flags(8, {"--checkpoint_dir=" + dir,
-                             "--checkpoint_every=3"})),
-            0);
+  ASSERT_EQ(
+      Launch(flags(8, {"--checkpoint_dir=" + dir, "--checkpoint_every=3"})), 0);
   std::vector<nlohmann::json> finals;
-  ASSERT_EQ(Launch(with_params(flags(12, {"--checkpoint_dir=" + dir,
-                                          "--resume"}),
-                               resumed),
-                   &finals),
-            0);
+  ASSERT_EQ(
+      Launch(with_params(flags(12, {"--checkpoint_dir=" + dir, "--resume"}),
+                         resumed),
+             &finals),
+      0);
   ASSERT_EQ(finals.size(), 2u);
   for (const auto& f : finals) EXPECT_EQ(f["start_step"], 6) << f.dump();
   for (int rank = 0; rank < 2; ++rank) {
@@ -113,8 +113,7 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
 INSTANTIATE_TEST_SUITE_P(
     Strategies, ResumeTest,
     ::testing::Values(std::make_tuple("sps", 1), std::make_tuple("dps", 2),
-                      std::make_tuple("ring", 0),
-                      std::make_tuple("fusion", 0)),
+                      std::make_tuple("ring", 0), std::make_tuple("fusion", 0)),
     [](const auto& info) { return std::get<0>(info.param); });
 
 TEST(ResumeTest, ResumingWithoutACheckpointIsRefused) {
@@ -169,14 +168,14 @@ ChildSpec Server(const std::string& dir, const std::string& pid_file,
 ChildSpec Worker(int rank, int port, const std::string& params) {
   ChildSpec worker;
   worker.label = absl::StrCat("worker/", rank);
-  worker.argv = {Runfile("worker/worker"), "--strategy=sps",
-                 absl::StrCat("--rank=", rank), "--world_size=2",
-                 absl::StrCat("--servers=127.0.0.1:", port), "--steps=300",
-                 "--batch_size=8", "--rpc_timeout_s=10",
-                 // A lost server is named within this (kill_test's bound).
-                 "--failure_timeout_s=3",
-                 "--save_params=" + params + ".rank{rank}"};
+  worker.argv = {
+      Runfile("worker/worker"), "--strategy=sps", absl::StrCat("--rank=", rank),
+      "--world_size=2", absl::StrCat("--servers=127.0.0.1:", port),
+      "--steps=300", "--batch_size=8", "--rpc_timeout_s=10",
+      // A lost server is named within this (kill_test's bound).
+      "--failure_timeout_s=3", "--save_params=" + params + ".rank{rank}"};
   worker.argv.insert(worker.argv.end(), kModel.begin(), kModel.end());
+  worker.argv.push_back("--chunk_kb=1");
   return worker;
 }
 
@@ -195,8 +194,8 @@ TEST(ServerKillTest, KilledServerFailsTheJobWhichThenResumesExactly) {
     ASSERT_EQ(::mkdir(ref_dir.c_str(), 0755), 0);
     ProcessGroup group(options);
     int port = 0;
-    ASSERT_TRUE(group.Start(Server(ref_dir, TmpPath("ref.pid"), false, &port))
-                    .ok());
+    ASSERT_TRUE(
+        group.Start(Server(ref_dir, TmpPath("ref.pid"), false, &port)).ok());
     ASSERT_TRUE(*group.RunUntil([&] { return port != 0; }, absl::Seconds(30)));
     for (int r = 0; r < 2; ++r) {
       ASSERT_TRUE(group.Start(Worker(r, port, TmpPath("ref.bin"))).ok());
@@ -246,10 +245,10 @@ TEST(ServerKillTest, KilledServerFailsTheJobWhichThenResumesExactly) {
     ASSERT_TRUE(group.Wait().ok());
   }
   for (int rank = 0; rank < 2; ++rank) {
-    const std::string ref = ReadAll(TmpPath(absl::StrCat("ref.bin.rank", rank)));
+    const std::string ref =
+        ReadAll(TmpPath(absl::StrCat("ref.bin.rank", rank)));
     ASSERT_FALSE(ref.empty()) << "rank " << rank;
-    EXPECT_TRUE(ref ==
-                ReadAll(TmpPath(absl::StrCat("resumed.bin.rank", rank))))
+    EXPECT_TRUE(ref == ReadAll(TmpPath(absl::StrCat("resumed.bin.rank", rank))))
         << "rank " << rank;
   }
 }

@@ -10,11 +10,11 @@ rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
 for a in "$@"; do
   case "$a" in
     --list_strategies)
-      echo '{"name":"baseline","servers":"none"}'
-      echo '{"name":"sps","servers":"one"}'
-      echo '{"name":"dps","servers":"sharded"}'
-      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded"}'
-      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none"}'
+      echo '{"name":"baseline","servers":"none","display_name":"Baseline","study_order":0,"modelled_as":"baseline"}'
+      echo '{"name":"sps","servers":"one","display_name":"SPS","study_order":1,"modelled_as":"sps","options":["chunk_kb"]}'
+      echo '{"name":"dps","servers":"sharded","display_name":"DPS","study_order":2,"modelled_as":"dps","options":["chunk_kb"]}'
+      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"]}'
+      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none","display_name":"Hierarchical","study_order":6,"options":["local_size"]}'
       exit 0 ;;
     --export_batches=*)
       mkdir -p "${a#--export_batches=}" &&

@@ -3,7 +3,6 @@
 // --failure_timeout_s (+ slack), saying which rank or server was lost and
 // at which step. Timeouts are 3 s so that each case takes ~10 s.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -32,19 +31,22 @@ std::string Runfile(const std::string& path) {
 
 std::vector<std::string> WorkerArgv(const std::string& strategy, int rank,
                                     int world_size) {
-  return {Runfile("worker/worker"),
-          absl::StrCat("--strategy=", strategy),
-          absl::StrCat("--rank=", rank),
-          absl::StrCat("--world_size=", world_size),
-          "--model=mlp",
-          "--mlp_widths=16,32,8",
-          "--train_examples=512",
-          "--eval_examples=64",
-          "--batch_size=8",
-          "--chunk_kb=1",
-          "--steps=100000000",
-          "--warmup_steps=0",
-          absl::StrCat("--failure_timeout_s=", kFailureTimeoutS)};
+  std::vector<std::string> argv = {
+      Runfile("worker/worker"),
+      absl::StrCat("--strategy=", strategy),
+      absl::StrCat("--rank=", rank),
+      absl::StrCat("--world_size=", world_size),
+      "--model=mlp",
+      "--mlp_widths=16,32,8",
+      "--train_examples=512",
+      "--eval_examples=64",
+      "--batch_size=8",
+      "--steps=100000000",
+      "--warmup_steps=0",
+      absl::StrCat("--failure_timeout_s=", kFailureTimeoutS)};
+  // Several chunks per server (a flag of the PS strategies only).
+  if (strategy == "sps" || strategy == "dps") argv.push_back("--chunk_kb=1");
+  return argv;
 }
 
 // One job's processes, each kept running when another fails.
@@ -91,7 +93,8 @@ class Job {
         absl::Seconds(30));
     EXPECT_TRUE(up.ok() && *up) << "servers did not report their ports";
     std::vector<std::string> addresses;
-    for (int port : ports_) addresses.push_back(absl::StrCat("127.0.0.1:", port));
+    for (int port : ports_)
+      addresses.push_back(absl::StrCat("127.0.0.1:", port));
     return absl::StrCat("--servers=", absl::StrJoin(addresses, ","));
   }
 
@@ -116,8 +119,8 @@ class Job {
   }
 
   int WaitForMasterPort() {
-    absl::StatusOr<bool> announced = group_.RunUntil(
-        [&] { return master_port_ != 0; }, absl::Seconds(30));
+    absl::StatusOr<bool> announced =
+        group_.RunUntil([&] { return master_port_ != 0; }, absl::Seconds(30));
     EXPECT_TRUE(announced.ok() && *announced) << "no rendezvous line";
     return master_port_;
   }
@@ -289,10 +292,11 @@ TEST(KillTest, DpsServerKilledFailsTheWorkersNamingTheServerAndStep) {
   const int victim = job.servers()[1];
   // The surviving server exits only after its workers' silence passes the
   // timeout too: give it two timeouts.
-  const std::vector<double> exit_s = job.KillAndWait(
-      victim, absl::Seconds(2 * kFailureTimeoutS) + kSlack * 2);
-  ExpectOthersFailedWithin(job, exit_s, victim,
-                           2 * kFailureTimeoutS + absl::ToDoubleSeconds(kSlack));
+  const std::vector<double> exit_s =
+      job.KillAndWait(victim, absl::Seconds(2 * kFailureTimeoutS) + kSlack * 2);
+  ExpectOthersFailedWithin(
+      job, exit_s, victim,
+      2 * kFailureTimeoutS + absl::ToDoubleSeconds(kSlack));
   for (int r = 0; r < 2; ++r) {
     const int id = job.workers()[r];
     EXPECT_LE(exit_s[id], kFailureTimeoutS + absl::ToDoubleSeconds(kSlack));

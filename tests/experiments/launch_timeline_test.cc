@@ -43,11 +43,13 @@ const std::map<std::string, int64_t> kTensorBytes = {{"fc0.weight", 2048},
                                                      {"fc1.bias", 32}};
 const std::vector<std::string> kWorkerArgs = {
     "--mlp_widths=16,32,8", "--warmup_steps=1", "--train_examples=512",
-    "--eval_examples=64", "--chunk_kb=1"};
+    "--eval_examples=64"};
 
-// Runs an experiments/ binary with the real worker and ps_server.
+// Runs an experiments/ binary with the real worker and ps_server; the
+// workers get kWorkerArgs and `worker_args`.
 absl::Status RunBinary(const std::string& binary,
-                       const std::vector<std::string>& flags) {
+                       const std::vector<std::string>& flags,
+                       const std::vector<std::string>& worker_args = {}) {
   ProcessGroupOptions options;
   options.deadline = absl::Seconds(120);
   ProcessGroup group(options);
@@ -61,6 +63,7 @@ absl::Status RunBinary(const std::string& binary,
   child.argv.insert(child.argv.end(), flags.begin(), flags.end());
   child.argv.push_back("--");
   child.argv.insert(child.argv.end(), kWorkerArgs.begin(), kWorkerArgs.end());
+  child.argv.insert(child.argv.end(), worker_args.begin(), worker_args.end());
   child.on_stdout_line = [](const std::string&, absl::string_view) {};
   absl::StatusOr<int> id = group.Start(child);
   if (!id.ok()) return id.status();
@@ -169,8 +172,12 @@ TEST_P(LaunchTimelineTest, MergedFileHoldsEveryRanksPhases) {
   const std::string path = TmpPath(absl::StrCat(strategy, ".json"));
   std::vector<std::string> flags = {absl::StrCat("--strategy=", strategy),
                                     absl::StrCat("--timeline=", path)};
-  if (servers > 0) flags.push_back(absl::StrCat("--servers=", servers));
-  absl::Status run = RunBinary("launch", flags);
+  std::vector<std::string> worker_args;
+  if (servers > 0) {
+    flags.push_back(absl::StrCat("--servers=", servers));
+    worker_args.push_back("--chunk_kb=1");  // tensors span chunks
+  }
+  absl::Status run = RunBinary("launch", flags, worker_args);
   ASSERT_TRUE(run.ok()) << run;
 
   const json events = ReadJson(path);

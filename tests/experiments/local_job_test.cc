@@ -144,7 +144,7 @@ TEST(LocalJobTest, InvalidOptions) {
 }
 
 TEST(LocalJobTest, ListStrategies) {
-  const absl::StatusOr<std::vector<StrategyInfo>> s =
+  const absl::StatusOr<std::vector<ListedStrategy>> s =
       ListStrategies(Script("fake_worker.sh"));
   ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_EQ(s->size(), 3u);
@@ -152,9 +152,42 @@ TEST(LocalJobTest, ListStrategies) {
   EXPECT_EQ((*s)[0].servers, ServerKind::kNone);
   EXPECT_EQ((*s)[1].servers, ServerKind::kOne);
   EXPECT_EQ((*s)[2].servers, ServerKind::kSharded);
+  EXPECT_EQ((*s)[1].display_name, "SPS");
+  EXPECT_EQ((*s)[1].study_order, 1);
+  EXPECT_EQ((*s)[1].modelled_as, "sps");
+  EXPECT_TRUE((*s)[1].Reads("chunk_kb"));
+  EXPECT_FALSE((*s)[0].Reads("chunk_kb"));
   EXPECT_EQ(ServersFor(ServerKind::kNone, 4), 0);
   EXPECT_EQ(ServersFor(ServerKind::kOne, 4), 1);
   EXPECT_EQ(ServersFor(ServerKind::kSharded, 4), 4);
+}
+
+// A strategy gets the shared worker flags except those only other
+// strategies read, in every spelling; the dropped ones are reported.
+TEST(LocalJobTest, WorkerArgsForDropsOtherStrategiesFlags) {
+  ListedStrategy ring, sps, async_ps;
+  ring.name = "ring";
+  ring.options = {"ring_bucket_kb"};
+  sps.name = "sps";
+  sps.options = {"chunk_kb"};
+  async_ps.name = "async_ps";
+  async_ps.options = {"staleness", "chunk_kb", "overlap"};
+  const std::vector<ListedStrategy> listed = {ring, sps, async_ps};
+  const std::vector<std::string> args = {
+      "--mlp_widths=8,4",   "--chunk_kb=1", "--staleness", "2",
+      "--ring_bucket_kb=0", "--nooverlap",  "--lr",        "0.1"};
+  std::vector<std::string> dropped;
+  EXPECT_EQ(WorkerArgsFor(ring, listed, args, &dropped),
+            (std::vector<std::string>{"--mlp_widths=8,4", "--ring_bucket_kb=0",
+                                      "--lr", "0.1"}));
+  EXPECT_EQ(dropped, (std::vector<std::string>{"--chunk_kb=1", "--staleness 2",
+                                               "--nooverlap"}));
+  dropped.clear();
+  EXPECT_EQ(WorkerArgsFor(async_ps, listed, args, &dropped),
+            (std::vector<std::string>{"--mlp_widths=8,4", "--chunk_kb=1",
+                                      "--staleness", "2", "--nooverlap", "--lr",
+                                      "0.1"}));
+  EXPECT_EQ(dropped, (std::vector<std::string>{"--ring_bucket_kb=0"}));
 }
 
 TEST(LocalJobTest, FindBinaryReportsMissingFiles) {

@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/experiments/named_rows.h"
 
 namespace ringside {
 namespace {
@@ -17,9 +18,7 @@ using ::testing::Not;
 
 ReportRow Row(const std::string& strategy, int prm_srv,
               std::vector<double> utilization, double throughput) {
-  ReportRow row;
-  row.strategy = strategy;
-  row.display_name = DisplayName(strategy);
+  ReportRow row = testing::NamedRow(strategy);
   row.prm_srv = prm_srv;
   row.utilization = std::move(utilization);
   row.throughput = throughput;

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/experiments/named_rows.h"
+
 namespace ringside {
 namespace {
 
@@ -14,9 +16,7 @@ using ::testing::HasSubstr;
 
 ReportRow Measured(const std::string& strategy, int workers, int prm_srv,
                    double compute_s, double step_s) {
-  ReportRow row;
-  row.strategy = strategy;
-  row.display_name = DisplayName(strategy);
+  ReportRow row = testing::NamedRow(strategy);
   row.prm_srv = prm_srv;
   row.utilization.assign(workers, compute_s / step_s);
   row.compute_step_s = compute_s;
@@ -64,7 +64,7 @@ TEST(PredictionReportTest, RingFp16IsRingWithHalfTheBytes) {
       PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025)}, Link());
   ASSERT_TRUE(runs[0].prediction.has_value());
   EXPECT_NEAR(runs[0].prediction->step_s, 0.0207, 1e-12);
-  EXPECT_EQ(runs[0].modelled_as, "ring, M/2");
+  EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
 }
 
 TEST(PredictionReportTest, UnmodelledAndIncompleteRunsSayWhy) {

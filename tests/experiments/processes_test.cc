@@ -46,10 +46,10 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 const std::vector<std::string> kCommon = {
-    "--model=mlp",        "--mlp_widths=16,32,8",
-    "--steps=12",         "--warmup_steps=2",
-    "--lr=0.03",          "--train_examples=512",
-    "--eval_examples=64", "--chunk_kb=1"};
+    "--model=mlp",       "--mlp_widths=16,32,8",
+    "--steps=12",        "--warmup_steps=2",
+    "--lr=0.03",         "--train_examples=512",
+    "--eval_examples=64"};
 
 std::vector<std::string> WorkerArgv(std::vector<std::string> extra) {
   std::vector<std::string> argv = {Runfile("worker/worker")};
@@ -130,6 +130,8 @@ TEST_P(ProcessesTest, ServersAndTwoWorkersMatchBaselineWithDoubleBatch) {
          absl::StrCat("--save_params=", TmpFile(absl::StrCat("w", r))),
          absl::StrCat("--timeline=", TmpFile(strategy), ".{rank}.json")});
     worker.argv.insert(worker.argv.end(), security.begin(), security.end());
+    // Several chunks per server (a flag of the PS strategies only).
+    if (num_servers > 0) worker.argv.push_back("--chunk_kb=1");
     // Rank and world size from torchrun's environment, as a launcher would.
     worker.env = {absl::StrCat("RANK=", r), "WORLD_SIZE=2",
                   absl::StrCat("MASTER_PORT=", master_port)};
@@ -219,7 +221,14 @@ INSTANTIATE_TEST_SUITE_P(
                  "bad server address 'localhost'"},
         BadFlags{{"--strategy=sps", "--servers=127.0.0.1:1",
                   "--connect_timeout_s=1"},
-                 "unreachable"}));
+                 "unreachable"},
+        // A strategy-specific flag the strategy would ignore.
+        BadFlags{{"--strategy=ring_fp16", "--checkpoint_dir=/tmp",
+                  "--checkpoint_every=5"},
+                 "--checkpoint_every=5 is not read by strategy 'ring_fp16'"},
+        BadFlags{{"--strategy=sps", "--servers=127.0.0.1:1", "--staleness=2"},
+                 "--staleness=2 is not read by strategy 'sps' (only by "
+                 "async_ps)"}));
 
 TEST(PsServerBadFlagsTest, ZeroWorkersIsRefused) {
   ProcessGroupOptions options;

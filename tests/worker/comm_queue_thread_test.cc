@@ -41,8 +41,8 @@ TEST(CommQueueThreadTest, RunsEachStepsItemsInOrder) {
     for (int item : {2, 0, 1}) queue.Enqueue(item);
     ASSERT_TRUE(queue.WaitForStep(step, absl::Seconds(10)).ok());
   }
-  const std::vector<std::pair<int, int64_t>> want = {
-      {2, 0}, {0, 0}, {1, 0}, {2, 1}, {0, 1}, {1, 1}};
+  const std::vector<std::pair<int, int64_t>> want = {{2, 0}, {0, 0}, {1, 0},
+                                                     {2, 1}, {0, 1}, {1, 1}};
   EXPECT_EQ(log.Ran(), want);
 }
 
@@ -91,13 +91,11 @@ TEST(CommQueueThreadTest, MissingItemsEndInADeadlineNamingThem) {
 TEST(CommQueueThreadTest, StopDropsQueuedItemsAndIsIdempotent) {
   absl::Notification release;
   std::atomic<int> runs{0};
-  CommQueueThread queue(3, "items done", false,
-                        [&](int, int64_t, double) {
-                          ++runs;
-                          release.WaitForNotificationWithTimeout(
-                              absl::Seconds(10));
-                          return absl::OkStatus();
-                        });
+  CommQueueThread queue(3, "items done", false, [&](int, int64_t, double) {
+    ++runs;
+    release.WaitForNotificationWithTimeout(absl::Seconds(10));
+    return absl::OkStatus();
+  });
   for (int item : {0, 1, 2}) queue.Enqueue(item);
   absl::SleepFor(absl::Milliseconds(50));
   release.Notify();

@@ -1,0 +1,71 @@
+// CheckStrategyOptions refuses a strategy-specific flag set for a strategy
+// that does not read it, naming the flag, its value and its readers; lets
+// defaults and read flags pass; and reports a registration that lists a
+// flag the binary lacks.
+#include "worker/strategy_options.h"
+
+#include <map>
+
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+std::vector<StrategyInfo> Registered() {
+  return {StrategyInfo("sps", ServerNeed::kOne)
+              .Options({"chunk_kb", "checkpoint_every"}),
+          StrategyInfo("async_ps", ServerNeed::kSharded)
+              .Options({"staleness", "chunk_kb"}),
+          StrategyInfo("ring_fp16", ServerNeed::kNone)};
+}
+
+FlagLookup Flags(std::map<std::string, FlagValues> flags) {
+  return [flags](const std::string& name) -> std::optional<FlagValues> {
+    auto it = flags.find(name);
+    if (it == flags.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+TEST(StrategyOptionsTest, UnionOfTheListedFlags) {
+  const std::vector<std::string> want = {"checkpoint_every", "chunk_kb",
+                                         "staleness"};
+  EXPECT_EQ(StrategySpecificFlags(Registered()), want);
+}
+
+TEST(StrategyOptionsTest, DefaultsAndReadFlagsPass) {
+  const auto registered = Registered();
+  const FlagLookup lookup = Flags({{"chunk_kb", {"512", "0"}},
+                                   {"checkpoint_every", {"0", "0"}},
+                                   {"staleness", {"0", "0"}}});
+  EXPECT_TRUE(CheckStrategyOptions(registered[0], registered, lookup).ok());
+  EXPECT_TRUE(CheckStrategyOptions(registered[1], registered, lookup).ok());
+}
+
+TEST(StrategyOptionsTest, AFlagTheStrategyIgnoresIsRefused) {
+  const auto registered = Registered();
+  const FlagLookup lookup = Flags({{"chunk_kb", {"0", "0"}},
+                                   {"checkpoint_every", {"10", "0"}},
+                                   {"staleness", {"0", "0"}}});
+  const absl::Status s =
+      CheckStrategyOptions(registered[2], registered, lookup);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "--checkpoint_every=10 is not read by strategy 'ring_fp16' (only "
+            "by sps); leave it at its default (0) or pick one of those "
+            "strategies");
+  EXPECT_TRUE(CheckStrategyOptions(registered[0], registered, lookup).ok());
+}
+
+TEST(StrategyOptionsTest, AListedFlagTheBinaryLacksIsAnInternalError) {
+  const auto registered = Registered();
+  const absl::Status s = CheckStrategyOptions(
+      registered[0], registered, Flags({{"chunk_kb", {"0", "0"}}}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_NE(s.message().find("lists option --checkpoint_every"),
+            std::string::npos)
+      << s;
+}
+
+}  // namespace
+}  // namespace ringside
