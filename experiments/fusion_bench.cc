@@ -34,6 +34,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "collectives/fusion/fusion_flags.h"
 #include "collectives/fusion/fusion_runtime.h"
 #include "collectives/gloo_collective.h"
 #include "collectives/in_memory_store.h"
@@ -49,9 +50,8 @@ ABSL_FLAG(int, iters, 5, "Timed iterations per mode.");
 ABSL_FLAG(int, warmup_iters, 1, "Warm-up iterations per mode.");
 ABSL_FLAG(int, rounds, 2,
           "Times the whole mode sequence repeats (drift hits all modes).");
-ABSL_FLAG(double, cycle_time_ms, 1.0, "Fusion runtime cycle (ms).");
-ABSL_FLAG(int64_t, fusion_threshold_bytes, int64_t{64} << 20,
-          "Fusion buffer bytes.");
+// The fusion runtime's flags are the worker's
+// (collectives/fusion/fusion_flags.h).
 ABSL_FLAG(std::string, allreduce_algorithm, "ring",
           "Gloo algorithm for every mode: ring or halving_doubling.");
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per mode.");
@@ -172,10 +172,7 @@ absl::Status Run() {
     return absl::InvalidArgumentError(
         "--iters and --rounds must be >= 1, --warmup_iters >= 0");
   }
-  plan.fusion.cycle_time =
-      absl::Microseconds(1000 * absl::GetFlag(FLAGS_cycle_time_ms));
-  plan.fusion.fusion_threshold_bytes =
-      absl::GetFlag(FLAGS_fusion_threshold_bytes);
+  RS_ASSIGN_OR_RETURN(plan.fusion, FusionOptionsFromFlags());
   plan.fusion.timeout = plan.timeout;
   RS_RETURN_IF_ERROR(plan.fusion.Validate());
   RS_ASSIGN_OR_RETURN(GradientProfile profile,
@@ -191,7 +188,7 @@ absl::Status Run() {
       plan.layout.total_elements() / 1e6, plan.layout.total_bytes() / 1e6, n,
       algorithm.c_str(), plan.rounds, plan.iters, plan.warmup,
       static_cast<long long>(plan.fusion.fusion_threshold_bytes),
-      absl::GetFlag(FLAGS_cycle_time_ms));
+      absl::ToDoubleMilliseconds(plan.fusion.cycle_time));
   std::fflush(stdout);
 
   InMemoryStore store;

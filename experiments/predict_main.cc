@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "collectives/fusion/fusion_flags.h"
 #include "common/json_lines.h"
 #include "experiments/cost_model.h"
 #include "models/gradient_profiles.h"
@@ -39,9 +40,8 @@ ABSL_FLAG(double, compute_ms, 100,
 ABSL_FLAG(double, bandwidth_gbps, 25, "B: bandwidth of every link (Gbit/s).");
 ABSL_FLAG(double, latency_us, 5, "alpha: latency of one message (us).");
 ABSL_FLAG(int64_t, servers, 4, "K: parameter servers of dps (sps has 1).");
-ABSL_FLAG(int64_t, fusion_threshold_bytes, int64_t{64} << 20,
-          "F: fusion buffer size (bytes); 0 = one all-reduce per tensor.");
-ABSL_FLAG(double, cycle_time_ms, 1.0, "tau: fusion cycle time (ms).");
+// F (--fusion_threshold_bytes) and tau (--cycle_time_ms) are the worker's
+// fusion flags (collectives/fusion/fusion_flags.h).
 ABSL_FLAG(double, overlap, 0,
           "Share of compute that communication can hide behind, in [0, 1].");
 ABSL_FLAG(bool, ps_push_pull_overlap, true,
@@ -92,9 +92,11 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.bandwidth_Bps = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
   in.latency_s = absl::GetFlag(FLAGS_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
+  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
+  if (!fusion.ok()) return fusion.status();
   in.fusion_threshold_bytes =
-      static_cast<double>(absl::GetFlag(FLAGS_fusion_threshold_bytes));
-  in.cycle_s = absl::GetFlag(FLAGS_cycle_time_ms) * 1e-3;
+      static_cast<double>(fusion->fusion_threshold_bytes);
+  in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
   in.overlap = absl::GetFlag(FLAGS_overlap);
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
   if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;

@@ -31,19 +31,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "models/model_factory.h"
+#include "models/model_flags.h"
 #include "models/transformer/char_dataset.h"
 #include "models/transformer/charlm.h"
 
-ABSL_FLAG(std::string, model, "charlm", "Model name (only charlm samples).");
-ABSL_FLAG(std::string, text, "",
-          "The training text (for its vocabulary); empty: the built-in "
-          "synthetic text of --data_seed.");
-ABSL_FLAG(uint64_t, data_seed, 1,
-          "Seed of the synthetic text (as given to the worker).");
-ABSL_FLAG(int64_t, n_layer, 2, "Transformer blocks (as in training).");
-ABSL_FLAG(int64_t, n_head, 4, "Attention heads (as in training).");
-ABSL_FLAG(int64_t, n_embd, 64, "Embedding width (as in training).");
-ABSL_FLAG(int64_t, block_size, 32, "Context length (as in training).");
+// The model flags are the worker's (models/model_flags.h); --model
+// defaults to charlm here, the only model that generates text.
 ABSL_FLAG(std::string, params, "",
           "Parameters written by worker --save_params (required).");
 ABSL_FLAG(std::string, prompt, "",
@@ -125,16 +118,10 @@ int Run() {
                 absl::InvalidArgumentError(
                     "--length must be >= 0 and --temperature finite, >= 0"));
   }
-  ModelOptions options;
-  options.name = "charlm";
-  options.data_seed = absl::GetFlag(FLAGS_data_seed);
-  options.eval_examples = 1;  // the sampler evaluates nothing
-  options.charlm.text_path = absl::GetFlag(FLAGS_text);
-  options.charlm.n_layer = absl::GetFlag(FLAGS_n_layer);
-  options.charlm.n_head = absl::GetFlag(FLAGS_n_head);
-  options.charlm.n_embd = absl::GetFlag(FLAGS_n_embd);
-  options.charlm.block_size = absl::GetFlag(FLAGS_block_size);
-  absl::StatusOr<ModelBundle> bundle = MakeModel(options);
+  absl::StatusOr<ModelOptions> options = ModelOptionsFromFlags();
+  if (!options.ok()) return fail(kBadFlags, options.status());
+  options->eval_examples = 1;  // the sampler evaluates nothing
+  absl::StatusOr<ModelBundle> bundle = MakeModel(*options);
   if (!bundle.ok()) {
     return fail(absl::IsInvalidArgument(bundle.status()) ||
                         absl::IsNotFound(bundle.status())
@@ -189,6 +176,7 @@ int main(int argc, char** argv) {
       "Generates text from a charlm checkpoint:\n  sample --text=PATH "
       "--params=PATH [--n_layer --n_head --n_embd --block_size as in "
       "training] --prompt=TEXT --length=N --temperature=T --seed=S");
+  absl::SetFlag(&FLAGS_model, "charlm");  // the default here
   absl::ParseCommandLine(argc, argv);
   return ringside::Run();
 }

@@ -32,6 +32,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/fusion/fusion_flags.h"
 #include "collectives/nccl_collective.h"
 #include "collectives/rendezvous.h"
 #include "common/json_lines.h"
@@ -43,6 +44,7 @@
 #include "models/cuda/cuda_mlp.h"
 #include "models/cuda/cuda_model.h"
 #include "models/model_factory.h"
+#include "models/model_flags.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/cuda_charlm.h"
 #include "worker/batch_export.h"
@@ -71,31 +73,7 @@ ABSL_FLAG(std::string, gpus, "",
           "--device=cuda: CUDA device of each local rank, comma-separated "
           "(e.g. 0,1); empty: local rank modulo the device count. NCCL "
           "strategies (ring, fusion) need a distinct GPU per rank.");
-// Model.
-ABSL_FLAG(std::string, model, "mlp", "Model name: mlp, synthetic or charlm.");
-ABSL_FLAG(std::vector<std::string>, mlp_widths,
-          std::vector<std::string>({"64", "1024", "1024", "10"}),
-          "MLP widths, input first, classes last.");
-ABSL_FLAG(std::string, profile, "resnet50",
-          "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
-          "gpt2) whose exact tensor list the synthetic model has.");
-ABSL_FLAG(double, emulated_compute_ms, 0,
-          "--model=synthetic: emulated compute time of one forward+backward "
-          "(ms, >= 0); outputs are labelled emulated.");
-ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
-ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");
-ABSL_FLAG(uint64_t, data_seed, 1, "Seed of the data and its order.");
-// --model=charlm: the character transformer (models/transformer/).
-ABSL_FLAG(std::string, text, "",
-          "--model=charlm: training text file (its distinct characters are "
-          "the vocabulary; the last 10% is held out for eval_loss); empty: "
-          "a built-in seeded synthetic text.");
-ABSL_FLAG(int64_t, n_layer, 2, "--model=charlm: transformer blocks.");
-ABSL_FLAG(int64_t, n_head, 4,
-          "--model=charlm: attention heads (divides --n_embd).");
-ABSL_FLAG(int64_t, n_embd, 64, "--model=charlm: embedding width.");
-ABSL_FLAG(int64_t, block_size, 32,
-          "--model=charlm: context length in characters.");
+// Model: models/model_flags.h.
 // Training.
 ABSL_FLAG(int64_t, batch_size, 32, "Examples per worker per step.");
 ABSL_FLAG(int64_t, steps, 40, "Training steps.");
@@ -157,23 +135,7 @@ ABSL_FLAG(int, local_size, 0,
           "hierarchical: ranks per host (ranks [h*L, (h+1)*L) share host h); "
           "0 reads LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or "
           "SLURM_NTASKS_PER_NODE, else all ranks on one host.");
-// Fusion runtime (--strategy=fusion).
-ABSL_FLAG(double, cycle_time_ms, 1.0,
-          "Fusion: period of the background negotiate-and-reduce cycle (ms).");
-ABSL_FLAG(int64_t, fusion_threshold_bytes, int64_t{64} << 20,
-          "Fusion: fusion buffer size in bytes; 0 turns fusion off (one "
-          "all-reduce per tensor).");
-ABSL_FLAG(bool, fusion_in_place, true,
-          "Fusion: reduce batches that are contiguous in the gradient buffer "
-          "in place instead of copying them through the fusion buffer.");
-ABSL_FLAG(bool, fusion_overlap_batches, true,
-          "Fusion (CPU): reduce a cycle's fused batches two at a time over "
-          "two Gloo groups instead of one after another.");
-ABSL_FLAG(int, response_cache_capacity, 1024,
-          "Fusion: response-cache entries (tensors); 0 disables the cache.");
-ABSL_FLAG(double, stall_warning_s, 60,
-          "Fusion: warn (on rank 0) about a tensor some ranks submitted and "
-          "others not after this long, naming the missing ranks (s).");
+// Fusion runtime (--strategy=fusion): collectives/fusion/fusion_flags.h.
 // Liveness.
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Heartbeats (to the job's store, or to every parameter server) go "
@@ -195,20 +157,6 @@ ABSL_FLAG(std::string, timeline, "",
 
 namespace ringside {
 namespace {
-
-absl::StatusOr<std::vector<int64_t>> ParseWidths(
-    const std::vector<std::string>& texts) {
-  std::vector<int64_t> widths;
-  for (const std::string& t : texts) {
-    int64_t w = 0;
-    if (!absl::SimpleAtoi(t, &w)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--mlp_widths: '", t, "' is not an integer"));
-    }
-    widths.push_back(w);
-  }
-  return widths;
-}
 
 absl::Status SaveParams(const std::string& path,
                         const std::vector<float>& params) {
@@ -256,21 +204,9 @@ absl::StatusOr<Setup> ReadFlags() {
       ResolveRank(absl::GetFlag(FLAGS_rank), absl::GetFlag(FLAGS_world_size));
   if (!rank.ok()) return rank.status();
   s.rank = *rank;
-  s.model.name = absl::GetFlag(FLAGS_model);
-  absl::StatusOr<std::vector<int64_t>> widths =
-      ParseWidths(absl::GetFlag(FLAGS_mlp_widths));
-  if (!widths.ok()) return widths.status();
-  s.model.mlp_widths = *widths;
-  s.model.profile = absl::GetFlag(FLAGS_profile);
-  s.model.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
-  s.model.train_examples = absl::GetFlag(FLAGS_train_examples);
-  s.model.eval_examples = absl::GetFlag(FLAGS_eval_examples);
-  s.model.data_seed = absl::GetFlag(FLAGS_data_seed);
-  s.model.charlm.text_path = absl::GetFlag(FLAGS_text);
-  s.model.charlm.n_layer = absl::GetFlag(FLAGS_n_layer);
-  s.model.charlm.n_head = absl::GetFlag(FLAGS_n_head);
-  s.model.charlm.n_embd = absl::GetFlag(FLAGS_n_embd);
-  s.model.charlm.block_size = absl::GetFlag(FLAGS_block_size);
+  absl::StatusOr<ModelOptions> model = ModelOptionsFromFlags();
+  if (!model.ok()) return model.status();
+  s.model = *std::move(model);
   s.optimizer.type = absl::GetFlag(FLAGS_optimizer);
   s.optimizer.lr = absl::GetFlag(FLAGS_lr);
   s.optimizer.momentum = absl::GetFlag(FLAGS_momentum);
@@ -307,16 +243,9 @@ absl::StatusOr<Setup> ReadFlags() {
   }
   s.sync.staleness = absl::GetFlag(FLAGS_staleness);
   s.sync.local_size = absl::GetFlag(FLAGS_local_size);
-  s.sync.fusion.cycle_time =
-      absl::Microseconds(1000 * absl::GetFlag(FLAGS_cycle_time_ms));
-  s.sync.fusion.fusion_threshold_bytes =
-      absl::GetFlag(FLAGS_fusion_threshold_bytes);
-  s.sync.fusion.in_place_contiguous = absl::GetFlag(FLAGS_fusion_in_place);
-  s.sync.fusion.overlap_batches = absl::GetFlag(FLAGS_fusion_overlap_batches);
-  s.sync.fusion.cache_capacity = absl::GetFlag(FLAGS_response_cache_capacity);
-  s.sync.fusion.stall_warning =
-      absl::Seconds(absl::GetFlag(FLAGS_stall_warning_s));
-  if (absl::Status v = s.sync.fusion.Validate(); !v.ok()) return v;
+  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
+  if (!fusion.ok()) return fusion.status();
+  s.sync.fusion = *fusion;
   absl::StatusOr<GrpcSecurity> security = SecurityFromFlags();
   if (!security.ok()) return security.status();
   s.sync.security = *std::move(security);
