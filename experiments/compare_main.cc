@@ -50,6 +50,7 @@
 #include "experiments/cost_model.h"
 #include "experiments/ddp_row.h"
 #include "experiments/hardware.h"
+#include "experiments/job_binaries.h"
 #include "experiments/link_estimate.h"
 #include "experiments/local_job.h"
 #include "experiments/plots.h"
@@ -129,10 +130,6 @@ ABSL_FLAG(double, model_overlap, 0,
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Passed to every worker and server: a peer silent for longer than "
           "this fails the run, naming the lost rank or server (s; 0: off).");
-ABSL_FLAG(std::string, ps_server_bin, "",
-          "ps_server binary; default: server/ps_server from the runfiles.");
-ABSL_FLAG(std::string, worker_bin, "",
-          "worker binary; default: worker/worker from the runfiles.");
 ABSL_FLAG(int, async_staleness, 2,
           "Staleness bound tau of the async_ps runs (its --staleness); the "
           "row is named \"Async PS (tau=N)\". 0 makes async_ps synchronous, "
@@ -158,18 +155,6 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-absl::StatusOr<std::string> Binary(const std::string& flag_value,
-                                   const char* argv0, const char* path,
-                                   const char* flag_name) {
-  if (!flag_value.empty()) return flag_value;
-  absl::StatusOr<std::string> found = FindBinary(argv0, path);
-  if (!found.ok()) {
-    return absl::NotFoundError(absl::StrCat(found.status().message(),
-                                            "; pass --", flag_name, "=PATH"));
-  }
-  return found;
-}
 
 // The strategies to run, baseline first; all in the registry's study order
 // (ListStrategies sorts by it) when `flag` is empty.
@@ -453,8 +438,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   if (absl::Status s = network.Validate(); !s.ok()) return fail(s);
   std::set<std::string> networks;  // what the runs ran on, when shaping
-  absl::StatusOr<std::string> worker_bin = Binary(
-      absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
+  absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
   if (!worker_bin.ok()) return fail(worker_bin.status());
   absl::StatusOr<std::vector<ListedStrategy>> registered =
       ListStrategies(*worker_bin);
@@ -465,9 +449,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   std::string ps_server_bin;
   for (const ListedStrategy& s : *plan) {
     if (s.servers == ServerKind::kNone || !ps_server_bin.empty()) continue;
-    absl::StatusOr<std::string> ps =
-        Binary(absl::GetFlag(FLAGS_ps_server_bin), argv0, "server/ps_server",
-               "ps_server_bin");
+    absl::StatusOr<std::string> ps = PsServerBinary(argv0);
     if (!ps.ok()) return fail(ps.status());
     ps_server_bin = *ps;
   }

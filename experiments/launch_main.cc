@@ -28,6 +28,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/security_flags.h"
+#include "experiments/job_binaries.h"
 #include "experiments/local_job.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
@@ -43,10 +44,6 @@ ABSL_FLAG(std::string, device, "cpu",
           "need one GPU per worker; --gpus=... after -- maps them).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
           "Wall-time limit for the whole job.");
-ABSL_FLAG(std::string, ps_server_bin, "",
-          "ps_server binary; default: server/ps_server from the runfiles.");
-ABSL_FLAG(std::string, worker_bin, "",
-          "worker binary; default: worker/worker from the runfiles.");
 ABSL_FLAG(bool, generate_auth_token, true,
           "Without --auth_token_file, give the job a fresh random token "
           "(a private temporary file, deleted afterwards) so that only its "
@@ -76,18 +73,6 @@ ABSL_FLAG(double, failure_timeout_s, 30,
 
 namespace ringside {
 namespace {
-
-absl::StatusOr<std::string> Binary(const std::string& flag_value,
-                                   const char* argv0, const char* path,
-                                   const char* flag_name) {
-  if (!flag_value.empty()) return flag_value;
-  absl::StatusOr<std::string> found = FindBinary(argv0, path);
-  if (!found.ok()) {
-    return absl::NotFoundError(absl::StrCat(found.status().message(),
-                                            "; pass --", flag_name, "=PATH"));
-  }
-  return found;
-}
 
 // Servers to start for `info`, honouring --servers when it fits.
 absl::StatusOr<int> NumServers(const ListedStrategy& info, int flag) {
@@ -141,8 +126,7 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   if (absl::Status s = network.Validate(); !s.ok()) return s;
-  absl::StatusOr<std::string> worker_bin = Binary(
-      absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
+  absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
   if (!worker_bin.ok()) return worker_bin.status();
   absl::StatusOr<std::vector<ListedStrategy>> strategies =
       ListStrategies(*worker_bin);
@@ -165,9 +149,7 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   LocalJobOptions options;
   options.worker_bin = *worker_bin;
   if (*servers > 0) {
-    absl::StatusOr<std::string> ps =
-        Binary(absl::GetFlag(FLAGS_ps_server_bin), argv0, "server/ps_server",
-               "ps_server_bin");
+    absl::StatusOr<std::string> ps = PsServerBinary(argv0);
     if (!ps.ok()) return ps.status();
     options.ps_server_bin = *ps;
   }

@@ -48,6 +48,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "experiments/job_binaries.h"
 #include "experiments/local_job.h"
 
 ABSL_FLAG(int, workers, 8, "Workers N.");
@@ -74,21 +75,11 @@ ABSL_FLAG(std::string, work_dir, "",
           "Where the parameter files go; default: a fresh folder in /tmp.");
 ABSL_FLAG(std::string, json_out, "", "Also write the results here (JSON).");
 ABSL_FLAG(bool, verbose, false, "Relay every process's log lines.");
-ABSL_FLAG(std::string, ps_server_bin, "",
-          "ps_server binary; default: server/ps_server from the runfiles.");
-ABSL_FLAG(std::string, worker_bin, "",
-          "worker binary; default: worker/worker from the runfiles.");
 
 namespace ringside {
 namespace {
 
 using nlohmann::json;
-
-absl::StatusOr<std::string> Binary(const std::string& flag_value,
-                                   const char* argv0, const char* path) {
-  if (!flag_value.empty()) return flag_value;
-  return FindBinary(argv0, path);
-}
 
 absl::StatusOr<std::vector<float>> ReadFloats(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -225,11 +216,9 @@ int Run(const char* argv0) {
     std::fprintf(stderr, "soak_bench: %s\n", s.ToString().c_str());
     return 2;
   };
-  absl::StatusOr<std::string> worker_bin =
-      Binary(absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker");
+  absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
   if (!worker_bin.ok()) return fail(worker_bin.status());
-  absl::StatusOr<std::string> ps_bin =
-      Binary(absl::GetFlag(FLAGS_ps_server_bin), argv0, "server/ps_server");
+  absl::StatusOr<std::string> ps_bin = PsServerBinary(argv0);
   if (!ps_bin.ok()) return fail(ps_bin.status());
 
   const int n = absl::GetFlag(FLAGS_workers);

@@ -29,6 +29,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "experiments/job_binaries.h"
 #include "experiments/local_job.h"
 
 ABSL_FLAG(int, workers, 4, "Workers N.");
@@ -45,27 +46,11 @@ ABSL_FLAG(std::string, json_out, "",
           "Also write the rows (and every final record) here as JSON.");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
           "Wall-time limit of each run.");
-ABSL_FLAG(std::string, ps_server_bin, "",
-          "ps_server binary; default: server/ps_server from the runfiles.");
-ABSL_FLAG(std::string, worker_bin, "",
-          "worker binary; default: worker/worker from the runfiles.");
 
 namespace ringside {
 namespace {
 
 using nlohmann::json;
-
-absl::StatusOr<std::string> Binary(const std::string& flag_value,
-                                   const char* argv0, const char* path,
-                                   const char* flag_name) {
-  if (!flag_value.empty()) return flag_value;
-  absl::StatusOr<std::string> found = FindBinary(argv0, path);
-  if (!found.ok()) {
-    return absl::NotFoundError(absl::StrCat(found.status().message(),
-                                            "; pass --", flag_name, "=PATH"));
-  }
-  return found;
-}
 
 struct Row {
   std::string label;  // "0", "1", ..., "sps"
@@ -129,12 +114,9 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
     std::fprintf(stderr, "staleness_sweep: %s\n", s.ToString().c_str());
     return 1;
   };
-  absl::StatusOr<std::string> worker_bin = Binary(
-      absl::GetFlag(FLAGS_worker_bin), argv0, "worker/worker", "worker_bin");
+  absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
   if (!worker_bin.ok()) return fail(worker_bin.status());
-  absl::StatusOr<std::string> ps_bin =
-      Binary(absl::GetFlag(FLAGS_ps_server_bin), argv0, "server/ps_server",
-             "ps_server_bin");
+  absl::StatusOr<std::string> ps_bin = PsServerBinary(argv0);
   if (!ps_bin.ok()) return fail(ps_bin.status());
   std::vector<int> taus;
   for (absl::string_view t : absl::StrSplit(absl::GetFlag(FLAGS_staleness),
