@@ -15,6 +15,16 @@ Pairs (ratio = ringside's throughput / the reference's; >= 1 is parity):
                     n = 2 and 4
   ps push + pull    transport_bench: PsSession goodput vs plain TCP streams
                     at 4 and 64 MiB, N = 1 and 4
+  ps memory         ps_server's peak RSS with N = 4 sps workers on a 68 MB
+                    MLP (64-4096-4096-10) vs 3x the model's bytes
+                    (parameters, momentum, one accumulator); ratio = peak
+                    RSS / model bytes, lower is better, target <= 3.5
+  ps shaped link    compare --workers=2 --servers=2 --strategies=sps,dps
+                    --link_gbit=0.1: each step time vs the alpha-beta
+                    model's full-duplex step (push and pull overlapped);
+                    ratio = measured / modelled, lower is better, target
+                    <= 1.2 (root and network namespaces needed; else "not
+                    run" with the reason)
 
 Each pair's two sides alternate within a round; the table gives the median
 over rounds of each side and of the per-round ratio. Without torch in
@@ -25,6 +35,7 @@ still runs. stdout: a Markdown table; --json_out: the rows as JSON.
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -93,14 +104,15 @@ class Table:
         self.rows = []
 
     def add(self, component, reference, ours, ref, unit, ratios, target,
-            note=""):
+            note="", lower_is_better=False):
         row = {"component": component, "reference": reference,
                "ours": ours, "ref": ref, "unit": unit, "target": target,
-               "note": note}
+               "note": note, "lower_is_better": lower_is_better}
         if ratios:
             row["ratio"] = statistics.median(ratios)
             row["ratios"] = ratios
-            row["met"] = row["ratio"] >= target
+            row["met"] = (row["ratio"] <= target if lower_is_better
+                          else row["ratio"] >= target)
         self.rows.append(row)
 
     def markdown(self):
@@ -108,14 +120,15 @@ class Table:
                  "(median) | target | met |",
                  "| :-- | :-- | --: | --: | --: | --: | :-: |"]
         for r in self.rows:
+            bound = f"{'<=' if r['lower_is_better'] else '>='} {r['target']}"
             if "ratio" not in r:
                 lines.append(f"| {r['component']} | {r['reference']} | - | - "
-                             f"| not run: {r['note']} | >= {r['target']} | - |")
+                             f"| not run: {r['note']} | {bound} | - |")
                 continue
             fmt = lambda v: f"{v:.2f} {r['unit']}" if v else "-"
             lines.append(
                 f"| {r['component']} | {r['reference']} | {fmt(r['ours'])} | "
-                f"{fmt(r['ref'])} | {r['ratio']:.2f}x | >= {r['target']} | "
+                f"{fmt(r['ref'])} | {r['ratio']:.2f}x | {bound} | "
                 f"{'yes' if r['met'] else '**no**'} |")
         return "\n".join(lines)
 
@@ -229,13 +242,97 @@ def ps_transport(args, table):
                       targets.get(n, 0.5))
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def ps_memory(args, table):
+    """Peak RSS of one ps_server serving 4 sps workers, 68 MB model."""
+    widths, workers, steps = "64,4096,4096,10", 4, 12
+    ratios, peaks, model = [], [], 0
+    for _ in range(args.rounds):
+        port = free_port()
+        server = subprocess.Popen(
+            [os.path.join(args.bin_dir, "server/ps_server"),
+             "--host=127.0.0.1", f"--port={port}",
+             f"--num_workers={workers}", "--max_job_s=600"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        procs = [subprocess.Popen(
+            [os.path.join(args.bin_dir, "worker/worker"), "--strategy=sps",
+             f"--rank={r}", f"--world_size={workers}",
+             f"--servers=127.0.0.1:{port}", f"--mlp_widths={widths}",
+             f"--steps={steps}", "--warmup_steps=2"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            for r in range(workers)]
+        try:
+            outs = [p.communicate(timeout=900)[0] for p in procs]
+            server_out = server.communicate(timeout=120)[0]
+        finally:
+            for p in procs + [server]:
+                if p.poll() is None:
+                    p.kill()
+        if any(p.returncode for p in procs) or server.returncode:
+            raise RuntimeError("ps memory run failed (exit codes "
+                               f"{[p.returncode for p in procs]}, server "
+                               f"{server.returncode})")
+        final = [r for r in json_lines(server_out)
+                 if r.get("event") == "server_final"][-1]
+        model = json_lines(outs[0])[-1]["model_bytes"]
+        peaks.append(final["peak_rss_bytes"] / 1e6)
+        ratios.append(final["peak_rss_bytes"] / model)
+    table.add(f"ps_server peak RSS, sps N={workers}, mlp {widths} "
+              f"({model / 1e6:.0f} MB)",
+              "3x model bytes (params, momentum, accumulator)",
+              statistics.median(peaks), 3 * model / 1e6, "MB", ratios, 3.5,
+              lower_is_better=True)
+
+
+def ps_shaped_link(args, table):
+    """sps and dps on a shaped 0.1 Gbit/s link vs the full-duplex model."""
+    got = {s: ([], [], []) for s in ("sps", "dps")}
+    why = ""
+    for _ in range(args.rounds):
+        with tempfile.TemporaryDirectory() as out:
+            try:
+                run([os.path.join(args.bin_dir, "experiments/compare"),
+                     "--workers=2", "--servers=2", "--strategies=sps,dps",
+                     "--link_gbit=0.1", "--steps=20", "--plots=false",
+                     "--torch_python=/nonexistent", f"--out_dir={out}"],
+                    1800)
+            except RuntimeError as e:
+                why = str(e).splitlines()[-1][:160]
+                break
+            report = json.load(open(os.path.join(out, "compare.json")))
+        unshaped = [r.get("network", "") for r in report["runs"]
+                    if not str(r.get("network", "")).startswith("netns")]
+        if unshaped:
+            why = f"the link was not shaped: {unshaped[0][:140]}"
+            break
+        for r in report["cost_model"]["runs"]:
+            if r["strategy"] in got and r["workers"] == 2 and \
+                    r.get("predicted_step_s"):
+                ours, ref, ratios = got[r["strategy"]]
+                ours.append(r["measured_step_s"] * 1e3)
+                ref.append(r["predicted_step_s"] * 1e3)
+                ratios.append(r["measured_step_s"] / r["predicted_step_s"])
+    for s, (ours, ref, ratios) in got.items():
+        table.add(f"{s} step, n=2, K=2, shaped 0.1 Gbit/s link (mlp)",
+                  "alpha-beta model, full duplex",
+                  statistics.median(ours) if ours else 0,
+                  statistics.median(ref) if ref else 0, "ms/step", ratios,
+                  1.2, why, lower_is_better=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--bin_dir", default="bazel-bin",
                     help="where bazel put worker/worker, experiments/...")
     ap.add_argument("--torch_python", default="python3")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--sections", default="mlp,charlm,allreduce,ps")
+    ap.add_argument("--sections",
+                    default="mlp,charlm,allreduce,ps,ps_memory,ps_link")
     ap.add_argument("--json_out", default="")
     ap.add_argument("--append_md", default="",
                     help="also append the table, with the command, to this "
@@ -253,6 +350,10 @@ def main():
         allreduce(args, table, why)
     if "ps" in sections:
         ps_transport(args, table)
+    if "ps_memory" in sections:
+        ps_memory(args, table)
+    if "ps_link" in sections:
+        ps_shaped_link(args, table)
     head = (f"parity_bench: {args.rounds} interleaved rounds; ratio = "
             "ringside throughput / reference throughput (per round, median)")
     print(head + "\n")
