@@ -418,133 +418,173 @@ std::string DdpNote(const absl::StatusOr<DdpPeer>& ddp) {
       "its own.");
 }
 
-// Runs everything; returns the process exit code.
-int RunAll(const char* argv0, const std::vector<std::string>& extra,
-           const std::string& command) {
-  auto fail = [](const absl::Status& s) {
-    std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
-    return 1;
-  };
-  absl::StatusOr<std::vector<int>> sweep =
-      WorkerCounts(absl::GetFlag(FLAGS_workers));
-  if (!sweep.ok()) return fail(sweep.status());
-  if (absl::GetFlag(FLAGS_async_staleness) < 0) {
-    return fail(absl::InvalidArgumentError(
-        absl::StrCat("--async_staleness must be >= 0, got ",
-                     absl::GetFlag(FLAGS_async_staleness))));
-  }
+// What one compare invocation will run: the flags checked, the binaries
+// found, the strategies and worker counts in order, the cost model's link
+// (measured before the runs load the machine).
+struct SweepPlan {
+  std::vector<int> sweep;  // worker counts n
   NetworkShape network;
-  network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
-  network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
-  if (absl::Status s = network.Validate(); !s.ok()) return fail(s);
-  std::set<std::string> networks;  // what the runs ran on, when shaping
-  absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
-  if (!worker_bin.ok()) return fail(worker_bin.status());
-  absl::StatusOr<std::vector<ListedStrategy>> registered =
-      ListStrategies(*worker_bin);
-  if (!registered.ok()) return fail(registered.status());
-  absl::StatusOr<std::vector<ListedStrategy>> plan =
-      Plan(*registered, absl::GetFlag(FLAGS_strategies));
-  if (!plan.ok()) return fail(plan.status());
-  std::string ps_server_bin;
-  for (const ListedStrategy& s : *plan) {
-    if (s.servers == ServerKind::kNone || !ps_server_bin.empty()) continue;
-    absl::StatusOr<std::string> ps = PsServerBinary(argv0);
-    if (!ps.ok()) return fail(ps.status());
-    ps_server_bin = *ps;
-  }
+  std::string worker_bin, ps_server_bin;  // ps_server_bin empty: none needed
+  std::vector<ListedStrategy> registered;  // worker --list_strategies
+  std::vector<ListedStrategy> strategies;  // chosen, baseline first
+  std::vector<Run> runs;                   // in running order
+  fs::path dir;                            // --out_dir
+  std::vector<std::string> extra;          // the flags after --
+  std::vector<std::string> worker_args;    // every flag the workers get
+  std::vector<std::string> server_args;
+  absl::StatusOr<DdpPeer> ddp = absl::UnknownError("not looked for");
+  std::optional<CostModelLink> link;  // --cost_model
+  int servers = -1;                   // --servers
+  int cores = 0;
+  double load_start = 0;
+};
 
-  const fs::path dir = UserPath(absl::GetFlag(FLAGS_out_dir));
-  if (absl::Status s = MakeDir(dir); !s.ok()) return fail(s);
-  const std::vector<std::string> worker_args = WorkerArgs(extra);
-  absl::StatusOr<DdpPeer> ddp = FindDdp(argv0);
-  if (!ddp.ok()) {
-    std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
-                 std::string(ddp.status().message()).c_str());
-  }
-
-  // The link the cost model predicts with, measured before the runs load
-  // the machine.
-  std::optional<CostModelLink> link;
-  if (absl::GetFlag(FLAGS_cost_model)) {
-    absl::StatusOr<CostModelLink> made =
-        MakeCostModelLink(network, worker_args);
-    if (!made.ok()) return fail(Annotate(made.status(), "cost model"));
-    link = *made;
-  }
-
-  // The baseline once with one worker, then every strategy at each n.
-  std::vector<Run> runs_planned = {{(*plan)[0], 1}};
-  for (int n : *sweep) {
-    for (size_t i = 1; i < plan->size(); ++i) {
-      runs_planned.push_back({(*plan)[i], n});
-    }
-    if (ddp.ok()) runs_planned.push_back({DdpListing(), n});
-  }
-  const int k = absl::GetFlag(FLAGS_servers);
-  const int cores = ProbeHardware({}).cores;
-  const double load_start = LoadAverage();
-  const std::vector<std::string> server_args = {absl::StrCat(
-      "--failure_timeout_s=", absl::GetFlag(FLAGS_failure_timeout_s))};
-
+// What the runs gave: a report row per run that finished, the JSON of each
+// run and of each failure, and what the notes need to say about them.
+struct SweepOutcome {
   std::vector<ReportRow> rows;
+  json runs = json::array();
+  json failures = json::array();
   // Row name -> the worker flags not passed to it (it does not read them).
   std::map<std::string, std::string> ignored_flags;
   std::vector<std::string> oversubscribed;
+  std::set<std::string> networks;  // what the runs ran on, when shaping
+};
+
+// The report: printed once, written to compare.{md,csv,json} and, with
+// --results_md, there too.
+struct SweepReport {
+  SweepDocument doc;
+  std::string markdown;
+  std::string hardware_line;
+  Hardware hardware;
+  double load_end = 0;
+  std::vector<std::string> notes;
+  std::vector<ReportImage> images;
+  json cost_model;
+};
+
+// Planning: checks the flags, finds the binaries and the DDP peer, orders
+// the runs (the baseline once with one worker, then every strategy and the
+// DDP row at each n) and measures the cost model's link.
+absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
+                                    const std::vector<std::string>& extra) {
+  SweepPlan p;
+  RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
+  if (absl::GetFlag(FLAGS_async_staleness) < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--async_staleness must be >= 0, got ",
+                     absl::GetFlag(FLAGS_async_staleness)));
+  }
+  p.network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
+  p.network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
+  RS_RETURN_IF_ERROR(p.network.Validate());
+  RS_ASSIGN_OR_RETURN(p.worker_bin, WorkerBinary(argv0));
+  RS_ASSIGN_OR_RETURN(p.registered, ListStrategies(p.worker_bin));
+  RS_ASSIGN_OR_RETURN(p.strategies,
+                      Plan(p.registered, absl::GetFlag(FLAGS_strategies)));
+  for (const ListedStrategy& s : p.strategies) {
+    if (s.servers == ServerKind::kNone || !p.ps_server_bin.empty()) continue;
+    RS_ASSIGN_OR_RETURN(p.ps_server_bin, PsServerBinary(argv0));
+  }
+  p.dir = UserPath(absl::GetFlag(FLAGS_out_dir));
+  RS_RETURN_IF_ERROR(MakeDir(p.dir));
+  p.extra = extra;
+  p.worker_args = WorkerArgs(extra);
+  p.ddp = FindDdp(argv0);
+  if (!p.ddp.ok()) {
+    std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
+                 std::string(p.ddp.status().message()).c_str());
+  }
+  if (absl::GetFlag(FLAGS_cost_model)) {
+    absl::StatusOr<CostModelLink> made =
+        MakeCostModelLink(p.network, p.worker_args);
+    if (!made.ok()) return Annotate(made.status(), "cost model");
+    p.link = *made;
+  }
+  p.runs = {{p.strategies[0], 1}};
+  for (int n : p.sweep) {
+    for (size_t i = 1; i < p.strategies.size(); ++i) {
+      p.runs.push_back({p.strategies[i], n});
+    }
+    if (p.ddp.ok()) p.runs.push_back({DdpListing(), n});
+  }
+  p.servers = absl::GetFlag(FLAGS_servers);
+  p.cores = ProbeHardware({}).cores;
+  p.load_start = LoadAverage();
+  p.server_args = {absl::StrCat("--failure_timeout_s=",
+                                absl::GetFlag(FLAGS_failure_timeout_s))};
+  return p;
+}
+
+// The local job of run `run` of the plan (its flags, servers, network,
+// timeline path).
+LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
+                           std::vector<std::string>* dropped) {
+  const ListedStrategy& s = run.strategy;
+  const int n = run.workers;
+  LocalJobOptions options;
+  options.ps_server_bin = plan.ps_server_bin;
+  options.worker_bin = plan.worker_bin;
+  options.strategy = s.name;
+  options.num_workers = n;
+  options.num_servers = ServersFor(s.servers, plan.servers);
+  options.rendezvous = s.store;
+  // The DDP peer's data comes from the baseline's worker.
+  const ListedStrategy& worker_strategy =
+      s.name == kDdpStrategy ? plan.strategies[0] : s;
+  options.worker_args = WorkerArgsFor(worker_strategy, plan.registered,
+                                      plan.worker_args, dropped);
+  if (s.name == "async_ps") {
+    // Before the user's flags, which win.
+    options.worker_args.insert(
+        options.worker_args.begin(),
+        absl::StrCat("--staleness=", AsyncStaleness(plan.worker_args)));
+  }
+  options.server_args = plan.server_args;
+  options.deadline = absl::GetFlag(FLAGS_deadline);
+  options.security = SecurityFilesFromFlags();
+  options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
+  options.relay_stderr = absl::GetFlag(FLAGS_verbose);
+  options.network = plan.network;
+  if (absl::GetFlag(FLAGS_timeline)) {
+    const std::string name =
+        s.name == "baseline" || plan.sweep.size() == 1
+            ? absl::StrCat("timeline_", s.name, ".json")
+            : absl::StrCat("timeline_", s.name, "_n", n, ".json");
+    options.timeline = fs::absolute(plan.dir / name).string();
+  }
+  return options;
+}
+
+// Running: every planned run in order, with a progress line before each
+// and its result (or failure) after it on stderr.
+SweepOutcome RunSweep(const SweepPlan& plan) {
+  SweepOutcome out;
   std::vector<double> durations;
-  json runs = json::array();
-  json failures = json::array();
-  const int total = static_cast<int>(runs_planned.size());
+  const int total = static_cast<int>(plan.runs.size());
   for (int i = 0; i < total; ++i) {
-    const ListedStrategy& s = runs_planned[i].strategy;
-    const int n = runs_planned[i].workers;
-    LocalJobOptions options;
-    options.ps_server_bin = ps_server_bin;
-    options.worker_bin = *worker_bin;
-    options.strategy = s.name;
-    options.num_workers = n;
-    options.num_servers = ServersFor(s.servers, k);
-    options.rendezvous = s.store;
-    // The DDP peer's data comes from the baseline's worker.
-    const ListedStrategy& worker_strategy =
-        s.name == kDdpStrategy ? (*plan)[0] : s;
+    const ListedStrategy& s = plan.runs[i].strategy;
+    const int n = plan.runs[i].workers;
     std::vector<std::string> dropped;
-    options.worker_args =
-        WorkerArgsFor(worker_strategy, *registered, worker_args, &dropped);
+    LocalJobOptions options = JobOptions(plan, plan.runs[i], &dropped);
     if (!dropped.empty()) {
-      ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
-    }
-    if (s.name == "async_ps") {
-      // Before the user's flags, which win.
-      options.worker_args.insert(
-          options.worker_args.begin(),
-          absl::StrCat("--staleness=", AsyncStaleness(worker_args)));
-    }
-    options.server_args = server_args;
-    options.deadline = absl::GetFlag(FLAGS_deadline);
-    options.security = SecurityFilesFromFlags();
-    options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
-    options.relay_stderr = absl::GetFlag(FLAGS_verbose);
-    options.network = network;
-    if (absl::GetFlag(FLAGS_timeline)) {
-      const std::string name =
-          s.name == "baseline" || sweep->size() == 1
-              ? absl::StrCat("timeline_", s.name, ".json")
-              : absl::StrCat("timeline_", s.name, "_n", n, ".json");
-      options.timeline = fs::absolute(dir / name).string();
+      out.ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
     }
     if (s.name == kDdpStrategy) {
-      const std::string data = (dir / absl::StrCat("ddp_data_n", n)).string();
-      if (absl::Status e = ExportJobData(*worker_bin, n, options.worker_args,
-                                         data, absl::Minutes(5));
+      const std::string data =
+          (plan.dir / absl::StrCat("ddp_data_n", n)).string();
+      if (absl::Status e = ExportJobData(plan.worker_bin, n,
+                                         options.worker_args, data,
+                                         absl::Minutes(5));
           !e.ok()) {
         std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", i + 1,
                      total, n, e.ToString().c_str());
-        failures.push_back(
+        out.failures.push_back(
             {{"strategy", s.name}, {"workers", n}, {"error", e.ToString()}});
         continue;
       }
-      UseDdpPeer(*ddp, data, &options);
+      UseDdpPeer(*plan.ddp, data, &options);
     }
     std::string what = absl::StrCat(s.name, " n=", n);
     if (options.num_servers > 0) {
@@ -564,19 +604,19 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
       row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
     }
     if (row.ok() && s.name == "async_ps") {
-      absl::StrAppend(&row->display_name, " (τ=", AsyncStaleness(worker_args),
-                      ")");
+      absl::StrAppend(&row->display_name, " (τ=",
+                      AsyncStaleness(plan.worker_args), ")");
     }
     if (row.ok() && s.name == "hierarchical") {
       absl::StrAppend(&row->display_name, " (",
-                      HierarchicalGrouping(worker_args, n), ")");
+                      HierarchicalGrouping(plan.worker_args, n), ")");
     }
     if (!row.ok()) {
       std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,
                    what.c_str(), row.status().ToString().c_str());
-      failures.push_back({{"strategy", s.name},
-                          {"workers", n},
-                          {"error", row.status().ToString()}});
+      out.failures.push_back({{"strategy", s.name},
+                              {"workers", n},
+                              {"error", row.status().ToString()}});
       continue;
     }
     std::fprintf(stderr,
@@ -587,58 +627,57 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     for (const std::string& w : result->warnings) {
       std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
     }
-    rows.push_back(*row);
-    runs.push_back({{"strategy", s.name},
-                    {"workers", n},
-                    {"servers", options.num_servers},
-                    {"server_ports", result->server_ports},
-                    {"wall_s", result->wall_s},
-                    {"emulated", row->emulated},
-                    {"warnings", result->warnings},
-                    {"finals", result->finals}});
-    if (!options.timeline.empty()) runs.back()["timeline"] = options.timeline;
-    runs.back()["network"] = result->network;
-    if (network.enabled()) networks.insert(result->network);
-    if (cores > 0 && n + options.num_servers > cores) {
-      oversubscribed.push_back(absl::StrCat(
+    out.rows.push_back(*row);
+    out.runs.push_back({{"strategy", s.name},
+                        {"workers", n},
+                        {"servers", options.num_servers},
+                        {"server_ports", result->server_ports},
+                        {"wall_s", result->wall_s},
+                        {"emulated", row->emulated},
+                        {"warnings", result->warnings},
+                        {"finals", result->finals}});
+    if (!options.timeline.empty()) {
+      out.runs.back()["timeline"] = options.timeline;
+    }
+    out.runs.back()["network"] = result->network;
+    if (plan.network.enabled()) out.networks.insert(result->network);
+    if (plan.cores > 0 && n + options.num_servers > plan.cores) {
+      out.oversubscribed.push_back(absl::StrCat(
           s.name, " n=", n, " (", Count(n, "worker"),
           options.num_servers > 0 ? " + " : "",
           options.num_servers > 0 ? Count(options.num_servers, "server") : "",
           ")"));
     }
   }
+  return out;
+}
 
-  // Where it ran, from what the workers said.
-  std::vector<std::string> devices;
-  for (const ReportRow& r : rows) {
-    if (std::find(devices.begin(), devices.end(), r.device) == devices.end()) {
-      devices.push_back(r.device);
-    }
-  }
-  const Hardware hardware = ProbeHardware(devices);
-  const double load_end = LoadAverage();
-  const std::string hardware_line = HardwareLine(hardware);
-
+// The notes under the tables: a busy or oversubscribed machine, the
+// network, emulated compute, the DDP row, flags not passed, failures.
+std::vector<std::string> SweepNotes(const SweepPlan& plan,
+                                    const SweepOutcome& out, double load_end) {
   std::vector<std::string> notes;
   // Only the load before the first run says whether others were busy: by
   // the end the 1-minute average mostly counts our own runs.
-  if (cores > 0 && load_start > cores) {
+  if (plan.cores > 0 && plan.load_start > plan.cores) {
     notes.push_back(absl::StrFormat(
         "Note: the machine was busy before the runs (load average %.1f at "
         "the start, %.1f at the end, on %d cores): other processes shared "
         "the cores, so the numbers are slower and noisier than on an idle "
         "machine.",
-        load_start, load_end, cores));
+        plan.load_start, load_end, plan.cores));
   }
-  if (!oversubscribed.empty()) {
+  if (!out.oversubscribed.empty()) {
     notes.push_back(absl::StrCat(
-        "Note: more processes than the ", cores, " cores in ",
-        absl::StrJoin(oversubscribed, ", "),
+        "Note: more processes than the ", plan.cores, " cores in ",
+        absl::StrJoin(out.oversubscribed, ", "),
         ": utilization then measures the OS scheduler as much as the "
         "strategy."));
   }
-  for (const std::string& net : networks) notes.push_back("Network: " + net);
-  if (std::any_of(rows.begin(), rows.end(),
+  for (const std::string& net : out.networks) {
+    notes.push_back("Network: " + net);
+  }
+  if (std::any_of(out.rows.begin(), out.rows.end(),
                   [](const ReportRow& r) { return r.emulated; })) {
     notes.push_back(
         "Val loss: none for runs with emulated compute (\"-\" in the "
@@ -646,132 +685,187 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
         "stands in for a network's gradient sizes and compute time, so it "
         "has no validation loss to report.");
   }
-  notes.push_back(DdpNote(ddp));
-  for (const auto& [row_name, flags] : ignored_flags) {
+  notes.push_back(DdpNote(plan.ddp));
+  for (const auto& [row_name, flags] : out.ignored_flags) {
     notes.push_back(absl::StrCat("Not passed to ", row_name, ": `", flags,
                                  "` (a flag only other strategies read; its "
                                  "worker would refuse it)."));
   }
-  for (const json& f : failures) {
+  for (const json& f : out.failures) {
     notes.push_back(absl::StrCat("Failed: ", f["strategy"].get<std::string>(),
                                  " n=", f["workers"].get<int>(), ": ",
                                  f["error"].get<std::string>()));
   }
+  return notes;
+}
 
+// The plots (gnuplot), or why there are none: that reason is added to
+// `notes` and printed.
+std::vector<ReportImage> SweepPlots(const SweepPlan& plan,
+                                    const SweepOutcome& out,
+                                    const std::string& hardware_line,
+                                    std::vector<std::string>* notes) {
+  if (!absl::GetFlag(FLAGS_plots)) return {};
   std::vector<ReportImage> images;
-  if (absl::GetFlag(FLAGS_plots)) {
-    absl::StatusOr<std::string> gnuplot =
-        FindProgram(absl::GetFlag(FLAGS_gnuplot));
-    std::string why;
-    if (!gnuplot.ok()) {
-      why = absl::StrCat("Plots skipped: ", gnuplot.status().message(),
-                         " (Debian: apt-get install gnuplot-nox); the tables "
-                         "are complete.");
+  absl::StatusOr<std::string> gnuplot =
+      FindProgram(absl::GetFlag(FLAGS_gnuplot));
+  std::string why;
+  if (!gnuplot.ok()) {
+    why = absl::StrCat("Plots skipped: ", gnuplot.status().message(),
+                       " (Debian: apt-get install gnuplot-nox); the tables "
+                       "are complete.");
+  } else {
+    PlotOptions plot_options;
+    plot_options.dir = fs::absolute(plan.dir).string();
+    plot_options.subtitle =
+        absl::StrCat(ComputeLabel(out.rows), " compute; ", hardware_line);
+    absl::StatusOr<std::vector<ReportImage>> drawn =
+        DrawPlots(*gnuplot, out.rows, plan.sweep, plot_options);
+    if (drawn.ok()) {
+      images = *drawn;
     } else {
-      PlotOptions plot_options;
-      plot_options.dir = fs::absolute(dir).string();
-      plot_options.subtitle =
-          absl::StrCat(ComputeLabel(rows), " compute; ", hardware_line);
-      absl::StatusOr<std::vector<ReportImage>> drawn =
-          DrawPlots(*gnuplot, rows, *sweep, plot_options);
-      if (drawn.ok()) {
-        images = *drawn;
-      } else {
-        why = absl::StrCat("Plots failed: ", drawn.status().message());
-      }
-    }
-    if (!why.empty()) {
-      std::fprintf(stderr, "compare: %s\n", why.c_str());
-      notes.push_back(why);
+      why = absl::StrCat("Plots failed: ", drawn.status().message());
     }
   }
+  if (!why.empty()) {
+    std::fprintf(stderr, "compare: %s\n", why.c_str());
+    notes->push_back(why);
+  }
+  return images;
+}
 
-  json cost_model;
+// Reporting: the hardware the runs had, the notes, the plots, the cost
+// model's predictions beside the measured runs, and the Markdown report
+// (printed to stdout).
+SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
+                        const std::string& command) {
+  SweepReport r;
+  // Where it ran, from what the workers said.
+  std::vector<std::string> devices;
+  for (const ReportRow& row : out.rows) {
+    if (std::find(devices.begin(), devices.end(), row.device) ==
+        devices.end()) {
+      devices.push_back(row.device);
+    }
+  }
+  r.hardware = ProbeHardware(devices);
+  r.load_end = LoadAverage();
+  r.hardware_line = HardwareLine(r.hardware);
+  r.notes = SweepNotes(plan, out, r.load_end);
+  r.images = SweepPlots(plan, out, r.hardware_line, &r.notes);
+
   std::string cost_model_md;
-  if (link.has_value()) {
-    const std::vector<PredictedRun> predicted = PredictRuns(rows, link->inputs);
-    cost_model_md = PredictionMarkdown(predicted, link->inputs, link->source);
-    cost_model = PredictionJson(predicted, link->inputs, link->source);
+  if (plan.link.has_value()) {
+    const std::vector<PredictedRun> predicted =
+        PredictRuns(out.rows, plan.link->inputs);
+    cost_model_md =
+        PredictionMarkdown(predicted, plan.link->inputs, plan.link->source);
+    r.cost_model =
+        PredictionJson(predicted, plan.link->inputs, plan.link->source);
   }
-
-  SweepDocument doc;
-  doc.title = "ringside compare: " + absl::GetFlag(FLAGS_model) +
-              (absl::GetFlag(FLAGS_model) == "synthetic"
-                   ? " " + absl::GetFlag(FLAGS_profile)
-                   : "") +
-              ", n = " + absl::StrJoin(*sweep, ", ");
-  doc.hardware = hardware_line;
-  doc.run = RunLine(*sweep, ExtraWorkerArgs(extra));
-  doc.command = command;
-  doc.images = images;
-  doc.cost_model = cost_model_md;
-  doc.notes = notes;
-  const std::string markdown = SweepMarkdown(rows, *sweep, doc);
-  std::printf("%s", markdown.c_str());
+  r.doc.title = "ringside compare: " + absl::GetFlag(FLAGS_model) +
+                (absl::GetFlag(FLAGS_model) == "synthetic"
+                     ? " " + absl::GetFlag(FLAGS_profile)
+                     : "") +
+                ", n = " + absl::StrJoin(plan.sweep, ", ");
+  r.doc.hardware = r.hardware_line;
+  r.doc.run = RunLine(plan.sweep, ExtraWorkerArgs(plan.extra));
+  r.doc.command = command;
+  r.doc.images = r.images;
+  r.doc.cost_model = cost_model_md;
+  r.doc.notes = r.notes;
+  r.markdown = SweepMarkdown(out.rows, plan.sweep, r.doc);
+  std::printf("%s", r.markdown.c_str());
   std::fflush(stdout);
+  return r;
+}
 
-  json config = {{"workers", *sweep},
-                 {"servers", k},
-                 {"strategies", SweepStrategies(rows)},
+// compare.json: the configuration, the hardware, the tables, the cost
+// model, every run's final records, the failures and the notes.
+json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
+                       const SweepReport& r, const std::string& command) {
+  json config = {{"workers", plan.sweep},
+                 {"servers", plan.servers},
+                 {"strategies", SweepStrategies(out.rows)},
                  {"steps", absl::GetFlag(FLAGS_steps)},
                  {"warmup_steps", absl::GetFlag(FLAGS_warmup_steps)},
                  {"batch_size", absl::GetFlag(FLAGS_batch_size)},
                  {"model", absl::GetFlag(FLAGS_model)},
                  {"preset", absl::GetFlag(FLAGS_preset)},
-                 {"worker_args", worker_args},
+                 {"worker_args", plan.worker_args},
                  {"command", command},
-                 {"cores", cores}};
+                 {"cores", plan.cores}};
   if (absl::GetFlag(FLAGS_model) == "synthetic") {
     config["profile"] = absl::GetFlag(FLAGS_profile);
     config["emulated_compute_ms"] = absl::GetFlag(FLAGS_emulated_compute_ms);
   }
   json plot_files = json::array();
-  for (const ReportImage& image : images) plot_files.push_back(image.path);
-  json all = {{"config", config},
-              {"hardware", HardwareJson(hardware)},
-              {"load_average", {{"start", load_start}, {"end", load_end}}},
-              {"compute", ComputeLabel(rows)},
-              {"report", SweepJson(rows, *sweep)},
-              {"cost_model", cost_model},
-              {"plots", plot_files},
-              {"runs", runs},
-              {"failures", failures},
-              {"notes", notes}};
-  for (const absl::Status& s :
-       {WriteFile(dir / "compare.md", markdown),
-        WriteFile(dir / "compare.csv", SweepCsv(rows, hardware_line)),
-        WriteFile(dir / "compare.json", all.dump(2) + "\n")}) {
-    if (!s.ok()) return fail(s);
-  }
+  for (const ReportImage& image : r.images) plot_files.push_back(image.path);
+  return {{"config", config},
+          {"hardware", HardwareJson(r.hardware)},
+          {"load_average", {{"start", plan.load_start}, {"end", r.load_end}}},
+          {"compute", ComputeLabel(out.rows)},
+          {"report", SweepJson(out.rows, plan.sweep)},
+          {"cost_model", r.cost_model},
+          {"plots", plot_files},
+          {"runs", out.runs},
+          {"failures", out.failures},
+          {"notes", r.notes}};
+}
+
+// Writing: compare.{md,csv,json} in --out_dir and, with --results_md, the
+// report there with its plots copied to results/ beside it.
+absl::Status WriteSweep(const SweepPlan& plan, const SweepOutcome& out,
+                        const SweepReport& r, const std::string& command) {
+  const json all = SweepJsonDocument(plan, out, r, command);
+  RS_RETURN_IF_ERROR(WriteFile(plan.dir / "compare.md", r.markdown));
+  RS_RETURN_IF_ERROR(WriteFile(plan.dir / "compare.csv",
+                               SweepCsv(out.rows, r.hardware_line)));
+  RS_RETURN_IF_ERROR(
+      WriteFile(plan.dir / "compare.json", all.dump(2) + "\n"));
   std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}%s%s\n",
-               dir.string().c_str(), images.empty() ? "" : ", the plots",
+               plan.dir.string().c_str(), r.images.empty() ? "" : ", the plots",
                absl::GetFlag(FLAGS_timeline) ? " and timeline_*.json" : "");
 
-  if (const std::string results = absl::GetFlag(FLAGS_results_md);
-      !results.empty()) {
-    const fs::path md = UserPath(results);
-    const fs::path assets = md.parent_path() / "results";
-    if (absl::Status s = MakeDir(assets); !s.ok()) return fail(s);
-    SweepDocument results_doc = doc;
-    for (ReportImage& image : results_doc.images) {
-      std::error_code ec;
-      fs::copy_file(dir / image.path, assets / image.path,
-                    fs::copy_options::overwrite_existing, ec);
-      if (ec) {
-        return fail(absl::InternalError(
-            absl::StrCat("cannot copy ", image.path, " to ", assets.string())));
-      }
-      image.path = "results/" + image.path;
+  const std::string results = absl::GetFlag(FLAGS_results_md);
+  if (results.empty()) return absl::OkStatus();
+  const fs::path md = UserPath(results);
+  const fs::path assets = md.parent_path() / "results";
+  RS_RETURN_IF_ERROR(MakeDir(assets));
+  SweepDocument results_doc = r.doc;
+  for (ReportImage& image : results_doc.images) {
+    std::error_code ec;
+    fs::copy_file(plan.dir / image.path, assets / image.path,
+                  fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("cannot copy ", image.path, " to ", assets.string()));
     }
-    if (absl::Status s =
-            WriteFile(md, SweepMarkdown(rows, *sweep, results_doc));
-        !s.ok()) {
-      return fail(s);
-    }
-    std::fprintf(stderr, "compare: wrote %s (images in %s)\n",
-                 md.string().c_str(), assets.string().c_str());
+    image.path = "results/" + image.path;
   }
-  return failures.empty() ? 0 : 1;
+  RS_RETURN_IF_ERROR(
+      WriteFile(md, SweepMarkdown(out.rows, plan.sweep, results_doc)));
+  std::fprintf(stderr, "compare: wrote %s (images in %s)\n",
+               md.string().c_str(), assets.string().c_str());
+  return absl::OkStatus();
+}
+
+// Plans, runs, reports and writes; returns the process exit code: 0 when
+// every run finished, 1 when one failed or nothing could be run or written.
+int RunAll(const char* argv0, const std::vector<std::string>& extra,
+           const std::string& command) {
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  absl::StatusOr<SweepPlan> plan = PlanSweep(argv0, extra);
+  if (!plan.ok()) return fail(plan.status());
+  const SweepOutcome outcome = RunSweep(*plan);
+  const SweepReport report = ReportSweep(*plan, outcome, command);
+  if (absl::Status s = WriteSweep(*plan, outcome, report, command); !s.ok()) {
+    return fail(s);
+  }
+  return outcome.failures.empty() ? 0 : 1;
 }
 
 // How the user ran us, for the report: under `bazel run` as the bazel
