@@ -8,7 +8,7 @@
 // --timeline=PATH writes one Chrome-trace timeline of every worker (merged
 // from per-rank parts PATH.rank<r>.json); open it in ui.perfetto.dev.
 // --link_gbit=B [--link_latency_us=L] runs every process in its own network
-// namespace behind a shaped link (experiments/netns_topology.h; root only,
+// namespace behind a shaped link (experiments/job/netns_topology.h; root only,
 // else it runs on loopback and says so).
 // --auth_token_file and --tls_cert/--tls_key/--tls_ca go to every process;
 // without --auth_token_file the job gets a fresh random token of its own.
@@ -28,8 +28,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/security_flags.h"
-#include "experiments/job_binaries.h"
-#include "experiments/local_job.h"
+#include "experiments/job/job_binaries.h"
+#include "experiments/job/local_job.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
           "Sync strategy (see worker --list_strategies).");

@@ -1,4 +1,4 @@
-// predict: the cost model (experiments/cost_model.h) for n = 1, 2, 4, ...
+// predict: the cost model (experiments/cost/cost_model.h) for n = 1, 2, 4, ...
 // up to --max_workers, one row per strategy and worker count.
 //
 //   predict --profile=resnet50 --compute_ms=100 --bandwidth_gbps=25
@@ -25,7 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "collectives/fusion/fusion_flags.h"
 #include "common/json_lines.h"
-#include "experiments/cost_model.h"
+#include "experiments/cost/cost_model.h"
 #include "models/gradient_profiles.h"
 
 ABSL_FLAG(std::string, profile, "resnet50",

@@ -75,7 +75,7 @@ if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed
 
 # 4. The character transformer on the GPU beside PyTorch eager.
 step "charlm_bench on the GPU beside PyTorch eager (${torch_python})"
-"${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments:charlm_bench -- \
+"${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments/bench:charlm_bench -- \
   --cpu=false --cuda=true --python="$torch_python" --n_embd=64,128,256 \
   2>&1 | tee "$work/charlm.log"
 if ((PIPESTATUS[0] != 0)); then status=1; charlm="FAILED"; else charlm="passed"; fi

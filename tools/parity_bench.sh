@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds what experiments/parity_bench.py measures and runs it: every
+# Builds what experiments/bench/parity_bench.py measures and runs it: every
 # ringside component beside the reference a user would pick instead (PyTorch
 # eager, PyTorch DDP, a plain TCP stream), rounds interleaved, as ratios.
 #   tools/parity_bench.sh --torch_python=$HOME/torchenv/bin/python --rounds=3
@@ -11,5 +11,5 @@ tools/setup.sh
 source tools/cpu_config.sh
 mapfile -t cpu_config < <(ringside_cpu_config)
 bazel build "${cpu_config[@]}" //worker:worker //experiments:compare \
-  //experiments:transport_bench //experiments:charlm_bench
-exec python3 experiments/parity_bench.py --bin_dir="$(bazel info bazel-bin)" "$@"
+  //experiments/bench:transport_bench //experiments/bench:charlm_bench
+exec python3 experiments/bench/parity_bench.py --bin_dir="$(bazel info bazel-bin)" "$@"

@@ -32,7 +32,7 @@
 // staleness = step + 1 - version).
 //
 // Utilization, throughput and eval loss against tau:
-//   bazel run //experiments:staleness_sweep -- --staleness=0,1,2,4
+//   bazel run //experiments/bench:staleness_sweep -- --staleness=0,1,2,4
 //
 // Not thread-safe (SyncStrategy contract); owns one background thread that
 // alone uses the PsSession after Init.

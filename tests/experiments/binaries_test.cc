@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "experiments/local_job.h"
-#include "experiments/process_group.h"
+#include "experiments/job/local_job.h"
+#include "experiments/job/process_group.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

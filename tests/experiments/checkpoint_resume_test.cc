@@ -17,7 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "experiments/process_group.h"
+#include "experiments/job/process_group.h"
 
 namespace ringside {
 namespace {

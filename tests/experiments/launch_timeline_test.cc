@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "experiments/process_group.h"
+#include "experiments/job/process_group.h"
 
 namespace ringside {
 namespace {

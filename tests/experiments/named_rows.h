@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "experiments/report.h"
+#include "experiments/report/report.h"
 
 namespace ringside {
 namespace testing {

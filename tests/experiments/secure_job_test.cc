@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "experiments/process_group.h"
+#include "experiments/job/process_group.h"
 #include "tests/testing/test_pki.h"
 
 namespace ringside {

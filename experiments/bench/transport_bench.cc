@@ -1,0 +1,241 @@
+// transport_bench: goodput of the parameter-server transport (the real
+// PsSession push+pull path over gRPC) against a plain TCP stream measured in
+// the same run, and step time against the number of servers K.
+//
+//   bazel run -c opt //experiments/bench:transport_bench -- --model_mb=64
+//
+// Section 1: N in --workers, one server: push+pull goodput (payload bytes in
+// both directions / s) for sps, and for N TCP connections that send and echo
+// back the same bytes; ratio ps/tcp.
+// Section 2: --shard_workers workers, K in --shard_counts servers: push+pull
+// time per step, its ratio to K=1 (= sps), and the cost model's ratio
+// max(M/B, n·M/(K·B)) / (n·M/B) = max(1/n, 1/K) beside it. On a host whose
+// cores are fewer than workers + servers the CPU, not the link, is the
+// bottleneck, and the model's bandwidth assumption does not hold.
+#include <glog/logging.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/barrier.h"
+#include "common/json_lines.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "experiments/cost/tcp_echo.h"
+#include "server/local_ps_cluster.h"
+#include "worker/ps_session.h"
+
+ABSL_FLAG(int64_t, model_mb, 64, "Model size (MiB of float32 parameters).");
+ABSL_FLAG(int, tensors, 16, "Tensors the model is cut into.");
+ABSL_FLAG(std::vector<std::string>, workers,
+          std::vector<std::string>({"1", "4"}),
+          "Worker counts for the goodput section.");
+ABSL_FLAG(int, shard_workers, 4, "Workers in the sharding section.");
+ABSL_FLAG(std::vector<std::string>, shard_counts,
+          std::vector<std::string>({"1", "2", "4"}),
+          "Server counts K for the sharding section (empty to skip).");
+ABSL_FLAG(int, steps, 4, "Measured steps per configuration.");
+ABSL_FLAG(int, warmup_steps, 1, "Unmeasured steps first.");
+ABSL_FLAG(int64_t, chunk_kb, 0,
+          "Chunk size (KiB); 0: the workers' default (AutoChunkBytes).");
+ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
+
+namespace ringside {
+namespace {
+
+struct PsResult {
+  double seconds = 0;  // measured steps, slowest worker
+  int64_t bytes_moved = 0;
+};
+
+// N workers (threads) against K in-process servers, `steps` push+pull steps.
+absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
+                               int steps, int warmup) {
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> servers,
+                      LocalPsCluster::Start(k, n, absl::Seconds(300)));
+  SyncOptions sync;
+  sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
+  sync.rpc_timeout = absl::Seconds(300);
+  sync.servers = servers->addresses();
+  std::vector<absl::Status> status(n);
+  std::vector<double> seconds(n, 0);
+  std::vector<int64_t> bytes(n, 0);
+  absl::Barrier start(n), end(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> params(layout.total_elements(), 0.01f);
+      std::vector<float> grads(layout.total_elements(), 0.001f);
+      SyncContext context;
+      context.rank = r;
+      context.world_size = n;
+      context.layout = layout;
+      context.params = absl::MakeSpan(params);
+      context.grads = absl::MakeSpan(grads);
+      context.optimizer.momentum = 0;
+      context.options = sync;
+      absl::StatusOr<std::unique_ptr<PsSession>> session =
+          PsSession::Start(context, /*overlap=*/false);
+      bool failed = !session.ok();
+      if (failed) status[r] = session.status();
+      Stopwatch watch;
+      for (int t = 0; t < warmup + steps; ++t) {
+        if (t == warmup) {
+          start.Block();
+          watch.Reset();
+        }
+        if (failed) continue;
+        absl::StatusOr<StepStats> stats = (*session)->FinishStep(t);
+        if (!stats.ok()) {
+          status[r] = stats.status();
+          failed = true;
+        } else if (t >= warmup) {
+          bytes[r] += stats->bytes_sent + stats->bytes_received;
+        }
+      }
+      end.Block();
+      seconds[r] = watch.ElapsedSeconds();
+      if (!failed) status[r] = (*session)->Shutdown();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  PsResult result;
+  for (int r = 0; r < n; ++r) {
+    RS_RETURN_IF_ERROR(status[r]);
+    result.seconds = std::max(result.seconds, seconds[r]);
+    result.bytes_moved += bytes[r];
+  }
+  return result;
+}
+
+absl::StatusOr<std::vector<int>> Ints(const std::vector<std::string>& texts) {
+  std::vector<int> out;
+  for (const std::string& t : texts) {
+    int v = 0;
+    if (!absl::SimpleAtoi(t, &v) || v < 1) {
+      return absl::InvalidArgumentError("bad count '" + t + "'");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+absl::Status Run() {
+  const int64_t model_bytes = absl::GetFlag(FLAGS_model_mb) << 20;
+  const int tensors = absl::GetFlag(FLAGS_tensors);
+  const int steps = absl::GetFlag(FLAGS_steps);
+  const int warmup = absl::GetFlag(FLAGS_warmup_steps);
+  if (model_bytes <= 0 || tensors < 1 || steps < 1 || warmup < 0) {
+    return absl::InvalidArgumentError("bad --model_mb/--tensors/--steps");
+  }
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (int i = 0; i < tensors; ++i) {
+    shapes.push_back({absl::StrCat("t", i), {model_bytes / 4 / tensors}});
+  }
+  RS_ASSIGN_OR_RETURN(TensorLayout layout, TensorLayout::FromShapes(shapes));
+  const double mb = layout.total_bytes() / 1048576.0;
+  // --json_out: one JSON line per row; the file closes when Run returns.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,
+                                                            &std::fclose);
+  std::unique_ptr<JsonLinesWriter> json;
+  if (!absl::GetFlag(FLAGS_json_out).empty()) {
+    json_file.reset(std::fopen(absl::GetFlag(FLAGS_json_out).c_str(), "w"));
+    if (json_file == nullptr) {
+      return absl::UnavailableError("cannot open --json_out");
+    }
+    json = std::make_unique<JsonLinesWriter>(json_file.get());
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  absl::PrintF(
+      "transport_bench: %.0f MiB model in %d tensors, %s chunks, %d "
+      "measured steps (+%d warm-up), loopback, %u cores\n\n",
+      mb, tensors,
+      absl::GetFlag(FLAGS_chunk_kb) > 0
+          ? absl::StrCat(absl::GetFlag(FLAGS_chunk_kb), " KiB")
+          : "auto-sized (AutoChunkBytes)",
+      steps, warmup, cores);
+
+  absl::PrintF("Push+pull goodput, one server (sps) vs plain TCP echo\n");
+  absl::PrintF("| workers | ps step (s) | ps GB/s | tcp GB/s | ps/tcp |\n");
+  absl::PrintF("|---|---|---|---|---|\n");
+  RS_ASSIGN_OR_RETURN(std::vector<int> worker_counts,
+                      Ints(absl::GetFlag(FLAGS_workers)));
+  for (int n : worker_counts) {
+    RS_ASSIGN_OR_RETURN(PsResult ps, RunPs(n, 1, layout, steps, warmup));
+    RS_ASSIGN_OR_RETURN(
+        TcpEchoResult tcp,
+        RunTcpEcho(n, layout.total_bytes(), steps, warmup, absl::Seconds(300)));
+    const double ps_gbs = ps.bytes_moved / ps.seconds / 1e9;
+    const double tcp_gbs = tcp.bytes_moved / tcp.seconds / 1e9;
+    absl::PrintF("| %d | %.3f | %.2f | %.2f | %.2f |\n", n, ps.seconds / steps,
+                 ps_gbs, tcp_gbs, ps_gbs / tcp_gbs);
+    if (json) {
+      json->Write({{"section", "goodput"},
+                   {"workers", n},
+                   {"ps_step_s", ps.seconds / steps},
+                   {"ps_gbps", ps_gbs},
+                   {"tcp_gbps", tcp_gbs},
+                   {"ratio", ps_gbs / tcp_gbs}});
+    }
+  }
+
+  RS_ASSIGN_OR_RETURN(std::vector<int> shard_counts,
+                      Ints(absl::GetFlag(FLAGS_shard_counts)));
+  if (!shard_counts.empty()) {
+    const int n = absl::GetFlag(FLAGS_shard_workers);
+    absl::PrintF(
+        "\nPush+pull time per step, %d workers, K servers (K=1 is sps)\n", n);
+    absl::PrintF("| K | step (s) | vs first K | cost model ratio | GB/s |\n");
+    absl::PrintF("|---|---|---|---|---|\n");
+    double first_step_s = 0;
+    const double first_model = std::max(1.0 / n, 1.0 / shard_counts[0]);
+    for (int k : shard_counts) {
+      RS_ASSIGN_OR_RETURN(PsResult ps, RunPs(n, k, layout, steps, warmup));
+      const double step_s = ps.seconds / steps;
+      if (first_step_s == 0) first_step_s = step_s;
+      const double model = std::max(1.0 / n, 1.0 / k) / first_model;
+      absl::PrintF("| %d | %.3f | %.2f | %.2f | %.2f |\n", k, step_s,
+                   step_s / first_step_s, model,
+                   ps.bytes_moved / ps.seconds / 1e9);
+      if (json) {
+        json->Write({{"section", "sharding"},
+                     {"workers", n},
+                     {"servers", k},
+                     {"step_s", step_s},
+                     {"ratio_vs_first", step_s / first_step_s},
+                     {"cost_model_ratio", model}});
+      }
+    }
+    if (static_cast<unsigned>(n + shard_counts.back()) > cores) {
+      absl::PrintF(
+          "\nNote: %d workers + up to %d servers ran on %u cores; the CPU, "
+          "not the link, bounds these times, so the bandwidth cost model "
+          "does not apply here.\n",
+          n, shard_counts.back(), cores);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace ringside
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  absl::Status s = ringside::Run();
+  if (!s.ok()) {
+    LOG(ERROR) << s;
+    return 1;
+  }
+  return 0;
+}

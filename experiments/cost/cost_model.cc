@@ -1,0 +1,270 @@
+#include "experiments/cost/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ringside {
+namespace {
+
+absl::Status Bad(absl::string_view field, double value,
+                 absl::string_view must) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("cost model: ", field, " must be ", must, ", got ", value));
+}
+
+// 2(n−1)/n · M/B: the bytes a ring all-reduce moves over each link.
+double RingBandwidthSeconds(const CostInputs& in) {
+  const double n = static_cast<double>(in.workers);
+  return 2.0 * (n - 1.0) / n * in.model_bytes / in.bandwidth_Bps;
+}
+
+// 2(n−1)α: the latency of one ring all-reduce (reduce-scatter + all-gather,
+// n−1 steps each).
+double RingLatencySeconds(const CostInputs& in) {
+  return 2.0 * static_cast<double>(in.workers - 1) * in.latency_s;
+}
+
+// b = min(T, ⌈M/F⌉); T when fusion is off (F = 0).
+int64_t FusedAllReduces(const CostInputs& in) {
+  if (in.fusion_threshold_bytes <= 0) return in.num_tensors;
+  const double batches = std::ceil(in.model_bytes / in.fusion_threshold_bytes);
+  return std::min<int64_t>(in.num_tensors,
+                           std::max<int64_t>(1, static_cast<int64_t>(batches)));
+}
+
+double DuplexFactor(const CostInputs& in) {
+  return in.ps_push_pull_overlap ? 1.0 : 2.0;
+}
+
+// Fills the communication terms of `p` for `strategy`; false if unknown.
+bool CommTerms(absl::string_view strategy, const CostInputs& in,
+               Prediction& p) {
+  const double n = static_cast<double>(in.workers);
+  const double M = in.model_bytes;
+  const double B = in.bandwidth_Bps;
+  if (strategy == "baseline") {
+    p.workers = 1;
+    return true;
+  }
+  if (strategy == "ring") {
+    if (in.workers > 1) {
+      p.bandwidth_s = RingBandwidthSeconds(in);
+      p.latency_s =
+          static_cast<double>(in.num_tensors) * RingLatencySeconds(in);
+    }
+    return true;
+  }
+  if (strategy == "fusion") {
+    if (in.workers > 1) {
+      p.bandwidth_s = RingBandwidthSeconds(in);
+      // b data all-reduces plus the control all-reduce of the cycle.
+      p.latency_s =
+          static_cast<double>(FusedAllReduces(in) + 1) * RingLatencySeconds(in);
+      p.overhead_s = in.cycle_s;
+    }
+    return true;
+  }
+  if (strategy == "sps") {
+    p.servers = 1;
+    p.bandwidth_s = DuplexFactor(in) * n * M / B;
+    p.latency_s = 2.0 * in.latency_s;
+    return true;
+  }
+  if (strategy == "dps") {
+    p.servers = in.servers;
+    const double k = static_cast<double>(in.servers);
+    p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
+    p.latency_s = 2.0 * in.latency_s;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status ValidateCostInputs(const CostInputs& in) {
+  // Written as !(x > 0) so that NaN is rejected too.
+  if (!(in.compute_s > 0) || std::isinf(in.compute_s)) {
+    return Bad("compute_s (t_c)", in.compute_s, "> 0 and finite");
+  }
+  if (!(in.model_bytes > 0) || std::isinf(in.model_bytes)) {
+    return Bad("model_bytes (M)", in.model_bytes, "> 0 and finite");
+  }
+  if (in.num_tensors < 1) {
+    return Bad("num_tensors (T)", static_cast<double>(in.num_tensors), ">= 1");
+  }
+  if (in.workers < 1) {
+    return Bad("workers (n)", static_cast<double>(in.workers), ">= 1");
+  }
+  if (in.servers < 1) {
+    return Bad("servers (K)", static_cast<double>(in.servers), ">= 1");
+  }
+  if (!(in.bandwidth_Bps > 0) || std::isinf(in.bandwidth_Bps)) {
+    return Bad("bandwidth (B)", in.bandwidth_Bps, "> 0 and finite");
+  }
+  if (!(in.latency_s >= 0) || std::isinf(in.latency_s)) {
+    return Bad("latency (alpha)", in.latency_s, ">= 0 and finite");
+  }
+  if (!(in.fusion_threshold_bytes >= 0) ||
+      std::isinf(in.fusion_threshold_bytes)) {
+    return Bad("fusion_threshold_bytes (F)", in.fusion_threshold_bytes,
+               ">= 0 and finite");
+  }
+  if (!(in.cycle_s >= 0) || std::isinf(in.cycle_s)) {
+    return Bad("cycle_s (tau)", in.cycle_s, ">= 0 and finite");
+  }
+  if (!(in.overlap >= 0 && in.overlap <= 1)) {
+    return Bad("overlap (o)", in.overlap, "in [0, 1]");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> CostModelStrategies() {
+  return {"baseline", "sps", "dps", "ring", "fusion"};
+}
+
+absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
+                                       const CostInputs& in) {
+  if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
+  Prediction p;
+  p.strategy = std::string(strategy);
+  p.workers = in.workers;
+  p.compute_s = in.compute_s;
+  if (!CommTerms(strategy, in, p)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cost model: unknown strategy '", strategy,
+                     "'; known: ", absl::StrJoin(CostModelStrategies(), ", ")));
+  }
+  p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s;
+  p.exposed_comm_s = std::max(0.0, p.comm_s - in.overlap * in.compute_s);
+  p.step_s = in.compute_s + p.exposed_comm_s;
+  p.utilization = in.compute_s / p.step_s;
+  p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;
+  p.scaling_efficiency = p.speedup / static_cast<double>(p.workers);
+  return p;
+}
+
+absl::StatusOr<std::vector<Prediction>> PredictSweep(
+    const std::vector<std::string>& strategies, const CostInputs& in,
+    int64_t max_workers) {
+  if (max_workers < 1) {
+    return Bad("max_workers", static_cast<double>(max_workers), ">= 1");
+  }
+  std::vector<int64_t> counts;
+  for (int64_t n = 1; n < max_workers; n *= 2) counts.push_back(n);
+  counts.push_back(max_workers);
+  std::vector<Prediction> out;
+  for (const std::string& strategy : strategies) {
+    for (int64_t n : counts) {
+      CostInputs at = in;
+      at.workers = n;
+      absl::StatusOr<Prediction> p = PredictStep(strategy, at);
+      if (!p.ok()) return p.status();
+      out.push_back(*std::move(p));
+      if (strategy == "baseline") break;  // one worker only
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<double> PredictionError(double predicted, double measured) {
+  if (!(measured > 0) || std::isinf(measured)) {
+    return Bad("measured value", measured, "> 0 and finite");
+  }
+  if (!(predicted >= 0) || std::isinf(predicted)) {
+    return Bad("predicted value", predicted, ">= 0 and finite");
+  }
+  return (predicted - measured) / measured;
+}
+
+std::string PredictionsMarkdown(const std::vector<Prediction>& predictions) {
+  // Pivot: rows n (ascending, first-seen order), one column per strategy.
+  std::vector<std::string> strategies;
+  std::vector<int64_t> counts;
+  for (const Prediction& p : predictions) {
+    if (std::find(strategies.begin(), strategies.end(), p.strategy) ==
+        strategies.end()) {
+      strategies.push_back(p.strategy);
+    }
+    if (std::find(counts.begin(), counts.end(), p.workers) == counts.end()) {
+      counts.push_back(p.workers);
+    }
+  }
+  std::sort(counts.begin(), counts.end());
+  auto find = [&](const std::string& s, int64_t n) -> const Prediction* {
+    for (const Prediction& p : predictions) {
+      if (p.strategy == s && p.workers == n) return &p;
+    }
+    return nullptr;
+  };
+  std::string md = "Speedup (scaling efficiency) by workers n:\n\n|     n |";
+  for (const std::string& s : strategies)
+    absl::StrAppendFormat(&md, " %16s |", s);
+  md += "\n|------:|";
+  for (size_t i = 0; i < strategies.size(); ++i) md += "-----------------:|";
+  md += "\n";
+  for (int64_t n : counts) {
+    absl::StrAppendFormat(&md, "| %5d |", n);
+    for (const std::string& s : strategies) {
+      const Prediction* p = find(s, n);
+      const std::string cell = p == nullptr
+                                   ? ""
+                                   : absl::StrFormat("%.2f (%.2f)", p->speedup,
+                                                     p->scaling_efficiency);
+      absl::StrAppendFormat(&md, " %16s |", cell);
+    }
+    md += "\n";
+  }
+  md +=
+      "\n| Strategy |     n | Step (ms) | Comm (ms) | Exposed (ms) | "
+      "Utilization |  Speedup | Scaling eff. |\n"
+      "|----------|------:|----------:|----------:|-------------:|"
+      "------------:|---------:|-------------:|\n";
+  for (const Prediction& p : predictions) {
+    absl::StrAppendFormat(
+        &md,
+        "| %-8s | %5d | %9.3f | %9.3f | %12.3f | %10.1f%% | %8.2f | %12.3f |\n",
+        p.strategy, p.workers, 1e3 * p.step_s, 1e3 * p.comm_s,
+        1e3 * p.exposed_comm_s, 100 * p.utilization, p.speedup,
+        p.scaling_efficiency);
+  }
+  return md;
+}
+
+nlohmann::json PredictionsJson(const CostInputs& in,
+                               const std::vector<Prediction>& predictions) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Prediction& p : predictions) {
+    rows.push_back({{"strategy", p.strategy},
+                    {"workers", p.workers},
+                    {"servers", p.servers},
+                    {"compute_s", p.compute_s},
+                    {"bandwidth_s", p.bandwidth_s},
+                    {"latency_s", p.latency_s},
+                    {"overhead_s", p.overhead_s},
+                    {"comm_s", p.comm_s},
+                    {"exposed_comm_s", p.exposed_comm_s},
+                    {"step_s", p.step_s},
+                    {"utilization", p.utilization},
+                    {"speedup", p.speedup},
+                    {"scaling_efficiency", p.scaling_efficiency}});
+  }
+  return {{"inputs",
+           {{"compute_s", in.compute_s},
+            {"model_bytes", in.model_bytes},
+            {"num_tensors", in.num_tensors},
+            {"servers", in.servers},
+            {"bandwidth_Bps", in.bandwidth_Bps},
+            {"latency_s", in.latency_s},
+            {"fusion_threshold_bytes", in.fusion_threshold_bytes},
+            {"cycle_s", in.cycle_s},
+            {"overlap", in.overlap},
+            {"ps_push_pull_overlap", in.ps_push_pull_overlap}}},
+          {"predictions", rows}};
+}
+
+}  // namespace ringside

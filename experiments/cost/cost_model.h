@@ -1,0 +1,137 @@
+// Cost model: predicted step time, utilization and speedup of each
+// synchronization strategy from a handful of numbers (the α-β model of
+// collective communication). Pure functions; thread-safe.
+//
+// Symbols (fields of CostInputs): t_c compute per step (s), M model bytes,
+// T gradient tensors, n workers, K parameter servers, B link bandwidth
+// (bytes/s, the same for every host's link), α per-message latency (s),
+// F fusion threshold (bytes), τ fusion cycle time (s).
+//
+// Communication per step, `comm` (seconds), for n workers:
+//
+//   baseline  0                                      (always one worker)
+//   ring      n = 1: 0; else one all-reduce per tensor:
+//             Σ_i [2(n−1)/n · m_i/B + 2(n−1)α]
+//               = 2(n−1)/n · M/B + T · 2(n−1)α
+//   fusion    n = 1: 0; else b fused all-reduces, b = min(T, ⌈M/F⌉)
+//             (b = T when F = 0: fusion off), plus one cycle of waiting
+//             for the background thread and one control all-reduce (the
+//             response-cache bit vector) per step:
+//               2(n−1)/n · M/B + b · 2(n−1)α + τ + 2(n−1)α
+//   sps       every worker pushes M to the one server and pulls M back, so
+//             the server's link carries n·M in and n·M out:
+//               d · n·M/B + 2α
+//   dps       each worker's link carries M each way, each of the K
+//             servers' links n·M/K each way (byte-balanced key ranges):
+//               d · max(M/B, n·M/(K·B)) + 2α
+//
+// d, the duplex factor of the parameter-server terms: d = 1 (default) when
+// links are full-duplex and push and pull are pipelined by chunks, so the
+// n·M flowing in and the n·M flowing out share the same seconds (the
+// issue's "sps n·M/B"); d = 2 when they do not overlap
+// (`ps_push_pull_overlap = false`).
+//
+// Step time = t_c + exposed, exposed = max(0, comm − o·t_c), where o, the
+// overlap fraction in [0, 1], is the share of compute during which
+// communication can proceed (0, the default: none hidden). Then:
+//   utilization        = t_c / step
+//   speedup            = n · t_c / step    (throughput vs one worker)
+//   scaling efficiency = speedup / n       (= utilization)
+#ifndef RINGSIDE_EXPERIMENTS_COST_COST_MODEL_H_
+#define RINGSIDE_EXPERIMENTS_COST_COST_MODEL_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ringside {
+
+struct CostInputs {
+  // t_c: compute (forward + backward + local optimizer) per step, seconds,
+  // > 0.
+  double compute_s = 0.1;
+  // M: bytes of gradients (= parameters) exchanged per step, > 0.
+  double model_bytes = 0;
+  // T: number of gradient tensors, >= 1.
+  int64_t num_tensors = 1;
+  // n: data-parallel workers, >= 1.
+  int64_t workers = 1;
+  // K: parameter servers of dps, >= 1 (sps always has one).
+  int64_t servers = 1;
+  // B: bandwidth of every link, bytes/s, > 0 (25 Gbit/s = 3.125e9).
+  double bandwidth_Bps = 25e9 / 8;
+  // α: latency of one message, seconds, >= 0.
+  double latency_s = 5e-6;
+  // F: fusion threshold, bytes, >= 0; 0 = fusion off (one all-reduce per
+  // tensor), as the worker's --fusion_threshold_bytes.
+  double fusion_threshold_bytes = 64.0 * 1024 * 1024;
+  // τ: fusion cycle time, seconds, >= 0.
+  double cycle_s = 1e-3;
+  // o: share of compute that communication can overlap, in [0, 1].
+  double overlap = 0;
+  // Parameter servers: true (d = 1) when push and pull share the seconds
+  // of a full-duplex link; false (d = 2) when they follow one another.
+  bool ps_push_pull_overlap = true;
+};
+
+// OK, or INVALID_ARGUMENT naming the first bad field and its value.
+absl::Status ValidateCostInputs(const CostInputs& in);
+
+struct Prediction {
+  std::string strategy;  // "baseline", "sps", "dps", "ring" or "fusion"
+  int64_t workers = 1;   // n the prediction is for (1 for baseline)
+  int64_t servers = 0;   // parameter-server processes (0, 1 or K)
+  double compute_s = 0;  // t_c
+  // comm = bandwidth_s + latency_s + overhead_s (seconds per step).
+  double bandwidth_s = 0;  // bytes / B terms
+  double latency_s = 0;    // α terms
+  double overhead_s = 0;   // fusion: the cycle τ; else 0
+  double comm_s = 0;
+  double exposed_comm_s = 0;      // max(0, comm − o·t_c)
+  double step_s = 0;              // t_c + exposed
+  double utilization = 0;         // t_c / step
+  double speedup = 0;             // n · t_c / step
+  double scaling_efficiency = 0;  // speedup / n
+};
+
+// The strategies the model knows, in table order:
+// baseline, sps, dps, ring, fusion.
+std::vector<std::string> CostModelStrategies();
+
+// Predicts one step of `strategy` under `in`. INVALID_ARGUMENT on bad
+// inputs or an unknown strategy (listing the known ones).
+absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
+                                       const CostInputs& in);
+
+// Predictions for n = 1, 2, 4, ... up to max_workers (inclusive when a
+// power of two; max_workers itself is always the last n) for each
+// strategy, grouped by strategy; baseline appears once (n = 1).
+// INVALID_ARGUMENT on bad inputs (in.workers is ignored) or max_workers < 1.
+absl::StatusOr<std::vector<Prediction>> PredictSweep(
+    const std::vector<std::string>& strategies, const CostInputs& in,
+    int64_t max_workers);
+
+// Relative error of a prediction against a measurement:
+// (predicted − measured) / measured; positive = the model over-predicts.
+// INVALID_ARGUMENT unless measured > 0 and predicted >= 0 (both finite).
+absl::StatusOr<double> PredictionError(double predicted, double measured);
+
+// Markdown: a speedup table (rows n, one column per strategy, cells
+// "speedup (efficiency)") then the detailed table (strategy, n, step,
+// comm, exposed comm in ms, utilization, speedup, scaling efficiency).
+std::string PredictionsMarkdown(const std::vector<Prediction>& predictions);
+
+// {"inputs": {...}, "predictions": [{strategy, workers, servers, compute_s,
+// bandwidth_s, latency_s, overhead_s, comm_s, exposed_comm_s, step_s,
+// utilization, speedup, scaling_efficiency}, ...]}.
+nlohmann::json PredictionsJson(const CostInputs& in,
+                               const std::vector<Prediction>& predictions);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_COST_COST_MODEL_H_

@@ -1,0 +1,40 @@
+// LinkEstimate: the link bandwidth B and latency α that compare's cost-model
+// report (prediction_report.h) predicts with. For each of the two, in order:
+//   1. the value given on the command line (--model_bandwidth_gbit > 0,
+//      --model_latency_us >= 0);
+//   2. the shaped link when runs use network namespaces (--link_gbit > 0;
+//      its --link_latency_us);
+//   3. measured on loopback before the runs with a plain TCP stream
+//      (tcp_echo.h): B from a 16 MiB message echoed back (bytes moved /
+//      seconds), α as half the round trip of a 4-byte message.
+// Blocking (the measurement takes well under a second on loopback),
+// bounded by `timeout`.
+#ifndef RINGSIDE_EXPERIMENTS_COST_LINK_ESTIMATE_H_
+#define RINGSIDE_EXPERIMENTS_COST_LINK_ESTIMATE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace ringside {
+
+struct LinkEstimate {
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+  std::string source;  // e.g. "measured on loopback (TCP stream)"
+};
+
+struct LinkHints {
+  double given_gbit = 0;          // > 0: use it
+  double given_latency_us = -1;   // >= 0: use it
+  double shaped_gbit = 0;         // > 0: runs are on a shaped link
+  double shaped_latency_us = 0;   // its added latency
+};
+
+absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
+                                          absl::Duration timeout);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_COST_LINK_ESTIMATE_H_

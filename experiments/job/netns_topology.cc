@@ -1,0 +1,607 @@
+#include "experiments/job/netns_topology.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <initializer_list>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+
+extern char** environ;
+
+namespace ringside {
+namespace {
+
+constexpr char kNamePrefix[] = "rsnet-";
+constexpr char kNetnsDir[] = "/run/netns";
+// Interface names: the bridge in the hub, each endpoint's end of its link.
+constexpr char kBridge[] = "br0";
+constexpr char kEndpointDevice[] = "eth0";
+// htb quantum (bytes): one class per qdisc, so it only silences htb's
+// "quantum is big" warning at high rates.
+constexpr int64_t kHtbQuantum = 60000;
+// Smallest htb burst (bytes): one full GSO packet of a veth and then some.
+constexpr int64_t kMinBurst = 64 * 1024;
+// netem queue limit (packets); the default 1000 drops at high rate x delay.
+constexpr int kNetemLimit = 100000;
+
+// `name` on $PATH, then in the sbin folders (root's tools; Bazel's test
+// environment may leave them off $PATH). Empty when not found.
+std::string FindTool(const std::string& name) {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    dirs = absl::StrSplit(path, ':', absl::SkipEmpty());
+  }
+  for (const char* d : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) {
+    dirs.push_back(d);
+  }
+  for (const std::string& dir : dirs) {
+    const std::string candidate = absl::StrCat(dir, "/", name);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+bool ValidEndpointName(const std::string& name) {
+  if (name.empty() || name.size() > 8) return false;
+  if (name == "hub" || name == "lo" || name == kBridge) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
+}
+
+bool ValidSubnet(const std::string& subnet) {
+  std::vector<std::string> octets = absl::StrSplit(subnet, '.');
+  if (octets.size() != 3) return false;
+  for (const std::string& o : octets) {
+    int v = 0;
+    if (o.empty() || o.size() > 3 || !absl::SimpleAtoi(o, &v) || v < 0 ||
+        v > 255) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `tool` followed by `parts`, each split at spaces (names and values have
+// none: they are validated).
+std::vector<std::string> Cmd(const std::string& tool,
+                             std::initializer_list<absl::string_view> parts) {
+  std::vector<std::string> argv = {tool};
+  for (absl::string_view part : parts) {
+    for (absl::string_view word :
+         absl::StrSplit(part, ' ', absl::SkipEmpty())) {
+      argv.emplace_back(word);
+    }
+  }
+  return argv;
+}
+
+// The qdiscs on one egress: htb at the root, netem under it.
+void AddShaping(const NetnsTopologyOptions& o, const std::string& ns,
+                const std::string& dev, std::vector<NetnsCommand>& setup) {
+  const int64_t rate_bit = std::llround(o.shape.link_gbit * 1e9);
+  // One millisecond of line rate, so that timer granularity and GSO packets
+  // do not cap the rate below what was asked.
+  const int64_t burst = std::max<int64_t>(rate_bit / 8 / 1000, kMinBurst);
+  const std::string rate = absl::StrCat(rate_bit, "bit");
+  setup.push_back({Cmd(
+      o.tc, {"-n", ns, "qdisc add dev", dev, "root handle 1: htb default 1"})});
+  setup.push_back({Cmd(
+      o.tc, {"-n", ns, "class add dev", dev, "parent 1: classid 1:1 htb rate",
+             rate, "ceil", rate, "burst", absl::StrCat(burst), "cburst",
+             absl::StrCat(burst), "quantum", absl::StrCat(kHtbQuantum)})});
+  if (o.shape.link_latency_us > 0) {
+    NetnsCommand netem;
+    netem.argv = Cmd(
+        o.tc, {"-n", ns, "qdisc add dev", dev, "parent 1:1 handle 10: netem",
+               "delay", absl::StrCat(o.shape.link_latency_us / 2, "us"),
+               "limit", absl::StrCat(kNetemLimit)});
+    netem.latency = true;
+    setup.push_back(std::move(netem));
+  }
+}
+
+// A command's failure as one line.
+std::string OneLine(absl::string_view message) {
+  return absl::StrReplaceAll(message, {{"\n  ", " | "}, {"\n", " | "}});
+}
+
+// The pid in "rsnet-<pid>-...", or -1.
+pid_t OwnerPid(const std::string& name) {
+  if (!absl::StartsWith(name, kNamePrefix)) return -1;
+  const std::string rest = name.substr(std::strlen(kNamePrefix));
+  const size_t dash = rest.find('-');
+  int pid = 0;
+  if (dash == std::string::npos ||
+      !absl::SimpleAtoi(rest.substr(0, dash), &pid) || pid <= 0) {
+    return -1;
+  }
+  return pid;
+}
+
+// Starts `sh` in its own session, deaf to SIGINT/SIGTERM/SIGHUP, reading
+// one line from a pipe: "done" means all is cleaned up; EOF without it (we
+// died) makes it delete `namespaces`. Returns the write end (close-on-exec)
+// and sets *pid; -1 on failure.
+int SpawnGuardian(const std::string& ip,
+                  const std::vector<std::string>& namespaces, pid_t* pid) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  static const char kScript[] =
+      "trap '' INT TERM HUP\n"
+      "read -r line\n"
+      "[ \"$line\" = done ] && exit 0\n"
+      "ip=$1; shift\n"
+      "for ns do timeout 10 \"$ip\" netns del \"$ns\"; done\n";
+  std::vector<std::string> args = {"/bin/sh", "-c", kScript, "rsnet-guardian",
+                                   ip};
+  // Endpoints first, hub last (the reverse of creation).
+  args.insert(args.end(), namespaces.rbegin(), namespaces.rend());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+  const int err =
+      posix_spawn(pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  close(fds[0]);
+  if (err != 0) {
+    close(fds[1]);
+    return -1;
+  }
+  return fds[1];
+}
+
+}  // namespace
+
+absl::Status NetworkShape::Validate() const {
+  if (!std::isfinite(link_gbit) || link_gbit < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--link_gbit must be a number >= 0 (Gbit/s; 0 = no "
+                     "shaping), got ",
+                     link_gbit));
+  }
+  if (link_gbit > 0 && link_gbit < 1e-6) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link_gbit must be at least 0.000001 (1 kbit/s), got ", link_gbit));
+  }
+  if (link_gbit > 1000) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link_gbit must be at most 1000 (Gbit/s), got ", link_gbit));
+  }
+  if (!std::isfinite(link_latency_us) || link_latency_us < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link_latency_us must be a number >= 0 (microseconds), got ",
+        link_latency_us));
+  }
+  if (link_latency_us > 1e7) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--link_latency_us must be at most 10000000 (10 s), got ",
+                     link_latency_us));
+  }
+  if (link_latency_us > 0 && link_gbit == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link_latency_us=", link_latency_us,
+        " needs --link_gbit > 0 (shaping runs each process in its own "
+        "network namespace)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string NetworkShape::Describe() const {
+  if (!enabled()) return "unshaped";
+  return absl::StrCat(link_gbit, " Gbit/s links, ",
+                      link_latency_us > 0
+                          ? absl::StrCat(link_latency_us, " us latency")
+                          : std::string("no added latency"));
+}
+
+absl::Status RunBoundedCommand(const std::vector<std::string>& argv,
+                               absl::Duration timeout) {
+  const std::string line = absl::StrJoin(argv, " ");
+  if (argv.empty()) return absl::InvalidArgumentError("empty command");
+  // Not ProcessGroup: its 50 ms poll tick per exit would make a topology of
+  // a hundred commands take seconds.
+  int err[2];
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
+  }
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  pid_t pid = -1;
+  const int spawn_error =
+      posix_spawnp(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(err[1]);
+  if (spawn_error != 0) {
+    close(err[0]);
+    return absl::NotFoundError(absl::StrCat("cannot run '", argv[0],
+                                            "': ", std::strerror(spawn_error)));
+  }
+  // Collect stderr until EOF or the deadline, then reap.
+  const absl::Time deadline = absl::Now() + timeout;
+  std::string stderr_text;
+  bool timed_out = false;
+  for (;;) {
+    const int64_t left_ms =
+        absl::ToInt64Milliseconds(deadline - absl::Now()) + 1;
+    if (left_ms <= 0) {
+      timed_out = true;
+      break;
+    }
+    pollfd p = {err[0], POLLIN, 0};
+    const int ready =
+        poll(&p, 1, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(err[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the command (and anything it ran) is done
+    if (stderr_text.size() < 4096) stderr_text.append(buf, n);
+  }
+  close(err[0]);
+  if (timed_out) kill(pid, SIGKILL);
+  // Reap; past the deadline, kill.
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) {
+      return absl::InternalError(
+          absl::StrCat(line, ": waitpid: ", std::strerror(errno)));
+    }
+    if (!timed_out && absl::Now() >= deadline) {
+      timed_out = true;
+      kill(pid, SIGKILL);
+    }
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  std::string tail(absl::StripAsciiWhitespace(stderr_text));
+  tail = absl::StrReplaceAll(tail, {{"\n", " | "}});
+  if (timed_out) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        line, " did not finish within ", absl::FormatDuration(timeout),
+        " (killed)", tail.empty() ? "" : "; stderr: ", tail));
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat(
+      line,
+      WIFEXITED(status)
+          ? absl::StrCat(" exited with code ", WEXITSTATUS(status))
+          : absl::StrCat(" was killed by signal ", WTERMSIG(status)),
+      tail.empty() ? "; no stderr output" : absl::StrCat("; stderr: ", tail)));
+}
+
+std::vector<std::string> DeleteNamespaceCommand(const std::string& ip,
+                                                const std::string& name) {
+  return {ip, "netns", "del", name};
+}
+
+absl::StatusOr<NetnsPlan> PlanNetns(const NetnsTopologyOptions& o) {
+  if (absl::Status s = o.shape.Validate(); !s.ok()) return s;
+  if (!o.shape.enabled()) {
+    return absl::InvalidArgumentError("network shape is not enabled");
+  }
+  if (o.endpoints.empty() || o.endpoints.size() > 253) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a topology has 1..253 endpoints (one /24), got ", o.endpoints.size()));
+  }
+  std::set<std::string> seen;
+  for (const std::string& e : o.endpoints) {
+    if (!ValidEndpointName(e) || !seen.insert(e).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad or repeated endpoint name '", e,
+                       "' (want 1-8 of [a-z0-9], unique, not hub/lo/br0)"));
+    }
+  }
+  if (!ValidSubnet(o.subnet)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "subnet must be three octets like 10.77.0, got '", o.subnet, "'"));
+  }
+  if (o.ip.empty() || o.tc.empty() || o.name_prefix.empty()) {
+    return absl::InvalidArgumentError("ip, tc and name_prefix must be set");
+  }
+  for (char c : o.name_prefix) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+        c != '.') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "name_prefix '", o.name_prefix, "' may hold only [A-Za-z0-9_.-]"));
+    }
+  }
+
+  NetnsPlan plan;
+  const std::string hub = absl::StrCat(o.name_prefix, "-hub");
+  plan.namespaces.push_back(hub);
+  std::vector<NetnsCommand>& setup = plan.setup;
+  setup.push_back({Cmd(o.ip, {"netns add", hub}), false, 0});
+  setup.push_back({Cmd(o.ip, {"-n", hub, "link set dev lo up"})});
+  setup.push_back({Cmd(o.ip, {"-n", hub, "link add", kBridge, "type bridge"})});
+  setup.push_back({Cmd(o.ip, {"-n", hub, "link set dev", kBridge, "up"})});
+  for (size_t i = 0; i < o.endpoints.size(); ++i) {
+    const std::string& e = o.endpoints[i];
+    const std::string ns = absl::StrCat(o.name_prefix, "-", e);
+    const std::string address = absl::StrCat(o.subnet, ".", i + 2);
+    plan.namespaces.push_back(ns);
+    plan.addresses.push_back(address);
+    const int created = static_cast<int>(plan.namespaces.size()) - 1;
+    setup.push_back({Cmd(o.ip, {"netns add", ns}), false, created});
+    setup.push_back({Cmd(o.ip, {"-n", ns, "link set dev lo up"})});
+    // Both ends are born in their namespaces: no name in ours to collide.
+    setup.push_back({Cmd(o.ip, {"link add", kEndpointDevice, "netns", ns,
+                                "type veth peer name", e, "netns", hub})});
+    setup.push_back({Cmd(o.ip, {"-n", ns, "addr add", address + "/24", "dev",
+                                kEndpointDevice})});
+    setup.push_back(
+        {Cmd(o.ip, {"-n", ns, "link set dev", kEndpointDevice, "up"})});
+    setup.push_back(
+        {Cmd(o.ip, {"-n", hub, "link set dev", e, "master", kBridge})});
+    setup.push_back({Cmd(o.ip, {"-n", hub, "link set dev", e, "up"})});
+    AddShaping(o, ns, kEndpointDevice, setup);  // its upload
+    AddShaping(o, hub, e, setup);               // its download
+  }
+  return plan;
+}
+
+absl::StatusOr<std::unique_ptr<NetnsTopology>> NetnsTopology::Create(
+    NetnsTopologyOptions o) {
+  if (absl::Status s = o.shape.Validate(); !s.ok()) return s;
+  const bool real = !o.run;
+  if (real) {
+    if (geteuid() != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "network namespaces need root (CAP_SYS_ADMIN, CAP_NET_ADMIN); "
+          "running as uid ",
+          geteuid()));
+    }
+    for (auto [field, name] :
+         {std::pair<std::string*, const char*>{&o.ip, "ip"}, {&o.tc, "tc"}}) {
+      if (field->empty()) *field = FindTool(name);
+      if (field->empty()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("'", name,
+                         "' (iproute2) not found on $PATH, /usr/sbin or /sbin "
+                         "(apt-get install iproute2)"));
+      }
+    }
+    const absl::Duration timeout = o.command_timeout;
+    o.run = [timeout](const std::vector<std::string>& argv) {
+      return RunBoundedCommand(argv, timeout);
+    };
+  } else {
+    if (o.ip.empty()) o.ip = "ip";
+    if (o.tc.empty()) o.tc = "tc";
+  }
+  if (o.name_prefix.empty()) {
+    static std::atomic<int> seq{0};
+    o.name_prefix = absl::StrCat(kNamePrefix, getpid(), "-", seq++);
+  }
+  absl::StatusOr<NetnsPlan> plan = PlanNetns(o);
+  if (!plan.ok()) return plan.status();
+  if (real) DeleteLeftoverNamespaces(o.ip, o.command_timeout);
+
+  std::unique_ptr<NetnsTopology> t(
+      new NetnsTopology(std::move(o), *std::move(plan)));
+  t->created_.assign(t->plan_.namespaces.size(), false);
+  if (real) {
+    t->guardian_fd_ =
+        SpawnGuardian(t->options_.ip, t->plan_.namespaces, &t->guardian_pid_);
+    if (t->guardian_fd_ < 0) {
+      return absl::InternalError(
+          "cannot start the guardian process that deletes the namespaces if "
+          "we die (posix_spawn /bin/sh)");
+    }
+  }
+  for (const NetnsCommand& c : t->plan_.setup) {
+    if (c.latency && !t->latency_unavailable_.empty()) continue;
+    absl::Status s = t->options_.run(c.argv);
+    if (!s.ok() && c.latency) {
+      t->latency_unavailable_ =
+          absl::StrContains(s.message(), "qdisc kind is unknown")
+              ? "the kernel has no netem qdisc (CONFIG_NET_SCH_NETEM)"
+              : absl::StrCat("netem failed: ", OneLine(s.message()));
+      continue;
+    }
+    if (!s.ok()) {
+      // `t` going out of scope deletes what was made.
+      return absl::Status(s.code(), OneLine(s.message()));
+    }
+    if (c.creates >= 0) t->created_[c.creates] = true;
+  }
+  return t;
+}
+
+bool NetnsTopology::DeleteCreated() {
+  bool all = true;
+  // Endpoints first, the hub last.
+  for (int i = static_cast<int>(created_.size()) - 1; i >= 0; --i) {
+    if (!created_[i]) continue;
+    absl::Status s =
+        options_.run(DeleteNamespaceCommand(options_.ip, plan_.namespaces[i]));
+    if (s.ok()) {
+      created_[i] = false;
+    } else {
+      all = false;
+      std::fprintf(stderr, "netns: cannot delete %s: %s\n",
+                   plan_.namespaces[i].c_str(), OneLine(s.message()).c_str());
+    }
+  }
+  return all;
+}
+
+NetnsTopology::~NetnsTopology() {
+  const bool all = DeleteCreated();
+  if (guardian_fd_ >= 0) {
+    // "done" releases the guardian; without it (some delete failed) it
+    // tries once more.
+    if (all) (void)!write(guardian_fd_, "done\n", 5);
+    close(guardian_fd_);
+  }
+  if (guardian_pid_ > 0) {
+    const absl::Time until = absl::Now() + absl::Seconds(all ? 2 : 30);
+    int status;
+    while (waitpid(guardian_pid_, &status, WNOHANG) == 0 &&
+           absl::Now() < until) {
+      absl::SleepFor(absl::Milliseconds(5));
+    }
+  }
+}
+
+std::vector<std::string> NetnsTopology::CommandPrefix(int endpoint) const {
+  return {options_.ip, "netns", "exec", Namespace(endpoint)};
+}
+
+const std::string& NetnsTopology::Address(int endpoint) const {
+  return plan_.addresses.at(endpoint);
+}
+
+const std::string& NetnsTopology::Namespace(int endpoint) const {
+  return plan_.namespaces.at(endpoint + 1);
+}
+
+int DeleteLeftoverNamespaces(const std::string& ip, absl::Duration timeout) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(kNetnsDir, ec);
+  if (ec) return 0;
+  int deleted = 0;
+  for (const auto& entry : it) {
+    const std::string name = entry.path().filename().string();
+    const pid_t pid = OwnerPid(name);
+    if (pid <= 0 || pid == getpid()) continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // owner alive
+    if (RunBoundedCommand(DeleteNamespaceCommand(ip, name), timeout).ok()) {
+      ++deleted;
+    }
+  }
+  if (deleted > 0) {
+    std::fprintf(stderr,
+                 "netns: deleted %d namespaces left by dead processes\n",
+                 deleted);
+  }
+  return deleted;
+}
+
+std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
+                                              const std::string& host,
+                                              int num_servers, int num_workers,
+                                              NetnsTopologyOptions base) {
+  std::unique_ptr<JobNetwork> net(new JobNetwork);
+  net->host_ = host;
+  net->num_servers_ = num_servers;
+  if (!shape.enabled()) return net;
+  base.shape = shape;
+  base.endpoints.clear();
+  for (int s = 0; s < num_servers; ++s) {
+    base.endpoints.push_back(absl::StrCat("s", s));
+  }
+  for (int w = 0; w < num_workers; ++w) {
+    base.endpoints.push_back(absl::StrCat("w", w));
+  }
+  absl::StatusOr<std::unique_ptr<NetnsTopology>> topology =
+      NetnsTopology::Create(std::move(base));
+  if (topology.ok()) {
+    net->topology_ = *std::move(topology);
+  } else {
+    net->fallback_reason_ = std::string(topology.status().message());
+    if (net->fallback_reason_.empty()) {
+      net->fallback_reason_ = topology.status().ToString();
+    }
+  }
+  return net;
+}
+
+int JobNetwork::Endpoint(Role role, int index) const {
+  return role == kServer ? index : num_servers_ + index;
+}
+
+std::string JobNetwork::Host(Role role, int index) const {
+  return topology_ ? topology_->Address(Endpoint(role, index)) : host_;
+}
+
+void JobNetwork::Place(Role role, int index,
+                       std::vector<std::string>& argv) const {
+  if (!topology_) return;
+  const int e = Endpoint(role, index);
+  std::vector<std::string> prefix = topology_->CommandPrefix(e);
+  argv.insert(argv.begin(), prefix.begin(), prefix.end());
+  if (role == kWorker) {
+    argv.push_back(absl::StrCat("--transport_host=", topology_->Address(e)));
+  }
+}
+
+std::string JobNetwork::Describe() const {
+  if (!fallback_reason_.empty()) {
+    return absl::StrCat(
+        "loopback (network shaping unavailable: ", fallback_reason_, ")");
+  }
+  if (!topology_) return "loopback";
+  const NetworkShape& shape = topology_->shape();
+  if (topology_->latency_unavailable().empty()) {
+    return absl::StrCat("netns: ", shape.Describe());
+  }
+  NetworkShape bandwidth_only = shape;
+  bandwidth_only.link_latency_us = 0;
+  return absl::StrCat("netns: ", bandwidth_only.Describe(), "; the ",
+                      shape.link_latency_us,
+                      " us latency asked for is not emulated: ",
+                      topology_->latency_unavailable());
+}
+
+std::vector<std::string> JobNetwork::Warnings() const {
+  std::vector<std::string> warnings;
+  if (!fallback_reason_.empty()) {
+    warnings.push_back(absl::StrCat("network shaping unavailable: ",
+                                    fallback_reason_, "; ran on loopback"));
+  }
+  if (topology_ && !topology_->latency_unavailable().empty()) {
+    warnings.push_back(absl::StrCat(
+        "latency emulation unavailable: ", topology_->latency_unavailable(),
+        "; links shaped for bandwidth only (", topology_->shape().link_gbit,
+        " Gbit/s), no added latency"));
+  }
+  return warnings;
+}
+
+}  // namespace ringside

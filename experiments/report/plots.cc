@@ -1,0 +1,209 @@
+#include "experiments/report/plots.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <system_error>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "experiments/job/process_group.h"
+
+namespace ringside {
+namespace {
+
+// A label as one double-quoted field of an inline data block.
+std::string DataLabel(const std::string& s) {
+  return absl::StrCat("\"", absl::StrReplaceAll(s, {{"\"", "'"}}), "\"");
+}
+
+std::string Title(absl::string_view first, const PlotOptions& o) {
+  return GnuplotString(o.subtitle.empty()
+                           ? std::string(first)
+                           : absl::StrCat(first, "\n", o.subtitle));
+}
+
+// Settings every plot starts from (`reset` keeps the data blocks).
+std::string Preamble(const PlotOptions& o, const std::string& file,
+                     absl::string_view title, int width) {
+  return absl::StrCat("reset\n", "set terminal ", o.terminal, " size ", width,
+                      ",", o.height, " noenhanced\n", "set output ",
+                      GnuplotString(absl::StrCat(o.dir, "/", file)), "\n",
+                      "set title ", Title(title, o), "\n", "set grid ytics\n",
+                      "set border 3\n", "set tics nomirror\n");
+}
+
+std::string Pct(double fraction) {
+  return absl::StrFormat("%.2f", 100 * fraction);
+}
+
+}  // namespace
+
+std::string GnuplotString(absl::string_view s) {
+  return absl::StrCat(
+      "\"",
+      absl::StrReplaceAll(s, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}}),
+      "\"");
+}
+
+PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
+                         const std::vector<int>& workers,
+                         const PlotOptions& o) {
+  PlotScript script;
+  std::string& t = script.text;
+  const std::string compute = ComputeLabel(rows);
+  absl::StrAppend(&t, "# Plots of a ringside compare sweep; run: gnuplot ",
+                  "plots.gp\n", "set encoding utf8\n");
+
+  // Per-worker utilization per strategy, one bar chart per n.
+  for (int n : workers) {
+    const std::vector<ReportRow> table = UtilizationRows(rows, n);
+    if (table.empty()) continue;
+    const std::string block = absl::StrCat("$util_n", n);
+    absl::StrAppend(&t, "\n# Per-worker utilization (%), n = ", n, "\n", block,
+                    " << EOD\n");
+    for (const ReportRow& r : table) {
+      std::vector<std::string> line = {DataLabel(r.display_name)};
+      for (int w = 0; w < n; ++w) {
+        line.push_back(w < r.workers() ? Pct(r.utilization[w]) : "0");
+      }
+      absl::StrAppend(&t, absl::StrJoin(line, " "), "\n");
+    }
+    absl::StrAppend(&t, "EOD\n");
+    const std::string file = absl::StrCat("utilization_n", n, ".png");
+    absl::StrAppend(
+        &t,
+        Preamble(o, file,
+                 absl::StrCat("Per-worker utilization, n = ", n,
+                              n == 1 ? " worker" : " workers"),
+                 // Wide enough for every strategy's label.
+                 std::max<int>(o.width, 130 * table.size() + 240)),
+        "set style data histogram\n", "set style histogram clustered gap 1\n",
+        "set style fill solid 0.85 border -1\n", "set yrange [0:105]\n",
+        "set ylabel \"utilization (% of wall time)\"\n",
+        "set key outside right top vertical\n", "plot ");
+    std::vector<std::string> clauses;
+    for (int w = 0; w < n; ++w) {
+      clauses.push_back(absl::StrCat(block, " using ", w + 2,
+                                     w == 0 ? ":xtic(1)" : "", " title \"W", w,
+                                     "\""));
+    }
+    absl::StrAppend(&t, absl::StrJoin(clauses, ", \\\n     "), "\n");
+    script.images.push_back(
+        {file, absl::StrCat("Per-worker utilization by strategy, n = ", n,
+                            n == 1 ? " worker" : " workers", " (", compute,
+                            " compute)")});
+  }
+
+  // Speedup against n with the linear line.
+  const std::optional<double> base = BaselineThroughput(rows);
+  const std::vector<std::string> strategies = SweepStrategies(rows);
+  if (base && !strategies.empty() && !workers.empty()) {
+    absl::StrAppend(&t, "\n# Speedup: n, then one column per strategy (",
+                    absl::StrJoin(strategies, ", "), ")\n$speedup << EOD\n");
+    for (int n : workers) {
+      std::vector<std::string> line = {absl::StrCat(n)};
+      for (const std::string& s : strategies) {
+        std::optional<double> v;
+        for (const ReportRow& r : rows) {
+          if (r.strategy == s && r.workers() == n) v = Speedup(r, base);
+        }
+        line.push_back(v ? absl::StrFormat("%.4f", *v) : "NaN");
+      }
+      absl::StrAppend(&t, absl::StrJoin(line, " "), "\n");
+    }
+    absl::StrAppend(&t, "EOD\n");
+    std::vector<std::string> xtics;
+    for (int n : workers) xtics.push_back(absl::StrCat("\"", n, "\" ", n));
+    absl::StrAppend(
+        &t, Preamble(o, "speedup.png", "Speedup against workers", o.width),
+        "set xlabel \"workers n\"\n",
+        "set ylabel \"speedup (throughput / baseline throughput)\"\n",
+        "set xrange [0:", workers.back() * 1.1, "]\n", "set yrange [0:*]\n",
+        "set xtics (", absl::StrJoin(xtics, ", "), ")\n", "set key left top\n",
+        "plot x with lines dashtype 2 linecolor rgb \"gray40\" title "
+        "\"linear (ideal)\"");
+    for (size_t i = 0; i < strategies.size(); ++i) {
+      absl::StrAppend(
+          &t, ", \\\n     $speedup using 1:", i + 2,
+          " with linespoints pointtype 7 linewidth 2 title ",
+          GnuplotString(FirstRowOf(rows, strategies[i])->display_name));
+    }
+    absl::StrAppend(&t, "\n");
+    script.images.push_back(
+        {"speedup.png",
+         absl::StrCat("Speedup against workers n, with the linear (ideal) "
+                      "speedup (",
+                      compute, " compute)")});
+  }
+  return script;
+}
+
+absl::StatusOr<std::string> FindProgram(absl::string_view program) {
+  if (program.empty()) return absl::NotFoundError("no program named");
+  if (absl::StrContains(program, "/")) {
+    const std::string path(program);
+    if (access(path.c_str(), X_OK) == 0) return path;
+    return absl::NotFoundError(absl::StrCat(program, " is not executable"));
+  }
+  const char* env = std::getenv("PATH");
+  for (absl::string_view dir :
+       absl::StrSplit(env ? env : "", ':', absl::SkipEmpty())) {
+    const std::string path = absl::StrCat(dir, "/", program);
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) &&
+        access(path.c_str(), X_OK) == 0) {
+      return path;
+    }
+  }
+  return absl::NotFoundError(absl::StrCat(program, " not found on PATH"));
+}
+
+absl::StatusOr<std::vector<ReportImage>> DrawPlots(
+    const std::string& gnuplot, const std::vector<ReportRow>& rows,
+    const std::vector<int>& workers, PlotOptions options,
+    absl::Duration timeout) {
+  const std::string script_path = options.dir + "/plots.gp";
+  absl::Status last = absl::OkStatus();
+  for (const char* terminal : {"pngcairo", "png"}) {
+    options.terminal = terminal;
+    const PlotScript script = GnuplotScript(rows, workers, options);
+    {
+      std::ofstream out(script_path);
+      out << script.text;
+      out.close();
+      if (!out) {
+        return absl::InternalError(absl::StrCat("cannot write ", script_path));
+      }
+    }
+    ProcessGroupOptions group_options;
+    group_options.deadline = timeout;
+    group_options.relay_stderr = false;
+    ChildSpec spec;
+    spec.label = "gnuplot";
+    spec.argv = {gnuplot, script_path};
+    last = RunToCompletion(std::move(spec), group_options);
+    if (!last.ok()) continue;
+    for (const ReportImage& image : script.images) {
+      std::error_code ec;
+      const std::string path = options.dir + "/" + image.path;
+      if (std::filesystem::file_size(path, ec) == 0 || ec) {
+        return absl::NotFoundError(
+            absl::StrCat("gnuplot wrote no image ", path));
+      }
+    }
+    return script.images;
+  }
+  return last;
+}
+
+}  // namespace ringside

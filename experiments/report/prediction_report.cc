@@ -1,0 +1,140 @@
+#include "experiments/report/prediction_report.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+
+std::string Ms(double seconds) {
+  return absl::StrFormat("%.2f", seconds * 1e3);
+}
+
+std::string Percent(double fraction) {
+  return absl::StrFormat("%.0f%%", 100 * fraction);
+}
+
+double MeanUtilization(const ReportRow& row) {
+  return row.utilization.empty() ? 0 : TotalUtilization(row) / row.workers();
+}
+
+}  // namespace
+
+std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
+                                      const CostInputs& link) {
+  const std::vector<std::string> known = CostModelStrategies();
+  std::vector<PredictedRun> runs;
+  for (const ReportRow& row : rows) {
+    PredictedRun run;
+    run.strategy = row.strategy;
+    run.parallel_type = ParallelTypeLabel(row);
+    run.workers = row.workers();
+    run.prm_srv = row.prm_srv;
+    run.compute_s = row.compute_step_s;
+    run.measured_step_s = row.step_s;
+    run.measured_utilization = MeanUtilization(row);
+    CostInputs in = link;
+    in.compute_s = row.compute_step_s;
+    in.model_bytes = static_cast<double>(row.model_bytes);
+    in.num_tensors = row.num_tensors;
+    in.workers = row.workers();
+    in.servers = std::max(1, row.prm_srv);
+    // The registry says which formula applies and what goes on the wire.
+    const std::string& as = row.modelled_as;
+    in.model_bytes *= row.wire_bytes_per_model_byte;
+    run.modelled_as = as;
+    if (row.wire_bytes_per_model_byte != 1.0) {
+      absl::StrAppend(&run.modelled_as, ", M×",
+                      absl::StrFormat("%g", row.wire_bytes_per_model_byte));
+    }
+    if (std::find(known.begin(), known.end(), as) == known.end()) {
+      run.why_not = "not in the cost model";
+    } else if (row.step_s <= 0 || row.compute_step_s <= 0 ||
+               row.model_bytes <= 0 || row.num_tensors <= 0) {
+      run.why_not =
+          "the run's records lack per-step timing or the model's size";
+    } else if (absl::StatusOr<Prediction> p = PredictStep(as, in); !p.ok()) {
+      run.why_not = std::string(p.status().message());
+    } else {
+      run.prediction = *p;
+      absl::StatusOr<double> e = PredictionError(p->step_s, row.step_s);
+      if (e.ok()) run.error = *e;
+    }
+    if (!run.why_not.empty()) run.modelled_as = "";
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
+                               const CostInputs& link,
+                               const std::string& link_source) {
+  std::string out = absl::StrFormat(
+      "Link: B = %.2f Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
+      "%.1f ms; overlap o = %.2f. Each run's own measured compute per step "
+      "is t_c; error = (predicted − measured) / measured step time.\n\n",
+      link.bandwidth_Bps * 8 / 1e9, link.latency_s * 1e6, link_source,
+      link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
+      link.overlap);
+  std::vector<std::vector<std::string>> cells = {
+      {"Parallel type", "n", "PrmSrv", "Modelled as", "Compute (ms)",
+       "Predicted step (ms)", "Measured step (ms)", "Error", "Predicted util.",
+       "Measured util."}};
+  std::vector<std::string> reasons;
+  for (const PredictedRun& r : runs) {
+    const bool p = r.prediction.has_value();
+    cells.push_back({r.parallel_type, absl::StrCat(r.workers),
+                     absl::StrCat(r.prm_srv), p ? r.modelled_as : "-",
+                     Ms(r.compute_s), p ? Ms(r.prediction->step_s) : "-",
+                     Ms(r.measured_step_s),
+                     r.error ? absl::StrFormat("%+.0f%%", 100 * *r.error) : "-",
+                     p ? Percent(r.prediction->utilization) : "-",
+                     Percent(r.measured_utilization)});
+    if (!p) {
+      reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
+                                     ": no prediction (", r.why_not, ")"));
+    }
+  }
+  out += MarkdownGrid(cells);
+  if (!reasons.empty()) {
+    out += "\n";
+    for (const std::string& line : reasons) out += line + "\n";
+  }
+  return out;
+}
+
+json PredictionJson(const std::vector<PredictedRun>& runs,
+                    const CostInputs& link, const std::string& link_source) {
+  json out = {{"link",
+               {{"bandwidth_Bps", link.bandwidth_Bps},
+                {"latency_s", link.latency_s},
+                {"fusion_threshold_bytes", link.fusion_threshold_bytes},
+                {"cycle_s", link.cycle_s},
+                {"overlap", link.overlap},
+                {"source", link_source}}},
+              {"runs", json::array()}};
+  for (const PredictedRun& r : runs) {
+    const bool p = r.prediction.has_value();
+    out["runs"].push_back(
+        {{"strategy", r.strategy},
+         {"workers", r.workers},
+         {"prm_srv", r.prm_srv},
+         {"modelled_as", p ? json(r.modelled_as) : json()},
+         {"compute_s", r.compute_s},
+         {"measured_step_s", r.measured_step_s},
+         {"measured_utilization", r.measured_utilization},
+         {"predicted_step_s", p ? json(r.prediction->step_s) : json()},
+         {"predicted_utilization",
+          p ? json(r.prediction->utilization) : json()},
+         {"comm_s", p ? json(r.prediction->comm_s) : json()},
+         {"error", r.error ? json(*r.error) : json()},
+         {"why_not", p ? json() : json(r.why_not)}});
+  }
+  return out;
+}
+
+}  // namespace ringside

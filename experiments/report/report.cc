@@ -1,0 +1,272 @@
+#include "experiments/report/report.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+
+size_t MaxWorkers(const std::vector<ReportRow>& rows) {
+  size_t n = 0;
+  for (const ReportRow& r : rows) n = std::max(n, r.utilization.size());
+  return n;
+}
+
+std::string Fixed(std::optional<double> v, int decimals) {
+  return v ? absl::StrFormat("%.*f", decimals, *v) : "-";
+}
+
+bool AnyEvalLoss(const std::vector<ReportRow>& rows) {
+  for (const ReportRow& r : rows) {
+    if (r.eval_loss.has_value()) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> Headers(size_t workers, bool val_loss) {
+  std::vector<std::string> h = {"Parallel type", "PrmSrv"};
+  for (size_t w = 0; w < workers; ++w) h.push_back(absl::StrCat("W", w));
+  for (const char* c :
+       {"Total", "Throughput (samples/s)", "Speedup", "Scaling eff."}) {
+    h.push_back(c);
+  }
+  if (val_loss) h.push_back("Val loss");
+  return h;
+}
+
+bool IsNumber(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number();
+}
+
+}  // namespace
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string ParallelTypeLabel(const ReportRow& row) {
+  return row.emulated ? absl::StrCat(row.display_name, " (emulated)")
+                      : row.display_name;
+}
+
+// Characters of UTF-8 text (its bytes minus continuation bytes), so that
+// "Async PS (τ=2)" pads like its 14 characters, not its 15 bytes.
+static size_t DisplayWidth(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
+  return n;
+}
+
+std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells) {
+  if (cells.empty()) return "";
+  std::vector<size_t> width(cells[0].size(), 3);
+  for (const auto& line : cells) {
+    for (size_t c = 0; c < line.size() && c < width.size(); ++c) {
+      width[c] = std::max(width[c], DisplayWidth(line[c]));
+    }
+  }
+  // First column left-aligned, the numeric ones right-aligned.
+  auto format_line = [&](const std::vector<std::string>& line) {
+    std::string out = "|";
+    for (size_t c = 0; c < width.size(); ++c) {
+      const std::string cell = c < line.size() ? line[c] : "";
+      const std::string pad(width[c] - DisplayWidth(cell), ' ');
+      absl::StrAppend(&out, " ", c == 0 ? cell + pad : pad + cell, " |");
+    }
+    return out + "\n";
+  };
+  std::string out = format_line(cells[0]);
+  out += "|";
+  for (size_t c = 0; c < width.size(); ++c) {
+    absl::StrAppend(&out, " ",
+                    c == 0 ? ":" + std::string(width[c] - 1, '-')
+                           : std::string(width[c] - 1, '-') + ":",
+                    " |");
+  }
+  out += "\n";
+  for (size_t i = 1; i < cells.size(); ++i) out += format_line(cells[i]);
+  return out;
+}
+
+std::string DisplayName(absl::string_view strategy) {
+  std::string name(strategy);
+  if (!name.empty())
+    name[0] = std::toupper(static_cast<unsigned char>(name[0]));
+  return name;
+}
+
+absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
+                                        const std::vector<json>& finals) {
+  if (finals.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(strategy, ": no final records"));
+  }
+  ReportRow row;
+  row.strategy = std::string(strategy);
+  row.display_name = DisplayName(strategy);
+  row.prm_srv = prm_srv;
+  for (size_t rank = 0; rank < finals.size(); ++rank) {
+    const json& f = finals[rank];
+    if (!IsNumber(f, "utilization")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          strategy, ": final record of rank ", rank, " has no utilization"));
+    }
+    row.utilization.push_back(f["utilization"].get<double>());
+    if (f.contains("emulated") && f["emulated"].is_boolean() &&
+        f["emulated"].get<bool>()) {
+      row.emulated = true;
+    }
+  }
+  if (!IsNumber(finals[0], "throughput")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(strategy, ": final record of rank 0 has no throughput"));
+  }
+  row.throughput = finals[0]["throughput"].get<double>();
+  // Emulated compute has no model to evaluate: whatever loss the synthetic
+  // model printed means nothing, so the row has none ("-", null, empty).
+  if (!row.emulated && IsNumber(finals[0], "eval_loss")) {
+    row.eval_loss = finals[0]["eval_loss"].get<double>();
+  }
+  const json& f0 = finals[0];
+  if (IsNumber(f0, "measured_steps") &&
+      f0["measured_steps"].get<double>() > 0) {
+    const double steps = f0["measured_steps"].get<double>();
+    if (IsNumber(f0, "compute_s")) {
+      row.compute_step_s = f0["compute_s"].get<double>() / steps;
+    }
+    if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
+  }
+  if (IsNumber(f0, "model_bytes")) {
+    row.model_bytes = f0["model_bytes"].get<int64_t>();
+  }
+  if (IsNumber(f0, "num_tensors")) {
+    row.num_tensors = f0["num_tensors"].get<int64_t>();
+  }
+  if (finals[0].contains("device") && finals[0]["device"].is_string()) {
+    row.device = finals[0]["device"].get<std::string>();
+  }
+  if (finals[0].contains("model") && finals[0]["model"].is_string()) {
+    row.model = finals[0]["model"].get<std::string>();
+  }
+  return row;
+}
+
+double TotalUtilization(const ReportRow& row) {
+  double total = 0;
+  for (double u : row.utilization) total += u;
+  return total;
+}
+
+std::optional<double> BaselineThroughput(const std::vector<ReportRow>& rows) {
+  for (const ReportRow& r : rows) {
+    if (r.strategy == "baseline" && r.throughput > 0) return r.throughput;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> Speedup(const ReportRow& row,
+                              std::optional<double> baseline) {
+  if (!baseline || *baseline <= 0) return std::nullopt;
+  return row.throughput / *baseline;
+}
+
+std::optional<double> ScalingEfficiency(const ReportRow& row,
+                                        std::optional<double> baseline) {
+  const std::optional<double> s = Speedup(row, baseline);
+  if (!s || row.utilization.empty()) return std::nullopt;
+  return *s / row.utilization.size();
+}
+
+std::string MarkdownTable(const std::vector<ReportRow>& rows) {
+  const size_t workers = MaxWorkers(rows);
+  const std::optional<double> base = BaselineThroughput(rows);
+  const bool val_loss = AnyEvalLoss(rows);
+  std::vector<std::vector<std::string>> cells = {Headers(workers, val_loss)};
+  for (const ReportRow& r : rows) {
+    std::vector<std::string> line = {ParallelTypeLabel(r),
+                                     absl::StrCat(r.prm_srv)};
+    for (size_t w = 0; w < workers; ++w) {
+      line.push_back(w < r.utilization.size()
+                         ? absl::StrFormat("%.0f%%", 100 * r.utilization[w])
+                         : "0");
+    }
+    line.push_back(Fixed(TotalUtilization(r), 2));
+    line.push_back(Fixed(r.throughput, 1));
+    line.push_back(Fixed(Speedup(r, base), 2));
+    line.push_back(Fixed(ScalingEfficiency(r, base), 2));
+    if (val_loss) line.push_back(Fixed(r.eval_loss, 4));
+    cells.push_back(std::move(line));
+  }
+  return MarkdownGrid(cells);
+}
+
+std::string CsvTable(const std::vector<ReportRow>& rows) {
+  const size_t workers = MaxWorkers(rows);
+  const std::optional<double> base = BaselineThroughput(rows);
+  std::vector<std::string> header = {"strategy", "parallel_type", "prm_srv"};
+  for (size_t w = 0; w < workers; ++w) header.push_back(absl::StrCat("W", w));
+  for (const char* c : {"total", "throughput", "speedup", "scaling_eff",
+                        "eval_loss", "emulated"}) {
+    header.push_back(c);
+  }
+  std::string out = absl::StrJoin(header, ",") + "\n";
+  for (const ReportRow& r : rows) {
+    std::vector<std::string> f = {CsvField(r.strategy),
+                                  CsvField(ParallelTypeLabel(r)),
+                                  absl::StrCat(r.prm_srv)};
+    for (size_t w = 0; w < workers; ++w) {
+      f.push_back(w < r.utilization.size()
+                      ? absl::StrFormat("%.4f", r.utilization[w])
+                      : "0");
+    }
+    const std::optional<double> s = Speedup(r, base);
+    const std::optional<double> e = ScalingEfficiency(r, base);
+    f.push_back(absl::StrFormat("%.4f", TotalUtilization(r)));
+    f.push_back(absl::StrFormat("%.3f", r.throughput));
+    f.push_back(s ? absl::StrFormat("%.4f", *s) : "");
+    f.push_back(e ? absl::StrFormat("%.4f", *e) : "");
+    f.push_back(r.eval_loss ? absl::StrFormat("%.6g", *r.eval_loss) : "");
+    f.push_back(r.emulated ? "true" : "false");
+    out += absl::StrJoin(f, ",") + "\n";
+  }
+  return out;
+}
+
+json JsonReport(const std::vector<ReportRow>& rows) {
+  const std::optional<double> base = BaselineThroughput(rows);
+  json out;
+  out["columns"] = Headers(MaxWorkers(rows), AnyEvalLoss(rows));
+  out["rows"] = json::array();
+  for (const ReportRow& r : rows) {
+    const std::optional<double> s = Speedup(r, base);
+    const std::optional<double> e = ScalingEfficiency(r, base);
+    out["rows"].push_back(
+        {{"strategy", r.strategy},
+         {"parallel_type", ParallelTypeLabel(r)},
+         {"prm_srv", r.prm_srv},
+         {"workers", r.utilization.size()},
+         {"utilization", r.utilization},
+         {"total", TotalUtilization(r)},
+         {"throughput", r.throughput},
+         {"speedup", s ? json(*s) : json()},
+         {"scaling_eff", e ? json(*e) : json()},
+         {"eval_loss", r.eval_loss ? json(*r.eval_loss) : json()},
+         {"emulated", r.emulated}});
+  }
+  return out;
+}
+
+}  // namespace ringside

@@ -1,0 +1,114 @@
+// Comparison report: pure functions that turn per-strategy run results into
+// the table of the GPT-2 data-parallel study (arXiv 2206.06356):
+//
+//   Parallel type | PrmSrv | W0 | ... | W{n-1} | Total |
+//   Throughput (samples/s) | Speedup | Scaling eff. | Val loss
+//
+// W cells are each worker's utilization in percent ("85%"), "0" for workers
+// a row does not have; Total is the sum of the utilizations as a fraction
+// (2 decimals); speedup = throughput / baseline throughput; scaling
+// efficiency = speedup / the row's worker count; Val loss is rank 0's final
+// validation loss (shown when any row has one: every strategy trains the
+// same model, so a strategy that diverges shows here). Rows with emulated
+// compute are labelled "(emulated)" in every output.
+//
+// Thread-safety: stateless functions, safe to call concurrently.
+#ifndef RINGSIDE_EXPERIMENTS_REPORT_REPORT_H_
+#define RINGSIDE_EXPERIMENTS_REPORT_REPORT_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ringside {
+
+struct ReportRow {
+  std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
+  std::string display_name;  // table label, e.g. "SPS" (the registry's)
+  int prm_srv = 0;           // number of parameter-server processes
+  std::vector<double> utilization;  // per worker (index = rank), 0..1
+  double throughput = 0;            // global samples/s (rank 0's value)
+  std::optional<double> eval_loss;  // rank 0's final validation loss
+  bool emulated = false;            // any worker ran emulated compute
+  std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
+  std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
+  // Per measured step on rank 0 (0 when its record lacks them): compute
+  // (forward + backward + local optimizer) and wall time.
+  double compute_step_s = 0;
+  double step_s = 0;
+  // The model (0 when the record lacks them): gradient bytes exchanged per
+  // step and gradient tensors.
+  int64_t model_bytes = 0;
+  int64_t num_tensors = 0;
+  // The cost model's strategy that predicts this row ("" = none) and the
+  // bytes on the wire per model byte, from the registry (ListedStrategy).
+  std::string modelled_as;
+  double wire_bytes_per_model_byte = 1.0;
+
+  int workers() const { return static_cast<int>(utilization.size()); }
+};
+
+// The label of a row whose registry entry is not at hand: the name with its
+// first letter capitalized ("gossip" -> "Gossip"). compare names its rows
+// from the registry (worker --list_strategies), e.g. "SPS".
+std::string DisplayName(absl::string_view strategy);
+
+// The row's "Parallel type" cell: display_name, plus " (emulated)" when the
+// row ran emulated compute.
+std::string ParallelTypeLabel(const ReportRow& row);
+
+// Markdown table of `cells` (cells[0] = header; every line as long as the
+// header): columns padded to equal width (at least 3), the first
+// left-aligned, the others right-aligned; ends in '\n'.
+std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells);
+
+// `s` as one CSV field: quoted (with '"' doubled) when it holds a comma, a
+// quote or a newline; unchanged otherwise.
+std::string CsvField(const std::string& s);
+
+// Builds a row from the workers' "final" records (index = rank). Fails with
+// INVALID_ARGUMENT when there are none or a record lacks a numeric
+// "utilization" (any rank) or "throughput" (rank 0).
+absl::StatusOr<ReportRow> RowFromFinals(
+    absl::string_view strategy, int prm_srv,
+    const std::vector<nlohmann::json>& finals);
+
+// Sum of the row's utilizations (a fraction; 4 workers at 90% = 3.6).
+double TotalUtilization(const ReportRow& row);
+
+// Throughput of the first row named "baseline", if any has one > 0.
+std::optional<double> BaselineThroughput(const std::vector<ReportRow>& rows);
+
+// throughput / baseline; nullopt without a baseline.
+std::optional<double> Speedup(const ReportRow& row,
+                              std::optional<double> baseline);
+
+// Speedup / number of workers in the row; nullopt without a baseline.
+std::optional<double> ScalingEfficiency(const ReportRow& row,
+                                        std::optional<double> baseline);
+
+// Markdown table, columns padded to equal width, one line per row, ending
+// in '\n'. W columns go up to the largest worker count of any row; the
+// Val loss column (4 decimals, "-" for a row without one) only when some
+// row has an eval_loss.
+std::string MarkdownTable(const std::vector<ReportRow>& rows);
+
+// CSV with a header line: strategy, parallel_type, prm_srv, W0.., total,
+// throughput, speedup, scaling_eff, eval_loss, emulated. Utilizations as
+// fractions; speedup/efficiency/eval_loss empty without a value.
+std::string CsvTable(const std::vector<ReportRow>& rows);
+
+// {"columns":[..markdown headers..], "rows":[{strategy, parallel_type,
+// prm_srv, workers, utilization[], total, throughput, speedup, scaling_eff,
+// eval_loss, emulated}]}; speedup/scaling_eff null without a baseline,
+// eval_loss null without one.
+nlohmann::json JsonReport(const std::vector<ReportRow>& rows);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_REPORT_REPORT_H_

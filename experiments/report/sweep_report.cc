@@ -1,0 +1,280 @@
+#include "experiments/report/sweep_report.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ringside {
+
+const ReportRow* FirstRowOf(const std::vector<ReportRow>& rows,
+                            const std::string& strategy) {
+  for (const ReportRow& r : rows) {
+    if (r.strategy == strategy) return &r;
+  }
+  return nullptr;
+}
+
+namespace {
+
+using nlohmann::json;
+
+const ReportRow* FindRow(const std::vector<ReportRow>& rows,
+                         const std::string& strategy, int n) {
+  for (const ReportRow& r : rows) {
+    if (r.strategy == strategy && r.workers() == n) return &r;
+  }
+  return nullptr;
+}
+
+std::optional<double> Metric(const ReportRow& row, std::optional<double> base,
+                             ScalingMetric metric) {
+  switch (metric) {
+    case ScalingMetric::kThroughput:
+      return row.throughput;
+    case ScalingMetric::kSpeedup:
+      return Speedup(row, base);
+    case ScalingMetric::kEfficiency:
+      return ScalingEfficiency(row, base);
+  }
+  return std::nullopt;
+}
+
+std::string Cell(std::optional<double> v, ScalingMetric metric) {
+  if (!v) return "-";
+  return absl::StrFormat("%.*f", metric == ScalingMetric::kThroughput ? 1 : 2,
+                         *v);
+}
+
+// The scaling tables' columns: n = 1 when there is a baseline, and the
+// sweep.
+std::vector<int> ScalingColumns(const std::vector<ReportRow>& rows,
+                                const std::vector<int>& workers) {
+  std::set<int> ns(workers.begin(), workers.end());
+  if (FirstRowOf(rows, "baseline") != nullptr) ns.insert(1);
+  return {ns.begin(), ns.end()};
+}
+
+json OrNull(std::optional<double> v) { return v ? json(*v) : json(); }
+
+}  // namespace
+
+std::string ComputeLabel(const std::vector<ReportRow>& rows) {
+  if (rows.empty()) return "unknown";
+  size_t emulated = 0;
+  for (const ReportRow& r : rows) emulated += r.emulated ? 1 : 0;
+  if (emulated == 0) return "real";
+  return emulated == rows.size() ? "emulated" : "mixed";
+}
+
+std::string ComputeSentence(const std::vector<ReportRow>& rows) {
+  const std::string label = ComputeLabel(rows);
+  if (label == "real") {
+    return "real: the workers ran the model's forward and backward passes.";
+  }
+  if (label == "emulated") {
+    return "emulated: a synthetic model with a real network's gradient "
+           "tensors sleeps the compute time a real model would take; "
+           "communication and synchronization are real.";
+  }
+  if (label == "mixed") {
+    std::vector<std::string> emulated;
+    for (const ReportRow& r : rows) {
+      if (r.emulated) {
+        emulated.push_back(absl::StrCat(r.strategy, " n=", r.workers()));
+      }
+    }
+    return absl::StrCat("mixed: emulated in ", absl::StrJoin(emulated, ", "),
+                        "; real in the other runs.");
+  }
+  return "unknown: no run finished.";
+}
+
+std::vector<int> SweepWorkers(const std::vector<ReportRow>& rows) {
+  std::set<int> ns;
+  for (const ReportRow& r : rows) {
+    if (r.strategy != "baseline") ns.insert(r.workers());
+  }
+  return {ns.begin(), ns.end()};
+}
+
+std::vector<std::string> SweepStrategies(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> names;
+  for (const ReportRow& r : rows) {
+    if (r.strategy == "baseline") continue;
+    if (std::find(names.begin(), names.end(), r.strategy) == names.end()) {
+      names.push_back(r.strategy);
+    }
+  }
+  return names;
+}
+
+std::vector<ReportRow> UtilizationRows(const std::vector<ReportRow>& rows,
+                                       int n) {
+  std::vector<ReportRow> out;
+  if (const ReportRow* base = FirstRowOf(rows, "baseline")) {
+    out.push_back(*base);
+  }
+  for (const ReportRow& r : rows) {
+    if (r.strategy != "baseline" && r.workers() == n) out.push_back(r);
+  }
+  return out;
+}
+
+std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
+                            const std::vector<int>& workers,
+                            ScalingMetric metric) {
+  const std::vector<int> columns = ScalingColumns(rows, workers);
+  const std::optional<double> base = BaselineThroughput(rows);
+  std::vector<std::vector<std::string>> cells;
+  cells.push_back({"Parallel type", "PrmSrv"});
+  for (int n : columns) cells[0].push_back(absl::StrCat("n=", n));
+  std::vector<std::string> names = {"baseline"};
+  const std::vector<std::string> strategies = SweepStrategies(rows);
+  names.insert(names.end(), strategies.begin(), strategies.end());
+  for (const std::string& name : names) {
+    const ReportRow* first = FirstRowOf(rows, name);
+    if (first == nullptr) continue;
+    std::vector<std::string> line = {ParallelTypeLabel(*first),
+                                     absl::StrCat(first->prm_srv)};
+    for (int n : columns) {
+      const ReportRow* r = FindRow(rows, name, n);
+      line.push_back(Cell(r ? Metric(*r, base, metric) : std::nullopt, metric));
+    }
+    cells.push_back(std::move(line));
+  }
+  if (metric == ScalingMetric::kSpeedup) {
+    std::vector<std::string> line = {"Linear (ideal)", "-"};
+    for (int n : columns) line.push_back(Cell(n, metric));
+    cells.push_back(std::move(line));
+  }
+  return MarkdownGrid(cells);
+}
+
+std::string SweepCsv(const std::vector<ReportRow>& rows,
+                     const std::string& hardware) {
+  size_t max_workers = 0;
+  for (const ReportRow& r : rows) {
+    max_workers = std::max(max_workers, r.utilization.size());
+  }
+  const std::optional<double> base = BaselineThroughput(rows);
+  std::vector<std::string> header = {"strategy", "parallel_type", "workers",
+                                     "prm_srv"};
+  for (size_t w = 0; w < max_workers; ++w) {
+    header.push_back(absl::StrCat("W", w));
+  }
+  for (const char* c : {"total", "throughput", "speedup", "scaling_eff",
+                        "eval_loss", "emulated", "device", "hardware"}) {
+    header.push_back(c);
+  }
+  std::string out = absl::StrJoin(header, ",") + "\n";
+  for (const ReportRow& r : rows) {
+    std::vector<std::string> f = {
+        CsvField(r.strategy), CsvField(ParallelTypeLabel(r)),
+        absl::StrCat(r.workers()), absl::StrCat(r.prm_srv)};
+    for (size_t w = 0; w < max_workers; ++w) {
+      f.push_back(w < r.utilization.size()
+                      ? absl::StrFormat("%.4f", r.utilization[w])
+                      : "");
+    }
+    const std::optional<double> s = Speedup(r, base);
+    const std::optional<double> e = ScalingEfficiency(r, base);
+    f.push_back(absl::StrFormat("%.4f", TotalUtilization(r)));
+    f.push_back(absl::StrFormat("%.3f", r.throughput));
+    f.push_back(s ? absl::StrFormat("%.4f", *s) : "");
+    f.push_back(e ? absl::StrFormat("%.4f", *e) : "");
+    f.push_back(r.eval_loss ? absl::StrFormat("%.6g", *r.eval_loss) : "");
+    f.push_back(r.emulated ? "true" : "false");
+    f.push_back(CsvField(r.device));
+    f.push_back(CsvField(hardware));
+    out += absl::StrJoin(f, ",") + "\n";
+  }
+  return out;
+}
+
+json SweepJson(const std::vector<ReportRow>& rows,
+               const std::vector<int>& workers) {
+  const std::optional<double> base = BaselineThroughput(rows);
+  json out = {{"workers", workers}, {"compute", ComputeLabel(rows)}};
+  out["utilization"] = json::array();
+  for (int n : workers) {
+    out["utilization"].push_back(
+        {{"workers", n}, {"table", JsonReport(UtilizationRows(rows, n))}});
+  }
+  out["scaling"] = json::array();
+  std::vector<std::string> names = {"baseline"};
+  const std::vector<std::string> strategies = SweepStrategies(rows);
+  names.insert(names.end(), strategies.begin(), strategies.end());
+  for (const std::string& name : names) {
+    const ReportRow* first = FirstRowOf(rows, name);
+    if (first == nullptr) continue;
+    json points = json::array();
+    for (int n : ScalingColumns(rows, workers)) {
+      const ReportRow* r = FindRow(rows, name, n);
+      if (r == nullptr) continue;
+      points.push_back({{"workers", n},
+                        {"throughput", r->throughput},
+                        {"speedup", OrNull(Speedup(*r, base))},
+                        {"scaling_eff", OrNull(ScalingEfficiency(*r, base))}});
+    }
+    out["scaling"].push_back({{"strategy", name},
+                              {"parallel_type", ParallelTypeLabel(*first)},
+                              {"prm_srv", first->prm_srv},
+                              {"emulated", first->emulated},
+                              {"points", std::move(points)}});
+  }
+  out["rows"] = JsonReport(rows)["rows"];
+  return out;
+}
+
+std::string SweepMarkdown(const std::vector<ReportRow>& rows,
+                          const std::vector<int>& workers,
+                          const SweepDocument& doc) {
+  std::string out = absl::StrCat("# ", doc.title, "\n\n");
+  if (!doc.hardware.empty()) {
+    absl::StrAppend(&out, "- **Hardware:** ", doc.hardware, "\n");
+  }
+  absl::StrAppend(&out, "- **Compute:** ", ComputeSentence(rows), "\n");
+  if (!doc.run.empty()) absl::StrAppend(&out, "- **Run:** ", doc.run, "\n");
+  if (!doc.command.empty()) {
+    absl::StrAppend(&out, "- **Command:** `", doc.command, "`\n");
+  }
+  for (int n : workers) {
+    absl::StrAppend(&out, "\n## Utilization, n = ", n,
+                    n == 1 ? " worker" : " workers", "\n\n",
+                    MarkdownTable(UtilizationRows(rows, n)));
+  }
+  struct Section {
+    const char* heading;
+    ScalingMetric metric;
+  };
+  for (const Section& s :
+       {Section{"Throughput (global samples/s)", ScalingMetric::kThroughput},
+        Section{"Speedup (throughput / baseline throughput)",
+                ScalingMetric::kSpeedup},
+        Section{"Scaling efficiency (speedup / n)",
+                ScalingMetric::kEfficiency}}) {
+    absl::StrAppend(&out, "\n## ", s.heading, "\n\n",
+                    ScalingMarkdown(rows, workers, s.metric));
+  }
+  if (!doc.cost_model.empty()) {
+    absl::StrAppend(&out, "\n## Cost model vs measured\n\n", doc.cost_model);
+  }
+  if (!doc.images.empty()) {
+    absl::StrAppend(&out, "\n## Plots\n");
+    for (const ReportImage& image : doc.images) {
+      absl::StrAppend(&out, "\n![", image.caption, "](", image.path, ")\n\n*",
+                      image.caption, "*\n");
+    }
+  }
+  if (!doc.notes.empty()) {
+    absl::StrAppend(&out, "\n## Notes\n\n", absl::StrJoin(doc.notes, "\n\n"),
+                    "\n");
+  }
+  return out;
+}
+
+}  // namespace ringside

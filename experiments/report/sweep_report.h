@@ -1,0 +1,107 @@
+// Sweep report: the outputs of `compare` over a worker-count sweep (e.g.
+// n = 1, 2, 4): the baseline runs once with one worker, every other
+// strategy once per n. Built from the report.h rows:
+//
+//  - per n, the study-format utilization table (Parallel type, PrmSrv,
+//    W0..W(n-1), Total, throughput, speedup, efficiency), the baseline
+//    first (UtilizationRows + report.h's MarkdownTable/JsonReport);
+//  - across n, throughput, speedup and scaling-efficiency tables, one line
+//    per strategy and one column per n (ScalingMarkdown);
+//  - one CSV line per run (SweepCsv), a JSON document (SweepJson) and a
+//    Markdown document with everything (SweepMarkdown).
+//
+// Every output says whether compute was real or emulated (ComputeLabel; the
+// rows' "(emulated)" label) and, where the caller gives it, the hardware.
+//
+// Thread-safety: stateless functions, safe to call concurrently.
+#ifndef RINGSIDE_EXPERIMENTS_REPORT_SWEEP_REPORT_H_
+#define RINGSIDE_EXPERIMENTS_REPORT_SWEEP_REPORT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "experiments/report/report.h"
+
+namespace ringside {
+
+// "real" when no row ran emulated compute, "emulated" when every row did,
+// "mixed" otherwise; "unknown" without rows.
+std::string ComputeLabel(const std::vector<ReportRow>& rows);
+
+// One sentence saying what ComputeLabel means for these rows, e.g.
+// "emulated: a synthetic model sleeps the device time a real model would
+// take; communication is real." (mixed: names the emulated strategies).
+std::string ComputeSentence(const std::vector<ReportRow>& rows);
+
+// The worker counts in `rows`' non-baseline rows, ascending, without
+// duplicates.
+std::vector<int> SweepWorkers(const std::vector<ReportRow>& rows);
+
+// The first row of `strategy` in `rows`; nullptr when there is none.
+const ReportRow* FirstRowOf(const std::vector<ReportRow>& rows,
+                            const std::string& strategy);
+
+// The non-baseline strategies of `rows`, in first-seen order.
+std::vector<std::string> SweepStrategies(const std::vector<ReportRow>& rows);
+
+// The study table's rows for n workers: the first baseline row, then every
+// non-baseline row with n workers, in the order of `rows`.
+std::vector<ReportRow> UtilizationRows(const std::vector<ReportRow>& rows,
+                                       int n);
+
+enum class ScalingMetric { kThroughput, kSpeedup, kEfficiency };
+
+// Markdown table of `metric` across `workers`: columns Parallel type,
+// PrmSrv, "n=1", "n=2", ...; a line for the baseline (its n=1 cell only),
+// one per strategy ("-" where it has no run), and for kSpeedup a last line
+// "Linear (ideal)" = n. Throughput with 1 decimal, the others with 2.
+std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
+                            const std::vector<int>& workers,
+                            ScalingMetric metric);
+
+// One CSV line per row: strategy, parallel_type, workers, prm_srv,
+// W0..W(max-1) (fractions; empty past the row's workers), total,
+// throughput, speedup, scaling_eff, eval_loss, emulated, device, hardware.
+std::string SweepCsv(const std::vector<ReportRow>& rows,
+                     const std::string& hardware);
+
+// {"workers":[..], "compute":ComputeLabel,
+//  "utilization":[{"workers":n, "table":JsonReport(UtilizationRows(n))}..],
+//  "scaling":[{"strategy","parallel_type","prm_srv","emulated",
+//              "points":[{"workers","throughput","speedup","scaling_eff"}]}],
+//  "rows":JsonReport(rows)["rows"]}; speedup/efficiency null without a
+// baseline.
+nlohmann::json SweepJson(const std::vector<ReportRow>& rows,
+                         const std::vector<int>& workers);
+
+// An image for the Markdown document.
+struct ReportImage {
+  std::string path;     // as the document links it (relative to it)
+  std::string caption;  // alt text and caption
+};
+
+struct SweepDocument {
+  std::string title = "ringside compare";  // the "# " heading
+  std::string hardware;                    // HardwareLine; "" = not shown
+  std::string run;      // one line on the configuration; "" = not shown
+  std::string command;  // command that made it; "" = not shown
+  std::vector<ReportImage> images;
+  // Markdown body of "## Cost model vs measured" (prediction_report.h's
+  // PredictionMarkdown); "" = not shown.
+  std::string cost_model;
+  std::vector<std::string> notes;  // paragraphs at the end
+};
+
+// The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +
+// ComputeSentence), Run and Command lines; "## Utilization, n = N" with the
+// study table per n of `workers`; "## Throughput", "## Speedup", "## Scaling
+// efficiency" across n; "## Cost model vs measured"; "## Plots" with the
+// images; "## Notes".
+std::string SweepMarkdown(const std::vector<ReportRow>& rows,
+                          const std::vector<int>& workers,
+                          const SweepDocument& doc);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_REPORT_SWEEP_REPORT_H_

@@ -1,0 +1,166 @@
+// Tests of the collective benchmark harness: the nccl-tests measures on hand
+// numbers, the sweep plan, the child protocol, and a tiny 2-rank sweep of
+// "ours" and "gloo" through the harness with no wrong element.
+#include <string>
+#include <vector>
+
+#include "experiments/bench/collective_bench_backends.h"
+#include "experiments/bench/collective_bench_harness.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Measures, AlgbwIsBytesOverSeconds) {
+  EXPECT_DOUBLE_EQ(AlgBandwidthGBps(1000000000, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(AlgBandwidthGBps(4096, 4.096e-6), 1.0);
+  EXPECT_DOUBLE_EQ(AlgBandwidthGBps(256 << 20, 0.5), 0.536870912);
+  EXPECT_EQ(AlgBandwidthGBps(4096, 0), 0);
+}
+
+TEST(Measures, BusbwIsAlgbwTimesTwoNMinusOneOverN) {
+  EXPECT_DOUBLE_EQ(AllReduceBusBandwidthGBps(1000000000, 1.0, 2), 1.0);
+  EXPECT_DOUBLE_EQ(AllReduceBusBandwidthGBps(1000000000, 1.0, 4), 1.5);
+  EXPECT_DOUBLE_EQ(AllReduceBusBandwidthGBps(1000000000, 2.0, 8), 0.875);
+  EXPECT_EQ(AllReduceBusBandwidthGBps(1000000000, 1.0, 1), 0);
+}
+
+TEST(Plan, SizesGrowByStepAndLargeSizesRunFewerIterations) {
+  SweepOptions o;  // 4 KiB .. 256 MiB x4, cap 1 GiB
+  o.iters = 20;
+  o.warmup_iters = 5;
+  absl::StatusOr<std::vector<SizePlan>> plan = PlanSweep(o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->size(), 9u);
+  EXPECT_EQ(plan->front().bytes, 4096);
+  EXPECT_EQ(plan->front().count, 1024);
+  EXPECT_EQ(plan->front().iters, 20);
+  EXPECT_EQ(plan->front().warmup_iters, 5);
+  EXPECT_EQ((*plan)[7].bytes, 64 << 20);
+  EXPECT_EQ((*plan)[7].iters, 16);
+  EXPECT_EQ((*plan)[7].warmup_iters, 4);
+  EXPECT_EQ(plan->back().bytes, 256 << 20);
+  EXPECT_EQ(plan->back().iters, 4);
+  EXPECT_EQ(plan->back().warmup_iters, 1);
+
+  o.step_factor = 1;
+  EXPECT_FALSE(PlanSweep(o).ok());
+}
+
+TEST(Plan, FlagsRoundTrip) {
+  SweepOptions o;
+  o.max_bytes = 64 << 10;
+  std::vector<SizePlan> plan = *PlanSweep(o);
+  std::vector<std::string> flags = PlanToFlags(plan);
+  ASSERT_EQ(flags.size(), 3u);
+  EXPECT_EQ(flags[0], "--sizes=4096,16384,65536");
+  absl::StatusOr<std::vector<SizePlan>> back = PlanFromLists(
+      {"4096", "16384", "65536"}, {"20", "20", "20"}, {"5", "5", "5"});
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->size(), 3u);
+  EXPECT_EQ((*back)[2].count, 16384);
+  EXPECT_FALSE(PlanFromLists({"4096"}, {}, {}).ok());
+}
+
+TEST(Protocol, SizeLineRoundTrip) {
+  SizeMeasurement m;
+  m.plan = {4096, 1024, 20, 5};
+  m.seconds = 12.5e-6;
+  m.wrong = 3;
+  absl::StatusOr<SizeMeasurement> back = ParseSizeLine(SizeLineJson(m).dump());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->plan.bytes, 4096);
+  EXPECT_EQ(back->plan.iters, 20);
+  EXPECT_NEAR(back->seconds, 12.5e-6, 1e-12);
+  EXPECT_EQ(back->wrong, 3);
+  EXPECT_FALSE(ParseSizeLine("{\"bytes\": 1}").ok());
+  EXPECT_FALSE(ParseSizeLine("not json").ok());
+}
+
+TEST(Protocol, ParseBytes) {
+  EXPECT_EQ(*ParseBytes("4096"), 4096);
+  EXPECT_EQ(*ParseBytes("4K"), 4096);
+  EXPECT_EQ(*ParseBytes("64KiB"), 65536);
+  EXPECT_EQ(*ParseBytes("256M"), 256 << 20);
+  EXPECT_EQ(*ParseBytes("1G"), int64_t{1} << 30);
+  EXPECT_FALSE(ParseBytes("lots").ok());
+}
+
+TEST(Correctness, ClosedFormSum) {
+  for (int64_t i : {0, 5, 12, 13, 100}) {
+    float sum = 0;
+    for (int r = 0; r < 3; ++r) sum += FillValue(r, i);
+    EXPECT_EQ(sum, ExpectedSum(3, i)) << i;
+  }
+}
+
+TEST(Mpirun, CommandLine) {
+  BenchBackendOptions o;
+  o.mpi_peer = "/bin/peer";
+  SizePlan p{4096, 1024, 2, 1};
+  std::vector<std::string> argv = MpirunArgv(o, 3, {p});
+  EXPECT_THAT(argv, ::testing::ElementsAre("mpirun", "--oversubscribe",
+                                           "--allow-run-as-root", "-np", "3",
+                                           "/bin/peer", "--sizes=4096",
+                                           "--iters=2", "--warmup_iters=1"));
+}
+
+TEST(Mpirun, MissingMpirunIsReportedNotFatal) {
+  BenchBackendOptions o;
+  o.mpirun = "/nonexistent/mpirun";
+  o.mpi_peer = "/bin/true";
+  o.mpi_deadline = absl::Seconds(20);
+  SweepResult r =
+      RunBackend(MakeMpiBackend(o), 2, {SizePlan{4096, 1024, 2, 1}});
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_TRUE(r.sizes.empty());
+  EXPECT_THAT(FormatBackendTable(MakeMpiBackend(o), 2, r),
+              HasSubstr("mpi unavailable"));
+}
+
+TEST(Sweep, TinyTwoRankSweepOfOursAndGlooHasNoWrongElement) {
+  SweepOptions o;
+  o.min_bytes = 4 << 10;
+  o.max_bytes = 64 << 10;
+  o.iters = 2;
+  o.warmup_iters = 1;
+  std::vector<SizePlan> plan = *PlanSweep(o);
+  ASSERT_EQ(plan.size(), 3u);
+  BenchBackendOptions options;
+  options.connect_timeout = absl::Seconds(30);
+  options.op_timeout = absl::Seconds(30);
+  std::vector<std::string> names;
+  std::vector<SweepResult> results;
+  for (const char* name : {"ours", "gloo"}) {
+    absl::StatusOr<AllReduceBackend> b = MakeBackend(name, options);
+    ASSERT_TRUE(b.ok()) << b.status();
+    SweepResult r = RunBackend(*b, 2, plan);
+    ASSERT_TRUE(r.status.ok()) << name << ": " << r.status;
+    ASSERT_EQ(r.sizes.size(), 3u) << name;
+    for (const SizeMeasurement& m : r.sizes) {
+      EXPECT_EQ(m.wrong, 0) << name << " " << m.plan.bytes;
+      EXPECT_GT(m.seconds, 0) << name << " " << m.plan.bytes;
+    }
+    const std::string table = FormatBackendTable(*b, 2, r);
+    EXPECT_THAT(table, HasSubstr("#wrong"));
+    EXPECT_THAT(table, HasSubstr("busbw"));
+    EXPECT_EQ(RowJson(name, 2, r.sizes[0])["wrong"], 0);
+    names.push_back(name);
+    results.push_back(r);
+  }
+  const std::string comparison = FormatComparison(names, results, 0);
+  EXPECT_THAT(comparison, HasSubstr("ours/gloo"));
+  EXPECT_THAT(comparison, HasSubstr("65536"));
+}
+
+TEST(Sweep, UnknownBackendNamesTheKnownOnes) {
+  absl::StatusOr<AllReduceBackend> b = MakeBackend("nccl", {});
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(std::string(b.status().message()), HasSubstr("ours,gloo,mpi"));
+}
+
+}  // namespace
+}  // namespace ringside

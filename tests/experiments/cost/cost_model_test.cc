@@ -1,0 +1,296 @@
+// The cost model's formulas on hand-worked cases, its edge cases and its
+// input validation.
+//
+// Round numbers throughout (unless a test says otherwise):
+//   M = 1e9 bytes, B = 1e9 bytes/s  =>  M/B = 1 s
+//   t_c = 1 s, α = 1 ms, T = 10 tensors, τ = 10 ms, n = 4, K = 2.
+#include "experiments/cost/cost_model.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kEps = 1e-9;
+
+CostInputs Round() {
+  CostInputs in;
+  in.compute_s = 1.0;
+  in.model_bytes = 1e9;
+  in.bandwidth_Bps = 1e9;
+  in.latency_s = 1e-3;
+  in.num_tensors = 10;
+  in.cycle_s = 10e-3;
+  in.fusion_threshold_bytes = 3e8;
+  in.workers = 4;
+  in.servers = 2;
+  return in;
+}
+
+Prediction Predict(const std::string& strategy, const CostInputs& in) {
+  absl::StatusOr<Prediction> p = PredictStep(strategy, in);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return p.ok() ? *p : Prediction{};
+}
+
+TEST(CostModelTest, BaselineIsComputeOnlyWithOneWorker) {
+  // Whatever n says, the baseline is one worker: step = t_c = 1 s.
+  const Prediction p = Predict("baseline", Round());
+  EXPECT_EQ(p.workers, 1);
+  EXPECT_NEAR(p.comm_s, 0, kEps);
+  EXPECT_NEAR(p.step_s, 1.0, kEps);
+  EXPECT_NEAR(p.utilization, 1.0, kEps);
+  EXPECT_NEAR(p.speedup, 1.0, kEps);
+  EXPECT_NEAR(p.scaling_efficiency, 1.0, kEps);
+}
+
+TEST(CostModelTest, RingPerTensor) {
+  // bandwidth: 2(n−1)/n · M/B = 2·3/4 · 1 = 1.5 s
+  // latency:   T · 2(n−1)α    = 10 · 6 · 1e-3 = 0.06 s
+  // step = 1 + 1.56 = 2.56 s; utilization = 1/2.56 = 0.390625;
+  // speedup = 4 · 1 / 2.56 = 1.5625; efficiency = 1.5625/4 = 0.390625.
+  const Prediction p = Predict("ring", Round());
+  EXPECT_EQ(p.workers, 4);
+  EXPECT_EQ(p.servers, 0);
+  EXPECT_NEAR(p.bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(p.latency_s, 0.06, kEps);
+  EXPECT_NEAR(p.overhead_s, 0, kEps);
+  EXPECT_NEAR(p.comm_s, 1.56, kEps);
+  EXPECT_NEAR(p.exposed_comm_s, 1.56, kEps);
+  EXPECT_NEAR(p.step_s, 2.56, kEps);
+  EXPECT_NEAR(p.utilization, 0.390625, kEps);
+  EXPECT_NEAR(p.speedup, 1.5625, kEps);
+  EXPECT_NEAR(p.scaling_efficiency, 0.390625, kEps);
+}
+
+TEST(CostModelTest, FusionFusedAllReducesPlusOneCycle) {
+  // b = min(T, ⌈M/F⌉) = min(10, ⌈1e9/3e8⌉ = ⌈3.33⌉ = 4) = 4
+  // bandwidth: 1.5 s (as ring)
+  // latency:   (b + 1 control) · 2(n−1)α = 5 · 6e-3 = 0.03 s
+  // overhead:  τ = 0.01 s
+  // comm = 1.54 s; step = 2.54 s; speedup = 4/2.54.
+  const Prediction p = Predict("fusion", Round());
+  EXPECT_NEAR(p.bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(p.latency_s, 0.03, kEps);
+  EXPECT_NEAR(p.overhead_s, 0.01, kEps);
+  EXPECT_NEAR(p.comm_s, 1.54, kEps);
+  EXPECT_NEAR(p.step_s, 2.54, kEps);
+  EXPECT_NEAR(p.speedup, 4 / 2.54, kEps);
+}
+
+TEST(CostModelTest, FusionBatchCountBounds) {
+  CostInputs in = Round();
+  // F ≥ M: one fused all-reduce; latency (1 + 1) · 6e-3 = 0.012 s.
+  in.fusion_threshold_bytes = 2e9;
+  EXPECT_NEAR(Predict("fusion", in).latency_s, 0.012, kEps);
+  // F = 0 (fusion off): b = T = 10; latency (10 + 1) · 6e-3 = 0.066 s.
+  in.fusion_threshold_bytes = 0;
+  EXPECT_NEAR(Predict("fusion", in).latency_s, 0.066, kEps);
+  // F = 1 byte: ⌈M/F⌉ = 1e9, but tensors are not split: b = T = 10.
+  in.fusion_threshold_bytes = 1;
+  EXPECT_NEAR(Predict("fusion", in).latency_s, 0.066, kEps);
+}
+
+TEST(CostModelTest, SingleParameterServer) {
+  // The server's link carries n·M each way: 4 · 1e9 / 1e9 = 4 s, + 2α.
+  // comm = 4.002 s; step = 5.002 s; speedup = 4 / 5.002.
+  const Prediction p = Predict("sps", Round());
+  EXPECT_EQ(p.servers, 1);
+  EXPECT_NEAR(p.bandwidth_s, 4.0, kEps);
+  EXPECT_NEAR(p.latency_s, 0.002, kEps);
+  EXPECT_NEAR(p.step_s, 5.002, kEps);
+  EXPECT_NEAR(p.speedup, 4 / 5.002, kEps);
+  // Push and pull one after the other: twice the bytes term, 8.002 s.
+  CostInputs serial = Round();
+  serial.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("sps", serial).comm_s, 8.002, kEps);
+}
+
+TEST(CostModelTest, DistributedParameterServers) {
+  CostInputs in = Round();
+  // K = 2: max(M/B, n·M/(K·B)) = max(1, 4/2) = 2 s, + 2α = 2.002 s.
+  Prediction p = Predict("dps", in);
+  EXPECT_EQ(p.servers, 2);
+  EXPECT_NEAR(p.bandwidth_s, 2.0, kEps);
+  EXPECT_NEAR(p.comm_s, 2.002, kEps);
+  EXPECT_NEAR(p.step_s, 3.002, kEps);
+  // Serial push/pull: 2 · 2 + 0.002 = 4.002 s.
+  in.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("dps", in).comm_s, 4.002, kEps);
+}
+
+TEST(CostModelTest, DpsWithAtLeastAsManyServersAsWorkersIsWorkerLinkBound) {
+  // K ≥ n: n·M/(K·B) ≤ M/B, so comm = M/B + 2α = 1.002 s.
+  for (int64_t k : {4, 8, 1000}) {
+    CostInputs in = Round();
+    in.servers = k;
+    EXPECT_NEAR(Predict("dps", in).bandwidth_s, 1.0, kEps) << "K=" << k;
+    EXPECT_NEAR(Predict("dps", in).comm_s, 1.002, kEps) << "K=" << k;
+  }
+}
+
+TEST(CostModelTest, OneWorkerRingAndFusionDoNotCommunicate) {
+  CostInputs in = Round();
+  in.workers = 1;
+  for (const char* s : {"ring", "fusion"}) {
+    const Prediction p = Predict(s, in);
+    EXPECT_NEAR(p.comm_s, 0, kEps) << s;
+    EXPECT_NEAR(p.step_s, 1.0, kEps) << s;
+    EXPECT_NEAR(p.speedup, 1.0, kEps) << s;
+  }
+  // A parameter server still costs one round trip of M: 1 + 0.002 s.
+  EXPECT_NEAR(Predict("sps", in).comm_s, 1.002, kEps);
+  EXPECT_NEAR(Predict("dps", in).comm_s, 1.002, kEps);
+}
+
+TEST(CostModelTest, OverlapHidesCommunicationBehindCompute) {
+  CostInputs in = Round();
+  // Ring comm 1.56 s; o = 0.5 hides 0.5 · t_c = 0.5 s: exposed 1.06 s.
+  in.overlap = 0.5;
+  Prediction p = Predict("ring", in);
+  EXPECT_NEAR(p.comm_s, 1.56, kEps);
+  EXPECT_NEAR(p.exposed_comm_s, 1.06, kEps);
+  EXPECT_NEAR(p.step_s, 2.06, kEps);
+  // M = 1e8 (M/B = 0.1 s), n = 2: ring comm = 2·1/2·0.1 + 10·2·1e-3
+  // = 0.12 s ≤ 0.5 s: all hidden, step = t_c, speedup = 2.
+  in.model_bytes = 1e8;
+  in.workers = 2;
+  p = Predict("ring", in);
+  EXPECT_NEAR(p.comm_s, 0.12, kEps);
+  EXPECT_NEAR(p.exposed_comm_s, 0, kEps);
+  EXPECT_NEAR(p.step_s, 1.0, kEps);
+  EXPECT_NEAR(p.speedup, 2.0, kEps);
+}
+
+TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
+  CostInputs in = Round();
+  in.latency_s = 0;
+  in.cycle_s = 0;
+  EXPECT_NEAR(Predict("ring", in).comm_s, 1.5, kEps);
+  EXPECT_NEAR(Predict("fusion", in).comm_s, 1.5, kEps);
+  EXPECT_NEAR(Predict("sps", in).comm_s, 4.0, kEps);
+}
+
+TEST(CostModelTest, RejectsBadInputWithInvalidArgument) {
+  struct Case {
+    const char* what;
+    void (*breaks)(CostInputs&);
+  };
+  const Case cases[] = {
+      {"workers", [](CostInputs& in) { in.workers = 0; }},
+      {"workers", [](CostInputs& in) { in.workers = -3; }},
+      {"servers", [](CostInputs& in) { in.servers = 0; }},
+      {"bandwidth", [](CostInputs& in) { in.bandwidth_Bps = 0; }},
+      {"bandwidth", [](CostInputs& in) { in.bandwidth_Bps = -1e9; }},
+      {"bandwidth",
+       [](CostInputs& in) {
+         in.bandwidth_Bps = std::numeric_limits<double>::quiet_NaN();
+       }},
+      {"compute_s", [](CostInputs& in) { in.compute_s = 0; }},
+      {"compute_s",
+       [](CostInputs& in) {
+         in.compute_s = std::numeric_limits<double>::infinity();
+       }},
+      {"model_bytes", [](CostInputs& in) { in.model_bytes = 0; }},
+      {"num_tensors", [](CostInputs& in) { in.num_tensors = 0; }},
+      {"latency", [](CostInputs& in) { in.latency_s = -1e-6; }},
+      {"fusion_threshold_bytes",
+       [](CostInputs& in) { in.fusion_threshold_bytes = -1; }},
+      {"cycle_s", [](CostInputs& in) { in.cycle_s = -1; }},
+      {"overlap", [](CostInputs& in) { in.overlap = 1.5; }},
+      {"overlap", [](CostInputs& in) { in.overlap = -0.1; }},
+  };
+  for (const Case& c : cases) {
+    CostInputs in = Round();
+    c.breaks(in);
+    const absl::Status v = ValidateCostInputs(in);
+    EXPECT_TRUE(absl::IsInvalidArgument(v)) << c.what << ": " << v;
+    EXPECT_THAT(std::string(v.message()), HasSubstr(c.what));
+    for (const std::string& s : CostModelStrategies()) {
+      EXPECT_TRUE(absl::IsInvalidArgument(PredictStep(s, in).status()))
+          << c.what << " " << s;
+    }
+  }
+}
+
+TEST(CostModelTest, RejectsUnknownStrategyListingTheKnownOnes) {
+  const absl::Status s = PredictStep("allgather", Round()).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("allgather"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("baseline, sps, dps, ring, fusion"));
+}
+
+TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
+  absl::StatusOr<std::vector<Prediction>> all =
+      PredictSweep(CostModelStrategies(), Round(), 1024);
+  ASSERT_TRUE(all.ok()) << all.status();
+  // baseline once + 4 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 4 * 11);
+  EXPECT_EQ((*all)[0].strategy, "baseline");
+  EXPECT_EQ((*all)[1].strategy, "sps");
+  EXPECT_EQ((*all)[1].workers, 1);
+  EXPECT_EQ((*all)[11].workers, 1024);
+  EXPECT_EQ(all->back().strategy, "fusion");
+  EXPECT_EQ(all->back().workers, 1024);
+  // The sweep's K stays the inputs' K.
+  EXPECT_EQ((*all)[12].strategy, "dps");
+  EXPECT_EQ((*all)[12].servers, 2);
+
+  // A maximum that is not a power of two ends the sweep: 1, 2, 4, 6.
+  absl::StatusOr<std::vector<Prediction>> six =
+      PredictSweep({"ring"}, Round(), 6);
+  ASSERT_TRUE(six.ok()) << six.status();
+  std::vector<int64_t> ns;
+  for (const Prediction& p : *six) ns.push_back(p.workers);
+  EXPECT_EQ(ns, (std::vector<int64_t>{1, 2, 4, 6}));
+
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictSweep({"ring"}, Round(), 0).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictSweep({"nope"}, Round(), 4).status()));
+}
+
+TEST(CostModelTest, PredictionErrorIsRelativeToTheMeasurement) {
+  // (1.1 − 1.0) / 1.0 = +0.1 (over-predicts); (0.9 − 1.2) / 1.2 = −0.25.
+  EXPECT_NEAR(*PredictionError(1.1, 1.0), 0.1, kEps);
+  EXPECT_NEAR(*PredictionError(0.9, 1.2), -0.25, kEps);
+  EXPECT_NEAR(*PredictionError(2.0, 2.0), 0.0, kEps);
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictionError(1.0, 0).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictionError(1.0, -1).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictionError(-1.0, 1).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictionError(std::nan(""), 1.0).status()));
+}
+
+TEST(CostModelTest, MarkdownAndJsonCarryEveryPrediction) {
+  absl::StatusOr<std::vector<Prediction>> all =
+      PredictSweep({"baseline", "ring"}, Round(), 4);
+  ASSERT_TRUE(all.ok()) << all.status();
+  const std::string md = PredictionsMarkdown(*all);
+  // Ring at n = 4: speedup 1.5625 → "1.56", efficiency 0.390625 → "0.39";
+  // step 2560 ms, utilization 39.1%.
+  EXPECT_THAT(md, HasSubstr("1.56 (0.39)"));
+  EXPECT_THAT(md, HasSubstr("| ring     |     4 |  2560.000 |"));
+  EXPECT_THAT(md, HasSubstr("39.1%"));
+  EXPECT_THAT(md, HasSubstr("| baseline |     1 |  1000.000 |"));
+
+  const nlohmann::json j = PredictionsJson(Round(), *all);
+  ASSERT_EQ(j["predictions"].size(), all->size());  // 1 + 3
+  EXPECT_EQ(j["predictions"][3]["strategy"], "ring");
+  EXPECT_EQ(j["predictions"][3]["workers"], 4);
+  EXPECT_NEAR(j["predictions"][3]["step_s"].get<double>(), 2.56, kEps);
+  EXPECT_EQ(j["inputs"]["servers"], 2);
+  EXPECT_EQ(j["inputs"]["bandwidth_Bps"], 1e9);
+}
+
+}  // namespace
+}  // namespace ringside

@@ -1,0 +1,48 @@
+// EstimateLink: given values win, then the shaped link, then a loopback
+// measurement whose figures must be physically plausible.
+#include "experiments/cost/link_estimate.h"
+
+#include <gtest/gtest.h>
+
+namespace ringside {
+namespace {
+
+TEST(LinkEstimateTest, GivenValuesWin) {
+  LinkHints hints;
+  hints.given_gbit = 10;
+  hints.given_latency_us = 5;
+  hints.shaped_gbit = 25;
+  hints.shaped_latency_us = 50;
+  absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(5));
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_DOUBLE_EQ(link->bandwidth_Bps, 1.25e9);
+  EXPECT_DOUBLE_EQ(link->latency_s, 5e-6);
+  EXPECT_EQ(link->source, "B given; α given");
+}
+
+TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
+  LinkHints hints;
+  hints.shaped_gbit = 25;
+  hints.shaped_latency_us = 50;
+  absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(5));
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_DOUBLE_EQ(link->bandwidth_Bps, 25e9 / 8);
+  EXPECT_DOUBLE_EQ(link->latency_s, 50e-6);
+  EXPECT_EQ(link->source, "B of the shaped link; α of the shaped link");
+}
+
+// Loopback: a TCP stream moves somewhere between 10 MB/s and 1 TB/s, and a
+// round trip through the kernel takes between 0.5 µs and 10 ms.
+TEST(LinkEstimateTest, MeasuresLoopback) {
+  absl::StatusOr<LinkEstimate> link =
+      EstimateLink(LinkHints(), absl::Seconds(20));
+  ASSERT_TRUE(link.ok()) << link.status();
+  EXPECT_GT(link->bandwidth_Bps, 1e7);
+  EXPECT_LT(link->bandwidth_Bps, 1e12);
+  EXPECT_GT(link->latency_s, 0.5e-6 / 2);
+  EXPECT_LT(link->latency_s, 10e-3);
+  EXPECT_NE(link->source.find("measured on loopback"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ringside

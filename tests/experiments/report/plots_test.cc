@@ -1,0 +1,142 @@
+#include "experiments/report/plots.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/experiments/named_rows.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ReportRow Row(const std::string& strategy, int prm_srv,
+              std::vector<double> utilization, double throughput) {
+  ReportRow row = testing::NamedRow(strategy);
+  row.prm_srv = prm_srv;
+  row.utilization = std::move(utilization);
+  row.throughput = throughput;
+  return row;
+}
+
+std::vector<ReportRow> Sweep() {
+  return {Row("baseline", 0, {0.9}, 100), Row("sps", 1, {0.8}, 90),
+          Row("dps", 2, {0.85}, 95), Row("sps", 1, {0.5, 0.4}, 150)};
+}
+
+PlotOptions Options(const std::string& dir) {
+  PlotOptions o;
+  o.dir = dir;
+  o.subtitle = "real compute; 2 cores (nproc), \"Test\" CPU";
+  return o;
+}
+
+TEST(PlotsTest, GnuplotStringEscapes) {
+  EXPECT_EQ(GnuplotString("a\"b\\c\nd"), "\"a\\\"b\\\\c\\nd\"");
+}
+
+TEST(PlotsTest, ScriptDrawsUtilizationBarsPerN) {
+  const PlotScript s = GnuplotScript(Sweep(), {1, 2}, Options("/o"));
+  EXPECT_THAT(s.text, HasSubstr("set terminal pngcairo size 960,540 "
+                                "noenhanced\nset output \"/o/speedup.png\""));
+  EXPECT_THAT(s.text, HasSubstr("set terminal pngcairo size 960,540 "
+                                "noenhanced\nset output "
+                                "\"/o/utilization_n1.png\""));
+  // Wider for many strategies: 130 px per group + 240.
+  std::vector<ReportRow> many = {Row("baseline", 0, {0.9}, 100)};
+  for (int i = 0; i < 7; ++i) {
+    many.push_back(Row("s" + std::to_string(i), 0, {0.5}, 90));
+  }
+  EXPECT_THAT(GnuplotScript(many, {1}, Options("/o")).text,
+              HasSubstr("set terminal pngcairo size 1280,540 noenhanced\n"));
+  EXPECT_THAT(s.text, HasSubstr("$util_n2 << EOD\n"
+                                "\"Baseline\" 90.00 0\n"
+                                "\"SPS\" 50.00 40.00\n"
+                                "EOD\n"));
+  EXPECT_THAT(s.text, HasSubstr("$util_n1 << EOD\n\"Baseline\" 90.00\n"
+                                "\"SPS\" 80.00\n\"DPS\" 85.00\nEOD\n"));
+  EXPECT_THAT(s.text, HasSubstr("set output \"/o/utilization_n2.png\"\n"));
+  EXPECT_THAT(s.text,
+              HasSubstr("set title \"Per-worker utilization, n = 2 workers\\n"
+                        "real compute; 2 cores (nproc), \\\"Test\\\" CPU\"\n"));
+  EXPECT_THAT(s.text, HasSubstr("set style histogram clustered"));
+  EXPECT_THAT(s.text, HasSubstr("plot $util_n2 using 2:xtic(1) title \"W0\", "
+                                "\\\n     $util_n2 using 3 title \"W1\"\n"));
+  ASSERT_EQ(s.images.size(), 3u);
+  EXPECT_EQ(s.images[0].path, "utilization_n1.png");
+  EXPECT_EQ(s.images[1].path, "utilization_n2.png");
+  EXPECT_THAT(s.images[1].caption, HasSubstr("(real compute)"));
+}
+
+TEST(PlotsTest, ScriptDrawsSpeedupWithTheLinearLine) {
+  const PlotScript s = GnuplotScript(Sweep(), {1, 2}, Options("/o"));
+  // n, then sps and dps; dps has no n = 2 run.
+  EXPECT_THAT(s.text, HasSubstr("$speedup << EOD\n1 0.9000 0.9500\n"
+                                "2 1.5000 NaN\nEOD\n"));
+  EXPECT_THAT(s.text, HasSubstr("set output \"/o/speedup.png\"\n"));
+  EXPECT_THAT(s.text, HasSubstr("set xtics (\"1\" 1, \"2\" 2)\n"));
+  EXPECT_THAT(s.text, HasSubstr("plot x with lines dashtype 2 linecolor rgb "
+                                "\"gray40\" title \"linear (ideal)\""));
+  EXPECT_THAT(s.text, HasSubstr("$speedup using 1:2 with linespoints "
+                                "pointtype 7 linewidth 2 title \"SPS\""));
+  EXPECT_THAT(s.text, HasSubstr("$speedup using 1:3 with linespoints "
+                                "pointtype 7 linewidth 2 title \"DPS\""));
+  EXPECT_EQ(s.images.back().path, "speedup.png");
+}
+
+TEST(PlotsTest, NoSpeedupPlotWithoutABaseline) {
+  const PlotScript s =
+      GnuplotScript({Row("sps", 1, {0.5, 0.4}, 150)}, {2}, Options("/o"));
+  EXPECT_THAT(s.text, Not(HasSubstr("speedup")));
+  ASSERT_EQ(s.images.size(), 1u);
+}
+
+TEST(PlotsTest, EmulatedComputeInCaptions) {
+  std::vector<ReportRow> rows = Sweep();
+  for (ReportRow& r : rows) r.emulated = true;
+  const PlotScript s = GnuplotScript(rows, {1, 2}, Options("/o"));
+  for (const ReportImage& image : s.images) {
+    EXPECT_THAT(image.caption, HasSubstr("(emulated compute)"));
+  }
+}
+
+TEST(PlotsTest, FindProgram) {
+  EXPECT_TRUE(FindProgram("sh").ok());
+  EXPECT_EQ(FindProgram("/no/such/gnuplot").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(FindProgram("no-such-program-ringside").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(PlotsTest, GnuplotDrawsPngs) {
+  absl::StatusOr<std::string> gnuplot = FindProgram("gnuplot");
+  if (!gnuplot.ok()) GTEST_SKIP() << gnuplot.status();
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/plots";
+  std::filesystem::create_directories(dir);
+  absl::StatusOr<std::vector<ReportImage>> images =
+      DrawPlots(*gnuplot, Sweep(), {1, 2}, Options(dir));
+  ASSERT_TRUE(images.ok()) << images.status();
+  ASSERT_EQ(images->size(), 3u);
+  for (const ReportImage& image : *images) {
+    std::ifstream in(dir + "/" + image.path, std::ios::binary);
+    std::string magic(8, '\0');
+    in.read(magic.data(), magic.size());
+    EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n") << image.path;
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir + "/plots.gp"));
+}
+
+TEST(PlotsTest, BrokenGnuplotFails) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/broken";
+  std::filesystem::create_directories(dir);
+  EXPECT_FALSE(DrawPlots("/bin/false", Sweep(), {1, 2}, Options(dir)).ok());
+}
+
+}  // namespace
+}  // namespace ringside

@@ -1,0 +1,114 @@
+// PredictRuns / PredictionMarkdown / PredictionJson on hand-worked cases:
+// a 2-worker ring of a 1 MB model in 10 tensors over a 1 GB/s link with
+// α = 10 µs and t_c = 20 ms: comm = 2(1/2)·1e6/1e9 + 10·2·1·1e-5 = 1 ms +
+// 0.2 ms, so the predicted step is 21.2 ms; measured 26.5 ms → −20%.
+#include "experiments/report/prediction_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/experiments/named_rows.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+
+ReportRow Measured(const std::string& strategy, int workers, int prm_srv,
+                   double compute_s, double step_s) {
+  ReportRow row = testing::NamedRow(strategy);
+  row.prm_srv = prm_srv;
+  row.utilization.assign(workers, compute_s / step_s);
+  row.compute_step_s = compute_s;
+  row.step_s = step_s;
+  row.model_bytes = 1000000;
+  row.num_tensors = 10;
+  return row;
+}
+
+CostInputs Link() {
+  CostInputs link;
+  link.bandwidth_Bps = 1e9;
+  link.latency_s = 1e-5;
+  return link;
+}
+
+TEST(PredictionReportTest, RingAgainstAHandWorkedStep) {
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("ring", 2, 0, 0.020, 0.0265)}, Link());
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_TRUE(runs[0].prediction.has_value()) << runs[0].why_not;
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.0212, 1e-12);
+  ASSERT_TRUE(runs[0].error.has_value());
+  EXPECT_NEAR(*runs[0].error, (0.0212 - 0.0265) / 0.0265, 1e-12);
+  EXPECT_NEAR(runs[0].measured_utilization, 0.020 / 0.0265, 1e-12);
+  EXPECT_EQ(runs[0].modelled_as, "ring");
+}
+
+// sps with 4 workers: the server's link carries n·M = 4 MB → 4 ms + 2α.
+// dps with K = 4: max(M/B, n·M/(K·B)) = 1 ms + 2α.
+TEST(PredictionReportTest, ParameterServersUseTheRowsWorkersAndServers) {
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("sps", 4, 1, 0.010, 0.020),
+                   Measured("dps", 4, 4, 0.010, 0.020)},
+                  Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.010 + 0.004 + 2e-5, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->step_s, 0.010 + 0.001 + 2e-5, 1e-12);
+  EXPECT_EQ(runs[1].prediction->servers, 4);
+}
+
+// ring_fp16 is ring moving half the bytes: 0.5 ms + 0.2 ms.
+TEST(PredictionReportTest, RingFp16IsRingWithHalfTheBytes) {
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025)}, Link());
+  ASSERT_TRUE(runs[0].prediction.has_value());
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.0207, 1e-12);
+  EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
+}
+
+TEST(PredictionReportTest, UnmodelledAndIncompleteRunsSayWhy) {
+  ReportRow old = Measured("ring", 2, 0, 0.02, 0.03);
+  old.model_bytes = 0;  // records from a worker that did not report it
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("async_ps", 2, 4, 0.02, 0.03), old}, Link());
+  EXPECT_FALSE(runs[0].prediction.has_value());
+  EXPECT_EQ(runs[0].why_not, "not in the cost model");
+  EXPECT_FALSE(runs[1].prediction.has_value());
+  EXPECT_THAT(runs[1].why_not, HasSubstr("lack"));
+  const std::string md = PredictionMarkdown(runs, Link(), "given");
+  EXPECT_THAT(md, HasSubstr("- Async PS n=2: no prediction (not in the cost "
+                            "model)\n"));
+  const nlohmann::json j = PredictionJson(runs, Link(), "given");
+  EXPECT_TRUE(j["runs"][0]["predicted_step_s"].is_null());
+  EXPECT_TRUE(j["runs"][0]["error"].is_null());
+  EXPECT_EQ(j["runs"][0]["why_not"], "not in the cost model");
+}
+
+TEST(PredictionReportTest, MarkdownLinePerRunWithTheError) {
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("baseline", 1, 0, 0.020, 0.020),
+                   Measured("ring", 2, 0, 0.020, 0.0265)},
+                  Link());
+  const std::string md = PredictionMarkdown(runs, Link(), "B given; α given");
+  EXPECT_THAT(md, HasSubstr("B = 8.00 Gbit/s, α = 10.0 µs (B given; α "
+                            "given)"));
+  EXPECT_THAT(md, HasSubstr("| Predicted step (ms) | Measured step (ms) | "
+                            "Error |"));
+  // The baseline's step is t_c exactly.
+  EXPECT_THAT(md, HasSubstr("| Baseline      |   1 |      0 |    baseline "
+                            "|        20.00 |               20.00 "
+                            "|              20.00 |   +0% |            100% "
+                            "|           100% |\n"));
+  EXPECT_THAT(md, HasSubstr("| Ring          |   2 |      0 |        ring "
+                            "|        20.00 |               21.20 "
+                            "|              26.50 |  -20% |             94% "
+                            "|            75% |\n"));
+  const nlohmann::json j = PredictionJson(runs, Link(), "given");
+  EXPECT_DOUBLE_EQ(j["link"]["bandwidth_Bps"].get<double>(), 1e9);
+  EXPECT_NEAR(j["runs"][1]["predicted_step_s"].get<double>(), 0.0212, 1e-12);
+  EXPECT_NEAR(j["runs"][1]["error"].get<double>(), -0.2, 1e-12);
+}
+
+}  // namespace
+}  // namespace ringside

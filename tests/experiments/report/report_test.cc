@@ -1,0 +1,184 @@
+#include "experiments/report/report.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/experiments/named_rows.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+ReportRow Row(const std::string& strategy, int prm_srv,
+              std::vector<double> utilization, double throughput) {
+  ReportRow row = testing::NamedRow(strategy);
+  row.prm_srv = prm_srv;
+  row.utilization = std::move(utilization);
+  row.throughput = throughput;
+  return row;
+}
+
+std::vector<ReportRow> SmallCase() {
+  return {Row("baseline", 0, {0.95}, 100), Row("sps", 1, {0.8, 0.7}, 150)};
+}
+
+// The fallback for a row whose registry entry is not at hand; compare
+// names rows from the registry (registry_listing_test).
+TEST(ReportTest, DisplayNameFallbackCapitalizes) {
+  EXPECT_EQ(DisplayName("gossip"), "Gossip");
+  EXPECT_EQ(DisplayName("sps"), "Sps");
+  EXPECT_EQ(DisplayName(""), "");
+}
+
+TEST(ReportTest, MarkdownTableExactText) {
+  EXPECT_EQ(MarkdownTable(SmallCase()),
+            "| Parallel type | PrmSrv |  W0 |  W1 | Total "
+            "| Throughput (samples/s) | Speedup | Scaling eff. |\n"
+            "| :------------ | -----: | --: | --: | ----: "
+            "| ---------------------: | ------: | -----------: |\n"
+            "| Baseline      |      0 | 95% |   0 |  0.95 "
+            "|                  100.0 |    1.00 |         1.00 |\n"
+            "| SPS           |      1 | 80% | 70% |  1.50 "
+            "|                  150.0 |    1.50 |         0.75 |\n");
+}
+
+TEST(ReportTest, TotalSpeedupAndEfficiency) {
+  const ReportRow dps = Row("dps", 4, {0.9, 0.9, 0.9, 0.9}, 340);
+  EXPECT_DOUBLE_EQ(TotalUtilization(dps), 3.6);
+  const std::vector<ReportRow> rows = {Row("baseline", 0, {0.95}, 100), dps};
+  const std::optional<double> base = BaselineThroughput(rows);
+  ASSERT_TRUE(base.has_value());
+  EXPECT_DOUBLE_EQ(*base, 100);
+  EXPECT_DOUBLE_EQ(*Speedup(dps, base), 3.4);
+  EXPECT_DOUBLE_EQ(*ScalingEfficiency(dps, base), 0.85);
+  const std::string md = MarkdownTable(rows);
+  EXPECT_THAT(md, HasSubstr("| DPS           |      4 | 90% | 90% | 90% | 90% "
+                            "|  3.60 |                  340.0 |    3.40 "
+                            "|         0.85 |"));
+}
+
+TEST(ReportTest, NoBaselineLeavesSpeedupEmpty) {
+  const std::vector<ReportRow> rows = {Row("sps", 1, {0.5, 0.5}, 80)};
+  EXPECT_FALSE(BaselineThroughput(rows).has_value());
+  EXPECT_THAT(MarkdownTable(rows),
+              HasSubstr("|  1.00 | " + std::string(18, ' ') +
+                        "80.0 |       - |            - |"));
+  const json j = JsonReport(rows);
+  EXPECT_TRUE(j["rows"][0]["speedup"].is_null());
+  EXPECT_TRUE(j["rows"][0]["scaling_eff"].is_null());
+}
+
+TEST(ReportTest, EmulatedRowsAreLabelled) {
+  std::vector<ReportRow> rows = SmallCase();
+  rows[1].emulated = true;
+  EXPECT_THAT(MarkdownTable(rows), HasSubstr("| SPS (emulated) |"));
+  EXPECT_THAT(CsvTable(rows), HasSubstr("sps,SPS (emulated),1,"));
+  EXPECT_TRUE(JsonReport(rows)["rows"][1]["emulated"].get<bool>());
+}
+
+TEST(ReportTest, CsvTable) {
+  EXPECT_EQ(CsvTable(SmallCase()),
+            "strategy,parallel_type,prm_srv,W0,W1,total,throughput,speedup,"
+            "scaling_eff,eval_loss,emulated\n"
+            "baseline,Baseline,0,0.9500,0,0.9500,100.000,1.0000,1.0000,,"
+            "false\n"
+            "sps,SPS,1,0.8000,0.7000,1.5000,150.000,1.5000,0.7500,,false\n");
+}
+
+// Val loss sits beside the utilization table when the runs report one, "-"
+// for a run that does not; no column when none does.
+TEST(ReportTest, ValLossColumnBesideTheTable) {
+  std::vector<ReportRow> rows = SmallCase();
+  EXPECT_THAT(MarkdownTable(rows), ::testing::Not(HasSubstr("Val loss")));
+  rows[0].eval_loss = 2.31234;
+  const std::string md = MarkdownTable(rows);
+  EXPECT_THAT(md, HasSubstr("| Scaling eff. | Val loss |\n"));
+  EXPECT_THAT(md, HasSubstr("|         1.00 |   2.3123 |\n"));
+  EXPECT_THAT(md, HasSubstr("|         0.75 |        - |\n"));
+  EXPECT_THAT(CsvTable(rows), HasSubstr(",1.0000,2.31234,false\n"));
+  const json j = JsonReport(rows);
+  EXPECT_EQ(j["columns"].back(), "Val loss");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["eval_loss"].get<double>(), 2.31234);
+  EXPECT_TRUE(j["rows"][1]["eval_loss"].is_null());
+}
+
+TEST(ReportTest, JsonReport) {
+  const json j = JsonReport(SmallCase());
+  EXPECT_EQ(j["columns"].size(), 8u);
+  EXPECT_EQ(j["columns"][2], "W0");
+  EXPECT_EQ(j["rows"][1]["parallel_type"], "SPS");
+  EXPECT_EQ(j["rows"][1]["workers"], 2);
+  EXPECT_DOUBLE_EQ(j["rows"][1]["total"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["rows"][1]["speedup"].get<double>(), 1.5);
+  EXPECT_DOUBLE_EQ(j["rows"][1]["scaling_eff"].get<double>(), 0.75);
+}
+
+TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
+  const std::vector<json> finals = {{{"event", "final"},
+                                     {"rank", 0},
+                                     {"utilization", 0.6},
+                                     {"throughput", 250.0},
+                                     {"eval_loss", 0.25},
+                                     {"measured_steps", 4},
+                                     {"compute_s", 0.2},
+                                     {"wall_s", 0.5},
+                                     {"model_bytes", 4000},
+                                     {"num_tensors", 6},
+                                     {"device", "cuda"},
+                                     {"model", "synthetic:gpt2"},
+                                     {"emulated", false}},
+                                    {{"event", "final"},
+                                     {"rank", 1},
+                                     {"utilization", 0.4},
+                                     {"throughput", 1.0},
+                                     {"eval_loss", 9.0},
+                                     {"emulated", true}}};
+  const absl::StatusOr<ReportRow> row = RowFromFinals("ring", 0, finals);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->display_name, "Ring");
+  EXPECT_EQ(row->prm_srv, 0);
+  EXPECT_EQ(row->utilization, (std::vector<double>{0.6, 0.4}));
+  EXPECT_DOUBLE_EQ(row->throughput, 250.0);
+  // A rank ran emulated compute: the row has no validation loss.
+  EXPECT_FALSE(row->eval_loss.has_value());
+  EXPECT_DOUBLE_EQ(row->compute_step_s, 0.05);
+  EXPECT_DOUBLE_EQ(row->step_s, 0.125);
+  EXPECT_EQ(row->model_bytes, 4000);
+  EXPECT_EQ(row->num_tensors, 6);
+  EXPECT_TRUE(row->emulated);
+  EXPECT_EQ(row->device, "cuda");
+  EXPECT_EQ(row->model, "synthetic:gpt2");
+  EXPECT_EQ(row->workers(), 2);
+  EXPECT_EQ(ParallelTypeLabel(*row), "Ring (emulated)");
+}
+
+TEST(ReportTest, MarkdownGridPadsAndAligns) {
+  EXPECT_EQ(MarkdownGrid({{"a", "bb"}, {"long name", "1"}}),
+            "| a         |  bb |\n"
+            "| :-------- | --: |\n"
+            "| long name |   1 |\n");
+  EXPECT_EQ(MarkdownGrid({}), "");
+}
+
+TEST(ReportTest, CsvFieldQuotes) {
+  EXPECT_EQ(CsvField("plain"), "plain");
+  EXPECT_EQ(CsvField("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvField("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+TEST(ReportTest, RowFromFinalsRejectsIncompleteRecords) {
+  EXPECT_FALSE(RowFromFinals("sps", 1, {}).ok());
+  const std::vector<json> no_util = {{{"throughput", 1.0}}};
+  const absl::StatusOr<ReportRow> row = RowFromFinals("sps", 1, no_util);
+  EXPECT_EQ(row.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(row.status().message()), HasSubstr("rank 0"));
+  const std::vector<json> no_thr = {{{"utilization", 0.5}}};
+  EXPECT_FALSE(RowFromFinals("sps", 1, no_thr).ok());
+}
+
+}  // namespace
+}  // namespace ringside

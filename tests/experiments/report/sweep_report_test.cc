@@ -1,0 +1,181 @@
+#include "experiments/report/sweep_report.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/experiments/named_rows.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ReportRow Row(const std::string& strategy, int prm_srv,
+              std::vector<double> utilization, double throughput,
+              bool emulated = false) {
+  ReportRow row = testing::NamedRow(strategy);
+  row.prm_srv = prm_srv;
+  row.utilization = std::move(utilization);
+  row.throughput = throughput;
+  row.emulated = emulated;
+  return row;
+}
+
+// Baseline at 100 samples/s; sps and ring at n = 1, 2, 4 (ring n=4 failed).
+std::vector<ReportRow> Sweep(bool emulated = false) {
+  return {Row("baseline", 0, {0.9}, 100, emulated),
+          Row("sps", 1, {0.8}, 90, emulated),
+          Row("ring", 0, {0.85}, 95, emulated),
+          Row("sps", 1, {0.5, 0.4}, 150, emulated),
+          Row("ring", 0, {0.7, 0.6}, 180, emulated),
+          Row("sps", 1, {0.25, 0.25, 0.2, 0.2}, 200, emulated)};
+}
+
+TEST(SweepReportTest, WorkersAndStrategiesOfTheRows) {
+  EXPECT_EQ(SweepWorkers(Sweep()), (std::vector<int>{1, 2, 4}));
+  EXPECT_EQ(SweepStrategies(Sweep()),
+            (std::vector<std::string>{"sps", "ring"}));
+}
+
+TEST(SweepReportTest, UtilizationRowsAreTheBaselineAndTheRunsAtN) {
+  const std::vector<ReportRow> n2 = UtilizationRows(Sweep(), 2);
+  ASSERT_EQ(n2.size(), 3u);
+  EXPECT_EQ(n2[0].strategy, "baseline");
+  EXPECT_EQ(n2[1].strategy, "sps");
+  EXPECT_EQ(n2[2].strategy, "ring");
+  EXPECT_EQ(n2[2].workers(), 2);
+  EXPECT_EQ(UtilizationRows(Sweep(), 4).size(), 2u);  // ring n=4 missing
+  // The study table for n = 4: W0..W3, the baseline's missing workers 0.
+  EXPECT_EQ(MarkdownTable(UtilizationRows(Sweep(), 4)),
+            "| Parallel type | PrmSrv |  W0 |  W1 |  W2 |  W3 | Total "
+            "| Throughput (samples/s) | Speedup | Scaling eff. |\n"
+            "| :------------ | -----: | --: | --: | --: | --: | ----: "
+            "| ---------------------: | ------: | -----------: |\n"
+            "| Baseline      |      0 | 90% |   0 |   0 |   0 |  0.90 "
+            "|                  100.0 |    1.00 |         1.00 |\n"
+            "| SPS           |      1 | 25% | 25% | 20% | 20% |  0.90 "
+            "|                  200.0 |    2.00 |         0.50 |\n");
+}
+
+TEST(SweepReportTest, ScalingTablesAcrossN) {
+  const std::vector<int> workers = {1, 2, 4};
+  EXPECT_EQ(ScalingMarkdown(Sweep(), workers, ScalingMetric::kThroughput),
+            "| Parallel type | PrmSrv |   n=1 |   n=2 |   n=4 |\n"
+            "| :------------ | -----: | ----: | ----: | ----: |\n"
+            "| Baseline      |      0 | 100.0 |     - |     - |\n"
+            "| SPS           |      1 |  90.0 | 150.0 | 200.0 |\n"
+            "| Ring          |      0 |  95.0 | 180.0 |     - |\n");
+  EXPECT_EQ(ScalingMarkdown(Sweep(), workers, ScalingMetric::kSpeedup),
+            "| Parallel type  | PrmSrv |  n=1 |  n=2 |  n=4 |\n"
+            "| :------------- | -----: | ---: | ---: | ---: |\n"
+            "| Baseline       |      0 | 1.00 |    - |    - |\n"
+            "| SPS            |      1 | 0.90 | 1.50 | 2.00 |\n"
+            "| Ring           |      0 | 0.95 | 1.80 |    - |\n"
+            "| Linear (ideal) |      - | 1.00 | 2.00 | 4.00 |\n");
+  EXPECT_THAT(ScalingMarkdown(Sweep(), workers, ScalingMetric::kEfficiency),
+              HasSubstr("| SPS           |      1 | 0.90 | 0.75 | 0.50 |"));
+}
+
+TEST(SweepReportTest, BaselineColumnEvenWhenTheSweepSkipsOne) {
+  const std::string md =
+      ScalingMarkdown(Sweep(), {2, 4}, ScalingMetric::kThroughput);
+  EXPECT_THAT(md, HasSubstr("|   n=1 |   n=2 |   n=4 |"));
+}
+
+TEST(SweepReportTest, CsvHasOneLinePerRunWithWorkers) {
+  const std::string csv = SweepCsv(Sweep(), "2 cores (nproc), Test CPU");
+  EXPECT_THAT(csv,
+              HasSubstr("strategy,parallel_type,workers,prm_srv,W0,W1,W2,W3,"
+                        "total,throughput,speedup,scaling_eff,eval_loss,"
+                        "emulated,device,hardware\n"));
+  EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
+                             "100.000,1.0000,1.0000,,false,cpu,"
+                             "\"2 cores (nproc), Test CPU\"\n"));
+  EXPECT_THAT(csv, HasSubstr("\nsps,SPS,4,1,0.2500,0.2500,0.2000,0.2000,"
+                             "0.9000,200.000,2.0000,0.5000,"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6
+}
+
+TEST(SweepReportTest, JsonShape) {
+  const json j = SweepJson(Sweep(), {1, 2, 4});
+  EXPECT_EQ(j["workers"], json({1, 2, 4}));
+  EXPECT_EQ(j["compute"], "real");
+  ASSERT_EQ(j["utilization"].size(), 3u);
+  EXPECT_EQ(j["utilization"][1]["workers"], 2);
+  EXPECT_EQ(j["utilization"][1]["table"]["rows"].size(), 3u);
+  EXPECT_EQ(j["utilization"][1]["table"]["columns"][3], "W1");
+  ASSERT_EQ(j["scaling"].size(), 3u);
+  EXPECT_EQ(j["scaling"][0]["strategy"], "baseline");
+  const json& sps = j["scaling"][1];
+  EXPECT_EQ(sps["strategy"], "sps");
+  EXPECT_EQ(sps["prm_srv"], 1);
+  ASSERT_EQ(sps["points"].size(), 3u);
+  EXPECT_EQ(sps["points"][2]["workers"], 4);
+  EXPECT_DOUBLE_EQ(sps["points"][2]["speedup"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(sps["points"][2]["scaling_eff"].get<double>(), 0.5);
+  EXPECT_EQ(j["scaling"][2]["points"].size(), 2u);  // ring n=4 failed
+  EXPECT_EQ(j["rows"].size(), 6u);
+}
+
+TEST(SweepReportTest, EmulatedComputeIsLabelledEverywhere) {
+  const std::vector<ReportRow> rows = Sweep(/*emulated=*/true);
+  EXPECT_EQ(ComputeLabel(rows), "emulated");
+  EXPECT_THAT(ComputeSentence(rows), HasSubstr("emulated"));
+  EXPECT_THAT(MarkdownTable(UtilizationRows(rows, 2)),
+              HasSubstr("| SPS (emulated)      |"));
+  EXPECT_THAT(ScalingMarkdown(rows, {1, 2, 4}, ScalingMetric::kSpeedup),
+              HasSubstr("| Ring (emulated)     |"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw\n"));
+  const json j = SweepJson(rows, {1, 2, 4});
+  EXPECT_EQ(j["compute"], "emulated");
+  EXPECT_TRUE(j["scaling"][1]["emulated"].get<bool>());
+  EXPECT_THAT(SweepMarkdown(rows, {1, 2, 4}, {}),
+              HasSubstr("- **Compute:** emulated"));
+}
+
+TEST(SweepReportTest, ComputeLabels) {
+  EXPECT_EQ(ComputeLabel({}), "unknown");
+  EXPECT_EQ(ComputeLabel(Sweep()), "real");
+  std::vector<ReportRow> mixed = Sweep();
+  mixed[3].emulated = true;
+  EXPECT_EQ(ComputeLabel(mixed), "mixed");
+  EXPECT_THAT(ComputeSentence(mixed), HasSubstr("emulated in sps n=2"));
+}
+
+TEST(SweepReportTest, MarkdownDocument) {
+  SweepDocument doc;
+  doc.title = "Results";
+  doc.hardware = "2 cores (nproc), Test CPU";
+  doc.run = "model mlp";
+  doc.command = "compare --workers=1,2,4";
+  doc.images = {{"results/speedup.png", "Speedup"}};
+  doc.notes = {"Note: one.", "Note: two."};
+  doc.cost_model = "Link: given.\n\n| a |\n";
+  const std::string md = SweepMarkdown(Sweep(), {1, 2, 4}, doc);
+  EXPECT_EQ(md.rfind("# Results\n\n- **Hardware:** 2 cores (nproc), Test CPU\n"
+                     "- **Compute:** real:",
+                     0),
+            0u)
+      << md;
+  EXPECT_THAT(md, HasSubstr("- **Run:** model mlp\n"));
+  EXPECT_THAT(md, HasSubstr("- **Command:** `compare --workers=1,2,4`\n"));
+  EXPECT_THAT(md, HasSubstr("\n## Utilization, n = 1 worker\n\n| Parallel"));
+  EXPECT_THAT(md, HasSubstr("\n## Utilization, n = 4 workers\n\n"));
+  EXPECT_THAT(md, HasSubstr("\n## Throughput (global samples/s)\n\n"));
+  EXPECT_THAT(md, HasSubstr("\n## Speedup (throughput / baseline "));
+  EXPECT_THAT(md, HasSubstr("\n## Scaling efficiency (speedup / n)\n\n"));
+  EXPECT_THAT(md, HasSubstr("![Speedup](results/speedup.png)"));
+  EXPECT_THAT(md, HasSubstr("## Notes\n\nNote: one.\n\nNote: two.\n"));
+  EXPECT_THAT(md, HasSubstr("\n## Cost model vs measured\n\nLink: given."
+                            "\n\n| a |\n\n## Plots\n"));
+  EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}), Not(HasSubstr("Plots")));
+  EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}),
+              Not(HasSubstr("Cost model")));
+}
+
+}  // namespace
+}  // namespace ringside
