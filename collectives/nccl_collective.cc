@@ -15,9 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
-#include "collectives/cuda_status.h"
 #include "collectives/nccl_rendezvous.h"
 #include "common/status_macros.h"
+#include "device/cuda_status.h"
 
 namespace ringside {
 namespace {

@@ -75,7 +75,8 @@ absl::StatusOr<int> CudaDeviceCount();
 // FAILED_PRECONDITION "NCCL needs a distinct GPU per rank: N ranks, M GPUs
 // ..." when two ranks on one host would share a GPU (e.g. more ranks than
 // GPUs on a single host); ABORTED when a peer failed during the rendezvous;
-// CUDA/NCCL errors with file:line and the library's message (cuda_status.h).
+// CUDA/NCCL errors with file:line and the library's message
+// (device/cuda_status.h).
 absl::StatusOr<std::unique_ptr<Collective>> CreateNcclCollective(
     Store& store, int rank, int size, const NcclCollectiveOptions& options);
 

@@ -1,6 +1,8 @@
 #include "worker/device_fusion_memory.h"
 
 #include "common/status_macros.h"
+#include "device/cuda_device.h"
+#include "device/cuda_event.h"
 
 namespace ringside {
 

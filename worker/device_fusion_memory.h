@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "collectives/fusion/fusion_memory.h"
-#include "models/cuda/device_buffer.h"
-#include "worker/cuda_support.h"
+#include "device/cuda_stream.h"
+#include "device/device_buffer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "device/cuda_device.h"
 
 namespace ringside {
 

@@ -32,8 +32,10 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda_event.h"
+#include "device/cuda_stream.h"
+#include "device/pinned_host_buffer.h"
 #include "worker/comm_queue_thread.h"
-#include "worker/cuda_support.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

@@ -51,7 +51,7 @@
 #include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "common/timeline.h"
-#include "models/cuda/cuda_handles.h"
+#include "device/cuda_handles.h"
 #include "models/optimizer.h"
 #include "models/tensor_layout.h"
 

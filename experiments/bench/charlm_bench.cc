@@ -45,8 +45,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "device/device_buffer.h"
 #include "experiments/job/local_job.h"
-#include "models/cuda/device_buffer.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/cuda_charlm.h"
 

@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "models/cuda/cuda_check.h"
-#include "models/cuda/device_buffer.h"
+#include "device/cuda_status.h"
+#include "device/device_buffer.h"
 #include "models/cuda/mlp_kernels.h"
 #include "models/cuda/model_handles.h"
 #include "models/mlp.h"

@@ -36,7 +36,7 @@
 // Built with --config=cuda this is the real model (cuda_mlp.cc); without it
 // Create returns UNIMPLEMENTED "built without CUDA (bazel build
 // --config=cuda)", so this header needs no CUDA headers (handles are opaque,
-// cuda_handles.h). Thread-compatible: one instance per worker thread.
+// device/cuda_handles.h). Thread-compatible: one instance per worker thread.
 #ifndef RINGSIDE_MODELS_CUDA_CUDA_MLP_H_
 #define RINGSIDE_MODELS_CUDA_CUDA_MLP_H_
 
@@ -47,7 +47,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "models/cuda/cuda_handles.h"
+#include "device/cuda_handles.h"
 #include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"

@@ -12,8 +12,8 @@
 //     then calls on_ready(i): the gradient is ENQUEUED, not computed;
 //   - last_compute_seconds() is the device time of the last step's kernels.
 //
-// This header needs no CUDA headers (handles are opaque, cuda_handles.h).
-// Thread-compatible: one instance per worker thread.
+// This header needs no CUDA headers (handles are opaque,
+// device/cuda_handles.h). Thread-compatible: one instance per worker thread.
 #ifndef RINGSIDE_MODELS_CUDA_CUDA_MODEL_H_
 #define RINGSIDE_MODELS_CUDA_CUDA_MODEL_H_
 
@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "models/cuda/cuda_handles.h"
+#include "device/cuda_handles.h"
 #include "models/dataset.h"
 #include "models/model.h"
 #include "models/tensor_layout.h"

@@ -25,7 +25,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "models/cuda/cuda_handles.h"
+#include "device/cuda_handles.h"
 #include "models/optimizer.h"
 
 namespace ringside {

@@ -11,7 +11,7 @@
 // inputs and host float arithmetic (x86-64 SSE, no FMA contraction).
 //
 // Only compiled with --config=cuda (nvcc; see tools/cuda.bzl), hence no absl
-// here: wrap the results with models/cuda/cuda_check.h. Thread-safe.
+// here: wrap the results with device/cuda_status.h. Thread-safe.
 #ifndef RINGSIDE_MODELS_CUDA_MLP_KERNELS_H_
 #define RINGSIDE_MODELS_CUDA_MLP_KERNELS_H_
 

@@ -3,34 +3,21 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "models/cuda/cuda_check.h"
+#include "device/cuda_status.h"
 
 namespace ringside {
 
-ModelHandles::~ModelHandles() {
-  if (cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
-  for (cudaEvent_t e : ready_) {
-    if (e != nullptr) cudaEventDestroy(e);
-  }
-  if (start_ != nullptr) cudaEventDestroy(start_);
-  if (stop_ != nullptr) cudaEventDestroy(stop_);
-  if (cublas_ != nullptr) cublasDestroy(cublas_);
-  cudaGetLastError();
-}
-
 absl::Status ModelHandles::Init(int device, int num_tensors) {
-  device_ = device;
-  RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  RS_CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
+  RS_ASSIGN_OR_RETURN(cublas_, OwnedCublasHandle::Create(device));
   // Full float32 products, so results match the CPU model.
-  RS_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
-  ready_.assign(num_tensors, nullptr);
-  for (cudaEvent_t& e : ready_) {
-    RS_CUDA_RETURN_IF_ERROR(
-        cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  RS_CUBLAS_RETURN_IF_ERROR(
+      cublasSetMathMode(cublas_.get(), CUBLAS_DEFAULT_MATH));
+  ready_.resize(num_tensors);
+  for (OwnedCudaEvent& e : ready_) {
+    RS_ASSIGN_OR_RETURN(e, OwnedCudaEvent::Create(device, /*timing=*/false));
   }
-  RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
-  RS_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
+  RS_ASSIGN_OR_RETURN(start_, OwnedCudaEvent::Create(device, /*timing=*/true));
+  RS_ASSIGN_OR_RETURN(stop_, OwnedCudaEvent::Create(device, /*timing=*/true));
   return absl::OkStatus();
 }
 
@@ -40,13 +27,11 @@ cudaEvent_t ModelHandles::ready(int tensor) const {
                  tensor);
     std::abort();
   }
-  return ready_[tensor];
+  return ready_[tensor].get();
 }
 
 absl::StatusOr<double> ModelHandles::ElapsedSeconds() const {
-  float ms = 0.0f;
-  RS_CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, start_, stop_));
-  return ms / 1e3;
+  return EventSeconds(start_.get(), stop_.get());
 }
 
 }  // namespace ringside

@@ -1,8 +1,9 @@
 // ModelHandles: the CUDA handles every model on a GPU keeps (CudaMlp,
-// CudaCharLm): a cuBLAS handle in full float32 math (no TF32, so products
-// match the CPU models), one readiness event per gradient tensor (timing
-// disabled; CudaModel::grad_ready_event) and a start/stop event pair that
-// times a step's kernels (CudaModel::last_compute_seconds).
+// CudaCharLm), owned through the device layer (device/): a cuBLAS handle in
+// full float32 math (no TF32, so products match the CPU models), one
+// readiness event per gradient tensor (timing disabled;
+// CudaModel::grad_ready_event) and a start/stop event pair that times a
+// step's kernels (CudaModel::last_compute_seconds).
 //
 // Init creates them on `device`; the destructor releases whatever was
 // created and clears release errors (a poisoned context has no one to
@@ -18,6 +19,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "device/cublas_handle.h"
+#include "device/cuda_event.h"
 
 namespace ringside {
 
@@ -26,26 +29,24 @@ class ModelHandles {
   ModelHandles() = default;
   ModelHandles(const ModelHandles&) = delete;
   ModelHandles& operator=(const ModelHandles&) = delete;
-  ~ModelHandles();
 
   // Once, before any other call. CUDA/cuBLAS errors with their message.
   absl::Status Init(int device, int num_tensors);
 
-  cublasHandle_t cublas() const { return cublas_; }
+  cublasHandle_t cublas() const { return cublas_.get(); }
   // Gradient `tensor`'s readiness event; aborts, naming the tensor, when it
   // is not in [0, num_tensors).
   cudaEvent_t ready(int tensor) const;
-  cudaEvent_t start() const { return start_; }
-  cudaEvent_t stop() const { return stop_; }
+  cudaEvent_t start() const { return start_.get(); }
+  cudaEvent_t stop() const { return stop_.get(); }
   // Seconds between start() and stop(); both must have completed.
   absl::StatusOr<double> ElapsedSeconds() const;
 
  private:
-  int device_ = 0;
-  cublasHandle_t cublas_ = nullptr;
-  std::vector<cudaEvent_t> ready_;  // per tensor
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
+  OwnedCublasHandle cublas_;
+  std::vector<OwnedCudaEvent> ready_;  // per tensor
+  OwnedCudaEvent start_;
+  OwnedCudaEvent stop_;
 };
 
 }  // namespace ringside

@@ -25,7 +25,7 @@
 #include "absl/time/clock.h"
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
-#include "tests/collectives/device_buffer.h"
+#include "device/device_buffer.h"
 #include "tests/testing/gpu_skip.h"
 #include "tests/testing/rank_threads.h"
 
@@ -116,17 +116,17 @@ TEST_P(NcclCollectiveMatrixTest, EveryOperationMatchesTheClosedForm) {
     auto want_gathered = [&](size_t j) { return F(j / n, j % n); };
 
     // Sum.
-    RS_RETURN_IF_ERROR(data->Upload(mine));
+    RS_RETURN_IF_ERROR(data->CopyFromHost(mine));
     RS_RETURN_IF_ERROR(c.AllReduce(data->span(), ReduceOp::kSum, kOpTimeout));
-    absl::StatusOr<std::vector<float>> got = data->Download();
+    absl::StatusOr<std::vector<float>> got = data->ToHost();
     if (!got.ok()) return got.status();
     RS_RETURN_IF_ERROR(
         CheckEqual("sum", *got, [&](size_t i) { return SumF(size, i); }));
     // Average (NCCL's ncclAvg may scale before summing: not bit-exact).
-    RS_RETURN_IF_ERROR(data->Upload(mine));
+    RS_RETURN_IF_ERROR(data->CopyFromHost(mine));
     RS_RETURN_IF_ERROR(
         c.AllReduce(data->span(), ReduceOp::kAverage, kOpTimeout));
-    got = data->Download();
+    got = data->ToHost();
     if (!got.ok()) return got.status();
     RS_RETURN_IF_ERROR(CheckEqual(
         "avg", *got, [&](size_t i) { return SumF(size, i) / size; }, 1e-5f));
@@ -134,25 +134,25 @@ TEST_P(NcclCollectiveMatrixTest, EveryOperationMatchesTheClosedForm) {
     const int root = size - 1;
     std::vector<float> before(n, -1.0f);
     if (r == root) before = mine;
-    RS_RETURN_IF_ERROR(data->Upload(before));
+    RS_RETURN_IF_ERROR(data->CopyFromHost(before));
     RS_RETURN_IF_ERROR(c.Broadcast(data->span(), root, kOpTimeout));
-    got = data->Download();
+    got = data->ToHost();
     if (!got.ok()) return got.status();
     RS_RETURN_IF_ERROR(
         CheckEqual("broadcast", *got, [&](size_t i) { return F(root, i); }));
     // All-gather, out of place.
-    RS_RETURN_IF_ERROR(data->Upload(mine));
+    RS_RETURN_IF_ERROR(data->CopyFromHost(mine));
     RS_RETURN_IF_ERROR(c.AllGather(data->span(), gathered->span(), kOpTimeout));
-    got = gathered->Download();
+    got = gathered->ToHost();
     if (!got.ok()) return got.status();
     RS_RETURN_IF_ERROR(CheckEqual("gathered", *got, want_gathered));
     // All-gather in place: `in` is this rank's slice of `out`.
     std::vector<float> slice_only(n * size, -1.0f);
     std::copy(mine.begin(), mine.end(), slice_only.begin() + r * n);
-    RS_RETURN_IF_ERROR(gathered->Upload(slice_only));
+    RS_RETURN_IF_ERROR(gathered->CopyFromHost(slice_only));
     RS_RETURN_IF_ERROR(c.AllGather(gathered->span().subspan(r * n, n),
                                    gathered->span(), kOpTimeout));
-    got = gathered->Download();
+    got = gathered->ToHost();
     if (!got.ok()) return got.status();
     RS_RETURN_IF_ERROR(CheckEqual("gathered in place", *got, want_gathered));
     return c.Barrier(kOpTimeout);

@@ -18,8 +18,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "collectives/nccl_collective.h"
+#include "device/cuda_device.h"
 #include "tests/testing/gpu_skip.h"
-#include "worker/cuda_support.h"
 
 namespace ringside {
 namespace {

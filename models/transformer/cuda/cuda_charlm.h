@@ -34,7 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "models/cuda/cuda_handles.h"
+#include "device/cuda_handles.h"
 #include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "models/cuda/device_buffer.h"
+#include "device/device_buffer.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/charlm_layout.h"
 #include "tests/testing/gpu_skip.h"

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "absl/types/span.h"
+#include "device/device_buffer.h"
 #include "models/cuda/cuda_mlp.h"
-#include "models/cuda/device_buffer.h"
 #include "models/mlp.h"
-#include "tests/testing/gpu_skip.h"
 #include "tests/models/cuda/mlp_test_data.h"
+#include "tests/testing/gpu_skip.h"
 
 namespace ringside {
 namespace {

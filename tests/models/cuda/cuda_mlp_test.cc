@@ -22,11 +22,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "device/device_buffer.h"
 #include "models/cuda/cuda_optimizer.h"
-#include "models/cuda/device_buffer.h"
 #include "models/mlp.h"
-#include "tests/testing/gpu_skip.h"
 #include "tests/models/cuda/mlp_test_data.h"
+#include "tests/testing/gpu_skip.h"
 
 namespace ringside {
 namespace {
@@ -191,7 +191,7 @@ TEST(CudaMlpTest, CudaErrorsCarryCudaMessage) {
   EXPECT_FALSE(bad_copy.ok());
   EXPECT_NE(bad_copy.message().find("cudaMemcpy"), std::string::npos)
       << bad_copy;
-  EXPECT_NE(bad_copy.message().find("models/cuda/device_buffer.cc:"),
+  EXPECT_NE(bad_copy.message().find("device/device_buffer.cc:"),
             std::string::npos)
       << bad_copy;
   EXPECT_NE(bad_copy.message().find("cudaError"), std::string::npos)

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "models/cuda/device_buffer.h"
+#include "device/device_buffer.h"
 #include "models/optimizer.h"
 #include "tests/testing/gpu_skip.h"
 

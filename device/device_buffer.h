@@ -1,13 +1,14 @@
 // DeviceBuffer: an RAII array of floats in one CUDA device's memory
 // (cudaMalloc / cudaFree), with blocking host <-> device copies that return
-// absl::Status carrying CUDA's own message (models/cuda/cuda_check.h), e.g.
-// RESOURCE_EXHAUSTED "cudaMalloc(...) [models/cuda/device_buffer.cc:NN]:
-// cudaErrorMemoryAllocation: out of memory".
+// absl::Status carrying CUDA's own message (device/cuda_status.h), e.g.
+// RESOURCE_EXHAUSTED "cudaMalloc(...) [device/device_buffer.cc:NN]:
+// cudaErrorMemoryAllocation: out of memory". The CUDA models, the CUDA
+// trainer, the device fusion memory and the NCCL tests all use it.
 //
 // Built with --config=cuda this is the real thing; without it Create and the
-// copies return UNIMPLEMENTED "built without CUDA (bazel build
-// --config=cuda)", so this header needs no CUDA headers and callers link
-// everywhere.
+// copies return UNIMPLEMENTED "DeviceBuffer: built without CUDA: rebuild
+// with --config=cuda", so this header needs no CUDA headers and callers
+// link everywhere.
 //
 // Copies and Zero run on the legacy default stream and return once the data
 // is in place (they synchronize that stream): they wait for earlier work on
@@ -17,8 +18,8 @@
 // Move-only; the destructor frees the memory (without reporting errors).
 // Not thread-safe. Every method that touches memory makes the buffer's
 // device current on the calling thread and leaves it so.
-#ifndef RINGSIDE_MODELS_CUDA_DEVICE_BUFFER_H_
-#define RINGSIDE_MODELS_CUDA_DEVICE_BUFFER_H_
+#ifndef RINGSIDE_DEVICE_DEVICE_BUFFER_H_
+#define RINGSIDE_DEVICE_DEVICE_BUFFER_H_
 
 #include <cstddef>
 #include <vector>
@@ -49,6 +50,8 @@ class DeviceBuffer {
   // host.
   float* data() const { return data_; }
   size_t size() const { return size_; }
+  // The same memory as a span (e.g. for a Collective on device memory).
+  absl::Span<float> span() const { return absl::MakeSpan(data_, size_); }
   int device() const { return device_; }
 
   // Copies `host` into floats [offset, offset + host.size()). Blocking.
@@ -82,4 +85,4 @@ absl::Status CopyToHost(const float* device_src, absl::Span<float> host);
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_MODELS_CUDA_DEVICE_BUFFER_H_
+#endif  // RINGSIDE_DEVICE_DEVICE_BUFFER_H_

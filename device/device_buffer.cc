@@ -1,12 +1,12 @@
 // DeviceBuffer with the CUDA runtime (--config=cuda).
-#include "models/cuda/device_buffer.h"
+#include "device/device_buffer.h"
 
 #include <cuda_runtime_api.h>
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "models/cuda/cuda_check.h"
+#include "device/cuda_status.h"
 
 namespace ringside {
 namespace {

@@ -1,4 +1,4 @@
-#include "collectives/cuda_status.h"
+#include "device/cuda_status.h"
 
 #include <string>
 
@@ -52,6 +52,24 @@ absl::StatusCode CudaErrorCode(cudaError_t error) {
   }
 }
 
+absl::StatusCode CublasErrorCode(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS:
+      return absl::StatusCode::kOk;
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return absl::StatusCode::kUnavailable;
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return absl::StatusCode::kResourceExhausted;
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return absl::StatusCode::kInvalidArgument;
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return absl::StatusCode::kFailedPrecondition;
+    default:
+      return absl::StatusCode::kInternal;
+  }
+}
+
 absl::StatusCode NcclErrorCode(ncclResult_t result) {
   switch (result) {
     case ncclSuccess:
@@ -75,6 +93,22 @@ absl::Status CudaStatus(cudaError_t error, absl::string_view what,
       CudaErrorCode(error),
       absl::StrCat(what, " [", file, ":", line, "]: ", cudaGetErrorName(error),
                    ": ", cudaGetErrorString(error)));
+}
+
+absl::Status CudaCallStatus(cudaError_t error, absl::string_view what,
+                            const char* file, int line) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  cudaGetLastError();  // do not report it again at the next launch check
+  return CudaStatus(error, what, file, line);
+}
+
+absl::Status CublasStatus(cublasStatus_t status, absl::string_view what,
+                          const char* file, int line) {
+  if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
+  return absl::Status(CublasErrorCode(status),
+                      absl::StrCat(what, " [", file, ":", line,
+                                   "]: ", cublasGetStatusName(status), ": ",
+                                   cublasGetStatusString(status)));
 }
 
 absl::Status NcclStatus(ncclResult_t result, absl::string_view what,

@@ -1,7 +1,8 @@
-// CudaStatus / NcclStatus: the library's own names and messages, our call
-// site, and the right codes. Needs --config=cuda but no GPU: the runtime and
-// NCCL describe their error codes without a driver.
-#include "collectives/cuda_status.h"
+// CudaStatus / CublasStatus / NcclStatus and their macros: the library's
+// own names and messages, our call site, and the right codes. Needs
+// --config=cuda but no GPU: the runtime, cuBLAS and NCCL describe their
+// error codes without a driver.
+#include "device/cuda_status.h"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,8 @@ namespace {
 TEST(CudaStatusTest, SuccessIsOk) {
   EXPECT_TRUE(CudaStatus(cudaSuccess, "op", __FILE__, __LINE__).ok());
   EXPECT_TRUE(NcclStatus(ncclSuccess, "op", __FILE__, __LINE__).ok());
+  EXPECT_TRUE(
+      CublasStatus(CUBLAS_STATUS_SUCCESS, "op", __FILE__, __LINE__).ok());
 }
 
 TEST(CudaStatusTest, InsufficientDriverReadsAsUnavailable) {
@@ -41,6 +44,40 @@ TEST(CudaStatusTest, CodesFollowTheKindOfError) {
   EXPECT_EQ(NcclErrorCode(ncclInvalidUsage),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(NcclErrorCode(ncclInternalError), absl::StatusCode::kInternal);
+}
+
+TEST(CudaStatusTest, CublasCodesFollowTheKindOfError) {
+  EXPECT_EQ(CublasErrorCode(CUBLAS_STATUS_NOT_INITIALIZED),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(CublasErrorCode(CUBLAS_STATUS_ALLOC_FAILED),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(CublasErrorCode(CUBLAS_STATUS_INVALID_VALUE),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CublasErrorCode(CUBLAS_STATUS_NOT_SUPPORTED),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CublasErrorCode(CUBLAS_STATUS_EXECUTION_FAILED),
+            absl::StatusCode::kInternal);
+  absl::Status s = CublasStatus(CUBLAS_STATUS_ALLOC_FAILED, "cublasCreate(&h)",
+                                "here.cc", 7);
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(s.message().find("cublasCreate(&h) [here.cc:7]: "
+                             "CUBLAS_STATUS_ALLOC_FAILED"),
+            std::string::npos)
+      << s;
+}
+
+absl::Status ReturnsTheFirstError() {
+  int* p = nullptr;
+  RS_CUDA_RETURN_IF_ERROR(cudaPointerGetAttributes(nullptr, p));
+  return absl::OkStatus();
+}
+
+TEST(CudaStatusTest, ReturnMacroReturnsTheCallsError) {
+  absl::Status s = ReturnsTheFirstError();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cudaPointerGetAttributes(nullptr, p) ["),
+            std::string::npos)
+      << s;
 }
 
 TEST(CudaStatusTest, MacrosNameTheCallAndThisFile) {

@@ -1,13 +1,11 @@
 // DeviceBuffer without --config=cuda: nothing can be allocated or copied.
-#include "models/cuda/device_buffer.h"
+#include "device/cuda_device.h"
+#include "device/device_buffer.h"
 
 namespace ringside {
 namespace {
 
-absl::Status NotBuilt() {
-  return absl::UnimplementedError(
-      "DeviceBuffer: built without CUDA (bazel build --config=cuda)");
-}
+absl::Status NotBuilt() { return BuiltWithoutCudaError("DeviceBuffer"); }
 
 }  // namespace
 
