@@ -355,7 +355,9 @@ def main():
     if "ps_link" in sections:
         ps_shaped_link(args, table)
     head = (f"parity_bench: {args.rounds} interleaved rounds; ratio = "
-            "ringside throughput / reference throughput (per round, median)")
+            "ringside throughput / reference throughput (per round, median); "
+            "the RSS and shaped-link rows are lower-is-better (measured / "
+            "reference)")
     print(head + "\n")
     print(table.markdown())
     if args.append_md:
