@@ -1,8 +1,8 @@
 // HostStagingStrategy: runs a host-memory strategy (sps, dps, or any
 // strategy that does not take CUDA buffers) for a CUDA worker by staging the
 // flat buffers through pinned host memory. It wraps the inner strategy and
-// is not registered by name: the CUDA trainer wraps every strategy whose
-// SupportsDevice(kCuda) is false.
+// is not registered by name: the CUDA backend (worker/cuda_backend.h) wraps
+// every strategy whose SupportsDevice(kCuda) is false.
 //
 //   OnGradientReady(i)  enqueues on a copy stream of its own: wait for the
 //                       model's grad_ready_event(i), copy gradient i device

@@ -17,8 +17,8 @@
 //
 // Devices: SyncContext::device says where params and grads live. A strategy
 // that takes CUDA device buffers says so with SupportsDevice(kCuda) (ring,
-// fusion, baseline: NCCL and the optimizer on the device); the CUDA trainer
-// runs the others (sps, dps) through HostStagingStrategy, which hands them
+// fusion, baseline: NCCL and the optimizer on the device); the CUDA backend
+// (worker/cuda_backend.h) runs the others (sps, dps) through HostStagingStrategy, which hands them
 // pinned host copies (worker/host_staging_strategy.h).
 //
 // Strategies register themselves in their own .cc (linked with

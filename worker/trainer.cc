@@ -1,11 +1,85 @@
 #include "worker/trainer.h"
 
+#include <string>
+
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/host_backend.h"
 #include "worker/run_metrics.h"
 
 namespace ringside {
+namespace {
+
+// When the phases of one training step happened (steady-clock seconds).
+struct StepTimes {
+  double start = 0;          // before the batch was read
+  double compute_start = 0;  // ForwardBackward called
+  double backward_end = 0;   // ForwardBackward returned
+  double finish_end = 0;     // FinishStep returned
+};
+
+// The end of one step: the step's FORWARD_BACKWARD and FINISH_STEP spans
+// on the job's timeline (may be null); then FinishStep's error annotated
+// with the strategy and step, or the step record (compute =
+// `model_compute_s` + the strategy's local optimizer time) into `metrics`
+// and job.on_record (may be empty).
+absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
+                        const StepTimes& times, double model_compute_s,
+                        const absl::StatusOr<StepStats>& stats,
+                        RunMetrics& metrics) {
+  RecordSpan(job.sync.timeline, "step", "FORWARD_BACKWARD", times.compute_start,
+             times.backward_end, {{"step", step}, {"loss", loss}});
+  RecordSpan(job.sync.timeline, "step", "FINISH_STEP", times.backward_end,
+             times.finish_end, {{"step", step}});
+  if (!stats.ok()) {
+    return Annotate(stats.status(),
+                    absl::StrCat(job.strategy->name(), " step ", step));
+  }
+  StepRecord record;
+  record.step = step;
+  record.loss = loss;
+  record.step_s = times.finish_end - times.start;
+  record.compute_s = model_compute_s + stats->local_optimizer_s;
+  record.sync_s = record.step_s - record.compute_s;
+  record.bytes_sent = stats->bytes_sent;
+  record.bytes_received = stats->bytes_received;
+  metrics.Add(record, times.start);
+  if (job.on_record) job.on_record(record.ToJson());
+  return absl::OkStatus();
+}
+
+// The final record: the job, the measures, the model's own name, then the
+// backend's fields.
+nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
+                           int64_t start_step, double eval_loss,
+                           const RunMetrics& metrics,
+                           const nlohmann::json& backend_fields) {
+  nlohmann::json record = {
+      {"event", "final"},
+      {"rank", job.rank.rank},
+      {"world_size", job.rank.world_size},
+      {"strategy", job.strategy->name()},
+      {"model", model_name},
+      {"batch_size", job.options.batch_size},
+      {"steps", job.options.steps},
+      {"start_step", start_step},
+      {"warmup_steps", job.options.warmup_steps},
+      {"measured_steps", metrics.measured_steps()},
+      {"eval_loss", eval_loss},
+      {"utilization", metrics.utilization()},
+      {"throughput", metrics.throughput()},
+      {"compute_s", metrics.compute_s()},
+      {"wall_s", metrics.wall_s()},
+      {"bytes_sent", metrics.bytes_sent()},
+      {"bytes_received", metrics.bytes_received()},
+  };
+  record.update(backend_fields);
+  return record;
+}
+
+}  // namespace
 
 absl::Status TrainerOptions::Validate() const {
   if (batch_size <= 0) {
@@ -23,109 +97,85 @@ absl::Status TrainerOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::Status RecordStep(const SyncStrategy& strategy, int64_t step, double loss,
-                        const StepTimes& times, double model_compute_s,
-                        const absl::StatusOr<StepStats>& stats,
-                        Timeline* timeline, RunMetrics& metrics,
-                        const RecordFn& on_record) {
-  RecordSpan(timeline, "step", "FORWARD_BACKWARD", times.compute_start,
-             times.backward_end, {{"step", step}, {"loss", loss}});
-  RecordSpan(timeline, "step", "FINISH_STEP", times.backward_end,
-             times.finish_end, {{"step", step}});
-  if (!stats.ok()) {
-    return Annotate(stats.status(),
-                    absl::StrCat(strategy.name(), " step ", step));
+absl::Status TrainJob::Validate() const {
+  if (dataset == nullptr) {
+    return absl::InvalidArgumentError("TrainJob: no dataset");
   }
-  StepRecord record;
-  record.step = step;
-  record.loss = loss;
-  record.step_s = times.finish_end - times.start;
-  record.compute_s = model_compute_s + stats->local_optimizer_s;
-  record.sync_s = record.step_s - record.compute_s;
-  record.bytes_sent = stats->bytes_sent;
-  record.bytes_received = stats->bytes_received;
-  metrics.Add(record, times.start);
-  if (on_record) on_record(record.ToJson());
-  return absl::OkStatus();
+  if (strategy == nullptr) {
+    return absl::InvalidArgumentError("TrainJob: no strategy");
+  }
+  RS_RETURN_IF_ERROR(options.Validate());
+  return optimizer.Validate();
 }
 
-absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
-                                  SyncStrategy& strategy, const RankInfo& rank,
-                                  const OptimizerConfig& optimizer,
-                                  const SyncOptions& sync,
-                                  const TrainerOptions& options,
-                                  const RecordFn& on_record) {
-  RS_RETURN_IF_ERROR(options.Validate());
-  RS_RETURN_IF_ERROR(optimizer.Validate());
-  const TensorLayout& layout = model.layout();
-  TrainResult result;
-  result.params.assign(layout.total_elements(), 0.0f);
-  std::vector<float> grads(layout.total_elements(), 0.0f);
-  model.InitParams(options.init_seed, absl::MakeSpan(result.params));
+absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
+                                        const TrainJob& job) {
+  RS_RETURN_IF_ERROR(job.Validate());
+  Dataset& dataset = *job.dataset;
+  const std::string name = job.strategy->name();
 
   SyncContext context;
-  context.rank = rank.rank;
-  context.world_size = rank.world_size;
-  context.layout = layout;
-  context.params = absl::MakeSpan(result.params);
-  context.grads = absl::MakeSpan(grads);
-  context.optimizer = optimizer;
-  context.options = sync;
+  context.rank = job.rank.rank;
+  context.world_size = job.rank.world_size;
+  context.optimizer = job.optimizer;
+  context.options = job.sync;
+  RS_RETURN_IF_ERROR(backend.Init(job.options.init_seed, context));
+  SyncStrategy& strategy = backend.Adapt(*job.strategy);
   RS_RETURN_IF_ERROR(
-      Annotate(strategy.Init(context), absl::StrCat(strategy.name(), " init")));
+      Annotate(strategy.Init(context), absl::StrCat(name, " init")));
+  // On an early return from a backend that asks for it, the strategy's
+  // threads stop before the backend's buffers they enqueue work on are
+  // freed (the backend outlives this function).
+  bool shut_down = false;
+  absl::Cleanup stop_strategy = [&] {
+    if (!shut_down && backend.ShutDownStrategyOnEarlyReturn()) {
+      strategy.Shutdown().IgnoreError();
+    }
+  };
 
-  const int64_t b = options.batch_size;
-  const int64_t global_batch = b * rank.world_size;
-  RunMetrics metrics(global_batch, options.warmup_steps);
+  const int64_t b = job.options.batch_size;
+  const int64_t global_batch = b * job.rank.world_size;
+  RunMetrics metrics(global_batch, job.options.warmup_steps);
   const GradientReadyFn on_ready = [&strategy](int i) {
     strategy.OnGradientReady(i);
   };
   Batch batch;
-  for (int64_t step = strategy.start_step(); step < options.steps; ++step) {
+  // From 0, or from the step of the checkpoint the strategy resumed from.
+  for (int64_t step = strategy.start_step(); step < job.options.steps; ++step) {
+    backend.BeginStep(step, step >= job.options.warmup_steps);
     StepTimes t;
     t.start = NowSeconds();
     RS_RETURN_IF_ERROR(
-        dataset.TrainBatch(step * global_batch + rank.rank * b, b, &batch));
+        dataset.TrainBatch(step * global_batch + job.rank.rank * b, b, &batch));
     t.compute_start = NowSeconds();
-    RS_ASSIGN_OR_RETURN(double loss,
-                        model.ForwardBackward(batch, result.params,
-                                              absl::MakeSpan(grads), on_ready));
+    RS_ASSIGN_OR_RETURN(double loss, backend.ForwardBackward(batch, on_ready));
     t.backward_end = NowSeconds();
     absl::StatusOr<StepStats> stats = strategy.FinishStep(step);
     t.finish_end = NowSeconds();
-    RS_RETURN_IF_ERROR(RecordStep(strategy, step, loss, t,
-                                  t.backward_end - t.compute_start, stats,
-                                  sync.timeline, metrics, on_record));
+    RS_RETURN_IF_ERROR(
+        RecordStep(job, step, loss, t,
+                   backend.ComputeSeconds(t.backward_end - t.compute_start),
+                   stats, metrics));
   }
-  RS_RETURN_IF_ERROR(Annotate(strategy.Shutdown(),
-                              absl::StrCat(strategy.name(), " shutdown")));
+  backend.EndSteps();
+  shut_down = true;
+  RS_RETURN_IF_ERROR(
+      Annotate(strategy.Shutdown(), absl::StrCat(name, " shutdown")));
 
+  TrainResult result;
   Batch eval;
   RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
-  RS_ASSIGN_OR_RETURN(result.eval_loss, model.Evaluate(eval, result.params));
-  result.final_record = {
-      {"event", "final"},
-      {"rank", rank.rank},
-      {"world_size", rank.world_size},
-      {"strategy", strategy.name()},
-      {"model", model.name()},
-      {"batch_size", b},
-      {"steps", options.steps},
-      {"start_step", strategy.start_step()},
-      {"warmup_steps", options.warmup_steps},
-      {"measured_steps", metrics.measured_steps()},
-      {"eval_loss", result.eval_loss},
-      {"utilization", metrics.utilization()},
-      {"throughput", metrics.throughput()},
-      {"compute_s", metrics.compute_s()},
-      {"wall_s", metrics.wall_s()},
-      {"bytes_sent", metrics.bytes_sent()},
-      {"bytes_received", metrics.bytes_received()},
-      {"device", "cpu"},
-      {"timing", "steady_clock"},
-      {"emulated", model.emulated()},
-  };
+  RS_ASSIGN_OR_RETURN(result.eval_loss, backend.Evaluate(eval));
+  RS_ASSIGN_OR_RETURN(result.params, backend.FinalParams());
+  result.final_record =
+      FinalRecord(job, backend.model_name(), strategy.start_step(),
+                  result.eval_loss, metrics, backend.RecordFields());
   return result;
+}
+
+absl::StatusOr<TrainResult> Train(Model& model, const TrainJob& job) {
+  HostBackend backend(model);
+  return RunTraining(backend, job);
 }
 
 }  // namespace ringside

@@ -1,10 +1,12 @@
-// Trainer: one worker's synchronous data-parallel training loop.
+// Trainer: one worker's synchronous data-parallel training loop, the same
+// for every compute backend (host or CUDA, worker/compute_backend.h).
 //
 // Step t: take examples [t*N*b + r*b, t*N*b + (r+1)*b) of the dataset's
-// seeded order (the equivalence oracle's slicing), forward/backward with
-// the strategy's OnGradientReady as the readiness callback, then
-// strategy.FinishStep(t). Then evaluate on the held-out set.
-// Blocking; not thread-safe (run one Trainer per worker thread/process).
+// seeded order (the equivalence oracle's slicing), forward/backward on the
+// backend with the strategy's OnGradientReady as the readiness callback,
+// then strategy.FinishStep(t), then the step record. Then evaluate on the
+// held-out set and build the final record.
+// Blocking; not thread-safe (run one loop per worker thread/process).
 #ifndef RINGSIDE_WORKER_TRAINER_H_
 #define RINGSIDE_WORKER_TRAINER_H_
 
@@ -17,7 +19,7 @@
 #include "common/launch_env.h"
 #include "models/dataset.h"
 #include "models/model.h"
-#include "worker/run_metrics.h"
+#include "worker/compute_backend.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -35,43 +37,45 @@ struct TrainerOptions {
   absl::Status Validate() const;
 };
 
+using RecordFn = std::function<void(const nlohmann::json&)>;
+
+// What one worker trains, apart from the model: the data, the strategy,
+// who this worker is and how long and how it trains.
+struct TrainJob {
+  Dataset* dataset = nullptr;        // not owned; required
+  SyncStrategy* strategy = nullptr;  // not owned; required
+  RankInfo rank;
+  OptimizerConfig optimizer;
+  SyncOptions sync;
+  TrainerOptions options;
+  // Receives each step record as it is measured; may be empty.
+  RecordFn on_record;
+
+  // INVALID_ARGUMENT, naming the field: no dataset or strategy, or invalid
+  // options or optimizer.
+  absl::Status Validate() const;
+};
+
 struct TrainResult {
-  std::vector<float> params;  // final parameters
+  std::vector<float> params;  // final parameters, in host memory
   double eval_loss = 0;
-  // {"event":"final", rank, strategy, world_size, eval_loss, utilization,
-  //  throughput, compute_s, wall_s, bytes_sent, bytes_received, ...}
+  // {"event":"final", rank, world_size, strategy, model, batch_size, steps,
+  //  start_step, warmup_steps, measured_steps, eval_loss, utilization,
+  //  throughput, compute_s, wall_s, bytes_sent, bytes_received, emulated,
+  //  device, timing, and the backend's own fields}
   nlohmann::json final_record;
 };
 
-using RecordFn = std::function<void(const nlohmann::json&)>;
+// Runs Init, the steps and Shutdown of job.strategy (through the backend's
+// Adapt) on `backend`; job.on_record receives each step record. Compute
+// time per step = the backend's ComputeSeconds + the strategy's local
+// optimizer time.
+absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
+                                        const TrainJob& job);
 
-// When the phases of one training step happened (steady-clock seconds).
-struct StepTimes {
-  double start = 0;          // before the batch was read
-  double compute_start = 0;  // ForwardBackward called
-  double backward_end = 0;   // ForwardBackward returned
-  double finish_end = 0;     // FinishStep returned
-};
-
-// The end of one step, shared by Train and TrainOnCuda: the step's
-// FORWARD_BACKWARD and FINISH_STEP spans on `timeline` (may be null); then
-// FinishStep's error annotated with the strategy and step, or the step
-// record (compute = `model_compute_s` + the strategy's local optimizer
-// time) into `metrics` and `on_record` (may be empty).
-absl::Status RecordStep(const SyncStrategy& strategy, int64_t step, double loss,
-                        const StepTimes& times, double model_compute_s,
-                        const absl::StatusOr<StepStats>& stats,
-                        Timeline* timeline, RunMetrics& metrics,
-                        const RecordFn& on_record);
-
-// Runs Init, the steps and Shutdown of `strategy`; `on_record` (may be
-// empty) receives each step record as it is measured.
-absl::StatusOr<TrainResult> Train(Model& model, Dataset& dataset,
-                                  SyncStrategy& strategy, const RankInfo& rank,
-                                  const OptimizerConfig& optimizer,
-                                  const SyncOptions& sync,
-                                  const TrainerOptions& options,
-                                  const RecordFn& on_record);
+// RunTraining on the host (HostBackend): the model computes on the CPU,
+// parameters and gradients in host memory.
+absl::StatusOr<TrainResult> Train(Model& model, const TrainJob& job);
 
 }  // namespace ringside
 

@@ -15,7 +15,7 @@
 // --device=cuda trains the MLP or the character transformer on a GPU
 // (build with --config=cuda): --gpus
 // maps local ranks to CUDA devices (default: local rank modulo the device
-// count); see worker/cuda_trainer.h. --auth_token_file and --tls_cert/
+// count); see worker/cuda_backend.h. --auth_token_file and --tls_cert/
 // --tls_key/--tls_ca secure every RPC (common/security_flags.h).
 #include <glog/logging.h>
 
@@ -507,12 +507,17 @@ int Run() {
     liveness->SetStep(next);
     if (next >= steps) liveness->Finish();  // peers may go now
   };
-  absl::StatusOr<TrainResult> result =
-      cuda_model != nullptr
-          ? TrainOnCuda(*cuda_model, *bundle->dataset, **strategy, setup->rank,
-                        setup->optimizer, setup->sync, setup->trainer, write)
-          : Train(*bundle->model, *bundle->dataset, **strategy, setup->rank,
-                  setup->optimizer, setup->sync, setup->trainer, write);
+  TrainJob train_job;
+  train_job.dataset = bundle->dataset.get();
+  train_job.strategy = strategy->get();
+  train_job.rank = setup->rank;
+  train_job.optimizer = setup->optimizer;
+  train_job.sync = setup->sync;
+  train_job.options = setup->trainer;
+  train_job.on_record = write;
+  absl::StatusOr<TrainResult> result = cuda_model != nullptr
+                                           ? TrainOnCuda(*cuda_model, train_job)
+                                           : Train(*bundle->model, train_job);
   if (!result.ok()) {
     // A failed collective or RPC in mid-run is often the first sign of a
     // lost peer: give the monitor the time to name it (it ends the process

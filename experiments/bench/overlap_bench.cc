@@ -62,8 +62,13 @@ absl::StatusOr<Measure> RunOnce(bool overlap, const ModelOptions& model) {
         RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(model));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> dps,
                             StrategyRegistry::Create("dps"));
-        return Train(*bundle.model, *bundle.dataset, *dps, RankInfo{r, n},
-                     OptimizerConfig(), sync, trainer, nullptr);
+        TrainJob job;
+        job.dataset = bundle.dataset.get();
+        job.strategy = dps.get();
+        job.rank = RankInfo{r, n};
+        job.sync = sync;
+        job.options = trainer;
+        return Train(*bundle.model, job);
       }();
     });
   }

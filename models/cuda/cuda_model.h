@@ -1,5 +1,5 @@
-// CudaModel: what the CUDA training loop (worker/cuda_trainer.h) needs of a
-// model on one GPU -- the device-side twin of models/model.h's Model.
+// CudaModel: what the CUDA training backend (worker/cuda_backend.h) needs of
+// a model on one GPU -- the device-side twin of models/model.h's Model.
 // CudaMlp (cuda_mlp.h) and CudaCharLm (models/transformer/cuda/) implement
 // it; the contract of each call (device buffers, streams, readiness events
 // recorded before on_ready, CUDA-event compute time) is spelled out in

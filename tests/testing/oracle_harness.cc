@@ -28,12 +28,15 @@ absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
   RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
   RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> baseline,
                       StrategyRegistry::Create("baseline"));
-  TrainerOptions options;
-  options.batch_size = setup.batch_size * num_workers;
-  options.steps = setup.steps;
-  options.warmup_steps = 0;
-  return Train(*bundle.model, *bundle.dataset, *baseline, RankInfo{0, 1},
-               setup.optimizer, SyncOptions(), options, nullptr);
+  TrainJob job;
+  job.dataset = bundle.dataset.get();
+  job.strategy = baseline.get();
+  job.rank = RankInfo{0, 1};
+  job.optimizer = setup.optimizer;
+  job.options.batch_size = setup.batch_size * num_workers;
+  job.options.steps = setup.steps;
+  job.options.warmup_steps = 0;
+  return Train(*bundle.model, job);
 }
 
 absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
@@ -63,14 +66,16 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
         RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> sync_strategy,
                             StrategyRegistry::Create(strategy));
-        TrainerOptions options;
-        options.batch_size = setup.batch_size;
-        options.steps = setup.steps;
-        options.warmup_steps = 0;
-        RS_ASSIGN_OR_RETURN(TrainResult result,
-                            Train(*bundle.model, *bundle.dataset,
-                                  *sync_strategy, RankInfo{r, num_workers},
-                                  setup.optimizer, sync, options, nullptr));
+        TrainJob job;
+        job.dataset = bundle.dataset.get();
+        job.strategy = sync_strategy.get();
+        job.rank = RankInfo{r, num_workers};
+        job.optimizer = setup.optimizer;
+        job.sync = sync;
+        job.options.batch_size = setup.batch_size;
+        job.options.steps = setup.steps;
+        job.options.warmup_steps = 0;
+        RS_ASSIGN_OR_RETURN(TrainResult result, Train(*bundle.model, job));
         run.params[r] = std::move(result.params);
         run.eval_loss[r] = result.eval_loss;
         return absl::OkStatus();

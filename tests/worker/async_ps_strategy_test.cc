@@ -128,13 +128,16 @@ absl::StatusOr<StaleRun> RunWithStraggler(const OracleSetup& setup, int n,
         Straggler slow(&async_ps, delay);
         SyncStrategy& strategy =
             r == 1 ? static_cast<SyncStrategy&>(slow) : async_ps;
-        TrainerOptions options;
-        options.batch_size = setup.batch_size;
-        options.steps = setup.steps;
-        options.warmup_steps = 0;
-        absl::StatusOr<TrainResult> result =
-            Train(*bundle->model, *bundle->dataset, strategy, RankInfo{r, n},
-                  setup.optimizer, sync, options, nullptr);
+        TrainJob job;
+        job.dataset = bundle->dataset.get();
+        job.strategy = &strategy;
+        job.rank = RankInfo{r, n};
+        job.optimizer = setup.optimizer;
+        job.sync = sync;
+        job.options.batch_size = setup.batch_size;
+        job.options.steps = setup.steps;
+        job.options.warmup_steps = 0;
+        absl::StatusOr<TrainResult> result = Train(*bundle->model, job);
         if (!result.ok()) return result.status();
         run.results[r] = *std::move(result);
         run.versions_used[r] = async_ps.versions_used();

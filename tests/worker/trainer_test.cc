@@ -1,0 +1,194 @@
+// The one training loop (RunTraining) over a compute backend: the order in
+// which it drives the backend, one step record per step, one final record
+// with the job's fields, the model's own name and the backend's fields,
+// the early-return shutdown a backend asks for, and TrainJob's checks.
+#include "worker/trainer.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "models/model_factory.h"
+#include "worker/host_backend.h"
+
+namespace ringside {
+namespace {
+
+// Counts what the loop asks of a strategy; FinishStep always succeeds.
+class CountingStrategy final : public SyncStrategy {
+ public:
+  std::string name() const override { return "counting"; }
+  absl::Status Init(const SyncContext&) override { return absl::OkStatus(); }
+  void OnGradientReady(int) override { ++ready; }
+  absl::StatusOr<StepStats> FinishStep(int64_t) override {
+    ++steps;
+    return StepStats();
+  }
+  absl::Status Shutdown() override {
+    ++shutdowns;
+    return absl::OkStatus();
+  }
+  int ready = 0;
+  int steps = 0;
+  int shutdowns = 0;
+};
+
+// HostBackend, logging each call; ForwardBackward fails at `fail_at_step`
+// (-1: never), and ShutDownStrategyOnEarlyReturn is `stop_on_error`.
+class LoggingBackend final : public ComputeBackend {
+ public:
+  LoggingBackend(Model& model, int fail_at_step, bool stop_on_error)
+      : host_(model),
+        fail_at_step_(fail_at_step),
+        stop_on_error_(stop_on_error) {}
+
+  absl::Status Init(uint64_t seed, SyncContext& context) override {
+    log.push_back("Init");
+    return host_.Init(seed, context);
+  }
+  SyncStrategy& Adapt(SyncStrategy& strategy) override {
+    log.push_back("Adapt");
+    return host_.Adapt(strategy);
+  }
+  bool ShutDownStrategyOnEarlyReturn() const override { return stop_on_error_; }
+  void BeginStep(int64_t step, bool measured) override {
+    log.push_back(measured ? "BeginStep(measured)" : "BeginStep");
+    step_ = step;
+  }
+  absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, const GradientReadyFn& on_ready) override {
+    log.push_back("ForwardBackward");
+    if (step_ == fail_at_step_) return absl::InternalError("device fault");
+    return host_.ForwardBackward(batch, on_ready);
+  }
+  double ComputeSeconds(double wall_s) const override { return wall_s; }
+  void EndSteps() override { log.push_back("EndSteps"); }
+  absl::StatusOr<double> Evaluate(const Batch& batch) override {
+    log.push_back("Evaluate");
+    return host_.Evaluate(batch);
+  }
+  absl::StatusOr<std::vector<float>> FinalParams() override {
+    log.push_back("FinalParams");
+    return host_.FinalParams();
+  }
+  std::string model_name() const override { return host_.model_name(); }
+  nlohmann::json RecordFields() const override {
+    return {{"device", "test"}, {"timing", "test_clock"}, {"emulated", false}};
+  }
+
+  std::vector<std::string> log;
+
+ private:
+  HostBackend host_;
+  const int fail_at_step_;
+  const bool stop_on_error_;
+  int64_t step_ = -1;
+};
+
+ModelBundle SmallMlp() {
+  ModelOptions options;
+  options.mlp_widths = {8, 16, 4};
+  absl::StatusOr<ModelBundle> bundle = MakeModel(options);
+  EXPECT_TRUE(bundle.ok()) << bundle.status();
+  return *std::move(bundle);
+}
+
+TrainJob Job(Dataset& dataset, SyncStrategy& strategy) {
+  TrainJob job;
+  job.dataset = &dataset;
+  job.strategy = &strategy;
+  job.options.batch_size = 4;
+  job.options.steps = 3;
+  job.options.warmup_steps = 1;
+  return job;
+}
+
+TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
+                         /*stop_on_error=*/true);
+  TrainJob job = Job(*bundle.dataset, strategy);
+  std::vector<nlohmann::json> steps;
+  job.on_record = [&steps](const nlohmann::json& r) { steps.push_back(r); };
+
+  absl::StatusOr<TrainResult> result = RunTraining(backend, job);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(absl::StrJoin(backend.log, ","),
+            "Init,Adapt,BeginStep,ForwardBackward,"
+            "BeginStep(measured),ForwardBackward,"
+            "BeginStep(measured),ForwardBackward,"
+            "EndSteps,Evaluate,FinalParams");
+  EXPECT_EQ(strategy.steps, 3);
+  EXPECT_EQ(strategy.shutdowns, 1);
+  EXPECT_EQ(strategy.ready, 3 * bundle.model->layout().num_tensors());
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[2]["step"], 2);
+  EXPECT_EQ(result->params.size(),
+            static_cast<size_t>(bundle.model->layout().total_elements()));
+
+  const nlohmann::json& f = result->final_record;
+  EXPECT_EQ(f["event"], "final");
+  EXPECT_EQ(f["strategy"], "counting");
+  EXPECT_EQ(f["model"], bundle.model->name());
+  EXPECT_EQ(f["batch_size"], 4);
+  EXPECT_EQ(f["steps"], 3);
+  EXPECT_EQ(f["start_step"], 0);
+  EXPECT_EQ(f["warmup_steps"], 1);
+  EXPECT_EQ(f["measured_steps"], 2);
+  EXPECT_EQ(f["eval_loss"], result->eval_loss);
+  EXPECT_EQ(f["device"], "test");
+  EXPECT_EQ(f["timing"], "test_clock");
+  for (const char* key :
+       {"rank", "world_size", "utilization", "throughput", "compute_s",
+        "wall_s", "bytes_sent", "bytes_received", "emulated"}) {
+    EXPECT_TRUE(f.contains(key)) << key;
+  }
+}
+
+TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  absl::StatusOr<TrainResult> result =
+      Train(*bundle.model, Job(*bundle.dataset, strategy));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->final_record["device"], "cpu");
+  EXPECT_EQ(result->final_record["timing"], "steady_clock");
+  EXPECT_EQ(result->final_record["emulated"], false);
+  EXPECT_EQ(result->final_record["model"], "mlp");
+}
+
+TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnlyWhenTheBackendAsks) {
+  for (const bool stop_on_error : {true, false}) {
+    ModelBundle bundle = SmallMlp();
+    CountingStrategy strategy;
+    LoggingBackend backend(*bundle.model, /*fail_at_step=*/1, stop_on_error);
+    absl::StatusOr<TrainResult> result =
+        RunTraining(backend, Job(*bundle.dataset, strategy));
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+    EXPECT_EQ(strategy.shutdowns, stop_on_error ? 1 : 0) << stop_on_error;
+  }
+}
+
+TEST(TrainerTest, JobWithoutDatasetOrStrategyIsRefused) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  TrainJob job = Job(*bundle.dataset, strategy);
+  job.dataset = nullptr;
+  EXPECT_EQ(Train(*bundle.model, job).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  job = Job(*bundle.dataset, strategy);
+  job.strategy = nullptr;
+  EXPECT_EQ(Train(*bundle.model, job).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  job = Job(*bundle.dataset, strategy);
+  job.options.warmup_steps = 3;
+  EXPECT_EQ(Train(*bundle.model, job).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ringside

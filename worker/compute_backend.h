@@ -1,0 +1,88 @@
+// ComputeBackend: where one worker's model computes -- host memory
+// (HostBackend, worker/host_backend.h) or one CUDA device (CudaBackend,
+// worker/cuda_backend.h) -- as the one training loop (RunTraining,
+// worker/trainer.h) sees it. A backend owns the model's parameter and
+// gradient buffers and whatever runs the model there (a compute stream,
+// readiness events, NVML sampling); the loop owns the steps, the strategy's
+// life cycle, the step records and the final record.
+//
+// Call order, from RunTraining: Init, Adapt, then per step BeginStep,
+// ForwardBackward, ComputeSeconds; EndSteps; the strategy's Shutdown;
+// Evaluate, FinalParams, model_name and RecordFields. Blocking; not thread-safe
+// (one backend per worker thread/process, with its own model).
+#ifndef RINGSIDE_WORKER_COMPUTE_BACKEND_H_
+#define RINGSIDE_WORKER_COMPUTE_BACKEND_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "models/dataset.h"
+#include "models/model.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class ComputeBackend {
+ public:
+  virtual ~ComputeBackend() = default;
+
+  // Allocates the parameter and gradient buffers, sets the parameters to
+  // the model's seeded initial values (`init_seed`, every rank alike) and
+  // the gradients to 0, and describes them in `context`: layout, params,
+  // grads and, on a device, device, cuda_device, compute_stream and
+  // grad_ready_event. Once, first.
+  virtual absl::Status Init(uint64_t init_seed, SyncContext& context) = 0;
+
+  // The strategy the loop drives for `strategy`: `strategy` itself where it
+  // supports this backend's buffers, else an adapter owned by the backend
+  // (the CUDA backend's host staging). Once, after Init.
+  virtual SyncStrategy& Adapt(SyncStrategy& strategy) = 0;
+
+  // Whether, when training ends early (an error), the loop must shut the
+  // strategy down before the backend frees its buffers (CUDA: a
+  // strategy's threads may still enqueue work on device memory).
+  virtual bool ShutDownStrategyOnEarlyReturn() const = 0;
+
+  // Before step `step` reads its batch; `measured` when the step counts in
+  // the measures (past the warm-up).
+  virtual void BeginStep(int64_t step, bool measured) = 0;
+
+  // Forward and backward of `batch` under the parameters, writing the
+  // gradients; on_ready(i) as gradient i becomes final (host) or is queued
+  // (CUDA: SyncContext::grad_ready_event(i) says when it is final). The
+  // mean loss.
+  virtual absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, const GradientReadyFn& on_ready) = 0;
+
+  // The model's compute time in the last ForwardBackward, which took
+  // `wall_s` seconds on the steady clock: that wall time on the host, the
+  // kernels' time from CUDA events on a device.
+  virtual double ComputeSeconds(double wall_s) const = 0;
+
+  // After the last step, before the strategy shuts down.
+  virtual void EndSteps() = 0;
+
+  // Mean loss of `batch` under the final parameters (after the strategy
+  // has shut down).
+  virtual absl::StatusOr<double> Evaluate(const Batch& batch) = 0;
+
+  // The final parameters in host memory. Once, after Evaluate.
+  virtual absl::StatusOr<std::vector<float>> FinalParams() = 0;
+
+  // The model's own name ("mlp", "charlm", ...), for the final record.
+  virtual std::string model_name() const = 0;
+
+  // The final record's fields that describe this backend: "emulated",
+  // "device" and "timing", and a backend's own (CUDA: "gpu", "gpu_name",
+  // "host_staging", NVML's "utilization_check" and "nvml_utilization").
+  // After FinalParams.
+  virtual nlohmann::json RecordFields() const = 0;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_COMPUTE_BACKEND_H_

@@ -1,0 +1,83 @@
+// CudaBackend: the ComputeBackend (worker/compute_backend.h) of a CUDA
+// worker, with the model, the parameters and the gradients on one GPU:
+//
+//   - parameters and gradients are flat device buffers (DeviceBuffer) of
+//     the CudaModel's layout (CudaMlp or CudaCharLm); the model runs on a
+//     compute stream of its own and reports gradient i as QUEUED
+//     (SyncContext::grad_ready_event(i) says when it is final);
+//   - a strategy with SupportsDevice(kCuda) (baseline, ring, fusion) gets
+//     the device buffers (NCCL and the optimizer on the GPU); any other
+//     (sps, dps) runs through HostStagingStrategy (pinned host copies),
+//     which this backend owns;
+//   - the model's compute time per step = its kernels' time from CUDA
+//     events (CudaModel::last_compute_seconds; the loop adds the strategy's
+//     local optimizer time, device time for the CUDA optimizer), so the
+//     final record says "device":"cuda", "timing":"cuda_events"; with NVML
+//     available (libnvidia-ml.so.1) it adds "nvml_utilization", the mean
+//     NVML GPU utilization over the measured steps, and
+//     "utilization_check":"nvml" ("none" otherwise); also "gpu" (device
+//     index), "gpu_name" and "host_staging".
+//
+// Compiles in every build; without --config=cuda Init fails at the first
+// CUDA call with "built without CUDA: rebuild with --config=cuda". Not
+// thread-safe; the model must outlive it.
+#ifndef RINGSIDE_WORKER_CUDA_BACKEND_H_
+#define RINGSIDE_WORKER_CUDA_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "device/cuda_stream.h"
+#include "device/device_buffer.h"
+#include "models/cuda/cuda_model.h"
+#include "worker/compute_backend.h"
+#include "worker/host_staging_strategy.h"
+#include "worker/nvml_sampler.h"
+
+namespace ringside {
+
+struct CudaTrainOptions {
+  // Sample NVML over the measured steps when libnvidia-ml.so.1 loads.
+  bool nvml = true;
+};
+
+class CudaBackend final : public ComputeBackend {
+ public:
+  CudaBackend(CudaModel& model, const CudaTrainOptions& options)
+      : model_(model), options_(options) {}
+
+  absl::Status Init(uint64_t init_seed, SyncContext& context) override;
+  SyncStrategy& Adapt(SyncStrategy& strategy) override;
+  bool ShutDownStrategyOnEarlyReturn() const override { return true; }
+  void BeginStep(int64_t step, bool measured) override;
+  absl::StatusOr<double> ForwardBackward(
+      const Batch& batch, const GradientReadyFn& on_ready) override;
+  double ComputeSeconds(double) const override {
+    return model_.last_compute_seconds();
+  }
+  void EndSteps() override;
+  // Waits for the compute stream first (the strategy's last work on it).
+  absl::StatusOr<double> Evaluate(const Batch& batch) override;
+  absl::StatusOr<std::vector<float>> FinalParams() override;
+  std::string model_name() const override { return model_.name(); }
+  nlohmann::json RecordFields() const override;
+
+ private:
+  CudaModel& model_;
+  const CudaTrainOptions options_;
+  std::string gpu_name_;
+  // Declared before staging_: the strategy's adapter goes first.
+  DeviceBuffer params_;
+  DeviceBuffer grads_;
+  OwnedCudaStream stream_;
+  std::unique_ptr<HostStagingStrategy> staging_;
+  // NVML: started at the first measured step, stopped by EndSteps.
+  bool nvml_tried_ = false;
+  std::unique_ptr<NvmlSampler> nvml_;
+  absl::Status nvml_status_ = absl::NotFoundError("NVML sampling off");
+  absl::StatusOr<double> nvml_utilization_ = nvml_status_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_CUDA_BACKEND_H_

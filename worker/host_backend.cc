@@ -1,0 +1,40 @@
+#include "worker/host_backend.h"
+
+#include <utility>
+
+namespace ringside {
+
+absl::Status HostBackend::Init(uint64_t init_seed, SyncContext& context) {
+  const TensorLayout& layout = model_.layout();
+  params_.assign(layout.total_elements(), 0.0f);
+  grads_.assign(layout.total_elements(), 0.0f);
+  model_.InitParams(init_seed, absl::MakeSpan(params_));
+  context.layout = layout;
+  context.params = absl::MakeSpan(params_);
+  context.grads = absl::MakeSpan(grads_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<double> HostBackend::ForwardBackward(
+    const Batch& batch, const GradientReadyFn& on_ready) {
+  return model_.ForwardBackward(batch, params_, absl::MakeSpan(grads_),
+                                on_ready);
+}
+
+absl::StatusOr<double> HostBackend::Evaluate(const Batch& batch) {
+  return model_.Evaluate(batch, params_);
+}
+
+absl::StatusOr<std::vector<float>> HostBackend::FinalParams() {
+  return std::move(params_);
+}
+
+nlohmann::json HostBackend::RecordFields() const {
+  return {
+      {"emulated", model_.emulated()},
+      {"device", "cpu"},
+      {"timing", "steady_clock"},
+  };
+}
+
+}  // namespace ringside
