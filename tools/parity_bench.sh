@@ -10,6 +10,6 @@ cd "$(dirname "$0")/.."
 tools/setup.sh
 source tools/cpu_config.sh
 mapfile -t cpu_config < <(ringside_cpu_config)
-bazel build "${cpu_config[@]}" //worker:worker //experiments:compare \
+bazel build "${cpu_config[@]}" //worker:worker //experiments:compare //experiments:launch \
   //experiments/bench:transport_bench //experiments/bench:charlm_bench
 exec python3 experiments/bench/parity_bench.py --bin_dir="$(bazel info bazel-bin)" "$@"

@@ -35,7 +35,6 @@ still runs. stdout: a Markdown table; --json_out: the rows as JSON.
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -69,14 +68,15 @@ print(json.dumps({"step_s": statistics.median(times[warmup:]),
 """
 
 
-def run(cmd, timeout, env=None):
+def run(cmd, timeout, env=None, both=False):
+    """stdout of `cmd` (with both: stdout and stderr); raises on failure."""
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                          env=env)
     if out.returncode != 0:
         tail = "\n".join(out.stderr.strip().splitlines()[-5:])
         raise RuntimeError(f"{' '.join(cmd[:3])} ... exit {out.returncode}: "
                            f"{tail}")
-    return out.stdout
+    return (out.stdout, out.stderr) if both else out.stdout
 
 
 def json_lines(text):
@@ -242,46 +242,27 @@ def ps_transport(args, table):
                       targets.get(n, 0.5))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def ps_memory(args, table):
     """Peak RSS of one ps_server serving 4 sps workers, 68 MB model."""
     widths, workers, steps = "64,4096,4096,10", 4, 12
     ratios, peaks, model = [], [], 0
     for _ in range(args.rounds):
-        port = free_port()
-        server = subprocess.Popen(
-            [os.path.join(args.bin_dir, "server/ps_server"),
-             "--host=127.0.0.1", f"--port={port}",
-             f"--num_workers={workers}", "--max_job_s=600"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        procs = [subprocess.Popen(
-            [os.path.join(args.bin_dir, "worker/worker"), "--strategy=sps",
-             f"--rank={r}", f"--world_size={workers}",
-             f"--servers=127.0.0.1:{port}", f"--mlp_widths={widths}",
-             f"--steps={steps}", "--warmup_steps=2"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            for r in range(workers)]
-        try:
-            outs = [p.communicate(timeout=900)[0] for p in procs]
-            server_out = server.communicate(timeout=120)[0]
-        finally:
-            for p in procs + [server]:
-                if p.poll() is None:
-                    p.kill()
-        if any(p.returncode for p in procs) or server.returncode:
-            raise RuntimeError("ps memory run failed (exit codes "
-                               f"{[p.returncode for p in procs]}, server "
-                               f"{server.returncode})")
-        final = [r for r in json_lines(server_out)
-                 if r.get("event") == "server_final"][-1]
-        model = json_lines(outs[0])[-1]["model_bytes"]
-        peaks.append(final["peak_rss_bytes"] / 1e6)
-        ratios.append(final["peak_rss_bytes"] / model)
+        # launch relays the server's lines to stderr as "[server/0] {...}".
+        out, err = run([os.path.join(args.bin_dir, "experiments/launch"),
+                        "--strategy=sps", f"--workers={workers}",
+                        f"--steps={steps}", "--", f"--mlp_widths={widths}",
+                        "--warmup_steps=2"], 900, both=True)
+        finals = [r for r in json_lines(
+            "\n".join(l.split("] ", 1)[-1] for l in err.splitlines()
+                      if l.startswith("[server/0] ")))
+                  if r.get("event") == "server_final"]
+        if not finals:
+            raise RuntimeError("launch printed no server_final line")
+        peak = finals[-1]["peak_rss_bytes"]
+        model = [r for r in json_lines(out)
+                 if r.get("event") == "final"][0]["model_bytes"]
+        peaks.append(peak / 1e6)
+        ratios.append(peak / model)
     table.add(f"ps_server peak RSS, sps N={workers}, mlp {widths} "
               f"({model / 1e6:.0f} MB)",
               "3x model bytes (params, momentum, accumulator)",
@@ -299,7 +280,7 @@ def ps_shaped_link(args, table):
                 run([os.path.join(args.bin_dir, "experiments/compare"),
                      "--workers=2", "--servers=2", "--strategies=sps,dps",
                      "--link_gbit=0.1", "--steps=20", "--plots=false",
-                     "--torch_python=/nonexistent", f"--out_dir={out}"],
+                     "--noddp", f"--out_dir={out}"],
                     1800)
             except RuntimeError as e:
                 why = str(e).splitlines()[-1][:160]
