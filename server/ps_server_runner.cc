@@ -8,6 +8,21 @@
 
 namespace ringside {
 
+void AddBulkServerArguments(int max_message_mb, grpc::ServerBuilder* builder) {
+  builder->SetMaxReceiveMessageSize(max_message_mb << 20);
+  builder->SetMaxSendMessageSize(max_message_mb << 20);
+  // Bounded receive windows: a push arriving faster than the shard sums it
+  // waits in the worker's socket, not in this process. With gRPC's
+  // bandwidth-delay probing the HTTP/2 windows grew until every worker's
+  // whole push could sit here: sps, N = 4, a 68 MB model peaked at 702 MB
+  // (10x the model); with 8 MiB windows (two default chunks) at 340 MB
+  // (5x). The price, measured with transport_bench on loopback: 64 MiB
+  // push + pull goodput 0.58x -> 0.46x a TCP stream with one worker, 0.52x
+  // -> 0.47x with four; 4 MiB unchanged.
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20);
+}
+
 absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
     const PsServerOptions& options) {
   RS_RETURN_IF_ERROR(options.shard.Validate());
@@ -58,18 +73,7 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
           : absl::StrCat(options.host, ":", options.port);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, credentials, &ps->port_);
-  builder.SetMaxReceiveMessageSize(options.max_message_mb << 20);
-  builder.SetMaxSendMessageSize(options.max_message_mb << 20);
-  // Bounded receive windows: a push arriving faster than the shard sums it
-  // waits in the worker's socket, not in this process. With gRPC's
-  // bandwidth-delay probing the HTTP/2 windows grew until every worker's
-  // whole push could sit here: sps, N = 4, a 68 MB model peaked at 702 MB
-  // (10x the model); with 8 MiB windows (two default chunks) at 340 MB
-  // (5x). The price, measured with transport_bench on loopback: 64 MiB
-  // push + pull goodput 0.58x -> 0.46x a TCP stream with one worker, 0.52x
-  // -> 0.47x with four; 4 MiB unchanged.
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 8 << 20);
+  AddBulkServerArguments(options.max_message_mb, &builder);
   builder.RegisterService(ps->service_.get());
   ps->server_ = builder.BuildAndStart();
   if (ps->server_ == nullptr || ps->port_ == 0) {

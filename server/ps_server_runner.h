@@ -43,6 +43,11 @@ struct PsServerOptions {
   absl::Duration failure_timeout = absl::InfiniteDuration();
 };
 
+// The parameter server's settings for bulk streams on `builder`: message
+// size limits of `max_message_mb` and bounded HTTP/2 receive windows (why:
+// in the .cc). Also used by benchmarks' bare-gRPC reference servers.
+void AddBulkServerArguments(int max_message_mb, grpc::ServerBuilder* builder);
+
 class PsServer {
  public:
   // Binds and starts serving. INVALID_ARGUMENT on bad options (bad TLS

@@ -14,7 +14,10 @@ Pairs (ratio = ringside's throughput / the reference's; >= 1 is parity):
   ring, fusion      compare's throughput vs its PyTorch DDP row (gloo),
                     n = 2 and 4
   ps push + pull    transport_bench: PsSession goodput vs plain TCP streams
-                    at 4 and 64 MiB, N = 1 and 4
+                    at 4 and 64 MiB, N = 1 and 4; beside it the same chunks
+                    over bare gRPC streams (no parameter server) vs TCP,
+                    and PsSession vs that bare gRPC (target >= 1.0: the
+                    parameter server adds nothing to its transport)
   ps memory         ps_server's peak RSS with N = 4 sps workers on a 68 MB
                     MLP (64-4096-4096-10) vs 3x the model's bytes
                     (parameters, momentum, one accumulator); ratio = peak
@@ -221,8 +224,11 @@ def allreduce(args, table, why_no_torch):
 
 
 def ps_transport(args, table):
+    """Three rows per size and N: PsSession vs TCP (the issue's target),
+    bare gRPC vs TCP (the transport's own ceiling, held to the same target)
+    and PsSession vs bare gRPC (what the parameter server adds; >= 1.0)."""
     for mb in (4, 64):
-        ratios, ours, ref = {}, {}, {}
+        got = {}  # (n, key) -> per-round values
         for _ in range(args.rounds):
             with tempfile.NamedTemporaryFile(suffix=".json") as f:
                 run([os.path.join(args.bin_dir, "experiments/bench/transport_bench"),
@@ -230,16 +236,24 @@ def ps_transport(args, table):
                      f"--json_out={f.name}"], 1200)
                 for r in json_lines(open(f.name).read()):
                     if r.get("section") == "goodput":
-                        n = r["workers"]
-                        ratios.setdefault(n, []).append(r["ratio"])
-                        ours.setdefault(n, []).append(r["ps_gbps"])
-                        ref.setdefault(n, []).append(r["tcp_gbps"])
+                        for key in ("ps_gbps", "tcp_gbps", "grpc_gbps",
+                                    "ratio", "grpc_ratio", "ps_vs_grpc"):
+                            got.setdefault((r["workers"], key), []).append(r[key])
         targets = {1: 0.6 if mb == 4 else 0.85, 4: 0.5}
-        for n, rs in sorted(ratios.items()):
-            table.add(f"ps push+pull, {mb} MiB, N={n} (goodput)",
-                      f"{n} plain TCP stream(s)", statistics.median(ours[n]),
-                      statistics.median(ref[n]), "GB/s", rs,
-                      targets.get(n, 0.5))
+        for n in sorted({n for n, _ in got}):
+            med = lambda key: statistics.median(got[(n, key)])
+            streams = f"{n} plain TCP stream(s)"
+            table.add(f"ps push+pull, {mb} MiB, N={n} (goodput)", streams,
+                      med("ps_gbps"), med("tcp_gbps"), "GB/s",
+                      got[(n, "ratio")], targets.get(n, 0.5))
+            table.add(f"bare gRPC push+pull, {mb} MiB, N={n} (goodput)",
+                      streams, med("grpc_gbps"), med("tcp_gbps"), "GB/s",
+                      got[(n, "grpc_ratio")], targets.get(n, 0.5),
+                      note="the transport alone, no parameter server")
+            table.add(f"ps push+pull, {mb} MiB, N={n} (vs its transport)",
+                      "the same chunks over bare gRPC streams",
+                      med("ps_gbps"), med("grpc_gbps"), "GB/s",
+                      got[(n, "ps_vs_grpc")], 1.0)
 
 
 def ps_memory(args, table):

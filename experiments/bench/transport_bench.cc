@@ -5,8 +5,10 @@
 //   bazel run -c opt //experiments/bench:transport_bench -- --model_mb=64
 //
 // Section 1: N in --workers, one server: push+pull goodput (payload bytes in
-// both directions / s) for sps, and for N TCP connections that send and echo
-// back the same bytes; ratio ps/tcp.
+// both directions / s) for sps, for N TCP connections that send and echo
+// back the same bytes, and for the same chunks over bare gRPC streams
+// (experiments/cost/grpc_bulk.h); ratios ps/tcp, grpc/tcp (what gRPC itself
+// costs) and ps/grpc (what the parameter server adds to its transport).
 // Section 2: --shard_workers workers, K in --shard_counts servers: push+pull
 // time per step, its ratio to K=1 (= sps), and the cost model's ratio
 // max(M/B, n·M/(K·B)) / (n·M/B) = max(1/n, 1/K) beside it. On a host whose
@@ -29,6 +31,7 @@
 #include "common/json_lines.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "experiments/cost/grpc_bulk.h"
 #include "experiments/cost/tcp_echo.h"
 #include "server/local_ps_cluster.h"
 #include "worker/ps_session.h"
@@ -163,9 +166,17 @@ absl::Status Run() {
           : "auto-sized (AutoChunkBytes)",
       steps, warmup, cores);
 
-  absl::PrintF("Push+pull goodput, one server (sps) vs plain TCP echo\n");
-  absl::PrintF("| workers | ps step (s) | ps GB/s | tcp GB/s | ps/tcp |\n");
-  absl::PrintF("|---|---|---|---|---|\n");
+  absl::PrintF(
+      "Push+pull goodput, one server (sps) vs plain TCP echo and vs bare "
+      "gRPC (the same chunks over gRPC streams, no parameter server)\n");
+  absl::PrintF(
+      "| workers | ps step (s) | ps GB/s | tcp GB/s | grpc GB/s | ps/tcp | "
+      "grpc/tcp | ps/grpc |\n");
+  absl::PrintF("|---|---|---|---|---|---|---|---|\n");
+  const int64_t chunk_bytes =
+      absl::GetFlag(FLAGS_chunk_kb) > 0
+          ? absl::GetFlag(FLAGS_chunk_kb) * 1024
+          : AutoChunkBytes(layout.total_bytes(), /*num_servers=*/1);
   RS_ASSIGN_OR_RETURN(std::vector<int> worker_counts,
                       Ints(absl::GetFlag(FLAGS_workers)));
   for (int n : worker_counts) {
@@ -173,17 +184,26 @@ absl::Status Run() {
     RS_ASSIGN_OR_RETURN(
         TcpEchoResult tcp,
         RunTcpEcho(n, layout.total_bytes(), steps, warmup, absl::Seconds(300)));
+    RS_ASSIGN_OR_RETURN(
+        GrpcBulkResult grpc,
+        RunGrpcBulk(n, layout.total_bytes(), chunk_bytes, steps, warmup,
+                    absl::Seconds(300)));
     const double ps_gbs = ps.bytes_moved / ps.seconds / 1e9;
     const double tcp_gbs = tcp.bytes_moved / tcp.seconds / 1e9;
-    absl::PrintF("| %d | %.3f | %.2f | %.2f | %.2f |\n", n, ps.seconds / steps,
-                 ps_gbs, tcp_gbs, ps_gbs / tcp_gbs);
+    const double grpc_gbs = grpc.bytes_moved / grpc.seconds / 1e9;
+    absl::PrintF("| %d | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+                 n, ps.seconds / steps, ps_gbs, tcp_gbs, grpc_gbs,
+                 ps_gbs / tcp_gbs, grpc_gbs / tcp_gbs, ps_gbs / grpc_gbs);
     if (json) {
       json->Write({{"section", "goodput"},
                    {"workers", n},
                    {"ps_step_s", ps.seconds / steps},
                    {"ps_gbps", ps_gbs},
                    {"tcp_gbps", tcp_gbs},
-                   {"ratio", ps_gbs / tcp_gbs}});
+                   {"grpc_gbps", grpc_gbs},
+                   {"ratio", ps_gbs / tcp_gbs},
+                   {"grpc_ratio", grpc_gbs / tcp_gbs},
+                   {"ps_vs_grpc", ps_gbs / grpc_gbs}});
     }
   }
 
