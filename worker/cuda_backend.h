@@ -31,7 +31,7 @@
 #include "device/device_buffer.h"
 #include "models/cuda/cuda_model.h"
 #include "worker/compute_backend.h"
-#include "worker/host_staging_strategy.h"
+#include "worker/strategies/host_staging_strategy.h"
 #include "worker/nvml_sampler.h"
 
 namespace ringside {

@@ -19,7 +19,7 @@
 // that takes CUDA device buffers says so with SupportsDevice(kCuda) (ring,
 // fusion, baseline: NCCL and the optimizer on the device); the CUDA backend
 // (worker/cuda_backend.h) runs the others (sps, dps) through HostStagingStrategy, which hands them
-// pinned host copies (worker/host_staging_strategy.h).
+// pinned host copies (worker/strategies/host_staging_strategy.h).
 //
 // Strategies register themselves in their own .cc (linked with
 // alwayslink), with everything else needs to know about them, so adding one
@@ -62,7 +62,7 @@ struct SyncOptions {
   // Parameter servers, in shard order (sps: exactly one; dps: K >= 1).
   std::vector<HostPort> servers;
   // Payload bytes per parameter-server message: a positive multiple of 4,
-  // or 0 (default): AutoChunkBytes (worker/ps_session.h).
+  // or 0 (default): AutoChunkBytes (worker/strategies/ps_session.h).
   int64_t chunk_bytes = 0;
   // Deadline of each RPC or wait once connected.
   absl::Duration rpc_timeout = absl::Seconds(120);
@@ -93,7 +93,7 @@ struct SyncOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
-  // ring: gradient buckets (worker/gradient_buckets.h, PyTorch DDP's
+  // ring: gradient buckets (worker/strategies/gradient_buckets.h, PyTorch DDP's
   // scheme and defaults): the first bucket closes at
   // ring_first_bucket_bytes, the others at ring_bucket_bytes; each bucket
   // is all-reduced in place as soon as its last tensor is ready.

@@ -1,0 +1,178 @@
+#include "worker/strategies/hierarchical_strategy.h"
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "common/timeline.h"
+#include "worker/strategies/allreduce_support.h"
+
+namespace ringside {
+namespace {
+
+// Sends of rank `v` in Gloo's binomial-tree broadcast from rank 0 of a
+// group of `size` (gloo/broadcast.cc): one per round i with v < 2^i and
+// v + 2^i < size.
+int64_t BroadcastSends(int v, int size) {
+  int64_t sends = 0;
+  for (int64_t step = 1; step < size; step <<= 1) {
+    if (v < step && v + step < size) ++sends;
+  }
+  return sends;
+}
+
+}  // namespace
+
+absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
+                                     const GetEnvFn& get_env) {
+  int local_size = world_size;
+  std::string source = "the default (every rank on one host)";
+  if (flag_local_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local_size must be >= 0 (0: from the launcher), got ",
+                     flag_local_size));
+  }
+  if (flag_local_size > 0) {
+    local_size = flag_local_size;
+    source = "--local_size";
+  } else {
+    for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                             "SLURM_NTASKS_PER_NODE"}) {
+      const char* value = get_env ? get_env(name) : nullptr;
+      if (value == nullptr || *value == '\0') continue;
+      if (!absl::SimpleAtoi(value, &local_size) || local_size < 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, "='", value, "' is not a positive integer (ranks per host)"));
+      }
+      source = name;
+      break;
+    }
+  }
+  if (local_size > world_size || world_size % local_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hierarchical: ", source, " gives ", local_size,
+        " ranks per host, which does not divide world_size=", world_size,
+        " (every host must hold the same number of ranks; ranks "
+        "[h*L, (h+1)*L) share host h)"));
+  }
+  return local_size;
+}
+
+HierarchicalStrategy::~HierarchicalStrategy() {
+  if (comm_ != nullptr) comm_->Stop();
+}
+
+absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
+  RS_RETURN_IF_ERROR(context.options.Validate());
+  context_ = context;
+  RS_ASSIGN_OR_RETURN(
+      local_size_,
+      ResolveLocalSize(
+          context.options.local_size, context.world_size,
+          [](const char* name) -> const char* { return std::getenv(name); }));
+  num_hosts_ = context.world_size / local_size_;
+  host_ = context.rank / local_size_;
+  local_rank_ = context.rank % local_size_;
+
+  RS_ASSIGN_OR_RETURN(
+      local_,
+      ConnectCpuGroup(context, absl::StrCat("hierarchical/local/", host_),
+                      local_rank_, local_size_, &own_store_));
+  if (local_rank_ == 0) {
+    RS_ASSIGN_OR_RETURN(cross_,
+                        ConnectCpuGroup(context, "hierarchical/cross", host_,
+                                        num_hosts_, &own_store_));
+  }
+  // Rank 0's initial parameters: to the leaders, then within each host.
+  const absl::Duration timeout = context.options.rpc_timeout;
+  if (cross_ != nullptr) {
+    RS_RETURN_IF_ERROR(
+        Annotate(cross_->Broadcast(context.params, 0, timeout),
+                 "broadcasting rank 0's initial parameters to the leaders"));
+  }
+  RS_RETURN_IF_ERROR(
+      Annotate(local_->Broadcast(context.params, 0, timeout),
+               "broadcasting the initial parameters within the host"));
+  RS_ASSIGN_OR_RETURN(
+      optimizer_,
+      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+
+  const int64_t s = context.layout.total_bytes();
+  const int64_t l = local_size_, h = num_hosts_;
+  traffic_.bytes_sent = traffic_.bytes_received = s * 2 * (l - 1) / l;
+  if (cross_ != nullptr) {
+    traffic_.bytes_sent += s * 2 * (h - 1) / h;
+    traffic_.bytes_received += s * 2 * (h - 1) / h;
+  }
+  traffic_.bytes_sent += s * BroadcastSends(local_rank_, local_size_);
+  if (local_rank_ != 0) traffic_.bytes_received += s;
+
+  comm_ = StartPerTensorCommThread(
+      &context_.layout, context_.options.timeline,
+      [this](int tensor, int64_t step) { return ReduceTensor(tensor, step); });
+  return absl::OkStatus();
+}
+
+absl::Status HierarchicalStrategy::ReduceTensor(int tensor, int64_t step) {
+  Timeline* const timeline = context_.options.timeline;
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  absl::Span<float> grads = context_.layout.View(tensor, context_.grads);
+  const absl::Duration timeout = context_.options.rpc_timeout;
+  const nlohmann::json args = {{"step", step}, {"bytes", spec.size * 4}};
+  double start = timeline ? NowSeconds() : 0.0;
+  auto phase = [&](const char* name) {
+    if (timeline == nullptr) return;
+    const double end = NowSeconds();
+    timeline->Span(spec.name, name, start, end, args);
+    start = end;
+  };
+  RS_RETURN_IF_ERROR(Annotate(local_->AllReduce(grads, ReduceOp::kSum, timeout),
+                              "reduce within the host"));
+  phase("LOCAL_REDUCE");
+  if (cross_ != nullptr) {
+    RS_RETURN_IF_ERROR(
+        Annotate(cross_->AllReduce(grads, ReduceOp::kSum, timeout),
+                 "all-reduce across hosts"));
+    phase("CROSS_ALLREDUCE");
+  }
+  RS_RETURN_IF_ERROR(Annotate(local_->Broadcast(grads, 0, timeout),
+                              "broadcast within the host"));
+  if (context_.world_size > 1) {
+    const float scale = 1.0f / static_cast<float>(context_.world_size);
+    for (float& g : grads) g *= scale;
+  }
+  phase("LOCAL_BROADCAST");
+  return absl::OkStatus();
+}
+
+void HierarchicalStrategy::OnGradientReady(int tensor_index) {
+  comm_->Enqueue(tensor_index);
+}
+
+absl::StatusOr<StepStats> HierarchicalStrategy::FinishStep(int64_t step) {
+  RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
+  StepStats stats = ApplyAveragedGradients(context_, *optimizer_, step);
+  stats.bytes_sent = traffic_.bytes_sent;
+  stats.bytes_received = traffic_.bytes_received;
+  return stats;
+}
+
+absl::Status HierarchicalStrategy::Shutdown() {
+  if (comm_ != nullptr) comm_->Stop();
+  return absl::OkStatus();
+}
+
+RINGSIDE_REGISTER_STRATEGY(
+    HierarchicalStrategy,
+    StrategyInfo("hierarchical", ServerNeed::kNone)
+        .Store()
+        .Describe("hierarchical all-reduce per gradient tensor: reduce "
+                  "within a host, all-reduce across hosts' leaders, "
+                  "broadcast within the host (--local_size ranks per host)")
+        .Display("Hierarchical")
+        .StudyOrder(6)
+        .Options({"local_size", "allreduce_algorithm"}));
+
+}  // namespace ringside
