@@ -16,10 +16,10 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "core/device.h"
 
 namespace ringside {
 
-enum class Device { kCpu, kCuda };
 enum class ReduceOp { kSum, kAverage };
 
 class Collective {

@@ -31,7 +31,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
 

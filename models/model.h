@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/tensor_layout.h"
 #include "models/dataset.h"
-#include "models/tensor_layout.h"
 
 namespace ringside {
 

@@ -20,14 +20,6 @@ void CheckOrDie(bool ok, const char* what) {
   std::abort();
 }
 
-absl::Status CheckUnitInterval(const char* field, float value) {
-  if (!(value >= 0.0f && value < 1.0f)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("optimizer ", field, " must be in [0, 1), got ", value));
-  }
-  return absl::OkStatus();
-}
-
 void CheckRange(int64_t state_offset, absl::Span<float> params,
                 absl::Span<const float> grads, int64_t num_elements) {
   CheckOrDie(params.size() == grads.size(), "params.size() == grads.size()");
@@ -159,83 +151,6 @@ absl::Status ImportOptimizerState(Optimizer& optimizer,
     state.remove_prefix(b.size());
   }
   return absl::OkStatus();
-}
-
-absl::Status OptimizerConfig::Validate() const {
-  if (type != "sgd" && type != "adam") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown optimizer type '", type, "' (known: sgd, adam)"));
-  }
-  // Also the fields this type ignores: a NaN there would make the config
-  // unequal to itself (registrations and checkpoints could never match).
-  for (const auto& [name, value] :
-       {std::pair<const char*, float>{"lr", lr},
-        {"momentum", momentum},
-        {"beta1", beta1},
-        {"beta2", beta2},
-        {"eps", eps},
-        {"weight_decay", weight_decay}}) {
-    if (!std::isfinite(value)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("optimizer ", name, " must be finite, got ", value));
-    }
-  }
-  if (!(lr > 0.0f) || !std::isfinite(lr)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("optimizer lr must be finite and > 0, got ", lr));
-  }
-  if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "optimizer weight_decay must be finite and >= 0, got ", weight_decay));
-  }
-  if (type == "sgd") return CheckUnitInterval("momentum", momentum);
-  if (absl::Status s = CheckUnitInterval("beta1", beta1); !s.ok()) return s;
-  if (absl::Status s = CheckUnitInterval("beta2", beta2); !s.ok()) return s;
-  if (!(eps > 0.0f) || !std::isfinite(eps)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("optimizer eps must be finite and > 0, got ", eps));
-  }
-  return absl::OkStatus();
-}
-
-proto::OptimizerConfig OptimizerConfig::ToProto() const {
-  proto::OptimizerConfig p;
-  p.set_type(type);
-  p.set_lr(lr);
-  p.set_momentum(momentum);
-  p.set_beta1(beta1);
-  p.set_beta2(beta2);
-  p.set_eps(eps);
-  p.set_weight_decay(weight_decay);
-  return p;
-}
-
-OptimizerConfig OptimizerConfig::FromProto(const proto::OptimizerConfig& p) {
-  OptimizerConfig c;
-  c.type = p.type();
-  c.lr = p.lr();
-  c.momentum = p.momentum();
-  c.beta1 = p.beta1();
-  c.beta2 = p.beta2();
-  c.eps = p.eps();
-  c.weight_decay = p.weight_decay();
-  return c;
-}
-
-bool OptimizerConfig::operator==(const OptimizerConfig& o) const {
-  return type == o.type && lr == o.lr && momentum == o.momentum &&
-         beta1 == o.beta1 && beta2 == o.beta2 && eps == o.eps &&
-         weight_decay == o.weight_decay;
-}
-
-std::string OptimizerConfig::DebugString() const {
-  if (type == "sgd") {
-    return absl::StrFormat("sgd(lr=%g, momentum=%g, weight_decay=%g)", lr,
-                           momentum, weight_decay);
-  }
-  return absl::StrFormat(
-      "%s(lr=%g, beta1=%g, beta2=%g, eps=%g, weight_decay=%g)", type, lr, beta1,
-      beta2, eps, weight_decay);
 }
 
 absl::StatusOr<std::unique_ptr<Optimizer>> Optimizer::Create(

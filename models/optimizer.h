@@ -16,32 +16,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "proto/tensor_layout.pb.h"
+#include "core/optimizer_config.h"
 
 namespace ringside {
-
-struct OptimizerConfig {
-  // "sgd" (with momentum) or "adam".
-  std::string type = "sgd";
-  // Learning rate; > 0.
-  float lr = 0.05f;
-  // SGD momentum in [0, 1); 0 is plain SGD. PyTorch's convention:
-  // v = momentum * v + g;  p -= lr * v.
-  float momentum = 0.9f;
-  // Adam moments' decay rates in [0, 1) and denominator epsilon (> 0).
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float eps = 1e-8f;
-  // L2 penalty added to the gradient (g += weight_decay * p); >= 0.
-  float weight_decay = 0.0f;
-
-  // INVALID_ARGUMENT naming the bad field.
-  absl::Status Validate() const;
-  proto::OptimizerConfig ToProto() const;
-  static OptimizerConfig FromProto(const proto::OptimizerConfig& p);
-  bool operator==(const OptimizerConfig& o) const;
-  std::string DebugString() const;
-};
 
 class Optimizer {
  public:

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "common/chunk_wire.h"
 #include "common/status_macros.h"
+#include "server/partitioner.h"
 
 namespace ringside {
 namespace {

@@ -29,10 +29,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "core/checkpoint.h"
+#include "core/key_range.h"
+#include "core/tensor_layout.h"
 #include "models/optimizer.h"
-#include "models/tensor_layout.h"
-#include "server/checkpoint.h"
-#include "server/partitioner.h"
 
 namespace ringside {
 

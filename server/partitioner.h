@@ -12,19 +12,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "models/tensor_layout.h"
+#include "core/key_range.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
-
-// Elements [begin, end) of the flat buffer.
-struct KeyRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-  int64_t size() const { return end - begin; }
-  bool operator==(const KeyRange& o) const {
-    return begin == o.begin && end == o.end;
-  }
-};
 
 class Partitioner {
  public:

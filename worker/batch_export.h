@@ -24,9 +24,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "core/optimizer_config.h"
 #include "models/dataset.h"
 #include "models/model.h"
-#include "models/optimizer.h"
 
 namespace ringside {
 

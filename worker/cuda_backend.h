@@ -31,8 +31,8 @@
 #include "device/device_buffer.h"
 #include "models/cuda/cuda_model.h"
 #include "worker/compute_backend.h"
-#include "worker/strategies/host_staging_strategy.h"
 #include "worker/nvml_sampler.h"
+#include "worker/strategies/host_staging_strategy.h"
 
 namespace ringside {
 

@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "collectives/collective.h"
+#include "core/device.h"
 
 namespace ringside {
 

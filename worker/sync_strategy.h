@@ -51,9 +51,9 @@
 #include "common/grpc_credentials.h"
 #include "common/net_address.h"
 #include "common/timeline.h"
+#include "core/optimizer_config.h"
+#include "core/tensor_layout.h"
 #include "device/cuda_handles.h"
-#include "models/optimizer.h"
-#include "models/tensor_layout.h"
 
 namespace ringside {
 

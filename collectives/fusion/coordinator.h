@@ -13,7 +13,7 @@
 #include "absl/container/btree_map.h"
 #include "absl/status/status.h"
 #include "collectives/fusion/stall_report.h"
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 #include "proto/fusion_control.pb.h"
 
 namespace ringside {

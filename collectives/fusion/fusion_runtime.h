@@ -62,7 +62,7 @@
 #include "collectives/fusion/fusion_plan.h"
 #include "collectives/fusion/response_cache.h"
 #include "common/timeline.h"
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
 

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/tensor_layout.h"
 #include "models/model.h"
-#include "models/tensor_layout.h"
 #include "models/transformer/charlm_layout.h"
 
 namespace ringside {

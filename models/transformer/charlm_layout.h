@@ -34,7 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
 

@@ -1,4 +1,4 @@
-// Fuzz target: the checkpoint reader (server/checkpoint.h ParseCheckpoint),
+// Fuzz target: the checkpoint reader (core/checkpoint.h ParseCheckpoint),
 // which every restarted server runs on a file from disk. Input byte 0
 // chooses the mode, the rest is the file: with bit 0 set the harness
 // appends the file's correct CRC-32 first, so the fuzzer gets past the
@@ -16,7 +16,7 @@
 #include <cstring>
 #include <string>
 
-#include "server/checkpoint.h"
+#include "core/checkpoint.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

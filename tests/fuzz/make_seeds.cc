@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "models/optimizer.h"
-#include "models/tensor_layout.h"
-#include "server/checkpoint.h"
+#include "core/checkpoint.h"
+#include "core/optimizer_config.h"
+#include "core/tensor_layout.h"
 #include "server/partitioner.h"
 #include "tests/fuzz/fuzz_inputs.pb.h"
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/optimizer_config.h"
 #include "models/model_factory.h"
-#include "models/optimizer.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
 

@@ -7,9 +7,9 @@
 #include "collectives/nccl_collective.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "core/checkpoint.h"
 #include "device/cuda_event.h"
 #include "models/cuda/cuda_optimizer.h"
-#include "server/checkpoint.h"
 
 namespace ringside {
 namespace {

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
+#include "models/optimizer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

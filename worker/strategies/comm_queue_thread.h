@@ -31,7 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/timeline.h"
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
 

@@ -20,8 +20,8 @@
 #include <memory>
 
 #include "collectives/collective.h"
-#include "collectives/fusion/fusion_runtime.h"
 #include "collectives/fusion/fusion_memory.h"
+#include "collectives/fusion/fusion_runtime.h"
 #include "collectives/in_memory_store.h"
 #include "worker/strategies/allreduce_support.h"
 #include "worker/sync_strategy.h"

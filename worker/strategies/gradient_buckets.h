@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
 

@@ -39,8 +39,8 @@
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "models/optimizer.h"
-#include "worker/sync_strategy.h"
 #include "worker/strategies/comm_queue_thread.h"
+#include "worker/sync_strategy.h"
 
 namespace ringside {
 

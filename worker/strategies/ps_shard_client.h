@@ -23,8 +23,8 @@
 #include "common/chunk_wire.h"
 #include "common/grpc_credentials.h"
 #include "common/net_address.h"
+#include "core/key_range.h"
 #include "proto/parameter_server.grpc.pb.h"
-#include "server/partitioner.h"
 
 namespace ringside {
 

@@ -36,8 +36,8 @@
 #include "collectives/gloo_half_allreduce.h"
 #include "collectives/in_memory_store.h"
 #include "models/optimizer.h"
-#include "worker/sync_strategy.h"
 #include "worker/strategies/comm_queue_thread.h"
+#include "worker/sync_strategy.h"
 
 namespace ringside {
 

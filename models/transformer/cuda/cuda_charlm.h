@@ -34,11 +34,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/tensor_layout.h"
 #include "device/cuda_handles.h"
 #include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"
-#include "models/tensor_layout.h"
 #include "models/transformer/charlm_layout.h"
 
 namespace ringside {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "collectives/gloo_half_allreduce.h"
-#include "gloo/types.h"
 #include "collectives/in_memory_store.h"
+#include "gloo/types.h"
 #include "tests/testing/oracle_harness.h"
 #include "tests/testing/rank_threads.h"
 

@@ -2,7 +2,7 @@
 // the right job is refused with a clear error (never half-loaded); writes
 // are atomic; a ParamShard writes consistent checkpoints and resumes from
 // them exactly, refusing one of another job with its state unchanged.
-#include "server/checkpoint.h"
+#include "core/checkpoint.h"
 
 #include <gtest/gtest.h>
 

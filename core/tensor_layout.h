@@ -3,8 +3,8 @@
 // one gradient buffer of layout.total_elements() floats each; strategies,
 // servers and collectives work on plain spans of them with no copies.
 // Immutable after construction, so thread-safe to share.
-#ifndef RINGSIDE_MODELS_TENSOR_LAYOUT_H_
-#define RINGSIDE_MODELS_TENSOR_LAYOUT_H_
+#ifndef RINGSIDE_CORE_TENSOR_LAYOUT_H_
+#define RINGSIDE_CORE_TENSOR_LAYOUT_H_
 
 #include <cstdint>
 #include <string>
@@ -71,4 +71,4 @@ class TensorLayout {
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_MODELS_TENSOR_LAYOUT_H_
+#endif  // RINGSIDE_CORE_TENSOR_LAYOUT_H_

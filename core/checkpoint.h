@@ -16,8 +16,8 @@
 // (DATA_LOSS: bad magic, truncation, checksum mismatch, trailing bytes;
 // INVALID_ARGUMENT: sizes that disagree with the header), never returning a
 // half-read state. Thread-compatible (pure functions).
-#ifndef RINGSIDE_SERVER_CHECKPOINT_H_
-#define RINGSIDE_SERVER_CHECKPOINT_H_
+#ifndef RINGSIDE_CORE_CHECKPOINT_H_
+#define RINGSIDE_CORE_CHECKPOINT_H_
 
 #include <cstdint>
 #include <string>
@@ -25,9 +25,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "models/optimizer.h"
-#include "models/tensor_layout.h"
-#include "server/partitioner.h"
+#include "core/key_range.h"
+#include "core/optimizer_config.h"
+#include "core/tensor_layout.h"
 
 namespace ringside {
 
@@ -66,4 +66,4 @@ std::string AllReduceCheckpointPath(const std::string& dir);
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_SERVER_CHECKPOINT_H_
+#endif  // RINGSIDE_CORE_CHECKPOINT_H_

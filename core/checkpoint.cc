@@ -1,4 +1,4 @@
-#include "server/checkpoint.h"
+#include "core/checkpoint.h"
 
 #include <fcntl.h>
 #include <unistd.h>

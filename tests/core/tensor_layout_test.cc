@@ -1,4 +1,4 @@
-#include "models/tensor_layout.h"
+#include "core/tensor_layout.h"
 
 #include <vector>
 
