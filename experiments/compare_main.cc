@@ -130,10 +130,6 @@ ABSL_FLAG(double, model_overlap, 0,
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Passed to every worker and server: a peer silent for longer than "
           "this fails the run, naming the lost rank or server (s; 0: off).");
-ABSL_FLAG(int, async_staleness, 2,
-          "Staleness bound tau of the async_ps runs (its --staleness); the "
-          "row is named \"Async PS (tau=N)\". 0 makes async_ps synchronous, "
-          "the same as sps. A --staleness after -- wins.");
 ABSL_FLAG(bool, ddp, true,
           "Add the PyTorch DDP row (experiments/ddp_peer.py, gloo on CPU, "
           "NCCL on CUDA; --model=mlp) at every n when `import torch` works "
@@ -359,28 +355,6 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   return CostModelLink{in, estimate->source};
 }
 
-// async_ps's staleness bound: a --staleness among the worker flags, else
-// --async_staleness.
-int AsyncStaleness(const std::vector<std::string>& worker_args) {
-  int tau = absl::GetFlag(FLAGS_async_staleness);
-  if (std::optional<std::string> v = WorkerFlag(worker_args, "staleness")) {
-    absl::SimpleAtoi(*v, &tau);
-  }
-  return tau;
-}
-
-// Hierarchical's grouping, hosts x ranks per host: --local_size, else one
-// host (a local job sets no launcher environment).
-std::string HierarchicalGrouping(const std::vector<std::string>& worker_args,
-                                 int n) {
-  int local = 0;
-  if (std::optional<std::string> v = WorkerFlag(worker_args, "local_size")) {
-    absl::SimpleAtoi(*v, &local);
-  }
-  if (local <= 0 || local > n) local = n;
-  return absl::StrCat(n / local, "×", local);
-}
-
 // The DDP peer when the row is wanted and can run, else why not.
 absl::StatusOr<DdpPeer> FindDdp(const char* argv0) {
   if (!absl::GetFlag(FLAGS_ddp)) {
@@ -471,11 +445,6 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
                                     const std::vector<std::string>& extra) {
   SweepPlan p;
   RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
-  if (absl::GetFlag(FLAGS_async_staleness) < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--async_staleness must be >= 0, got ",
-                     absl::GetFlag(FLAGS_async_staleness)));
-  }
   p.network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   p.network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   RS_RETURN_IF_ERROR(p.network.Validate());
@@ -535,12 +504,16 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
       s.name == kDdpStrategy ? plan.strategies[0] : s;
   options.worker_args = WorkerArgsFor(worker_strategy, plan.registered,
                                       plan.worker_args, dropped);
-  if (s.name == "async_ps") {
-    // Before the user's flags, which win.
-    options.worker_args.insert(
-        options.worker_args.begin(),
-        absl::StrCat("--staleness=", AsyncStaleness(plan.worker_args)));
+  // The registry's study settings, except those the user's flags set.
+  std::vector<std::string> study;
+  for (const std::string& flag : worker_strategy.study_flags) {
+    const std::string name = flag.substr(2, flag.find('=') - 2);
+    if (!WorkerFlag(plan.worker_args, name.c_str()).has_value()) {
+      study.push_back(flag);
+    }
   }
+  options.worker_args.insert(options.worker_args.begin(), study.begin(),
+                             study.end());
   options.server_args = plan.server_args;
   options.deadline = absl::GetFlag(FLAGS_deadline);
   options.security = SecurityFilesFromFlags();
@@ -600,16 +573,11 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
                     : absl::StatusOr<ReportRow>(result.status());
     if (row.ok()) {
       row->display_name = s.display_name;
+      if (!row->variant.empty()) {
+        absl::StrAppend(&row->display_name, " (", row->variant, ")");
+      }
       row->modelled_as = s.modelled_as;
       row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
-    }
-    if (row.ok() && s.name == "async_ps") {
-      absl::StrAppend(&row->display_name, " (τ=",
-                      AsyncStaleness(plan.worker_args), ")");
-    }
-    if (row.ok() && s.name == "hierarchical") {
-      absl::StrAppend(&row->display_name, " (",
-                      HierarchicalGrouping(plan.worker_args, n), ")");
     }
     if (!row.ok()) {
       std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,

@@ -4,6 +4,7 @@
 
 #include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -23,6 +24,18 @@ std::vector<std::string> StrategySpecificFlags(
 absl::Status CheckStrategyOptions(const StrategyInfo& chosen,
                                   const std::vector<StrategyInfo>& registered,
                                   const FlagLookup& lookup) {
+  for (const std::string& study_flag : chosen.study_flags) {
+    const std::string flag =
+        absl::StartsWith(study_flag, "--")
+            ? study_flag.substr(2, study_flag.find('=') - 2)
+            : "";
+    if (flag.empty() || study_flag.find('=') == std::string::npos ||
+        !chosen.Reads(flag)) {
+      return absl::InternalError(absl::StrCat(
+          "strategy ", chosen.name, " lists study flag '", study_flag,
+          "', which is not --flag=value for one of its options"));
+    }
+  }
   for (const std::string& flag : StrategySpecificFlags(registered)) {
     const std::optional<FlagValues> values = lookup(flag);
     if (!values.has_value()) {

@@ -171,6 +171,11 @@ class SyncStrategy {
   virtual bool SupportsDevice(Device device) const {
     return device == Device::kCpu;
   }
+  // After Init: the setting that tells this run of the strategy apart in a
+  // table, e.g. "τ=2" (async_ps) or "2×4" (hierarchical: hosts × ranks per
+  // host); "" when there is none. The final record carries it as
+  // "variant" and compare appends it to the row's name.
+  virtual std::string Variant() const { return ""; }
 };
 
 // Which parameter servers a strategy needs from the launcher.
@@ -210,6 +215,11 @@ struct StrategyInfo {
   // that does not list it. "checkpoint_every" and "resume" here mean the
   // strategy checkpoints and resumes.
   std::vector<std::string> options;
+  // Worker flags a study (compare) passes for this strategy before the
+  // user's own (which win), as "--flag=value": the setting that shows the
+  // strategy's point where the worker's default would hide it (async_ps:
+  // --staleness=2; at 0 it is sps). Each names one of `options`.
+  std::vector<std::string> study_flags;
   std::function<std::unique_ptr<SyncStrategy>()> factory;
   // Relative L2 error against the single-worker reference that the
   // strategy meets in the equivalence oracle (tests/worker/
@@ -240,6 +250,10 @@ struct StrategyInfo {
   }
   StrategyInfo& Options(std::vector<std::string> flags) {
     options = std::move(flags);
+    return *this;
+  }
+  StrategyInfo& StudyFlags(std::vector<std::string> flags) {
+    study_flags = std::move(flags);
     return *this;
   }
   StrategyInfo& WithFactory(

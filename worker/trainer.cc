@@ -75,6 +75,9 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
       {"bytes_sent", metrics.bytes_sent()},
       {"bytes_received", metrics.bytes_received()},
   };
+  if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
+    record["variant"] = variant;
+  }
   record.update(backend_fields);
   return record;
 }

@@ -338,6 +338,7 @@ int Run() {
                  {"modelled_as", info.modelled_as},
                  {"wire_bytes_per_model_byte", info.wire_bytes_per_model_byte},
                  {"options", info.options},
+                 {"study_flags", info.study_flags},
                  {"checkpoints", info.Checkpoints()},
                  {"cuda", made->SupportsDevice(Device::kCuda)
                               ? "device buffers"

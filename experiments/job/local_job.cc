@@ -419,9 +419,13 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     info.study_order = j.value("study_order", 100);
     info.modelled_as = j.value("modelled_as", "");
     info.wire_bytes_per_model_byte = j.value("wire_bytes_per_model_byte", 1.0);
-    if (j.contains("options") && j["options"].is_array()) {
-      for (const json& o : j["options"]) {
-        if (o.is_string()) info.options.push_back(o.get<std::string>());
+    for (const char* field : {"options", "study_flags"}) {
+      if (!j.contains(field) || !j[field].is_array()) continue;
+      std::vector<std::string>& out = std::string(field) == "options"
+                                          ? info.options
+                                          : info.study_flags;
+      for (const json& o : j[field]) {
+        if (o.is_string()) out.push_back(o.get<std::string>());
       }
     }
     strategies.push_back(std::move(info));

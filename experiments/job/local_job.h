@@ -153,6 +153,9 @@ struct ListedStrategy {
   double wire_bytes_per_model_byte = 1.0;
   // The strategy-specific worker flags it reads (no "--").
   std::vector<std::string> options;
+  // Worker flags a study passes before the user's ("--flag=value"; the
+  // registry's StrategyInfo::study_flags).
+  std::vector<std::string> study_flags;
 
   bool Reads(const std::string& flag) const;
 };

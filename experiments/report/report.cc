@@ -135,6 +135,9 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         absl::StrCat(strategy, ": final record of rank 0 has no throughput"));
   }
   row.throughput = finals[0]["throughput"].get<double>();
+  if (finals[0].contains("variant") && finals[0]["variant"].is_string()) {
+    row.variant = finals[0]["variant"].get<std::string>();
+  }
   // Emulated compute has no model to evaluate: whatever loss the synthetic
   // model printed means nothing, so the row has none ("-", null, empty).
   if (!row.emulated && IsNumber(finals[0], "eval_loss")) {

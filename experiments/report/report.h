@@ -30,6 +30,8 @@ namespace ringside {
 struct ReportRow {
   std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
   std::string display_name;  // table label, e.g. "SPS" (the registry's)
+  // The run's setting from its final record ("τ=2", "2×4"; "" = none).
+  std::string variant;
   int prm_srv = 0;           // number of parameter-server processes
   std::vector<double> utilization;  // per worker (index = rank), 0..1
   double throughput = 0;            // global samples/s (rank 0's value)

@@ -236,6 +236,9 @@ TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/ddp_data_n2/meta.json"));
 }
 
+// async_ps runs with the registry's study flag (--staleness=2) unless the
+// user sets one; every row's name ends with the variant its final record
+// gives (async_ps's bound, hierarchical's hosts × ranks per host).
 TEST(CompareTest, AsyncPsRunsWithAStalenessBoundItsRowNames) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/async";
   Outcome out = RunBinary(
@@ -258,6 +261,15 @@ TEST(CompareTest, AsyncPsRunsWithAStalenessBoundItsRowNames) {
   const std::string args = j["runs"][1]["finals"][0]["args"].get<std::string>();
   EXPECT_THAT(args, HasSubstr("--staleness=3"));
   EXPECT_THAT(args, Not(HasSubstr("--staleness=2")));
+  out = RunBinary("compare",
+                  {"--workers=4", "--strategies=hierarchical",
+                   "--out_dir=" + dir, "--", "--local_size=2"},
+                  {"FAKE_WORKER_ASYNC=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Hierarchical (2×2) "));
+  j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_THAT(j["runs"][1]["finals"][0]["args"].get<std::string>(),
+              Not(HasSubstr("--staleness")));
 }
 
 TEST(CompareTest, HierarchicalRowNamesItsGrouping) {

@@ -5,15 +5,18 @@
 # FAKE_WORKER_NO_FINAL=1: exit 0 without a final record.
 # --model=synthetic: the final record says "emulated":true.
 # --export_batches=DIR: writes DIR/meta.json and exits (the DDP row's data).
-# FAKE_WORKER_ASYNC=1: also lists async_ps and hierarchical.
+# FAKE_WORKER_ASYNC=1: also lists async_ps (study flag --staleness=2) and
+# hierarchical; their final records carry a variant as the real ones do
+# ("τ=<--staleness>", "<hosts>×<--local_size or world>").
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
+staleness=0; local_size=0
 for a in "$@"; do
   case "$a" in
     --list_strategies)
       echo '{"name":"baseline","servers":"none","display_name":"Baseline","study_order":0,"modelled_as":"baseline"}'
       echo '{"name":"sps","servers":"one","display_name":"SPS","study_order":1,"modelled_as":"sps","options":["chunk_kb"]}'
       echo '{"name":"dps","servers":"sharded","display_name":"DPS","study_order":2,"modelled_as":"dps","options":["chunk_kb"]}'
-      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"]}'
+      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"],"study_flags":["--staleness=2"]}'
       [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none","display_name":"Hierarchical","study_order":6,"options":["local_size"]}'
       exit 0 ;;
     --export_batches=*)
@@ -27,6 +30,8 @@ for a in "$@"; do
     --strategy=*) strategy="${a#--strategy=}" ;;
     --steps=*) steps="${a#--steps=}" ;;
     --model=synthetic) emulated=true ;;
+    --staleness=*) staleness="${a#--staleness=}" ;;
+    --local_size=*) local_size="${a#--local_size=}" ;;
   esac
 done
 echo "fake worker $rank/$world: $*" >&2
@@ -37,5 +42,11 @@ if [ "$rank" = "${FAKE_WORKER_FAIL_RANK:-none}" ]; then
 fi
 echo "{\"event\":\"step\",\"step\":0,\"loss\":1.5}"
 [ -n "$FAKE_WORKER_NO_FINAL" ] && exit 0
-echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":0.08,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated}"
+variant=""
+[ "$strategy" = async_ps ] && variant=",\"variant\":\"τ=$staleness\""
+if [ "$strategy" = hierarchical ]; then
+  [ "$local_size" -gt 0 ] 2>/dev/null || local_size=$world
+  variant=",\"variant\":\"$((world / local_size))×$local_size\""
+fi
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":0.08,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated$variant}"
 exit 0

@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace ringside {
@@ -65,6 +66,26 @@ TEST(StrategyOptionsTest, AListedFlagTheBinaryLacksIsAnInternalError) {
   EXPECT_NE(s.message().find("lists option --checkpoint_every"),
             std::string::npos)
       << s;
+}
+
+TEST(StrategyOptionsTest, StudyFlagsMustSetOneOfTheStrategysOptions) {
+  const auto registered = Registered();
+  const FlagLookup lookup = Flags({{"chunk_kb", {"0", "0"}},
+                                   {"checkpoint_every", {"0", "0"}},
+                                   {"staleness", {"0", "0"}}});
+  StrategyInfo good = registered[1];
+  good.StudyFlags({"--staleness=2"});
+  EXPECT_TRUE(CheckStrategyOptions(good, registered, lookup).ok());
+  for (const char* bad : {"--checkpoint_every=5", "--staleness", "staleness=2",
+                          "--=2"}) {
+    StrategyInfo info = registered[1];
+    info.StudyFlags({bad});
+    const absl::Status s = CheckStrategyOptions(info, registered, lookup);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << bad;
+    EXPECT_NE(s.message().find(absl::StrCat("study flag '", bad, "'")),
+              std::string::npos)
+        << s;
+  }
 }
 
 }  // namespace

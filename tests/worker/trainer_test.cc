@@ -31,9 +31,11 @@ class CountingStrategy final : public SyncStrategy {
     ++shutdowns;
     return absl::OkStatus();
   }
+  std::string Variant() const override { return variant; }
   int ready = 0;
   int steps = 0;
   int shutdowns = 0;
+  std::string variant;
 };
 
 // HostBackend, logging each call; ForwardBackward fails at `fail_at_step`
@@ -147,6 +149,19 @@ TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
         "wall_s", "bytes_sent", "bytes_received", "emulated"}) {
     EXPECT_TRUE(f.contains(key)) << key;
   }
+  EXPECT_FALSE(f.contains("variant"));  // the strategy has none
+}
+
+TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  strategy.variant = "τ=3";
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
+                         /*stop_on_error=*/true);
+  absl::StatusOr<TrainResult> result =
+      RunTraining(backend, Job(*bundle.dataset, strategy));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->final_record["variant"], "τ=3");
 }
 
 TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {

@@ -145,6 +145,10 @@ void AsyncPsStrategy::StopThread() {
   if (comm_thread_.joinable()) comm_thread_.join();
 }
 
+std::string AsyncPsStrategy::Variant() const {
+  return absl::StrCat("τ=", staleness_);
+}
+
 absl::Status AsyncPsStrategy::Shutdown() {
   if (session_ == nullptr) return absl::OkStatus();
   // Drain: every step pushed, the final version (all updates) installed.
@@ -175,6 +179,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "t - tau (--staleness)")
         .Display("Async PS")
         .StudyOrder(5)
-        .Options({"staleness", "chunk_kb"}));
+        .Options({"staleness", "chunk_kb"})
+        .StudyFlags({"--staleness=2"}));
 
 }  // namespace ringside

@@ -60,6 +60,8 @@ class AsyncPsStrategy : public SyncStrategy {
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  // "τ=<staleness bound>".
+  std::string Variant() const override;
 
   // The parameter version each step's gradient was computed on (index =
   // step); step - versions_used()[step] <= tau. Training thread only.

@@ -159,6 +159,10 @@ absl::StatusOr<StepStats> HierarchicalStrategy::FinishStep(int64_t step) {
   return stats;
 }
 
+std::string HierarchicalStrategy::Variant() const {
+  return absl::StrCat(num_hosts_, "×", local_size_);
+}
+
 absl::Status HierarchicalStrategy::Shutdown() {
   if (comm_ != nullptr) comm_->Stop();
   return absl::OkStatus();

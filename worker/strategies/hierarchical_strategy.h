@@ -65,6 +65,8 @@ class HierarchicalStrategy : public SyncStrategy {
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  // "<hosts>×<ranks per host>", e.g. "2×4".
+  std::string Variant() const override;
 
   int local_size() const { return local_size_; }
   int num_hosts() const { return num_hosts_; }

@@ -160,6 +160,18 @@ TEST(LocalJobTest, ListStrategies) {
   EXPECT_EQ(ServersFor(ServerKind::kNone, 4), 0);
   EXPECT_EQ(ServersFor(ServerKind::kOne, 4), 1);
   EXPECT_EQ(ServersFor(ServerKind::kSharded, 4), 4);
+  EXPECT_TRUE((*s)[1].study_flags.empty());
+}
+
+TEST(LocalJobTest, ListStrategiesReadsStudyFlags) {
+  setenv("FAKE_WORKER_ASYNC", "1", 1);
+  const absl::StatusOr<std::vector<ListedStrategy>> s =
+      ListStrategies(Script("fake_worker.sh"));
+  unsetenv("FAKE_WORKER_ASYNC");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->size(), 5u);
+  EXPECT_EQ((*s)[3].name, "async_ps");
+  EXPECT_EQ((*s)[3].study_flags, std::vector<std::string>{"--staleness=2"});
 }
 
 // A strategy gets the shared worker flags except those only other

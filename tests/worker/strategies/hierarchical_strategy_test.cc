@@ -65,6 +65,7 @@ TEST(HierarchicalStrategyTest, OneStepInClosedForm) {
   std::vector<std::vector<float>> grads(kN);
   std::vector<StepStats> stats(kN);
   std::vector<std::pair<int, int>> grouping(kN);
+  std::vector<std::string> variant(kN);
   ExpectAllOk(RunRanks(kN, [&](int r) -> absl::Status {
     HierarchicalStrategy strategy;
     std::vector<float> params(layout.total_elements(), 0.25f);
@@ -83,6 +84,7 @@ TEST(HierarchicalStrategyTest, OneStepInClosedForm) {
     context.options.connect_timeout = absl::Seconds(10);
     if (absl::Status st = strategy.Init(context); !st.ok()) return st;
     grouping[r] = {strategy.local_size(), strategy.num_hosts()};
+    variant[r] = strategy.Variant();
     strategy.OnGradientReady(1);
     strategy.OnGradientReady(0);
     absl::StatusOr<StepStats> step = strategy.FinishStep(0);
@@ -93,6 +95,7 @@ TEST(HierarchicalStrategyTest, OneStepInClosedForm) {
   for (int r = 0; r < kN; ++r) {
     for (float g : grads[r]) ASSERT_EQ(g, 2.5f) << "rank " << r;
     EXPECT_EQ(grouping[r], std::make_pair(kL, kN / kL));
+    EXPECT_EQ(variant[r], "2×2");  // hosts × ranks per host
     // Local ring all-reduce of 2 ranks: S each way. Leaders (ranks 0, 2):
     // cross all-reduce of 2 hosts, S each way, and the broadcast's one send.
     // Others: the broadcast's one receive.
