@@ -10,10 +10,12 @@
 #ifndef RINGSIDE_COLLECTIVES_COLLECTIVE_H_
 #define RINGSIDE_COLLECTIVES_COLLECTIVE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "core/device.h"
@@ -42,8 +44,33 @@ class Collective {
   virtual absl::Status AllGather(absl::Span<const float> in,
                                  absl::Span<float> out,
                                  absl::Duration timeout) = 0;
+  // The sharded pair (ZeRO, FSDP), in place over one flat buffer cut into
+  // size() consecutive shards: shard i is `counts[i]` floats (any may be 0;
+  // they sum to data.size(); the same on every rank) starting at the sum
+  // of the counts before it.
+  //
+  // ReduceScatter: on return rank r's shard r of `data` holds the sum (or
+  // average) over ranks of shard r; its other shards hold unspecified
+  // values. Sends and receives (n-1)/n of the buffer per rank (a ring).
+  virtual absl::Status ReduceScatter(absl::Span<float> data,
+                                     absl::Span<const int64_t> counts,
+                                     ReduceOp op, absl::Duration timeout) = 0;
+  // AllGatherV: rank r contributes its shard r of `data`; on return every
+  // rank's `data` holds every rank's shard.
+  virtual absl::Status AllGatherV(absl::Span<float> data,
+                                  absl::Span<const int64_t> counts,
+                                  absl::Duration timeout) = 0;
   virtual absl::Status Barrier(absl::Duration timeout) = 0;
 };
+
+// INVALID_ARGUMENT (prefixed `what`) unless `counts` has `size` entries,
+// none negative, summing to `elements`: the shards of ReduceScatter and
+// AllGatherV.
+absl::Status CheckShardCounts(absl::string_view what, int size,
+                              absl::Span<const int64_t> counts,
+                              size_t elements);
+// counts[0] + ... + counts[i-1].
+int64_t ShardOffset(absl::Span<const int64_t> counts, int i);
 
 }  // namespace ringside
 

@@ -14,10 +14,12 @@
 #include "collectives/gloo_store.h"
 #include "common/status_macros.h"
 #include "gloo/allgather.h"
+#include "gloo/allgatherv.h"
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/broadcast.h"
 #include "gloo/math.h"
+#include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
 
@@ -25,6 +27,19 @@ namespace ringside {
 namespace {
 
 using GlooAlgorithm = gloo::AllreduceOptions::Algorithm;
+
+// Slot prefix of ReduceScatter's messages (Gloo's own prefixes are 0x01 to
+// 0x08, gloo/types.h).
+constexpr uint8_t kReduceScatterSlotPrefix = 0x20;
+
+// A wait on an unbound buffer that returned false was aborted: as Gloo
+// does for its own operations, throw (RS_GLOO_CALL turns it into a Status).
+// Gloo throws its own timeout message when the deadline passes.
+void WaitOrThrow(bool completed, const char* what) {
+  if (!completed) {
+    throw gloo::IoException(std::string("ReduceScatter ") + what + " aborted");
+  }
+}
 
 absl::StatusOr<GlooAlgorithm> ParseAlgorithm(absl::string_view name) {
   if (name == "ring") return GlooAlgorithm::RING;
@@ -146,6 +161,79 @@ class GlooCollective final : public Collective {
       opts.setTag(tag);
       opts.setTimeout(t);
       gloo::allgather(opts);
+    }));
+  }
+
+  // A ring over Gloo's unbound buffers (Gloo's own reduce-scatter,
+  // ReduceScatterHalvingDoubling, has no per-call timeout or tag). Step s
+  // of n-1: send shard (r-1-s) mod n to the right neighbour, receive shard
+  // (r-2-s) mod n from the left one and add it in; the shard received last
+  // is r, complete. Shards of 0 floats are skipped by both ends.
+  absl::Status ReduceScatter(absl::Span<float> data,
+                             absl::Span<const int64_t> counts, ReduceOp op,
+                             absl::Duration timeout) override {
+    const std::string what = Describe("ReduceScatter", data.size(), timeout);
+    RS_RETURN_IF_ERROR(Usable(what));
+    RS_RETURN_IF_ERROR(CheckShardCounts(what, size(), counts, data.size()));
+    RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
+                        ToGlooTimeout(what, timeout));
+    const int n = size(), r = rank();
+    const uint32_t tag = NextTag();
+    if (n == 1 || data.empty()) return absl::OkStatus();
+    int64_t largest = 0;
+    for (int64_t c : counts) largest = std::max(largest, c);
+    std::vector<float> incoming(static_cast<size_t>(largest));
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    const auto deadline = std::chrono::steady_clock::now() + t;
+    RS_RETURN_IF_ERROR(Record(RS_GLOO_CALL(what, {
+      const uint64_t slot = gloo::Slot::build(kReduceScatterSlotPrefix, tag);
+      auto out = context_->createUnboundBuffer(data.data(),
+                                               data.size() * sizeof(float));
+      auto in = context_->createUnboundBuffer(
+          incoming.data(), incoming.size() * sizeof(float));
+      for (int s = 0; s < n - 1; ++s) {
+        const int send = ((r - 1 - s) % n + n) % n;
+        const int recv = ((r - 2 - s) % n + n) % n;
+        if (counts[send] > 0) {
+          out->send(right, slot, ShardOffset(counts, send) * sizeof(float),
+                    counts[send] * sizeof(float));
+        }
+        if (counts[recv] > 0) {
+          in->recv(left, slot, 0, counts[recv] * sizeof(float));
+          WaitOrThrow(in->waitRecv(deadline), "receive");
+          float* shard = data.data() + ShardOffset(counts, recv);
+          for (int64_t i = 0; i < counts[recv]; ++i) shard[i] += incoming[i];
+        }
+        // The next step sends what this one received: wait for the send.
+        if (counts[send] > 0) WaitOrThrow(out->waitSend(deadline), "send");
+      }
+    })));
+    if (op == ReduceOp::kAverage) {
+      const float scale = 1.0f / static_cast<float>(n);
+      float* own = data.data() + ShardOffset(counts, r);
+      for (int64_t i = 0; i < counts[r]; ++i) own[i] *= scale;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AllGatherV(absl::Span<float> data,
+                          absl::Span<const int64_t> counts,
+                          absl::Duration timeout) override {
+    const std::string what = Describe("AllGatherV", data.size(), timeout);
+    RS_RETURN_IF_ERROR(Usable(what));
+    RS_RETURN_IF_ERROR(CheckShardCounts(what, size(), counts, data.size()));
+    RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
+                        ToGlooTimeout(what, timeout));
+    const uint32_t tag = NextTag();
+    if (size() == 1 || data.empty()) return absl::OkStatus();
+    // In place: no input buffer, each rank's shard already sits in `data`.
+    return Record(RS_GLOO_CALL(what, {
+      gloo::AllgathervOptions opts(context_);
+      opts.setOutput(data.data(),
+                     std::vector<size_t>(counts.begin(), counts.end()));
+      opts.setTag(tag);
+      opts.setTimeout(t);
+      gloo::allgatherv(opts);
     }));
   }
 

@@ -210,6 +210,54 @@ class NcclCollective final : public Collective {
                                       ncclFloat32, comm_, stream_)));
   }
 
+  // Equal shards: ncclReduceScatter in place. Uneven ones (which it cannot
+  // take): one ncclReduce per shard to its owner, in one NCCL group.
+  absl::Status ReduceScatter(absl::Span<float> data,
+                             absl::Span<const int64_t> counts, ReduceOp op,
+                             absl::Duration timeout) override {
+    const std::string what = Describe("ReduceScatter", data.size(), timeout);
+    RS_RETURN_IF_ERROR(Begin(what, timeout));
+    RS_RETURN_IF_ERROR(CheckShardCounts(what, size_, counts, data.size()));
+    if (data.empty()) return absl::OkStatus();
+    RS_RETURN_IF_ERROR(CheckOnDevice(what, "data", data.data()));
+    const ncclRedOp_t nccl_op = op == ReduceOp::kSum ? ncclSum : ncclAvg;
+    if (Equal(counts)) {
+      return Complete(what, timeout,
+                      RS_NCCL_ENQUEUE(ncclReduceScatter(
+                          data.data(), data.data() + rank_ * counts[0],
+                          counts[0], ncclFloat32, nccl_op, comm_, stream_)));
+    }
+    return Complete(what, timeout, Grouped(counts, [&](int i, float* shard) {
+                      return RS_NCCL_ENQUEUE(
+                          ncclReduce(shard, shard, counts[i], ncclFloat32,
+                                     nccl_op, i, comm_, stream_));
+                    }, data.data()));
+  }
+
+  // Equal shards: ncclAllGather in place; uneven: one ncclBroadcast per
+  // shard from its owner, in one NCCL group.
+  absl::Status AllGatherV(absl::Span<float> data,
+                          absl::Span<const int64_t> counts,
+                          absl::Duration timeout) override {
+    const std::string what = Describe("AllGatherV", data.size(), timeout);
+    RS_RETURN_IF_ERROR(Begin(what, timeout));
+    RS_RETURN_IF_ERROR(CheckShardCounts(what, size_, counts, data.size()));
+    if (data.empty()) return absl::OkStatus();
+    RS_RETURN_IF_ERROR(CheckOnDevice(what, "data", data.data()));
+    if (Equal(counts)) {
+      return Complete(
+          what, timeout,
+          RS_NCCL_ENQUEUE(ncclAllGather(data.data() + rank_ * counts[0],
+                                        data.data(), counts[0], ncclFloat32,
+                                        comm_, stream_)));
+    }
+    return Complete(what, timeout, Grouped(counts, [&](int i, float* shard) {
+                      return RS_NCCL_ENQUEUE(
+                          ncclBroadcast(shard, shard, counts[i], ncclFloat32,
+                                        i, comm_, stream_));
+                    }, data.data()));
+  }
+
   absl::Status Barrier(absl::Duration timeout) override {
     const std::string what = Describe("Barrier", 0, timeout);
     RS_RETURN_IF_ERROR(Begin(what, timeout));
@@ -221,6 +269,29 @@ class NcclCollective final : public Collective {
   }
 
  private:
+  static bool Equal(absl::Span<const int64_t> counts) {
+    for (int64_t c : counts) {
+      if (c != counts[0]) return false;
+    }
+    return true;
+  }
+
+  // Enqueues `call(i, shard i)` for every non-empty shard between
+  // ncclGroupStart and ncclGroupEnd (always ended); the first error.
+  template <typename Call>
+  absl::Status Grouped(absl::Span<const int64_t> counts, Call call,
+                       float* data) {
+    absl::Status enqueued = RS_NCCL_ENQUEUE(ncclGroupStart());
+    if (!enqueued.ok()) return enqueued;
+    int64_t offset = 0;
+    for (int i = 0; i < size_; ++i) {
+      if (counts[i] > 0 && enqueued.ok()) enqueued = call(i, data + offset);
+      offset += counts[i];
+    }
+    const absl::Status ended = RS_NCCL_ENQUEUE(ncclGroupEnd());
+    return enqueued.ok() ? ended : enqueued;
+  }
+
   absl::Status Enqueued(ncclResult_t result, const char* call, int line) {
     if (result == ncclSuccess || result == ncclInProgress) {
       return absl::OkStatus();

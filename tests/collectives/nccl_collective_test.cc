@@ -97,7 +97,8 @@ absl::Status CheckEqual(absl::string_view what, const std::vector<float>& got,
 
 // One group per case runs every operation in sequence: all-reduce (sum and
 // average), broadcast from the last rank, all-gather (out of place and in
-// place), barrier.
+// place), reduce-scatter and all-gather-v over uneven and even shards,
+// barrier.
 TEST_P(NcclCollectiveMatrixTest, EveryOperationMatchesTheClosedForm) {
   const auto& [size, n] = GetParam();
   InMemoryStore store;
@@ -155,6 +156,34 @@ TEST_P(NcclCollectiveMatrixTest, EveryOperationMatchesTheClosedForm) {
     got = gathered->ToHost();
     if (!got.ok()) return got.status();
     RS_RETURN_IF_ERROR(CheckEqual("gathered in place", *got, want_gathered));
+    // The sharded pair: uneven shards (rank 0's empty when size > 1: one
+    // ncclReduce / ncclBroadcast per shard) and equal-as-possible ones
+    // (NCCL's own reduce-scatter and all-gather when n divides evenly).
+    for (const bool uneven : {true, false}) {
+      std::vector<int64_t> counts(size, static_cast<int64_t>(n / size));
+      if (uneven && size > 1) counts[0] = 0;
+      int64_t given = 0;
+      for (int64_t k : counts) given += k;
+      counts[size - 1] += static_cast<int64_t>(n) - given;
+      const int64_t begin = ShardOffset(counts, r), end = begin + counts[r];
+      RS_RETURN_IF_ERROR(data->CopyFromHost(mine));
+      RS_RETURN_IF_ERROR(
+          c.ReduceScatter(data->span(), counts, ReduceOp::kSum, kOpTimeout));
+      got = data->ToHost();
+      if (!got.ok()) return got.status();
+      std::vector<float> shard_only(n, -1.0f);
+      for (int64_t i = begin; i < end; ++i) shard_only[i] = (*got)[i];
+      RS_RETURN_IF_ERROR(CheckEqual(
+          "reduce-scattered", std::vector<float>(got->begin() + begin,
+                                                  got->begin() + end),
+          [&](size_t i) { return SumF(size, begin + i); }));
+      RS_RETURN_IF_ERROR(data->CopyFromHost(shard_only));
+      RS_RETURN_IF_ERROR(c.AllGatherV(data->span(), counts, kOpTimeout));
+      got = data->ToHost();
+      if (!got.ok()) return got.status();
+      RS_RETURN_IF_ERROR(CheckEqual("all-gathered shards", *got,
+                                    [&](size_t i) { return SumF(size, i); }));
+    }
     return c.Barrier(kOpTimeout);
   }));
   // Each rank releases its communicator on its own thread, as a process

@@ -1,0 +1,36 @@
+#include "collectives/collective.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ringside {
+
+absl::Status CheckShardCounts(absl::string_view what, int size,
+                              absl::Span<const int64_t> counts,
+                              size_t elements) {
+  if (counts.size() != static_cast<size_t>(size)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": ", counts.size(), " shard counts for ", size, " ranks"));
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, ": shard ", i, " has a negative count (", counts[i], ")"));
+    }
+    total += counts[i];
+  }
+  if (total != static_cast<int64_t>(elements)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": shard counts sum to ", total, ", the buffer has ",
+                     elements, " floats"));
+  }
+  return absl::OkStatus();
+}
+
+int64_t ShardOffset(absl::Span<const int64_t> counts, int i) {
+  int64_t offset = 0;
+  for (int j = 0; j < i; ++j) offset += counts[j];
+  return offset;
+}
+
+}  // namespace ringside
