@@ -1,6 +1,8 @@
 // collective_bench: nccl-tests-style float32 all-reduce sweep of our
 // Collective ("ours", Gloo ring) against raw Gloo ("gloo") and Open MPI's
-// MPI_Allreduce ("mpi") measured in the same run.
+// MPI_Allreduce ("mpi") measured in the same run. --op=reduce_scatter or
+// --op=allgatherv times the sharded pair instead (ours; raw Gloo's
+// gloo::allgatherv for the latter; busbw = algbw * (n-1)/n).
 //
 //   bazel run -c opt //experiments/bench:collective_bench
 //   bazel run -c opt //experiments/bench:collective_bench -- --ranks=4
@@ -46,7 +48,11 @@ ABSL_FLAG(std::vector<std::string>, backends,
           "Backends to sweep, in table order; the first is the subject of "
           "the ratios.");
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
-ABSL_FLAG(int, op_timeout_s, 300, "Bound on one all-reduce (ours, gloo).");
+ABSL_FLAG(std::string, op, "allreduce",
+          "What to time: allreduce, reduce_scatter or allgatherv (the sharded "
+          "pair over balanced shards of the whole buffer; busbw factor "
+          "(n-1)/n). Backends that do not run it say so.");
+ABSL_FLAG(int, op_timeout_s, 300, "Bound on one operation (ours, gloo).");
 ABSL_FLAG(int, connect_timeout_s, 60, "Bound on rendezvous (ours, gloo).");
 ABSL_FLAG(std::string, mpirun, "mpirun", "mpirun to launch the mpi backend.");
 ABSL_FLAG(std::string, mpirun_args, "",
@@ -72,6 +78,7 @@ absl::Status Run(const std::string& argv0) {
   sweep.warmup_iters = absl::GetFlag(FLAGS_warmup_iters);
   RS_ASSIGN_OR_RETURN(std::vector<SizePlan> plan, PlanSweep(sweep));
   const int ranks = absl::GetFlag(FLAGS_ranks);
+  RS_ASSIGN_OR_RETURN(const BenchOp op, ParseBenchOp(absl::GetFlag(FLAGS_op)));
   if (ranks < 1) return absl::InvalidArgumentError("--ranks must be >= 1");
 
   BenchBackendOptions options;
@@ -114,10 +121,10 @@ absl::Status Run(const std::string& argv0) {
   }
 
   absl::PrintF(
-      "# collective_bench: float32 in-place sum all-reduce, %d ranks, %d "
+      "# collective_bench: float32 in-place %s, %d ranks, %d "
       "sizes %d..%d B (x%d), %d iters + %d warm-up per size (fewer where "
       "size x iters > %s B), loopback, %u cores\n\n",
-      ranks, plan.size(), plan.front().bytes, plan.back().bytes,
+      BenchOpName(op), ranks, plan.size(), plan.front().bytes, plan.back().bytes,
       sweep.step_factor, sweep.iters, sweep.warmup_iters,
       absl::GetFlag(FLAGS_iter_bytes_cap), std::thread::hardware_concurrency());
   std::fflush(stdout);
@@ -125,17 +132,17 @@ absl::Status Run(const std::string& argv0) {
   std::vector<std::string> names;
   std::vector<SweepResult> results;
   for (const AllReduceBackend& b : backends) {
-    SweepResult r = RunBackend(b, ranks, plan);
+    SweepResult r = RunBackend(b, ranks, plan, op);
     if (b.name == "mpi" && !peer_note.empty() && !r.status.ok()) {
       r.status =
           absl::Status(r.status.code(),
                        absl::StrCat(r.status.message(), " (", peer_note, ")"));
     }
-    absl::PrintF("%s\n", FormatBackendTable(b, ranks, r));
+    absl::PrintF("%s\n", FormatBackendTable(b, ranks, r, op));
     std::fflush(stdout);
     if (json) {
       for (const SizeMeasurement& m : r.sizes) {
-        json->Write(RowJson(b.name, ranks, m));
+        json->Write(RowJson(b.name, ranks, m, op));
       }
       if (!r.status.ok()) {
         json->Write({{"backend", b.name},

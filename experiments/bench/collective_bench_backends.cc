@@ -14,6 +14,7 @@
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
 #include "experiments/job/process_group.h"
+#include "gloo/allgatherv.h"
 #include "gloo/allreduce.h"
 #include "gloo/barrier.h"
 #include "gloo/math.h"
@@ -54,6 +55,14 @@ class CollectiveRankComm final : public HostRankComm {
  protected:
   absl::Status AllReduceInPlace(absl::Span<float> data) override {
     return collective_->AllReduce(data, ReduceOp::kSum, timeout_);
+  }
+  absl::Status ShardedInPlace(BenchOp op, absl::Span<float> data) override {
+    const std::vector<int64_t> shards =
+        BalancedShards(data.size(), collective_->size());
+    if (op == BenchOp::kReduceScatter) {
+      return collective_->ReduceScatter(data, shards, ReduceOp::kSum, timeout_);
+    }
+    return collective_->AllGatherV(data, shards, timeout_);
   }
 
  private:
@@ -96,6 +105,24 @@ class RawGlooRankComm final : public HostRankComm {
       opts.setTag(tag);
       opts.setTimeout(timeout_);
       gloo::allreduce(opts);
+    });
+  }
+  // gloo::allgatherv in place (Gloo's reduce-scatter has no options API:
+  // raw Gloo runs allreduce and allgatherv only).
+  absl::Status ShardedInPlace(BenchOp op, absl::Span<float> data) override {
+    if (op != BenchOp::kAllGatherV) {
+      return HostRankComm::ShardedInPlace(op, data);
+    }
+    const std::vector<int64_t> shards =
+        BalancedShards(data.size(), context_->size);
+    const uint32_t tag = tag_++;
+    return RS_GLOO_CALL("gloo::allgatherv", {
+      gloo::AllgathervOptions opts(context_);
+      opts.setOutput(data.data(),
+                     std::vector<size_t>(shards.begin(), shards.end()));
+      opts.setTag(tag);
+      opts.setTimeout(timeout_);
+      gloo::allgatherv(opts);
     });
   }
 
@@ -184,6 +211,7 @@ AllReduceBackend MakeCollectiveBackend(std::string name,
     return std::unique_ptr<RankComm>(
         new CollectiveRankComm(std::move(c), timeout));
   };
+  b.ops = {BenchOp::kAllReduce, BenchOp::kReduceScatter, BenchOp::kAllGatherV};
   return b;
 }
 
@@ -208,8 +236,8 @@ AllReduceBackend MakeRawGlooBackend(const BenchBackendOptions& options) {
   AllReduceBackend b;
   b.name = "gloo";
   b.description =
-      "raw Gloo (rendezvous::Context + tcp device, gloo::allreduce RING), "
-      "threads over a HashStore";
+      "raw Gloo (rendezvous::Context + tcp device, gloo::allreduce RING, "
+      "gloo::allgatherv), threads over a HashStore";
   b.connect = [stores, options](
                   int rank,
                   int ranks) -> absl::StatusOr<std::unique_ptr<RankComm>> {
@@ -226,6 +254,7 @@ AllReduceBackend MakeRawGlooBackend(const BenchBackendOptions& options) {
     return std::unique_ptr<RankComm>(
         new RawGlooRankComm(std::move(context), options.op_timeout));
   };
+  b.ops = {BenchOp::kAllReduce, BenchOp::kAllGatherV};
   return b;
 }
 

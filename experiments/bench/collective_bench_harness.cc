@@ -27,6 +27,44 @@ double AllReduceBusBandwidthGBps(int64_t bytes, double seconds, int ranks) {
   return AlgBandwidthGBps(bytes, seconds) * 2.0 * (ranks - 1) / ranks;
 }
 
+const char* BenchOpName(BenchOp op) {
+  switch (op) {
+    case BenchOp::kAllReduce:
+      return "allreduce";
+    case BenchOp::kReduceScatter:
+      return "reduce_scatter";
+    case BenchOp::kAllGatherV:
+      return "allgatherv";
+  }
+  return "?";
+}
+
+absl::StatusOr<BenchOp> ParseBenchOp(absl::string_view name) {
+  for (BenchOp op :
+       {BenchOp::kAllReduce, BenchOp::kReduceScatter, BenchOp::kAllGatherV}) {
+    if (name == BenchOpName(op)) return op;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown operation '", name,
+      "' (known: allreduce, reduce_scatter, allgatherv)"));
+}
+
+double BusBandwidthGBps(BenchOp op, int64_t bytes, double seconds, int ranks) {
+  if (op == BenchOp::kAllReduce) {
+    return AllReduceBusBandwidthGBps(bytes, seconds, ranks);
+  }
+  if (ranks < 2) return 0;
+  return AlgBandwidthGBps(bytes, seconds) * (ranks - 1) / ranks;
+}
+
+std::vector<int64_t> BalancedShards(int64_t count, int ranks) {
+  std::vector<int64_t> shards(ranks);
+  for (int r = 0; r < ranks; ++r) {
+    shards[r] = count / ranks + (r < count % ranks ? 1 : 0);
+  }
+  return shards;
+}
+
 absl::Status SweepOptions::Validate() const {
   if (min_bytes < static_cast<int64_t>(sizeof(float))) {
     return absl::InvalidArgumentError(
@@ -96,6 +134,22 @@ absl::Status HostRankComm::AllReduce() {
   return AllReduceInPlace(absl::MakeSpan(buffer_));
 }
 
+absl::Status RankComm::Run(BenchOp op) {
+  if (op == BenchOp::kAllReduce) return AllReduce();
+  return absl::UnimplementedError(
+      absl::StrCat("this backend runs allreduce only, not ", BenchOpName(op)));
+}
+
+absl::Status HostRankComm::ShardedInPlace(BenchOp op, absl::Span<float>) {
+  return absl::UnimplementedError(
+      absl::StrCat("this backend runs allreduce only, not ", BenchOpName(op)));
+}
+
+absl::Status HostRankComm::Run(BenchOp op) {
+  if (op == BenchOp::kAllReduce) return AllReduce();
+  return ShardedInPlace(op, absl::MakeSpan(buffer_));
+}
+
 absl::Status HostRankComm::Download(absl::Span<float> values) {
   if (values.size() != buffer_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("Download: ", values.size(),
@@ -116,32 +170,63 @@ void Fill(int rank, std::vector<float>& data) {
 
 absl::StatusOr<RankMeasurement> MeasureOnRank(RankComm& comm, int rank,
                                               int ranks, const SizePlan& plan,
-                                              std::vector<float>& scratch) {
+                                              std::vector<float>& scratch,
+                                              BenchOp op) {
   const std::string where = absl::StrCat(plan.bytes, " B: ");
   auto annotate = [&](absl::Status s) {
     if (s.ok()) return s;
     return absl::Status(s.code(), absl::StrCat(where, s.message()));
   };
+  const std::vector<int64_t> shards = BalancedShards(plan.count, ranks);
+  int64_t begin = 0;
+  for (int r = 0; r < rank; ++r) begin += shards[r];
+  const int64_t end = begin + shards[rank];
+  // The all-gather's input: this rank's shard, zeros elsewhere.
+  auto fill = [&] {
+    Fill(rank, scratch);
+    if (op != BenchOp::kAllGatherV) return;
+    for (int64_t i = 0; i < plan.count; ++i) {
+      if (i < begin || i >= end) scratch[i] = 0.0f;
+    }
+  };
   scratch.resize(plan.count);
-  Fill(rank, scratch);
+  fill();
   RS_RETURN_IF_ERROR(annotate(comm.Upload(scratch)));
   for (int i = 0; i < plan.warmup_iters; ++i) {
-    RS_RETURN_IF_ERROR(annotate(comm.AllReduce()));
+    RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
   }
   RS_RETURN_IF_ERROR(annotate(comm.Barrier()));
   Stopwatch watch;
   for (int i = 0; i < plan.iters; ++i) {
-    RS_RETURN_IF_ERROR(annotate(comm.AllReduce()));
+    RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
   }
   RankMeasurement m;
   m.mean_seconds = watch.ElapsedSeconds() / plan.iters;
 
-  Fill(rank, scratch);
+  fill();
   RS_RETURN_IF_ERROR(annotate(comm.Upload(scratch)));
-  RS_RETURN_IF_ERROR(annotate(comm.AllReduce()));
+  RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
   RS_RETURN_IF_ERROR(annotate(comm.Download(absl::MakeSpan(scratch))));
+  const std::vector<int64_t> owner_end = [&] {
+    std::vector<int64_t> e(ranks);
+    int64_t at = 0;
+    for (int r = 0; r < ranks; ++r) e[r] = at += shards[r];
+    return e;
+  }();
+  int owner = 0;
   for (int64_t i = 0; i < plan.count; ++i) {
-    if (scratch[i] != ExpectedSum(ranks, i)) ++m.wrong;
+    while (i >= owner_end[owner]) ++owner;
+    switch (op) {
+      case BenchOp::kAllReduce:
+        if (scratch[i] != ExpectedSum(ranks, i)) ++m.wrong;
+        break;
+      case BenchOp::kReduceScatter:
+        if (owner == rank && scratch[i] != ExpectedSum(ranks, i)) ++m.wrong;
+        break;
+      case BenchOp::kAllGatherV:
+        if (scratch[i] != FillValue(owner, i)) ++m.wrong;
+        break;
+    }
   }
   return m;
 }
@@ -150,7 +235,7 @@ namespace {
 
 // One thread per rank over `backend.connect`.
 SweepResult RunThreaded(const AllReduceBackend& backend, int ranks,
-                        const std::vector<SizePlan>& plan) {
+                        const std::vector<SizePlan>& plan, BenchOp op) {
   std::vector<absl::Status> status(ranks);
   std::vector<std::vector<RankMeasurement>> done(ranks);
   std::vector<std::thread> threads;
@@ -165,7 +250,7 @@ SweepResult RunThreaded(const AllReduceBackend& backend, int ranks,
       std::vector<float> scratch;
       for (const SizePlan& p : plan) {
         absl::StatusOr<RankMeasurement> m =
-            MeasureOnRank(**comm, r, ranks, p, scratch);
+            MeasureOnRank(**comm, r, ranks, p, scratch, op);
         if (!m.ok()) {
           status[r] = m.status();
           return;
@@ -209,23 +294,31 @@ SweepResult RunThreaded(const AllReduceBackend& backend, int ranks,
 }  // namespace
 
 SweepResult RunBackend(const AllReduceBackend& backend, int ranks,
-                       const std::vector<SizePlan>& plan) {
+                       const std::vector<SizePlan>& plan, BenchOp op) {
   if (ranks < 1) {
     return {{},
             absl::InvalidArgumentError(
                 absl::StrCat("ranks must be >= 1, got ", ranks))};
   }
+  if (std::find(backend.ops.begin(), backend.ops.end(), op) ==
+      backend.ops.end()) {
+    return {{},
+            absl::UnimplementedError(absl::StrCat(
+                "backend ", backend.name, " does not run ", BenchOpName(op)))};
+  }
   if (backend.run_plan) return backend.run_plan(ranks, plan);
-  if (backend.connect) return RunThreaded(backend, ranks, plan);
+  if (backend.connect) return RunThreaded(backend, ranks, plan, op);
   return {{},
           absl::InvalidArgumentError(absl::StrCat(
               "backend ", backend.name, " has neither connect nor run_plan"))};
 }
 
 std::string FormatBackendTable(const AllReduceBackend& backend, int ranks,
-                               const SweepResult& result) {
-  std::string out = absl::StrFormat("# %s: %s; %d ranks, in-place\n",
-                                    backend.name, backend.description, ranks);
+                               const SweepResult& result, BenchOp op) {
+  std::string out =
+      absl::StrFormat("# %s: %s; %s, %d ranks, in-place\n", backend.name,
+                      backend.description, BenchOpName(op), ranks);
+  const char* redop = op == BenchOp::kAllGatherV ? "none" : "sum";
   absl::StrAppendFormat(&out, "#%11s %13s %9s %7s %10s %8s %8s %7s %6s\n",
                         "size", "count", "type", "redop", "time", "algbw",
                         "busbw", "#wrong", "iters");
@@ -234,12 +327,11 @@ std::string FormatBackendTable(const AllReduceBackend& backend, int ranks,
                         "", "");
   double busbw_sum = 0;
   for (const SizeMeasurement& m : result.sizes) {
-    const double busbw =
-        AllReduceBusBandwidthGBps(m.plan.bytes, m.seconds, ranks);
+    const double busbw = BusBandwidthGBps(op, m.plan.bytes, m.seconds, ranks);
     busbw_sum += busbw;
     absl::StrAppendFormat(
         &out, "%12d %13d %9s %7s %10.1f %8.3f %8.3f %7d %6d\n", m.plan.bytes,
-        m.plan.count, "float", "sum", m.seconds * 1e6,
+        m.plan.count, "float", redop, m.seconds * 1e6,
         AlgBandwidthGBps(m.plan.bytes, m.seconds), busbw, m.wrong,
         m.plan.iters);
   }
@@ -282,7 +374,7 @@ std::string FormatComparison(const std::vector<std::string>& names,
   }
   std::sort(sizes.begin(), sizes.end());
   std::string out = absl::StrFormat(
-      "# all-reduce time per size; %s/X = time(%s) / time(X), > 1 means %s "
+      "# time per size; %s/X = time(%s) / time(X), > 1 means %s "
       "is slower\n#%11s",
       names[subject], names[subject], names[subject], "size (B)");
   for (const std::string& n : names) {
@@ -320,19 +412,20 @@ std::string FormatComparison(const std::vector<std::string>& names,
 }
 
 nlohmann::json RowJson(const std::string& backend, int ranks,
-                       const SizeMeasurement& m) {
+                       const SizeMeasurement& m, BenchOp op) {
   return {
       {"backend", backend},
+      {"op", BenchOpName(op)},
       {"ranks", ranks},
       {"bytes", m.plan.bytes},
       {"count", m.plan.count},
       {"type", "float"},
-      {"redop", "sum"},
+      {"redop", op == BenchOp::kAllGatherV ? "none" : "sum"},
       {"iters", m.plan.iters},
       {"warmup_iters", m.plan.warmup_iters},
       {"time_us", m.seconds * 1e6},
       {"algbw_gbps", AlgBandwidthGBps(m.plan.bytes, m.seconds)},
-      {"busbw_gbps", AllReduceBusBandwidthGBps(m.plan.bytes, m.seconds, ranks)},
+      {"busbw_gbps", BusBandwidthGBps(op, m.plan.bytes, m.seconds, ranks)},
       {"wrong", m.wrong}};
 }
 

@@ -42,6 +42,21 @@ double AlgBandwidthGBps(int64_t bytes, double seconds);
 // algbw * 2(n-1)/n: the all-reduce's bus bandwidth in GB/s; 0 for n < 2.
 double AllReduceBusBandwidthGBps(int64_t bytes, double seconds, int ranks);
 
+// ---- Operations -----------------------------------------------------------
+
+// What is timed. S is the whole buffer in every case (nccl-tests' size for
+// reduce_scatter_perf and all_gather_perf): reduce-scatter and all-gather
+// move (n-1)/n of it per rank, all-reduce twice that. The sharded pair cut
+// the buffer into BalancedShards.
+enum class BenchOp { kAllReduce, kReduceScatter, kAllGatherV };
+const char* BenchOpName(BenchOp op);  // "allreduce", "reduce_scatter", ...
+absl::StatusOr<BenchOp> ParseBenchOp(absl::string_view name);
+// algbw times nccl-tests' bus factor for `op`: 2(n-1)/n for all-reduce,
+// (n-1)/n for reduce-scatter and all-gather; 0 for n < 2.
+double BusBandwidthGBps(BenchOp op, int64_t bytes, double seconds, int ranks);
+// `count` floats over `ranks` shards, the first count % ranks one longer.
+std::vector<int64_t> BalancedShards(int64_t count, int ranks);
+
 // ---- Sweep plan -----------------------------------------------------------
 
 struct SweepOptions {
@@ -103,6 +118,9 @@ class RankComm {
   // Copies the buffer out; values.size() == uploaded size. Untimed.
   virtual absl::Status Download(absl::Span<float> values) = 0;
   virtual absl::Status Barrier() = 0;
+  // Runs `op` in place on the uploaded buffer (the sharded ones over
+  // BalancedShards). Default: AllReduce for kAllReduce, else UNIMPLEMENTED.
+  virtual absl::Status Run(BenchOp op);
 };
 
 // RankComm over a host std::vector<float>: subclasses implement the
@@ -115,6 +133,12 @@ class HostRankComm : public RankComm {
 
  protected:
   virtual absl::Status AllReduceInPlace(absl::Span<float> data) = 0;
+  // kReduceScatter / kAllGatherV over BalancedShards of `data`; default
+  // UNIMPLEMENTED (a backend that only all-reduces).
+  virtual absl::Status ShardedInPlace(BenchOp op, absl::Span<float> data);
+
+ public:
+  absl::Status Run(BenchOp op) override;
 
  private:
   std::vector<float> buffer_;
@@ -150,6 +174,8 @@ struct AllReduceBackend {
   // themselves): runs the whole plan and reports each size.
   std::function<SweepResult(int ranks, const std::vector<SizePlan>& plan)>
       run_plan;
+  // The operations it runs (run_plan backends: all-reduce only).
+  std::vector<BenchOp> ops = {BenchOp::kAllReduce};
 };
 
 // One rank's result for one size.
@@ -159,18 +185,23 @@ struct RankMeasurement {
 };
 
 // The per-rank loop for one size: fill + upload, warm-up, barrier, timed
-// iterations, then fill + upload, one all-reduce, download and count wrong
-// elements. `scratch` is resized to plan.count. Collective: every rank calls
-// it with the same plan. Blocking.
-absl::StatusOr<RankMeasurement> MeasureOnRank(RankComm& comm, int rank,
-                                              int ranks, const SizePlan& plan,
-                                              std::vector<float>& scratch);
+// iterations, then fill + upload, one `op`, download and count wrong
+// elements: all-reduce, every element; reduce-scatter, this rank's shard
+// (= ExpectedSum); all-gather, every element (= FillValue of the shard's
+// owner; before it each rank fills only its own shard). `scratch` is
+// resized to plan.count. Collective: every rank calls it with the same plan
+// and op. Blocking.
+absl::StatusOr<RankMeasurement> MeasureOnRank(
+    RankComm& comm, int rank, int ranks, const SizePlan& plan,
+    std::vector<float>& scratch, BenchOp op = BenchOp::kAllReduce);
 
 // Runs `backend` over `ranks` ranks for every size of `plan` (threads for
 // `connect` backends, `run_plan` otherwise). Blocking; failures end up in
 // the result's status, with the sizes that completed before them.
+// UNIMPLEMENTED (no sizes) when `op` is not among backend.ops.
 SweepResult RunBackend(const AllReduceBackend& backend, int ranks,
-                       const std::vector<SizePlan>& plan);
+                       const std::vector<SizePlan>& plan,
+                       BenchOp op = BenchOp::kAllReduce);
 
 // ---- Out-of-process backends --------------------------------------------
 // A child (e.g. experiments/bench/mpi_allreduce_peer under mpirun) receives the
@@ -198,7 +229,8 @@ absl::StatusOr<int64_t> ParseBytes(const std::string& text);
 // algbw, busbw, #wrong, plus iters), its average bus bandwidth, and the
 // error line if the sweep stopped early.
 std::string FormatBackendTable(const AllReduceBackend& backend, int ranks,
-                               const SweepResult& result);
+                               const SweepResult& result,
+                               BenchOp op = BenchOp::kAllReduce);
 // Per size: each backend's time and the ratio time(subject) / time(other)
 // for every other backend (> 1: subject slower). "n/a" where either side
 // has no row.
@@ -207,7 +239,8 @@ std::string FormatComparison(const std::vector<std::string>& names,
                              int subject);
 // One JSON object per table row.
 nlohmann::json RowJson(const std::string& backend, int ranks,
-                       const SizeMeasurement& m);
+                       const SizeMeasurement& m,
+                       BenchOp op = BenchOp::kAllReduce);
 
 }  // namespace ringside
 

@@ -28,6 +28,24 @@ TEST(Measures, BusbwIsAlgbwTimesTwoNMinusOneOverN) {
   EXPECT_EQ(AllReduceBusBandwidthGBps(1000000000, 1.0, 1), 0);
 }
 
+TEST(Measures, ShardedOpsBusbwIsAlgbwTimesNMinusOneOverN) {
+  EXPECT_DOUBLE_EQ(
+      BusBandwidthGBps(BenchOp::kReduceScatter, 1000000000, 1.0, 4), 0.75);
+  EXPECT_DOUBLE_EQ(BusBandwidthGBps(BenchOp::kAllGatherV, 1000000000, 1.0, 2),
+                   0.5);
+  EXPECT_DOUBLE_EQ(BusBandwidthGBps(BenchOp::kAllReduce, 1000000000, 1.0, 4),
+                   1.5);
+  EXPECT_EQ(BusBandwidthGBps(BenchOp::kAllGatherV, 1000000000, 1.0, 1), 0);
+  EXPECT_EQ(BalancedShards(10, 4), (std::vector<int64_t>{3, 3, 2, 2}));
+  EXPECT_EQ(BalancedShards(2, 3), (std::vector<int64_t>{1, 1, 0}));
+  for (BenchOp op :
+       {BenchOp::kAllReduce, BenchOp::kReduceScatter, BenchOp::kAllGatherV}) {
+    EXPECT_EQ(*ParseBenchOp(BenchOpName(op)), op);
+  }
+  EXPECT_THAT(std::string(ParseBenchOp("alltoall").status().message()),
+              HasSubstr("known: allreduce, reduce_scatter, allgatherv"));
+}
+
 TEST(Plan, SizesGrowByStepAndLargeSizesRunFewerIterations) {
   SweepOptions o;  // 4 KiB .. 256 MiB x4, cap 1 GiB
   o.iters = 20;
@@ -154,6 +172,38 @@ TEST(Sweep, TinyTwoRankSweepOfOursAndGlooHasNoWrongElement) {
   const std::string comparison = FormatComparison(names, results, 0);
   EXPECT_THAT(comparison, HasSubstr("ours/gloo"));
   EXPECT_THAT(comparison, HasSubstr("65536"));
+}
+
+// The sharded pair on three ranks (shards of unequal length): ours runs
+// both without a wrong element; raw Gloo runs allgatherv and says it does
+// not run reduce_scatter.
+TEST(Sweep, ShardedOpsOfOursAndGlooHaveNoWrongElement) {
+  const std::vector<SizePlan> plan = {SizePlan{4100, 1025, 2, 1},
+                                      SizePlan{65536, 16384, 2, 1}};
+  BenchBackendOptions options;
+  options.connect_timeout = absl::Seconds(30);
+  options.op_timeout = absl::Seconds(30);
+  for (BenchOp op : {BenchOp::kReduceScatter, BenchOp::kAllGatherV}) {
+    for (const char* name : {"ours", "gloo"}) {
+      absl::StatusOr<AllReduceBackend> b = MakeBackend(name, options);
+      ASSERT_TRUE(b.ok()) << b.status();
+      SweepResult r = RunBackend(*b, 3, plan, op);
+      if (std::string(name) == "gloo" && op == BenchOp::kReduceScatter) {
+        EXPECT_EQ(r.status.code(), absl::StatusCode::kUnimplemented);
+        EXPECT_THAT(FormatBackendTable(*b, 3, r, op),
+                    HasSubstr("does not run reduce_scatter"));
+        continue;
+      }
+      ASSERT_TRUE(r.status.ok()) << name << " " << BenchOpName(op) << ": "
+                                 << r.status;
+      ASSERT_EQ(r.sizes.size(), 2u);
+      for (const SizeMeasurement& m : r.sizes) {
+        EXPECT_EQ(m.wrong, 0) << name << " " << BenchOpName(op) << " "
+                              << m.plan.bytes;
+      }
+      EXPECT_EQ(RowJson(name, 3, r.sizes[0], op)["op"], BenchOpName(op));
+    }
+  }
 }
 
 TEST(Sweep, UnknownBackendNamesTheKnownOnes) {
