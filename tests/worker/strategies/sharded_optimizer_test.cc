@@ -1,0 +1,48 @@
+// ShardedOptimizer: byte-balanced shards covering the buffer in rank order,
+// and optimizer state for this rank's shard only (ZeRO stage 1's 1/N):
+// SGD + momentum one float per element, Adam two.
+#include "worker/strategies/sharded_optimizer.h"
+
+#include <gtest/gtest.h>
+
+namespace ringside {
+namespace {
+
+TEST(ShardedOptimizerTest, HoldsStateForItsOwnShardOnly) {
+  const TensorLayout layout =
+      *TensorLayout::FromShapes({{"w", {10, 7}}, {"b", {7}}});  // 77 floats
+  std::vector<float> params(77), grads(77);
+  for (const char* type : {"sgd", "adam"}) {
+    for (int n : {1, 2, 3, 4}) {
+      int64_t covered = 0;
+      for (int r = 0; r < n; ++r) {
+        SyncContext context;
+        context.rank = r;
+        context.world_size = n;
+        context.layout = layout;
+        context.params = absl::MakeSpan(params);
+        context.grads = absl::MakeSpan(grads);
+        context.optimizer.type = type;
+        absl::StatusOr<std::unique_ptr<ShardedOptimizer>> s =
+            ShardedOptimizer::Create(context, /*collective=*/nullptr);
+        ASSERT_TRUE(s.ok()) << s.status();
+        const std::vector<int64_t>& counts = (*s)->counts();
+        ASSERT_EQ(counts.size(), static_cast<size_t>(n));
+        EXPECT_EQ((*s)->shard().begin, covered) << type << " n=" << n;
+        EXPECT_EQ((*s)->shard().size(), counts[r]);
+        EXPECT_LE(counts[r], 77 / n + 1);
+        EXPECT_GE(counts[r], 77 / n);
+        const int per_element = std::string(type) == "adam" ? 2 : 1;
+        EXPECT_EQ((*s)->state_bytes(), counts[r] * 4 * per_element)
+            << type << " n=" << n << " rank " << r;
+        covered += counts[r];
+      }
+      EXPECT_EQ(covered, 77);
+    }
+  }
+  EXPECT_EQ(ShardedPhaseBytes(1000, 4), 750);
+  EXPECT_EQ(ShardedPhaseBytes(1000, 1), 0);
+}
+
+}  // namespace
+}  // namespace ringside

@@ -1,0 +1,64 @@
+// ShardedOptimizer: ZeRO's partitioned optimizer, shared by zero1 and
+// zero2. The flat buffer is cut into one byte-balanced shard per rank (the
+// "even_bytes" partitioner dps uses for its servers); each rank holds the
+// optimizer state of its own shard only (1/N of it, ZeRO stage 1), steps
+// its shard of the parameters with its shard of the averaged gradients,
+// and all-gathers every rank's updated shard, so all ranks end with
+// bit-identical parameters.
+//
+// Timeline (SyncOptions::timeline, when set): OPTIMIZER (this rank's
+// shard) and ALLGATHER (the parameters) on lane "step".
+// Not thread-safe: the training thread's (SyncStrategy contract).
+#ifndef RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_
+#define RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "collectives/collective.h"
+#include "core/key_range.h"
+#include "models/optimizer.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class ShardedOptimizer {
+ public:
+  // `context` (its spans) and `collective` (the job's ranks) must outlive
+  // it. INVALID_ARGUMENT for a bad optimizer config.
+  static absl::StatusOr<std::unique_ptr<ShardedOptimizer>> Create(
+      const SyncContext& context, Collective* collective);
+
+  // Elements of each rank's shard, in rank order (the collectives' counts).
+  const std::vector<int64_t>& counts() const { return counts_; }
+  // This rank's shard of the flat buffer.
+  const KeyRange& shard() const { return shard_; }
+  // Bytes of optimizer state this rank holds (its shard's only).
+  int64_t state_bytes() const { return optimizer_->state_bytes(); }
+
+  // Steps the optimizer on this rank's shard (context.grads holds the
+  // averaged gradient there), then all-gathers the parameters. Blocking,
+  // bounded by options.rpc_timeout. Stats: the optimizer's time and the
+  // all-gather's bytes ((n-1)/n of the buffer each way).
+  absl::StatusOr<StepStats> StepAndGather(int64_t step);
+
+ private:
+  ShardedOptimizer(const SyncContext& context, Collective* collective)
+      : context_(context), collective_(collective) {}
+
+  SyncContext context_;
+  Collective* collective_;
+  std::vector<int64_t> counts_;
+  KeyRange shard_;
+  std::unique_ptr<Optimizer> optimizer_;  // state for shard_ only
+};
+
+// Bytes each rank sends (and receives) in a ring reduce-scatter or
+// all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.
+int64_t ShardedPhaseBytes(int64_t bytes, int world_size);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_

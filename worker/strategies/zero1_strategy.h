@@ -1,0 +1,42 @@
+// Zero1Strategy ("zero1"): ZeRO stage 1 (Rajbhandari et al., SC'20) over the
+// job's Gloo group. Init connects the collective through the job's store,
+// broadcasts rank 0's initial parameters and makes this rank's
+// ShardedOptimizer (worker/strategies/sharded_optimizer.h: optimizer state
+// for its byte-balanced shard only). FinishStep all-reduces (averages) the whole gradient buffer, steps the
+// optimizer on this rank's shard and all-gathers the parameters: every
+// rank ends bit-identical. Communication starts when backward has ended
+// (no overlap with it). CUDA workers stage through host memory (not yet
+// over NCCL). No checkpoints.
+// Timeline (SyncOptions::timeline, when set): ALLREDUCE on lane "step", then
+// the ShardedOptimizer's OPTIMIZER and ALLGATHER.
+// Not thread-safe (SyncStrategy contract).
+#ifndef RINGSIDE_WORKER_STRATEGIES_ZERO1_STRATEGY_H_
+#define RINGSIDE_WORKER_STRATEGIES_ZERO1_STRATEGY_H_
+
+#include <memory>
+#include <string>
+
+#include "collectives/collective.h"
+#include "collectives/in_memory_store.h"
+#include "worker/strategies/sharded_optimizer.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class Zero1Strategy : public SyncStrategy {
+ public:
+  std::string name() const override { return "zero1"; }
+  absl::Status Init(const SyncContext& context) override;
+  void OnGradientReady(int) override {}
+  absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+
+ private:
+  SyncContext context_;
+  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
+  std::unique_ptr<Collective> collective_;
+  std::unique_ptr<ShardedOptimizer> optimizer_;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_ZERO1_STRATEGY_H_
