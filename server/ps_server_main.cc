@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,6 +32,7 @@
 #include "absl/time/clock.h"
 #include "common/json_lines.h"
 #include "common/output_path.h"
+#include "common/process_memory.h"
 #include "common/security_flags.h"
 #include "server/ps_server_runner.h"
 
@@ -72,38 +72,6 @@ namespace {
 
 // How often the main thread looks at the version for --stats_every_steps.
 constexpr absl::Duration kStatsPoll = absl::Milliseconds(20);
-
-// Peak resident memory of this process (VmHWM), in bytes; 0 if unknown.
-int64_t PeakRssBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    int64_t kb = 0;
-    if (absl::StartsWith(line, "VmHWM:") &&
-        absl::SimpleAtoi(
-            absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(6), "kB")),
-            &kb)) {
-      return kb * 1024;
-    }
-  }
-  return 0;
-}
-
-// Resident memory of this process now (VmRSS), in bytes; 0 if unknown.
-int64_t RssBytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    int64_t kb = 0;
-    if (absl::StartsWith(line, "VmRSS:") &&
-        absl::SimpleAtoi(
-            absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(6), "kB")),
-            &kb)) {
-      return kb * 1024;
-    }
-  }
-  return 0;
-}
 
 // The shard's update accounting as JSON fields (see ParamShard::Counts).
 nlohmann::json CountsJson(const ParamShard::UpdateCounts& c) {

@@ -176,6 +176,9 @@ class SyncStrategy {
   // host); "" when there is none. The final record carries it as
   // "variant" and compare appends it to the row's name.
   virtual std::string Variant() const { return ""; }
+  // After Init: bytes of optimizer state this worker holds (0 where the
+  // parameter servers hold it); the final record's optimizer_state_bytes.
+  virtual int64_t OptimizerStateBytes() const { return 0; }
 };
 
 // Which parameter servers a strategy needs from the launcher.

@@ -4,6 +4,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/process_memory.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "worker/host_backend.h"
@@ -53,7 +54,8 @@ absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
 // The final record: the job, the measures, the model's own name, then the
 // backend's fields.
 nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
-                           int64_t start_step, double eval_loss,
+                           int64_t model_bytes, int64_t start_step,
+                           double eval_loss,
                            const RunMetrics& metrics,
                            const nlohmann::json& backend_fields) {
   nlohmann::json record = {
@@ -75,6 +77,12 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
       {"bytes_sent", metrics.bytes_sent()},
       {"bytes_received", metrics.bytes_received()},
   };
+  // What this worker holds: the model's parameters and gradients (one flat
+  // buffer each), the optimizer state its strategy keeps, and the peak RSS.
+  record["param_bytes"] = model_bytes;
+  record["grad_bytes"] = model_bytes;
+  record["optimizer_state_bytes"] = job.strategy->OptimizerStateBytes();
+  record["peak_rss_bytes"] = PeakRssBytes();
   if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
     record["variant"] = variant;
   }
@@ -171,7 +179,8 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   RS_ASSIGN_OR_RETURN(result.eval_loss, backend.Evaluate(eval));
   RS_ASSIGN_OR_RETURN(result.params, backend.FinalParams());
   result.final_record =
-      FinalRecord(job, backend.model_name(), strategy.start_step(),
+      FinalRecord(job, backend.model_name(), context.layout.total_bytes(),
+                  strategy.start_step(),
                   result.eval_loss, metrics, backend.RecordFields());
   return result;
 }

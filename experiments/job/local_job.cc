@@ -149,10 +149,14 @@ std::vector<std::string> SecurityArgs(const GrpcSecurityFiles& files) {
 std::string ServerLabel(int shard) { return absl::StrCat("server/", shard); }
 std::string WorkerLabel(int rank) { return absl::StrCat("worker/", rank); }
 
-// Starts the servers and waits for each one's listening line.
+// Starts the servers and waits for each one's listening line. Each shard's
+// reader thread writes its own elements of `ports` and `finals` (as the
+// workers' threads do with result.finals), read once the group has ended.
 absl::Status StartServers(const LocalJobOptions& o, const JobNetwork& net,
-                          ProcessGroup& group, std::vector<int>& ports) {
+                          ProcessGroup& group, std::vector<int>& ports,
+                          std::vector<json>& finals) {
   ports.assign(o.num_servers, 0);
+  finals.assign(o.num_servers, json::object());
   std::vector<int> ids;
   for (int shard = 0; shard < o.num_servers; ++shard) {
     ChildSpec spec;
@@ -167,9 +171,11 @@ absl::Status StartServers(const LocalJobOptions& o, const JobNetwork& net,
                      o.server_args.end());
     net.Place(JobNetwork::kServer, shard, spec.argv);
     spec.env = o.env;
-    spec.on_stdout_line = [&o, &ports, shard](const std::string& label,
-                                              absl::string_view line) {
+    spec.on_stdout_line = [&o, &ports, &finals, shard](
+                              const std::string& label,
+                              absl::string_view line) {
       const json j = ParseObject(line);
+      if (StringField(j, "event") == "server_final") finals[shard] = j;
       if (StringField(j, "event") == "listening" && j.contains("port") &&
           j["port"].is_number_integer() && j["port"].get<int>() > 0) {
         ports[shard] = j["port"].get<int>();
@@ -234,7 +240,8 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
   result.steps.assign(o.num_workers, {});
   const Stopwatch clock;
 
-  if (absl::Status s = StartServers(o, *net, group, result.server_ports);
+  if (absl::Status s = StartServers(o, *net, group, result.server_ports,
+                                    result.server_finals);
       !s.ok()) {
     return s;
   }

@@ -114,6 +114,9 @@ struct LocalJobResult {
   std::vector<std::vector<nlohmann::json>> steps;
   // Port of each server; index = shard.
   std::vector<int> server_ports;
+  // The "server_final" record of each server that printed one; index =
+  // shard (an empty object where none came).
+  std::vector<nlohmann::json> server_finals;
   // Seconds from starting the first process to the last worker's exit.
   double wall_s = 0;
   // Non-fatal problems, e.g. a server that had to be terminated, or

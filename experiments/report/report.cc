@@ -135,6 +135,20 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         absl::StrCat(strategy, ": final record of rank 0 has no throughput"));
   }
   row.throughput = finals[0]["throughput"].get<double>();
+  for (const json& f : finals) {
+    auto bytes = [&f](const char* key) -> int64_t {
+      return f.contains(key) && f[key].is_number_integer()
+                 ? f[key].get<int64_t>()
+                 : 0;
+    };
+    row.worker_held_bytes = std::max(
+        row.worker_held_bytes, bytes("param_bytes") + bytes("grad_bytes") +
+                                   bytes("optimizer_state_bytes"));
+    row.worker_optimizer_bytes =
+        std::max(row.worker_optimizer_bytes, bytes("optimizer_state_bytes"));
+    row.worker_peak_rss_bytes =
+        std::max(row.worker_peak_rss_bytes, bytes("peak_rss_bytes"));
+  }
   if (finals[0].contains("variant") && finals[0]["variant"].is_string()) {
     row.variant = finals[0]["variant"].get<std::string>();
   }

@@ -51,6 +51,15 @@ struct ReportRow {
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;
   double wire_bytes_per_model_byte = 1.0;
+  // Memory, the largest over ranks / servers (0 = not reported): bytes a
+  // worker holds for parameters + gradients + optimizer state, of them the
+  // optimizer state, and its peak RSS; a server's state (parameters,
+  // optimizer state, accumulators) and peak RSS (its server_final line).
+  int64_t worker_held_bytes = 0;
+  int64_t worker_optimizer_bytes = 0;
+  int64_t worker_peak_rss_bytes = 0;
+  int64_t server_state_bytes = 0;
+  int64_t server_peak_rss_bytes = 0;
 
   int workers() const { return static_cast<int>(utilization.size()); }
 };
@@ -76,6 +85,8 @@ std::string CsvField(const std::string& s);
 // Builds a row from the workers' "final" records (index = rank). Fails with
 // INVALID_ARGUMENT when there are none or a record lacks a numeric
 // "utilization" (any rank) or "throughput" (rank 0).
+// (Also the worker memory fields, from param_bytes, grad_bytes,
+// optimizer_state_bytes and peak_rss_bytes where the records have them.)
 absl::StatusOr<ReportRow> RowFromFinals(
     absl::string_view strategy, int prm_srv,
     const std::vector<nlohmann::json>& finals);

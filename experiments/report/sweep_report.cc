@@ -166,8 +166,11 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
   for (size_t w = 0; w < max_workers; ++w) {
     header.push_back(absl::StrCat("W", w));
   }
-  for (const char* c : {"total", "throughput", "speedup", "scaling_eff",
-                        "eval_loss", "emulated", "device", "hardware"}) {
+  for (const char* c :
+       {"total", "throughput", "speedup", "scaling_eff", "eval_loss",
+        "emulated", "device", "hardware", "worker_held_mb",
+        "worker_optimizer_mb", "worker_peak_rss_mb", "server_state_mb",
+        "server_peak_rss_mb"}) {
     header.push_back(c);
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
@@ -190,6 +193,11 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
     f.push_back(r.emulated ? "true" : "false");
     f.push_back(CsvField(r.device));
     f.push_back(CsvField(hardware));
+    for (int64_t bytes : {r.worker_held_bytes, r.worker_optimizer_bytes,
+                          r.worker_peak_rss_bytes, r.server_state_bytes,
+                          r.server_peak_rss_bytes}) {
+      f.push_back(bytes > 0 ? absl::StrFormat("%.3f", bytes / 1e6) : "");
+    }
     out += absl::StrJoin(f, ",") + "\n";
   }
   return out;
@@ -230,6 +238,33 @@ json SweepJson(const std::vector<ReportRow>& rows,
   return out;
 }
 
+std::string MemoryMarkdown(const std::vector<ReportRow>& rows) {
+  bool any = false;
+  for (const ReportRow& r : rows) any = any || r.worker_held_bytes > 0;
+  if (!any) return "";
+  auto mb = [](int64_t bytes) {
+    return bytes > 0 ? absl::StrFormat("%.1f", bytes / 1e6) : std::string("-");
+  };
+  std::vector<std::vector<std::string>> cells = {
+      {"Parallel type", "n", "PrmSrv", "Held/worker", "of it optimizer",
+       "Peak RSS/worker", "State/server", "Peak RSS/server"}};
+  for (const ReportRow& r : rows) {
+    cells.push_back({ParallelTypeLabel(r), absl::StrCat(r.workers()),
+                     absl::StrCat(r.prm_srv), mb(r.worker_held_bytes),
+                     mb(r.worker_optimizer_bytes), mb(r.worker_peak_rss_bytes),
+                     mb(r.server_state_bytes), mb(r.server_peak_rss_bytes)});
+  }
+  return absl::StrCat(
+      MarkdownGrid(cells),
+      "\nHeld/worker: parameters + gradients (one flat buffer each) + the "
+      "optimizer state the worker keeps; State/server: what a parameter "
+      "server holds (its parameters, optimizer state and accumulators); the "
+      "largest over ranks and servers. ZeRO's per-rank formulas (Adam, "
+      "float32): plain data parallel 4P, stage 1 2P + 2P/N, stage 2 P + "
+      "3P/N; ringside's models compute the whole gradient buffer, so its "
+      "zero2 holds stage 1's 2P + 2P/N.\n");
+}
+
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                           const std::vector<int>& workers,
                           const SweepDocument& doc) {
@@ -259,6 +294,9 @@ std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                 ScalingMetric::kEfficiency}}) {
     absl::StrAppend(&out, "\n## ", s.heading, "\n\n",
                     ScalingMarkdown(rows, workers, s.metric));
+  }
+  if (const std::string memory = MemoryMarkdown(rows); !memory.empty()) {
+    absl::StrAppend(&out, "\n## Memory per rank (MB)\n\n", memory);
   }
   if (!doc.cost_model.empty()) {
     absl::StrAppend(&out, "\n## Cost model vs measured\n\n", doc.cost_model);

@@ -93,10 +93,17 @@ struct SweepDocument {
   std::vector<std::string> notes;  // paragraphs at the end
 };
 
+// "## Memory per rank" body: per row the largest worker's held bytes (of
+// them optimizer state) and peak RSS, and the largest server's state and
+// peak RSS, in MB ("-" where not reported), with what they count; "" when
+// no row reports memory.
+std::string MemoryMarkdown(const std::vector<ReportRow>& rows);
+
 // The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +
 // ComputeSentence), Run and Command lines; "## Utilization, n = N" with the
 // study table per n of `workers`; "## Throughput", "## Speedup", "## Scaling
-// efficiency" across n; "## Cost model vs measured"; "## Plots" with the
+// efficiency" across n; "## Memory per rank (MB)" (when reported); "## Cost
+// model vs measured"; "## Plots" with the
 // images; "## Notes".
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                           const std::vector<int>& workers,

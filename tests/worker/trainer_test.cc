@@ -32,6 +32,7 @@ class CountingStrategy final : public SyncStrategy {
     return absl::OkStatus();
   }
   std::string Variant() const override { return variant; }
+  int64_t OptimizerStateBytes() const override { return 123; }
   int ready = 0;
   int steps = 0;
   int shutdowns = 0;
@@ -150,6 +151,13 @@ TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
     EXPECT_TRUE(f.contains(key)) << key;
   }
   EXPECT_FALSE(f.contains("variant"));  // the strategy has none
+  // What the worker holds: one flat buffer each of parameters and
+  // gradients, the strategy's optimizer state, and the process's peak RSS.
+  const int64_t model_bytes = bundle.model->layout().total_bytes();
+  EXPECT_EQ(f["param_bytes"], model_bytes);
+  EXPECT_EQ(f["grad_bytes"], model_bytes);
+  EXPECT_EQ(f["optimizer_state_bytes"], 123);
+  EXPECT_GT(f["peak_rss_bytes"].get<int64_t>(), 2 * model_bytes);
 }
 
 TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {

@@ -49,6 +49,7 @@ class HostLocalOptimizer final : public LocalOptimizer {
   absl::StatusOr<int64_t> Resume(Collective* collective) override {
     return ResumeIfAsked(context_, collective, *optimizer_);
   }
+  int64_t state_bytes() const override { return optimizer_->state_bytes(); }
 
  private:
   const SyncContext& context_;
@@ -91,6 +92,8 @@ class CudaLocalOptimizer final : public LocalOptimizer {
     FillStats(context_, device_s, &stats);
     return stats;
   }
+
+  int64_t state_bytes() const override { return optimizer_->state_bytes(); }
 
   absl::StatusOr<int64_t> Resume(Collective*) override {
     if (!context_.options.resume && context_.options.checkpoint_every == 0) {

@@ -85,6 +85,8 @@ class LocalOptimizer {
   // ResumeIfAsked for this optimizer's state (call after Init's broadcast
   // of the initial parameters); returns the step to start at.
   virtual absl::StatusOr<int64_t> Resume(Collective* collective) = 0;
+  // Bytes of optimizer state it holds (host or device memory).
+  virtual int64_t state_bytes() const = 0;
 };
 
 }  // namespace ringside

@@ -23,6 +23,10 @@ class BaselineStrategy : public SyncStrategy {
   int64_t start_step() const override { return start_step_; }
   bool SupportsDevice(Device) const override { return true; }
 
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
  private:
   SyncContext context_;
   std::unique_ptr<LocalOptimizer> optimizer_;

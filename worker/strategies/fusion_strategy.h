@@ -42,6 +42,10 @@ class FusionStrategy : public SyncStrategy {
   // The runtime's counters (cycles, cache hits, fused batches, ...).
   FusionStats stats() const;
 
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
  private:
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only

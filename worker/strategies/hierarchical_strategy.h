@@ -71,6 +71,10 @@ class HierarchicalStrategy : public SyncStrategy {
   int local_size() const { return local_size_; }
   int num_hosts() const { return num_hosts_; }
 
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
  private:
   // The three phases for tensor `tensor` (comm thread).
   absl::Status ReduceTensor(int tensor, int64_t step);

@@ -56,6 +56,10 @@ class HostStagingStrategy : public SyncStrategy {
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
   int64_t start_step() const override { return inner_->start_step(); }
+  std::string Variant() const override { return inner_->Variant(); }
+  int64_t OptimizerStateBytes() const override {
+    return inner_->OptimizerStateBytes();
+  }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCuda;
   }

@@ -50,6 +50,10 @@ class RingFp16Strategy : public SyncStrategy {
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
 
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
  private:
   // Compress, all-reduce, decompress tensor `tensor` (comm thread).
   absl::Status ReduceTensor(int tensor, int64_t step);

@@ -46,6 +46,10 @@ class RingStrategy : public SyncStrategy {
   absl::Status Shutdown() override;
   bool SupportsDevice(Device) const override { return true; }
 
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
  private:
   // All-reduces bucket `bucket` of `step` (communication thread).
   absl::Status ReduceBucket(int bucket, int64_t step);

@@ -30,6 +30,10 @@ class Zero1Strategy : public SyncStrategy {
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
 
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
  private:
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only

@@ -91,10 +91,13 @@ TEST(SweepReportTest, CsvHasOneLinePerRunWithWorkers) {
   EXPECT_THAT(csv,
               HasSubstr("strategy,parallel_type,workers,prm_srv,W0,W1,W2,W3,"
                         "total,throughput,speedup,scaling_eff,eval_loss,"
-                        "emulated,device,hardware\n"));
+                        "emulated,device,hardware,worker_held_mb,"
+                        "worker_optimizer_mb,worker_peak_rss_mb,"
+                        "server_state_mb,server_peak_rss_mb\n"));
+  // No memory reported: the memory fields are empty.
   EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
                              "100.000,1.0000,1.0000,,false,cpu,"
-                             "\"2 cores (nproc), Test CPU\"\n"));
+                             "\"2 cores (nproc), Test CPU\",,,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\nsps,SPS,4,1,0.2500,0.2500,0.2000,0.2000,"
                              "0.9000,200.000,2.0000,0.5000,"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6
@@ -129,7 +132,7 @@ TEST(SweepReportTest, EmulatedComputeIsLabelledEverywhere) {
               HasSubstr("| SPS (emulated)      |"));
   EXPECT_THAT(ScalingMarkdown(rows, {1, 2, 4}, ScalingMetric::kSpeedup),
               HasSubstr("| Ring (emulated)     |"));
-  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw\n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,\n"));
   const json j = SweepJson(rows, {1, 2, 4});
   EXPECT_EQ(j["compute"], "emulated");
   EXPECT_TRUE(j["scaling"][1]["emulated"].get<bool>());
@@ -175,6 +178,31 @@ TEST(SweepReportTest, MarkdownDocument) {
   EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}), Not(HasSubstr("Plots")));
   EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}),
               Not(HasSubstr("Cost model")));
+  EXPECT_THAT(md, Not(HasSubstr("Memory per rank")));  // none reported
+}
+
+TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
+  std::vector<ReportRow> rows = Sweep();
+  rows[3].worker_held_bytes = 12'500'000;  // sps n=2
+  rows[3].worker_peak_rss_bytes = 40'000'000;
+  rows[3].server_state_bytes = 9'000'000;
+  rows[3].server_peak_rss_bytes = 30'000'000;
+  rows[4].worker_held_bytes = 20'000'000;  // ring n=2
+  rows[4].worker_optimizer_bytes = 5'000'000;
+  const std::string md = SweepMarkdown(rows, {1, 2, 4}, {});
+  EXPECT_THAT(md, HasSubstr("\n## Memory per rank (MB)\n\n| Parallel type"));
+  const std::string memory = MemoryMarkdown(rows);
+  EXPECT_THAT(memory,
+              HasSubstr("| SPS           |   2 |      1 |        12.5 |      "
+                        "         - |            40.0 |          9.0 |     "
+                        "       30.0 |"));
+  EXPECT_THAT(memory,
+              HasSubstr("| Ring          |   2 |      0 |        20.0 |      "
+                        "       5.0 |               - |            - |     "
+                        "          - |"));
+  EXPECT_THAT(memory, HasSubstr("stage 1 2P + 2P/N"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",hw,12.500,,40.000,9.000,30.000\n"));
+  EXPECT_EQ(MemoryMarkdown(Sweep()), "");
 }
 
 }  // namespace
