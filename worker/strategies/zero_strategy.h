@@ -1,17 +1,21 @@
-// Zero1Strategy ("zero1"): ZeRO stage 1 (Rajbhandari et al., SC'20) over the
-// job's Gloo group. Init connects the collective through the job's store,
+// ZeroStrategy: ZeRO stages 1 and 2 (Rajbhandari et al., SC'20) over the
+// job's Gloo group, registered as "zero1" (Zero1Strategy) and "zero2"
+// (Zero2Strategy). Init connects the collective through the job's store,
 // broadcasts rank 0's initial parameters and makes this rank's
 // ShardedOptimizer (worker/strategies/sharded_optimizer.h: optimizer state
-// for its byte-balanced shard only). FinishStep all-reduces (averages) the whole gradient buffer, steps the
+// for its byte-balanced shard only). FinishStep reduces the gradients —
+// stage 1 all-reduces (averages) the whole buffer, stage 2 reduce-scatters
+// it so each rank ends with its own shard's average only — then steps the
 // optimizer on this rank's shard and all-gathers the parameters: every
 // rank ends bit-identical. Communication starts when backward has ended
 // (no overlap with it). CUDA workers stage through host memory (not yet
 // over NCCL). No checkpoints.
-// Timeline (SyncOptions::timeline, when set): ALLREDUCE on lane "step", then
-// the ShardedOptimizer's OPTIMIZER and ALLGATHER.
+// Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1) or
+// REDUCE_SCATTER (stage 2) on lane "step", then the ShardedOptimizer's
+// OPTIMIZER and ALLGATHER.
 // Not thread-safe (SyncStrategy contract).
-#ifndef RINGSIDE_WORKER_STRATEGIES_ZERO1_STRATEGY_H_
-#define RINGSIDE_WORKER_STRATEGIES_ZERO1_STRATEGY_H_
+#ifndef RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
+#define RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
 
 #include <memory>
 #include <string>
@@ -23,24 +27,37 @@
 
 namespace ringside {
 
-class Zero1Strategy : public SyncStrategy {
+class ZeroStrategy : public SyncStrategy {
  public:
-  std::string name() const override { return "zero1"; }
+  std::string name() const override;
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
-
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }
 
+ protected:
+  explicit ZeroStrategy(int stage) : stage_(stage) {}
+
  private:
+  const int stage_;  // 1 or 2
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
   std::unique_ptr<ShardedOptimizer> optimizer_;
 };
 
+class Zero1Strategy final : public ZeroStrategy {
+ public:
+  Zero1Strategy() : ZeroStrategy(1) {}
+};
+
+class Zero2Strategy final : public ZeroStrategy {
+ public:
+  Zero2Strategy() : ZeroStrategy(2) {}
+};
+
 }  // namespace ringside
 
-#endif  // RINGSIDE_WORKER_STRATEGIES_ZERO1_STRATEGY_H_
+#endif  // RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
