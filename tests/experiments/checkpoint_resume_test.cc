@@ -113,7 +113,8 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
 INSTANTIATE_TEST_SUITE_P(
     Strategies, ResumeTest,
     ::testing::Values(std::make_tuple("sps", 1), std::make_tuple("dps", 2),
-                      std::make_tuple("ring", 0), std::make_tuple("fusion", 0)),
+                      std::make_tuple("ring", 0), std::make_tuple("fusion", 0),
+                      std::make_tuple("zero1", 0), std::make_tuple("zero2", 0)),
     [](const auto& info) { return std::get<0>(info.param); });
 
 TEST(ResumeTest, ResumingWithoutACheckpointIsRefused) {
@@ -143,6 +144,39 @@ TEST(ResumeTest, ResumingWithoutACheckpointIsRefused) {
     EXPECT_NE(err.find("no checkpoint at"), std::string::npos)
         << strategy << ": " << err;
   }
+}
+
+// zero2's checkpoint is one file per rank: a job of another number of
+// workers finds none of its own and says so.
+TEST(ResumeTest, ShardedCheckpointsRefuseAnotherNumberOfWorkers) {
+  const std::string dir = TmpPath("zero_ckpt");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  auto flags = [&](int workers, std::vector<std::string> extra) {
+    std::vector<std::string> f = {"--strategy=zero2",
+                                  absl::StrCat("--workers=", workers),
+                                  "--steps=6", "--checkpoint_dir=" + dir};
+    f.insert(f.end(), extra.begin(), extra.end());
+    f.push_back("--");
+    f.insert(f.end(), kModel.begin(), kModel.end());
+    return f;
+  };
+  ASSERT_EQ(Launch(flags(2, {"--checkpoint_every=3"})), 0);
+  ProcessGroupOptions options;
+  options.deadline = absl::Seconds(60);
+  options.relay_stderr = false;
+  ProcessGroup group(options);
+  ChildSpec child;
+  child.label = "launch";
+  child.argv = {Runfile("experiments/launch"),
+                "--worker_bin=" + Runfile("worker/worker"),
+                "--ps_server_bin=" + Runfile("server/ps_server")};
+  const std::vector<std::string> f = flags(3, {"--resume"});
+  child.argv.insert(child.argv.end(), f.begin(), f.end());
+  ASSERT_TRUE(group.Start(child).ok());
+  const std::string err(group.Wait().message());
+  EXPECT_NE(group.exit_code(0), 0);
+  EXPECT_NE(err.find("of 3 at"), std::string::npos) << err;
+  EXPECT_NE(err.find("another number of workers"), std::string::npos) << err;
 }
 
 // ps_server started through sh so that the test knows its pid.

@@ -1,9 +1,13 @@
 #include "worker/strategies/sharded_optimizer.h"
 
+#include <algorithm>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
+#include "core/checkpoint.h"
 #include "server/partitioner.h"
 
 namespace ringside {
@@ -46,6 +50,92 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
   stats.bytes_sent = stats.bytes_received =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
   return stats;
+}
+
+absl::Status ShardedOptimizer::MaybeCheckpoint(int64_t step) {
+  const int64_t every = context_.options.checkpoint_every;
+  if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  ScopedSpan span(context_.options.timeline, "step", "CHECKPOINT",
+                  {{"step", step + 1}});
+  Checkpoint c;
+  c.step = step + 1;
+  c.shard = context_.rank;
+  c.num_shards = context_.world_size;
+  c.range = shard_;
+  c.layout = context_.layout;
+  c.optimizer = context_.optimizer;
+  c.writer = absl::StrCat("worker rank ", context_.rank, " of ",
+                          context_.world_size, " (sharded optimizer)");
+  const absl::Span<const float> mine =
+      context_.params.subspan(shard_.begin, shard_.size());
+  c.params.assign(mine.begin(), mine.end());
+  c.optimizer_state = ExportOptimizerState(*optimizer_);
+  return Annotate(
+      WriteCheckpointFile(
+          ShardCheckpointPath(context_.options.checkpoint_dir, context_.rank,
+                              context_.world_size),
+          c),
+      absl::StrCat("checkpoint of shard ", context_.rank, " after step ",
+                   step));
+}
+
+absl::StatusOr<int64_t> ShardedOptimizer::Resume() {
+  if (!context_.options.resume) return 0;
+  const std::string path = ShardCheckpointPath(
+      context_.options.checkpoint_dir, context_.rank, context_.world_size);
+  int64_t step = 0;
+  absl::Status loaded = [&]() -> absl::Status {
+    absl::StatusOr<Checkpoint> c = ReadCheckpointFile(path);
+    if (absl::IsNotFound(c.status())) {
+      return absl::NotFoundError(absl::StrCat(
+          "no checkpoint of shard ", context_.rank, " of ",
+          context_.world_size, " at ", path,
+          " (a checkpoint written by another number of workers does not "
+          "resume here): ",
+          c.status().message()));
+    }
+    RS_RETURN_IF_ERROR(c.status());
+    RS_RETURN_IF_ERROR(CheckCheckpointMatches(*c, context_.layout,
+                                              context_.optimizer, shard_));
+    RS_RETURN_IF_ERROR(ImportOptimizerState(*optimizer_, c->optimizer_state));
+    std::copy(c->params.begin(), c->params.end(),
+              context_.params.begin() + shard_.begin);
+    step = c->step;
+    return absl::OkStatus();
+  }();
+  // Every rank learns every rank's step (-1: failed to load); steps travel
+  // as two floats of 24 bits each (exact).
+  constexpr int64_t kLow = int64_t{1} << 24;
+  const int n = context_.world_size;
+  std::vector<float> steps(2 * n, 0.0f);
+  const int64_t mine = loaded.ok() ? step : -1;
+  steps[2 * context_.rank] = static_cast<float>(mine < 0 ? -1 : mine / kLow);
+  steps[2 * context_.rank + 1] = static_cast<float>(mine < 0 ? 0 : mine % kLow);
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->AllGatherV(absl::MakeSpan(steps),
+                              std::vector<int64_t>(n, 2),
+                              context_.options.rpc_timeout),
+      "exchanging the checkpoints' steps"));
+  if (!loaded.ok()) return loaded;
+  for (int r = 0; r < n; ++r) {
+    if (steps[2 * r] < 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", r, " could not load its shard's checkpoint (see its log)"));
+    }
+    const int64_t theirs = static_cast<int64_t>(steps[2 * r]) * kLow +
+                           static_cast<int64_t>(steps[2 * r + 1]);
+    if (theirs != step) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the shards' checkpoints are of different steps: rank ",
+          context_.rank, " has step ", step, ", rank ", r, " step ", theirs,
+          " (a run stopped while writing them?)"));
+    }
+  }
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->AllGatherV(context_.params, counts_,
+                              context_.options.rpc_timeout),
+      "all-gathering the checkpoint's parameters"));
+  return step;
 }
 
 }  // namespace ringside

@@ -7,7 +7,7 @@
 // bit-identical parameters.
 //
 // Timeline (SyncOptions::timeline, when set): OPTIMIZER (this rank's
-// shard) and ALLGATHER (the parameters) on lane "step".
+// shard), ALLGATHER (the parameters) and CHECKPOINT on lane "step".
 // Not thread-safe: the training thread's (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_
 #define RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_
@@ -43,6 +43,19 @@ class ShardedOptimizer {
   // bounded by options.rpc_timeout. Stats: the optimizer's time and the
   // all-gather's bytes ((n-1)/n of the buffer each way).
   absl::StatusOr<StepStats> StepAndGather(int64_t step);
+
+  // When options.checkpoint_every divides step + 1: this rank writes its
+  // shard (its range of the parameters and its optimizer state) after
+  // `step` to ShardCheckpointPath(checkpoint_dir, rank, N) (atomic,
+  // checksummed). Every rank writes its own file.
+  absl::Status MaybeCheckpoint(int64_t step);
+  // When options.resume: every rank reads its own shard file, checks it
+  // against the layout, optimizer and its range, loads its shard, and the
+  // ranks all-gather the parameters and check that they agree on the step.
+  // A checkpoint of another number of workers has other file names:
+  // NOT_FOUND naming the path. Returns the step to start at (0 without
+  // resume). Collective: every rank calls it.
+  absl::StatusOr<int64_t> Resume();
 
  private:
   ShardedOptimizer(const SyncContext& context, Collective* collective)

@@ -19,6 +19,7 @@ absl::Status ZeroStrategy::Init(const SyncContext& context) {
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_,
                       ShardedOptimizer::Create(context_, collective_.get()));
+  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume());
   return absl::OkStatus();
 }
 
@@ -42,6 +43,7 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
              stage_ == 1 ? "ALLREDUCE" : "REDUCE_SCATTER", start, NowSeconds(),
              {{"step", step}, {"bytes", context_.layout.total_bytes()}});
   RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->StepAndGather(step));
+  RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
   stats.bytes_sent += gradient_bytes;
   stats.bytes_received += gradient_bytes;
   return stats;
@@ -57,7 +59,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("ZeRO-1")
         .StudyOrder(8)
         .ModelledAs("ring", /*wire_bytes=*/1.5)
-        .Options({"allreduce_algorithm"}));
+        .Options({"allreduce_algorithm", "checkpoint_every", "resume"}));
 
 RINGSIDE_REGISTER_STRATEGY(
     Zero2Strategy,
@@ -68,6 +70,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "all-gather the parameters (Gloo on CPU)")
         .Display("ZeRO-2")
         .StudyOrder(9)
-        .ModelledAs("ring"));
+        .ModelledAs("ring")
+        .Options({"checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -9,7 +9,9 @@
 // optimizer on this rank's shard and all-gathers the parameters: every
 // rank ends bit-identical. Communication starts when backward has ended
 // (no overlap with it). CUDA workers stage through host memory (not yet
-// over NCCL). No checkpoints.
+// over NCCL). Checkpoints: every rank writes its own shard
+// (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
+// workers.
 // Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1) or
 // REDUCE_SCATTER (stage 2) on lane "step", then the ShardedOptimizer's
 // OPTIMIZER and ALLGATHER.
@@ -33,6 +35,7 @@ class ZeroStrategy : public SyncStrategy {
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  int64_t start_step() const override { return start_step_; }
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }
@@ -46,6 +49,7 @@ class ZeroStrategy : public SyncStrategy {
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
   std::unique_ptr<ShardedOptimizer> optimizer_;
+  int64_t start_step_ = 0;  // > 0 when resumed from checkpoints
 };
 
 class Zero1Strategy final : public ZeroStrategy {
