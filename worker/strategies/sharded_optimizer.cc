@@ -16,6 +16,17 @@ int64_t ShardedPhaseBytes(int64_t bytes, int world_size) {
   return bytes * (world_size - 1) / world_size;
 }
 
+void RecordWholeBufferSpans(const SyncContext& context, const char* phase,
+                            double start_s, double end_s, int64_t step) {
+  Timeline* timeline = context.options.timeline;
+  if (timeline == nullptr) return;
+  for (int t = 0; t < context.layout.num_tensors(); ++t) {
+    const TensorSpec& spec = context.layout.tensor(t);
+    timeline->Span(spec.name, phase, start_s, end_s,
+                   {{"step", step}, {"bytes", spec.size * 4}});
+  }
+}
+
 absl::StatusOr<std::unique_ptr<ShardedOptimizer>> ShardedOptimizer::Create(
     const SyncContext& context, Collective* collective) {
   std::unique_ptr<ShardedOptimizer> s(new ShardedOptimizer(context, collective));
@@ -43,8 +54,7 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
       collective_->AllGatherV(context_.params, counts_,
                               context_.options.rpc_timeout),
       absl::StrCat("all-gather of the parameters after step ", step)));
-  RecordSpan(timeline, "step", "ALLGATHER", applied, NowSeconds(),
-             {{"step", step}, {"bytes", context_.layout.total_bytes()}});
+  RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
   StepStats stats;
   stats.local_optimizer_s = applied - start;
   stats.bytes_sent = stats.bytes_received =

@@ -7,7 +7,8 @@
 // bit-identical parameters.
 //
 // Timeline (SyncOptions::timeline, when set): OPTIMIZER (this rank's
-// shard), ALLGATHER (the parameters) and CHECKPOINT on lane "step".
+// shard) and CHECKPOINT on lane "step", ALLGATHER (the parameters) on
+// every tensor's lane.
 // Not thread-safe: the training thread's (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_
 #define RINGSIDE_WORKER_STRATEGIES_SHARDED_OPTIMIZER_H_
@@ -71,6 +72,13 @@ class ShardedOptimizer {
 // Bytes each rank sends (and receives) in a ring reduce-scatter or
 // all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.
 int64_t ShardedPhaseBytes(int64_t bytes, int world_size);
+
+// One `phase` span [start_s, end_s] on every tensor's lane (args: step,
+// the tensor's bytes): a collective over the whole flat buffer, as the
+// per-tensor timeline of the other strategies shows theirs. No-op without
+// a timeline.
+void RecordWholeBufferSpans(const SyncContext& context, const char* phase,
+                            double start_s, double end_s, int64_t step);
 
 }  // namespace ringside
 

@@ -39,9 +39,8 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
                                                ReduceOp::kAverage, timeout),
       absl::StrCat(stage_ == 1 ? "all-reduce" : "reduce-scatter",
                    " of the gradients of step ", step)));
-  RecordSpan(context_.options.timeline, "step",
-             stage_ == 1 ? "ALLREDUCE" : "REDUCE_SCATTER", start, NowSeconds(),
-             {{"step", step}, {"bytes", context_.layout.total_bytes()}});
+  RecordWholeBufferSpans(context_, stage_ == 1 ? "ALLREDUCE" : "REDUCE_SCATTER",
+                         start, NowSeconds(), step);
   RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->StepAndGather(step));
   RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
   stats.bytes_sent += gradient_bytes;

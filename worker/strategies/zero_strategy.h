@@ -13,8 +13,8 @@
 // (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
 // workers.
 // Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1) or
-// REDUCE_SCATTER (stage 2) on lane "step", then the ShardedOptimizer's
-// OPTIMIZER and ALLGATHER.
+// REDUCE_SCATTER (stage 2) on every tensor's lane (one collective over the
+// whole buffer), then the ShardedOptimizer's OPTIMIZER and ALLGATHER.
 // Not thread-safe (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
