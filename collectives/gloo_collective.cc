@@ -31,6 +31,8 @@ using GlooAlgorithm = gloo::AllreduceOptions::Algorithm;
 // Slot prefix of ReduceScatter's messages (Gloo's own prefixes are 0x01 to
 // 0x08, gloo/types.h).
 constexpr uint8_t kReduceScatterSlotPrefix = 0x20;
+// ReduceScatter's piece: 256 Ki floats (1 MiB).
+constexpr int64_t kReduceScatterPiece = int64_t{256} << 10;
 
 // A wait on an unbound buffer that returned false was aborted: as Gloo
 // does for its own operations, throw (RS_GLOO_CALL turns it into a Status).
@@ -168,7 +170,10 @@ class GlooCollective final : public Collective {
   // ReduceScatterHalvingDoubling, has no per-call timeout or tag). Step s
   // of n-1: send shard (r-1-s) mod n to the right neighbour, receive shard
   // (r-2-s) mod n from the left one and add it in; the shard received last
-  // is r, complete. Shards of 0 floats are skipped by both ends.
+  // is r, complete. Shards of 0 floats are skipped by both ends. Each
+  // shard travels in pieces of kReduceScatterPiece floats, all posted at
+  // once (Gloo matches a pair's messages on one slot in order), so the sum
+  // of one piece overlaps the transfer of the next.
   absl::Status ReduceScatter(absl::Span<float> data,
                              absl::Span<const int64_t> counts, ReduceOp op,
                              absl::Duration timeout) override {
@@ -194,18 +199,28 @@ class GlooCollective final : public Collective {
       for (int s = 0; s < n - 1; ++s) {
         const int send = ((r - 1 - s) % n + n) % n;
         const int recv = ((r - 2 - s) % n + n) % n;
-        if (counts[send] > 0) {
-          out->send(right, slot, ShardOffset(counts, send) * sizeof(float),
-                    counts[send] * sizeof(float));
+        const int64_t send_at = ShardOffset(counts, send);
+        int sends = 0;
+        for (int64_t at = 0; at < counts[send]; at += kReduceScatterPiece) {
+          const int64_t len = std::min(kReduceScatterPiece, counts[send] - at);
+          out->send(right, slot, (send_at + at) * sizeof(float),
+                    len * sizeof(float));
+          ++sends;
         }
-        if (counts[recv] > 0) {
-          in->recv(left, slot, 0, counts[recv] * sizeof(float));
+        for (int64_t at = 0; at < counts[recv]; at += kReduceScatterPiece) {
+          const int64_t len = std::min(kReduceScatterPiece, counts[recv] - at);
+          in->recv(left, slot, at * sizeof(float), len * sizeof(float));
+        }
+        float* shard = data.data() + ShardOffset(counts, recv);
+        for (int64_t at = 0; at < counts[recv]; at += kReduceScatterPiece) {
+          const int64_t end = std::min(at + kReduceScatterPiece, counts[recv]);
           WaitOrThrow(in->waitRecv(deadline), "receive");
-          float* shard = data.data() + ShardOffset(counts, recv);
-          for (int64_t i = 0; i < counts[recv]; ++i) shard[i] += incoming[i];
+          for (int64_t i = at; i < end; ++i) shard[i] += incoming[i];
         }
-        // The next step sends what this one received: wait for the send.
-        if (counts[send] > 0) WaitOrThrow(out->waitSend(deadline), "send");
+        // The next step sends what this one received: wait for the sends.
+        for (int k = 0; k < sends; ++k) {
+          WaitOrThrow(out->waitSend(deadline), "send");
+        }
       }
     })));
     if (op == ReduceOp::kAverage) {
