@@ -235,6 +235,23 @@ json SweepJson(const std::vector<ReportRow>& rows,
                               {"points", std::move(points)}});
   }
   out["rows"] = JsonReport(rows)["rows"];
+  // Memory per rank, one entry per row that reports it (bytes; null where
+  // not reported), as MemoryMarkdown shows it.
+  out["memory"] = json::array();
+  for (const ReportRow& r : rows) {
+    if (r.worker_held_bytes <= 0) continue;
+    auto bytes = [](int64_t b) { return b > 0 ? json(b) : json(); };
+    out["memory"].push_back(
+        {{"strategy", r.strategy},
+         {"parallel_type", ParallelTypeLabel(r)},
+         {"workers", r.workers()},
+         {"prm_srv", r.prm_srv},
+         {"worker_held_bytes", bytes(r.worker_held_bytes)},
+         {"worker_optimizer_bytes", bytes(r.worker_optimizer_bytes)},
+         {"worker_peak_rss_bytes", bytes(r.worker_peak_rss_bytes)},
+         {"server_state_bytes", bytes(r.server_state_bytes)},
+         {"server_peak_rss_bytes", bytes(r.server_peak_rss_bytes)}});
+  }
   return out;
 }
 

@@ -62,7 +62,10 @@ std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
 
 // One CSV line per row: strategy, parallel_type, workers, prm_srv,
 // W0..W(max-1) (fractions; empty past the row's workers), total,
-// throughput, speedup, scaling_eff, eval_loss, emulated, device, hardware.
+// throughput, speedup, scaling_eff, eval_loss, emulated, device, hardware,
+// then the memory columns in MB (empty where not reported):
+// worker_held_mb, worker_optimizer_mb, worker_peak_rss_mb,
+// server_state_mb, server_peak_rss_mb.
 std::string SweepCsv(const std::vector<ReportRow>& rows,
                      const std::string& hardware);
 
@@ -70,8 +73,12 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
 //  "utilization":[{"workers":n, "table":JsonReport(UtilizationRows(n))}..],
 //  "scaling":[{"strategy","parallel_type","prm_srv","emulated",
 //              "points":[{"workers","throughput","speedup","scaling_eff"}]}],
-//  "rows":JsonReport(rows)["rows"]}; speedup/efficiency null without a
-// baseline.
+//  "rows":JsonReport(rows)["rows"],
+//  "memory":[{"strategy","parallel_type","workers","prm_srv",
+//             "worker_held_bytes","worker_optimizer_bytes",
+//             "worker_peak_rss_bytes","server_state_bytes",
+//             "server_peak_rss_bytes"}] (rows reporting memory; null where
+//  a field is not reported)}; speedup/efficiency null without a baseline.
 nlohmann::json SweepJson(const std::vector<ReportRow>& rows,
                          const std::vector<int>& workers);
 

@@ -203,6 +203,15 @@ TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   EXPECT_THAT(memory, HasSubstr("stage 1 2P + 2P/N"));
   EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",hw,12.500,,40.000,9.000,30.000\n"));
   EXPECT_EQ(MemoryMarkdown(Sweep()), "");
+  const json j = SweepJson(rows, {1, 2, 4});
+  ASSERT_EQ(j["memory"].size(), 2u);  // the rows that report memory
+  EXPECT_EQ(j["memory"][0]["strategy"], "sps");
+  EXPECT_EQ(j["memory"][0]["workers"], 2);
+  EXPECT_EQ(j["memory"][0]["worker_held_bytes"], 12'500'000);
+  EXPECT_TRUE(j["memory"][0]["worker_optimizer_bytes"].is_null());
+  EXPECT_EQ(j["memory"][0]["server_peak_rss_bytes"], 30'000'000);
+  EXPECT_EQ(j["memory"][1]["worker_optimizer_bytes"], 5'000'000);
+  EXPECT_TRUE(SweepJson(Sweep(), {1, 2, 4})["memory"].empty());
 }
 
 }  // namespace
