@@ -1,5 +1,7 @@
 #include "common/chunk_wire.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 
 namespace ringside {
@@ -144,6 +146,14 @@ absl::Status DecodeChunk(const grpc::ByteBuffer& buffer, DecodedChunk* out) {
     }
   }
   return absl::OkStatus();
+}
+
+void CopyPayload(const DecodedChunk& chunk, float* out) {
+  char* at = reinterpret_cast<char*>(out);
+  for (absl::string_view piece : chunk.payload) {
+    std::memcpy(at, piece.data(), piece.size());
+    at += piece.size();
+  }
 }
 
 }  // namespace ringside

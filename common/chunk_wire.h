@@ -58,6 +58,10 @@ struct DecodedChunk {
 // what is malformed.
 absl::Status DecodeChunk(const grpc::ByteBuffer& buffer, DecodedChunk* out);
 
+// Copies `chunk`'s payload, its pieces in order, to `out`, which has room
+// for payload_bytes: the one copy of a received chunk into place.
+void CopyPayload(const DecodedChunk& chunk, float* out);
+
 // Calls run(first_element, bytes, count) for consecutive runs of whole
 // float32 values of `pieces` (bytes: `count` floats, not necessarily
 // aligned; read them with memcpy). A float split between two pieces comes

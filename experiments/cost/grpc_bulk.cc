@@ -4,7 +4,6 @@
 #include <grpcpp/impl/codegen/method_handler.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "absl/synchronization/barrier.h"
 #include "common/chunk_wire.h"
 #include "common/grpc_credentials.h"
+#include "common/grpc_status.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "experiments/cost/bulk_stream.grpc.pb.h"
@@ -24,12 +24,6 @@ namespace {
 
 // Method indices in bulk_stream.proto's service.
 constexpr int kUploadMethod = 0, kDownloadMethod = 1;
-
-absl::Status FromGrpc(const grpc::Status& s, const char* rpc) {
-  return s.ok() ? absl::OkStatus()
-                : absl::UnavailableError(
-                      absl::StrCat(rpc, ": ", s.error_message()));
-}
 
 // Serves Upload and Download over raw byte buffers, as ParameterServerService
 // serves Push and Pull.
@@ -55,18 +49,14 @@ class BulkService final : public proto::BulkStream::Service {
     int64_t chunks = 0;
     while (stream->Read(&message)) {
       if (absl::Status d = DecodeChunk(message, &chunk); !d.ok()) {
-        return grpc::Status(grpc::StatusCode::DATA_LOSS, std::string(d.message()));
+        return ToGrpcStatus(d);
       }
       const int64_t end = chunk.header.offset + chunk.payload_bytes / 4;
       if (chunk.header.offset < 0 || end > static_cast<int64_t>(source_.size())) {
         return grpc::Status(grpc::StatusCode::OUT_OF_RANGE, "chunk past the end");
       }
       if (sink.size() < source_.size()) sink.resize(source_.size());
-      char* out = reinterpret_cast<char*>(sink.data() + chunk.header.offset);
-      for (absl::string_view piece : chunk.payload) {
-        std::memcpy(out, piece.data(), piece.size());
-        out += piece.size();
-      }
+      CopyPayload(chunk, sink.data() + chunk.header.offset);
       ++chunks;
     }
     proto::BulkReply reply;
@@ -138,7 +128,7 @@ class BulkClient {
       if (!writer->Write(EncodeChunk(header, data.subspan(at, elements)))) break;
     }
     writer->WritesDone();
-    RS_RETURN_IF_ERROR(FromGrpc(writer->Finish(), "Upload"));
+    RS_RETURN_IF_ERROR(FromGrpcStatus(writer->Finish(), "Upload"));
     proto::BulkReply counted;
     const int64_t sent =
         (static_cast<int64_t>(data.size()) + elements - 1) / elements;
@@ -180,14 +170,10 @@ class BulkClient {
         context.TryCancel();
         break;
       }
-      char* out = reinterpret_cast<char*>(data.data() + chunk.header.offset);
-      for (absl::string_view piece : chunk.payload) {
-        std::memcpy(out, piece.data(), piece.size());
-        out += piece.size();
-      }
+      CopyPayload(chunk, data.data() + chunk.header.offset);
       received += chunk.payload_bytes;
     }
-    absl::Status s = FromGrpc(reader->Finish(), "Download");
+    absl::Status s = FromGrpcStatus(reader->Finish(), "Download");
     if (!problem.ok()) return problem;
     if (!s.ok()) return s;
     return received;

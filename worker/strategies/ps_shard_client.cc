@@ -1,7 +1,5 @@
 #include "worker/strategies/ps_shard_client.h"
 
-#include <cstring>
-
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 
@@ -186,11 +184,7 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
       context.TryCancel();
       break;
     }
-    char* out = reinterpret_cast<char*>(params.data() + offset);
-    for (absl::string_view piece : chunk.payload) {
-      std::memcpy(out, piece.data(), piece.size());
-      out += piece.size();
-    }
+    CopyPayload(chunk, params.data() + offset);
     bytes += chunk.payload_bytes;
     ++received;
     if (on_chunk) on_chunk(offset, n);
