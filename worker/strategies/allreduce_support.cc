@@ -150,10 +150,17 @@ Checkpoint WholeModelCheckpoint(const SyncContext& context,
   return c;
 }
 
-// Steps travel as two floats of 24 bits each (exact).
 constexpr int64_t kLow = int64_t{1} << 24;
 
 }  // namespace
+
+std::pair<float, float> StepAsFloats(int64_t step) {
+  return {static_cast<float>(step / kLow), static_cast<float>(step % kLow)};
+}
+
+int64_t StepFromFloats(float high, float low) {
+  return static_cast<int64_t>(high) * kLow + static_cast<int64_t>(low);
+}
 
 StepStats ApplyAveragedGradients(const SyncContext& context,
                                  Optimizer& optimizer, int64_t step) {
@@ -208,9 +215,8 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
     if (!loaded.ok()) return loaded;
     return step;
   }
-  std::vector<float> header = {loaded.ok() ? 1.0f : 0.0f,
-                               static_cast<float>(step / kLow),
-                               static_cast<float>(step % kLow)};
+  const auto [high, low] = StepAsFloats(step);
+  std::vector<float> header = {loaded.ok() ? 1.0f : 0.0f, high, low};
   RS_RETURN_IF_ERROR(Annotate(
       collective->Broadcast(absl::MakeSpan(header), 0, timeout),
       "broadcasting the resume step"));
@@ -219,7 +225,7 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
     return absl::FailedPreconditionError(
         "rank 0 could not load the checkpoint to resume from (see its log)");
   }
-  step = static_cast<int64_t>(header[1]) * kLow + static_cast<int64_t>(header[2]);
+  step = StepFromFloats(header[1], header[2]);
   RS_RETURN_IF_ERROR(Annotate(
       collective->Broadcast(context.params, 0, timeout),
       "broadcasting the checkpoint's parameters"));

@@ -6,8 +6,10 @@
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_SUPPORT_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_SUPPORT_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -53,6 +55,11 @@ absl::Status MaybeWriteCheckpoint(const SyncContext& context,
 absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
                                       Collective* collective,
                                       Optimizer& optimizer);
+
+// A training step as two floats of 24 bits each (exact for steps below
+// 2^48), to travel through float collectives; StepFromFloats inverts it.
+std::pair<float, float> StepAsFloats(int64_t step);
+int64_t StepFromFloats(float high, float low);
 
 // The job's collective for gradients on context.device: on kCpu
 // ConnectCpuCollective; on kCuda an NCCL group on context.cuda_device

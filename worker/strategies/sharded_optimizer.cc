@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -9,6 +11,7 @@
 #include "common/timeline.h"
 #include "core/checkpoint.h"
 #include "server/partitioner.h"
+#include "worker/strategies/allreduce_support.h"
 
 namespace ringside {
 
@@ -113,14 +116,11 @@ absl::StatusOr<int64_t> ShardedOptimizer::Resume() {
     step = c->step;
     return absl::OkStatus();
   }();
-  // Every rank learns every rank's step (-1: failed to load); steps travel
-  // as two floats of 24 bits each (exact).
-  constexpr int64_t kLow = int64_t{1} << 24;
+  // Every rank learns every rank's step (high float -1: failed to load).
   const int n = context_.world_size;
   std::vector<float> steps(2 * n, 0.0f);
-  const int64_t mine = loaded.ok() ? step : -1;
-  steps[2 * context_.rank] = static_cast<float>(mine < 0 ? -1 : mine / kLow);
-  steps[2 * context_.rank + 1] = static_cast<float>(mine < 0 ? 0 : mine % kLow);
+  std::tie(steps[2 * context_.rank], steps[2 * context_.rank + 1]) =
+      loaded.ok() ? StepAsFloats(step) : std::pair<float, float>{-1.0f, 0.0f};
   RS_RETURN_IF_ERROR(Annotate(
       collective_->AllGatherV(absl::MakeSpan(steps),
                               std::vector<int64_t>(n, 2),
@@ -132,8 +132,7 @@ absl::StatusOr<int64_t> ShardedOptimizer::Resume() {
       return absl::FailedPreconditionError(absl::StrCat(
           "rank ", r, " could not load its shard's checkpoint (see its log)"));
     }
-    const int64_t theirs = static_cast<int64_t>(steps[2 * r]) * kLow +
-                           static_cast<int64_t>(steps[2 * r + 1]);
+    const int64_t theirs = StepFromFloats(steps[2 * r], steps[2 * r + 1]);
     if (theirs != step) {
       return absl::FailedPreconditionError(absl::StrCat(
           "the shards' checkpoints are of different steps: rank ",
