@@ -577,15 +577,7 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
         absl::StrAppend(&row->display_name, " (", row->variant, ")");
       }
       row->modelled_as = s.modelled_as;
-      for (const json& f : result->server_finals) {
-        for (auto [key, field] :
-             {std::pair{"state_bytes", &ReportRow::server_state_bytes},
-              std::pair{"peak_rss_bytes", &ReportRow::server_peak_rss_bytes}}) {
-          if (f.contains(key) && f[key].is_number_integer()) {
-            (*row).*field = std::max((*row).*field, f[key].get<int64_t>());
-          }
-        }
-      }
+      AddServerFinals(result->server_finals, &*row);
       row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
     }
     if (!row.ok()) {

@@ -41,6 +41,12 @@ std::vector<std::string> Headers(size_t workers, bool val_loss) {
   return h;
 }
 
+// The integer field `key` of a record, 0 when absent or not an integer.
+int64_t IntegerOrZero(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_number_integer() ? j[key].get<int64_t>()
+                                                       : 0;
+}
+
 bool IsNumber(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number();
 }
@@ -136,11 +142,7 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   }
   row.throughput = finals[0]["throughput"].get<double>();
   for (const json& f : finals) {
-    auto bytes = [&f](const char* key) -> int64_t {
-      return f.contains(key) && f[key].is_number_integer()
-                 ? f[key].get<int64_t>()
-                 : 0;
-    };
+    auto bytes = [&f](const char* key) { return IntegerOrZero(f, key); };
     row.worker_held_bytes = std::max(
         row.worker_held_bytes, bytes("param_bytes") + bytes("grad_bytes") +
                                    bytes("optimizer_state_bytes"));
@@ -179,6 +181,15 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
     row.model = finals[0]["model"].get<std::string>();
   }
   return row;
+}
+
+void AddServerFinals(const std::vector<json>& server_finals, ReportRow* row) {
+  for (const json& f : server_finals) {
+    row->server_state_bytes =
+        std::max(row->server_state_bytes, IntegerOrZero(f, "state_bytes"));
+    row->server_peak_rss_bytes =
+        std::max(row->server_peak_rss_bytes, IntegerOrZero(f, "peak_rss_bytes"));
+  }
 }
 
 double TotalUtilization(const ReportRow& row) {

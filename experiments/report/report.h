@@ -91,6 +91,12 @@ absl::StatusOr<ReportRow> RowFromFinals(
     absl::string_view strategy, int prm_srv,
     const std::vector<nlohmann::json>& finals);
 
+// The server memory fields of `row`: the largest state_bytes and
+// peak_rss_bytes of the servers' "server_final" records (fields absent:
+// left as they are).
+void AddServerFinals(const std::vector<nlohmann::json>& server_finals,
+                     ReportRow* row);
+
 // Sum of the row's utilizations (a fraction; 4 workers at 90% = 3.6).
 double TotalUtilization(const ReportRow& row);
 

@@ -156,6 +156,34 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_EQ(ParallelTypeLabel(*row), "Ring (emulated)");
 }
 
+// Memory: the largest worker (params + grads + optimizer state) and peak
+// RSS over ranks; the largest server's state and peak RSS over servers.
+TEST(ReportTest, MemoryIsTheLargestRankAndServer) {
+  const std::vector<json> finals = {{{"utilization", 0.5},
+                                     {"throughput", 10.0},
+                                     {"param_bytes", 100},
+                                     {"grad_bytes", 100},
+                                     {"optimizer_state_bytes", 50},
+                                     {"peak_rss_bytes", 900}},
+                                    {{"utilization", 0.5},
+                                     {"param_bytes", 100},
+                                     {"grad_bytes", 100},
+                                     {"optimizer_state_bytes", 70},
+                                     {"peak_rss_bytes", 800}}};
+  absl::StatusOr<ReportRow> row = RowFromFinals("zero1", 0, finals);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->worker_held_bytes, 270);
+  EXPECT_EQ(row->worker_optimizer_bytes, 70);
+  EXPECT_EQ(row->worker_peak_rss_bytes, 900);
+  EXPECT_EQ(row->server_state_bytes, 0);
+  AddServerFinals({{{"state_bytes", 40}, {"peak_rss_bytes", 300}},
+                   json::object(),
+                   {{"state_bytes", 60}, {"peak_rss_bytes", 200}}},
+                  &*row);
+  EXPECT_EQ(row->server_state_bytes, 60);
+  EXPECT_EQ(row->server_peak_rss_bytes, 300);
+}
+
 TEST(ReportTest, MarkdownGridPadsAndAligns) {
   EXPECT_EQ(MarkdownGrid({{"a", "bb"}, {"long name", "1"}}),
             "| a         |  bb |\n"
