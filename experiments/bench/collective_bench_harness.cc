@@ -177,10 +177,11 @@ absl::StatusOr<RankMeasurement> MeasureOnRank(RankComm& comm, int rank,
     if (s.ok()) return s;
     return absl::Status(s.code(), absl::StrCat(where, s.message()));
   };
-  const std::vector<int64_t> shards = BalancedShards(plan.count, ranks);
-  int64_t begin = 0;
-  for (int r = 0; r < rank; ++r) begin += shards[r];
-  const int64_t end = begin + shards[rank];
+  // Where each rank's shard ends (BalancedShards, cumulative).
+  std::vector<int64_t> shard_end = BalancedShards(plan.count, ranks);
+  for (int r = 1; r < ranks; ++r) shard_end[r] += shard_end[r - 1];
+  const int64_t end = shard_end[rank];
+  const int64_t begin = rank == 0 ? 0 : shard_end[rank - 1];
   // The all-gather's input: this rank's shard, zeros elsewhere.
   auto fill = [&] {
     Fill(rank, scratch);
@@ -207,15 +208,9 @@ absl::StatusOr<RankMeasurement> MeasureOnRank(RankComm& comm, int rank,
   RS_RETURN_IF_ERROR(annotate(comm.Upload(scratch)));
   RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
   RS_RETURN_IF_ERROR(annotate(comm.Download(absl::MakeSpan(scratch))));
-  const std::vector<int64_t> owner_end = [&] {
-    std::vector<int64_t> e(ranks);
-    int64_t at = 0;
-    for (int r = 0; r < ranks; ++r) e[r] = at += shards[r];
-    return e;
-  }();
   int owner = 0;
   for (int64_t i = 0; i < plan.count; ++i) {
-    while (i >= owner_end[owner]) ++owner;
+    while (i >= shard_end[owner]) ++owner;
     switch (op) {
       case BenchOp::kAllReduce:
         if (scratch[i] != ExpectedSum(ranks, i)) ++m.wrong;
