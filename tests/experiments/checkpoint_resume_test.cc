@@ -39,11 +39,15 @@ const std::vector<std::string> kModel = {
     "--mlp_widths=16,32,8", "--warmup_steps=0", "--train_examples=512",
     "--eval_examples=64",   "--optimizer=adam", "--lr=0.01"};
 
-// Runs `launch`; returns its exit code, collecting the workers' finals.
+// Runs `launch` within `deadline`; returns its exit code, collecting the
+// workers' finals and, when it fails, the group's error (which names the
+// child and quotes its last stderr lines).
 int Launch(const std::vector<std::string>& flags,
-           std::vector<nlohmann::json>* finals = nullptr) {
+           std::vector<nlohmann::json>* finals = nullptr,
+           std::string* error = nullptr,
+           absl::Duration deadline = absl::Seconds(120)) {
   ProcessGroupOptions options;
-  options.deadline = absl::Seconds(120);
+  options.deadline = deadline;
   options.relay_stderr = false;
   ProcessGroup group(options);
   ChildSpec child;
@@ -59,7 +63,8 @@ int Launch(const std::vector<std::string>& flags,
     }
   };
   if (!group.Start(child).ok()) return -1;
-  (void)group.Wait();
+  const absl::Status waited = group.Wait();
+  if (error != nullptr) *error = std::string(waited.message());
   return group.exit_code(0);
 }
 
@@ -122,25 +127,13 @@ TEST(ResumeTest, ResumingWithoutACheckpointIsRefused) {
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   for (auto [strategy, servers] :
        {std::make_tuple("sps", 1), std::make_tuple("ring", 0)}) {
-    ProcessGroupOptions options;
-    options.deadline = absl::Seconds(60);
-    options.relay_stderr = false;
-    ProcessGroup group(options);
-    ChildSpec child;
-    child.label = "launch";
-    child.argv = {Runfile("experiments/launch"),
-                  "--worker_bin=" + Runfile("worker/worker"),
-                  "--ps_server_bin=" + Runfile("server/ps_server"),
-                  absl::StrCat("--strategy=", strategy),
-                  "--workers=2",
-                  absl::StrCat("--servers=", servers),
-                  "--steps=8",
-                  "--checkpoint_dir=" + dir,
-                  "--resume"};
-    ASSERT_TRUE(group.Start(child).ok());
-    // The error names the child and quotes its last stderr lines.
-    const std::string err(group.Wait().message());
-    EXPECT_NE(group.exit_code(0), 0) << strategy;
+    std::string err;
+    EXPECT_NE(Launch({absl::StrCat("--strategy=", strategy), "--workers=2",
+                      absl::StrCat("--servers=", servers), "--steps=8",
+                      "--checkpoint_dir=" + dir, "--resume"},
+                     nullptr, &err, absl::Seconds(60)),
+              0)
+        << strategy;
     EXPECT_NE(err.find("no checkpoint at"), std::string::npos)
         << strategy << ": " << err;
   }
@@ -161,20 +154,9 @@ TEST(ResumeTest, ShardedCheckpointsRefuseAnotherNumberOfWorkers) {
     return f;
   };
   ASSERT_EQ(Launch(flags(2, {"--checkpoint_every=3"})), 0);
-  ProcessGroupOptions options;
-  options.deadline = absl::Seconds(60);
-  options.relay_stderr = false;
-  ProcessGroup group(options);
-  ChildSpec child;
-  child.label = "launch";
-  child.argv = {Runfile("experiments/launch"),
-                "--worker_bin=" + Runfile("worker/worker"),
-                "--ps_server_bin=" + Runfile("server/ps_server")};
-  const std::vector<std::string> f = flags(3, {"--resume"});
-  child.argv.insert(child.argv.end(), f.begin(), f.end());
-  ASSERT_TRUE(group.Start(child).ok());
-  const std::string err(group.Wait().message());
-  EXPECT_NE(group.exit_code(0), 0);
+  std::string err;
+  EXPECT_NE(Launch(flags(3, {"--resume"}), nullptr, &err, absl::Seconds(60)),
+            0);
   EXPECT_NE(err.find("of 3 at"), std::string::npos) << err;
   EXPECT_NE(err.find("another number of workers"), std::string::npos) << err;
 }
