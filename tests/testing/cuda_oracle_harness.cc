@@ -42,16 +42,12 @@ absl::StatusOr<OracleRun> RunCudaWorkers(const OracleSetup& setup,
                             CudaMlp::Create(setup.model.mlp_widths, gpus[r]));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> sync_strategy,
                             StrategyRegistry::Create(strategy));
-        TrainJob job;
-        job.dataset = bundle.dataset.get();
-        job.strategy = sync_strategy.get();
-        job.rank = RankInfo{r, num_workers};
-        job.optimizer = setup.optimizer;
-        job.sync = sync;
-        job.options.batch_size = setup.batch_size;
-        job.options.steps = setup.steps;
-        job.options.warmup_steps = 0;
-        RS_ASSIGN_OR_RETURN(TrainResult result, TrainOnCuda(*model, job));
+        RS_ASSIGN_OR_RETURN(
+            TrainResult result,
+            TrainOnCuda(*model, OracleJob(setup, bundle.dataset.get(),
+                                          sync_strategy.get(),
+                                          RankInfo{r, num_workers},
+                                          setup.batch_size, sync)));
         run.params[r] = std::move(result.params);
         run.eval_loss[r] = result.eval_loss;
         records[r] = std::move(result.final_record);

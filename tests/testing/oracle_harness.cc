@@ -23,20 +23,29 @@ OracleSetup::OracleSetup() {
   sync.connect_timeout = absl::Seconds(10);
 }
 
+TrainJob OracleJob(const OracleSetup& setup, Dataset* dataset,
+                   SyncStrategy* strategy, RankInfo rank, int64_t batch_size,
+                   const SyncOptions& sync) {
+  TrainJob job;
+  job.dataset = dataset;
+  job.strategy = strategy;
+  job.rank = rank;
+  job.optimizer = setup.optimizer;
+  job.sync = sync;
+  job.options.batch_size = batch_size;
+  job.options.steps = setup.steps;
+  job.options.warmup_steps = 0;
+  return job;
+}
+
 absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
                                          int num_workers) {
   RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
   RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> baseline,
                       StrategyRegistry::Create("baseline"));
-  TrainJob job;
-  job.dataset = bundle.dataset.get();
-  job.strategy = baseline.get();
-  job.rank = RankInfo{0, 1};
-  job.optimizer = setup.optimizer;
-  job.options.batch_size = setup.batch_size * num_workers;
-  job.options.steps = setup.steps;
-  job.options.warmup_steps = 0;
-  return Train(*bundle.model, job);
+  return Train(*bundle.model,
+               OracleJob(setup, bundle.dataset.get(), baseline.get(),
+                         RankInfo{0, 1}, setup.batch_size * num_workers));
 }
 
 absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
@@ -66,16 +75,11 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
         RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> sync_strategy,
                             StrategyRegistry::Create(strategy));
-        TrainJob job;
-        job.dataset = bundle.dataset.get();
-        job.strategy = sync_strategy.get();
-        job.rank = RankInfo{r, num_workers};
-        job.optimizer = setup.optimizer;
-        job.sync = sync;
-        job.options.batch_size = setup.batch_size;
-        job.options.steps = setup.steps;
-        job.options.warmup_steps = 0;
-        RS_ASSIGN_OR_RETURN(TrainResult result, Train(*bundle.model, job));
+        RS_ASSIGN_OR_RETURN(
+            TrainResult result,
+            Train(*bundle.model,
+                  OracleJob(setup, bundle.dataset.get(), sync_strategy.get(),
+                            RankInfo{r, num_workers}, setup.batch_size, sync)));
         run.params[r] = std::move(result.params);
         run.eval_loss[r] = result.eval_loss;
         return absl::OkStatus();

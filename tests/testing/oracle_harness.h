@@ -36,6 +36,12 @@ struct OracleRun {
   std::vector<double> eval_loss;           // per rank
 };
 
+// The TrainJob every oracle run trains: setup's optimizer and steps, no
+// warm-up (every step counts), `batch_size` per worker, rank `rank`.
+TrainJob OracleJob(const OracleSetup& setup, Dataset* dataset,
+                   SyncStrategy* strategy, RankInfo rank, int64_t batch_size,
+                   const SyncOptions& sync = {});
+
 // One worker with batch N*b and the baseline strategy.
 absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
                                          int num_workers);
