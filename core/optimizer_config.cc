@@ -19,6 +19,11 @@ absl::Status CheckUnitInterval(const char* field, float value) {
 
 }  // namespace
 
+int OptimizerConfig::StateFloatsPerParameter() const {
+  if (type == "adam") return 2;
+  return momentum > 0 ? 1 : 0;
+}
+
 absl::Status OptimizerConfig::Validate() const {
   if (type != "sgd" && type != "adam") {
     return absl::InvalidArgumentError(

@@ -28,6 +28,10 @@ struct OptimizerConfig {
 
   // INVALID_ARGUMENT naming the bad field.
   absl::Status Validate() const;
+  // Floats of optimizer state per parameter when one optimizer holds all
+  // of it: Adam 2 (its two moments), SGD with momentum 1 (the velocity),
+  // plain SGD 0.
+  int StateFloatsPerParameter() const;
   proto::OptimizerConfig ToProto() const;
   static OptimizerConfig FromProto(const proto::OptimizerConfig& p);
   bool operator==(const OptimizerConfig& o) const;

@@ -5,8 +5,10 @@
 //           --latency_us=5 --servers=4 [--json_out=predict.json]
 //
 // M and T come from the gradient profile (float32: M = 4 · parameters) or
-// from --model_bytes / --tensors, which override it. stdout: the inputs and
-// two markdown tables (speedup by n; step/comm/utilization details).
+// from --model_bytes / --tensors, which override it; --optimizer and
+// --momentum give the optimizer state the memory columns count. stdout: the
+// inputs and two markdown tables (speedup by n; step/comm/utilization and
+// memory per rank).
 // --json_out also writes them as one JSON object on one line. Exit 0 on
 // success, 2 on bad flags, 1 when --json_out cannot be written.
 #include <cstdio>
@@ -25,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "collectives/fusion/fusion_flags.h"
 #include "common/json_lines.h"
+#include "core/optimizer_config.h"
 #include "experiments/cost/cost_model.h"
 #include "models/gradient_profiles.h"
 
@@ -47,11 +50,16 @@ ABSL_FLAG(double, overlap, 0,
 ABSL_FLAG(bool, ps_push_pull_overlap, true,
           "Parameter servers: push and pull share a full-duplex link's "
           "seconds (false: they add up, doubling the PS bandwidth term).");
+ABSL_FLAG(std::string, optimizer, "sgd",
+          "Optimizer whose state the memory columns count, as the worker's "
+          "flag: sgd (with --momentum) or adam.");
+ABSL_FLAG(double, momentum, 0.9,
+          "SGD momentum, as the worker's flag (0: plain SGD, no state).");
 ABSL_FLAG(int64_t, max_workers, 1024,
           "Largest n; the sweep is 1, 2, 4, ... and ends at this value.");
 ABSL_FLAG(std::vector<std::string>, strategies,
           std::vector<std::string>({"baseline", "sps", "dps", "ring",
-                                    "fusion"}),
+                                    "fusion", "zero1", "zero2"}),
           "Strategies to predict, in table order.");
 ABSL_FLAG(std::string, json_out, "",
           "Also write the inputs and predictions here as one JSON line.");
@@ -99,6 +107,11 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
   in.overlap = absl::GetFlag(FLAGS_overlap);
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
+  OptimizerConfig optimizer;
+  optimizer.type = absl::GetFlag(FLAGS_optimizer);
+  optimizer.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
+  if (absl::Status s = optimizer.Validate(); !s.ok()) return s;
+  in.optimizer_state_per_param = optimizer.StateFloatsPerParameter();
   if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
   return in;
 }
@@ -142,11 +155,12 @@ int Run() {
       "Cost model (predicted, not measured): model %s, M = %.1f MB, T = %d "
       "tensors, t_c = %.3g ms, B = %.3g Gbit/s, alpha = %.3g us, K = %d "
       "servers, F = %.1f MB, tau = %.3g ms, overlap = %.2f, PS push/pull "
-      "%s\n\n",
+      "%s, optimizer state s = %g per parameter (%s)\n\n",
       model_label, in->model_bytes / 1e6, in->num_tensors, in->compute_s * 1e3,
       in->bandwidth_Bps * 8 / 1e9, in->latency_s * 1e6, in->servers,
       in->fusion_threshold_bytes / 1e6, in->cycle_s * 1e3, in->overlap,
-      in->ps_push_pull_overlap ? "overlapped (full duplex)" : "serial");
+      in->ps_push_pull_overlap ? "overlapped (full duplex)" : "serial",
+      in->optimizer_state_per_param, absl::GetFlag(FLAGS_optimizer));
   std::fputs(PredictionsMarkdown(*predictions).c_str(), stdout);
   std::fflush(stdout);
   if (!absl::GetFlag(FLAGS_json_out).empty()) {

@@ -208,8 +208,9 @@ struct StrategyInfo {
   // equal orders keep registration-name order.
   int study_order = 100;
   // The cost model's strategy whose formula predicts this one
-  // (experiments/cost/cost_model.h: baseline, sps, dps, ring, fusion; "" when
-  // none applies), and the bytes on the wire per model byte (fp16: 0.5).
+  // (experiments/cost/cost_model.h: baseline, sps, dps, ring, fusion, zero1,
+  // zero2; "" when none applies; it also picks the memory formula), and the
+  // bytes on the wire per model byte (fp16: 0.5).
   std::string modelled_as;
   double wire_bytes_per_model_byte = 1.0;
   // The strategy-specific worker flags this strategy reads (names without

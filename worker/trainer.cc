@@ -82,6 +82,9 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   record["param_bytes"] = model_bytes;
   record["grad_bytes"] = model_bytes;
   record["optimizer_state_bytes"] = job.strategy->OptimizerStateBytes();
+  // The whole optimizer state per parameter (s of the memory formulas,
+  // experiments/cost/cost_model.h), wherever the strategy keeps it.
+  record["optimizer_state_per_param"] = job.optimizer.StateFloatsPerParameter();
   record["peak_rss_bytes"] = PeakRssBytes();
   if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
     record["variant"] = variant;

@@ -81,6 +81,17 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.latency_s = 2.0 * in.latency_s;
     return true;
   }
+  if (strategy == "zero1" || strategy == "zero2") {
+    if (in.workers > 1) {
+      // An all-reduce (zero1) or a reduce-scatter (zero2), then an
+      // all-gather: each of the n−1 steps of a reduce-scatter or an
+      // all-gather moves M/n over each link and waits α.
+      const double phases = strategy == "zero1" ? 3.0 : 2.0;
+      p.bandwidth_s = phases * (n - 1.0) / n * M / B;
+      p.latency_s = phases * (n - 1.0) * in.latency_s;
+    }
+    return true;
+  }
   return false;
 }
 
@@ -120,11 +131,63 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.overlap >= 0 && in.overlap <= 1)) {
     return Bad("overlap (o)", in.overlap, "in [0, 1]");
   }
+  if (!(in.optimizer_state_per_param >= 0) ||
+      std::isinf(in.optimizer_state_per_param)) {
+    return Bad("optimizer_state_per_param (s)", in.optimizer_state_per_param,
+               ">= 0 and finite");
+  }
   return absl::OkStatus();
 }
 
+std::string MemoryFormula(absl::string_view strategy) {
+  if (strategy == "baseline" || strategy == "ring" || strategy == "fusion") {
+    return "(2 + s)·P";
+  }
+  if (strategy == "sps") return "2P; server (2 + s)·P";
+  if (strategy == "dps") return "2P; server (2 + s)·P/K";
+  if (strategy == "zero1") return "2P + s·P/n";
+  if (strategy == "zero2") return "P + (1 + s)·P/n";
+  return "";
+}
+
+absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
+                                            double param_bytes,
+                                            double optimizer_state_per_param,
+                                            int64_t workers, int64_t servers) {
+  if (MemoryFormula(strategy).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cost model: no memory formula for '", strategy,
+        "'; known: ", absl::StrJoin(CostModelStrategies(), ", ")));
+  }
+  if (!(param_bytes > 0) || std::isinf(param_bytes)) {
+    return Bad("param bytes (P)", param_bytes, "> 0 and finite");
+  }
+  if (!(optimizer_state_per_param >= 0) ||
+      std::isinf(optimizer_state_per_param)) {
+    return Bad("optimizer_state_per_param (s)", optimizer_state_per_param,
+               ">= 0 and finite");
+  }
+  if (workers < 1) return Bad("workers (n)", workers, ">= 1");
+  if (servers < 1) return Bad("servers (K)", servers, ">= 1");
+  const double P = param_bytes, s = optimizer_state_per_param;
+  const double n = static_cast<double>(workers);
+  MemoryPerRank m;
+  if (strategy == "sps" || strategy == "dps") {
+    const double k = strategy == "sps" ? 1.0 : static_cast<double>(servers);
+    m.worker_bytes = 2 * P;
+    m.server_bytes = (2 + s) * P / k;
+  } else if (strategy == "zero1") {
+    m.worker_bytes = 2 * P + s * P / n;
+  } else if (strategy == "zero2") {
+    m.worker_bytes = P + (1 + s) * P / n;
+  } else {
+    m.worker_bytes = (2 + s) * P;
+  }
+  return m;
+}
+
 std::vector<std::string> CostModelStrategies() {
-  return {"baseline", "sps", "dps", "ring", "fusion"};
+  return {"baseline", "sps", "dps", "ring", "fusion", "zero1", "zero2"};
 }
 
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
@@ -139,6 +202,12 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
         absl::StrCat("cost model: unknown strategy '", strategy,
                      "'; known: ", absl::StrJoin(CostModelStrategies(), ", ")));
   }
+  absl::StatusOr<MemoryPerRank> memory =
+      PredictMemory(strategy, in.model_bytes, in.optimizer_state_per_param,
+                    p.workers, in.servers);
+  if (!memory.ok()) return memory.status();
+  p.worker_memory_bytes = memory->worker_bytes;
+  p.server_memory_bytes = memory->server_bytes;
   p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s;
   p.exposed_comm_s = std::max(0.0, p.comm_s - in.overlap * in.compute_s);
   p.step_s = in.compute_s + p.exposed_comm_s;
@@ -221,17 +290,33 @@ std::string PredictionsMarkdown(const std::vector<Prediction>& predictions) {
   }
   md +=
       "\n| Strategy |     n | Step (ms) | Comm (ms) | Exposed (ms) | "
-      "Utilization |  Speedup | Scaling eff. |\n"
+      "Utilization |  Speedup | Scaling eff. | Mem/worker (MB) | "
+      "Mem/server (MB) |\n"
       "|----------|------:|----------:|----------:|-------------:|"
-      "------------:|---------:|-------------:|\n";
+      "------------:|---------:|-------------:|----------------:|"
+      "----------------:|\n";
   for (const Prediction& p : predictions) {
+    const std::string server =
+        p.servers > 0 ? absl::StrFormat("%.1f", p.server_memory_bytes / 1e6)
+                      : "-";
     absl::StrAppendFormat(
         &md,
-        "| %-8s | %5d | %9.3f | %9.3f | %12.3f | %10.1f%% | %8.2f | %12.3f |\n",
+        "| %-8s | %5d | %9.3f | %9.3f | %12.3f | %10.1f%% | %8.2f | %12.3f "
+        "| %15.1f | %15s |\n",
         p.strategy, p.workers, 1e3 * p.step_s, 1e3 * p.comm_s,
         1e3 * p.exposed_comm_s, 100 * p.utilization, p.speedup,
-        p.scaling_efficiency);
+        p.scaling_efficiency, p.worker_memory_bytes / 1e6, server);
   }
+  md +=
+      "\nMemory per rank: P = M the parameters' bytes, s the optimizer's "
+      "state per parameter (ZeRO's accounting, no activations): ";
+  std::vector<std::string> formulas;
+  for (const std::string& s : strategies) {
+    if (const std::string f = MemoryFormula(s); !f.empty()) {
+      formulas.push_back(absl::StrCat(s, " ", f));
+    }
+  }
+  absl::StrAppend(&md, absl::StrJoin(formulas, "; "), ".\n");
   return md;
 }
 
@@ -251,7 +336,9 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"step_s", p.step_s},
                     {"utilization", p.utilization},
                     {"speedup", p.speedup},
-                    {"scaling_efficiency", p.scaling_efficiency}});
+                    {"scaling_efficiency", p.scaling_efficiency},
+                    {"worker_memory_bytes", p.worker_memory_bytes},
+                    {"server_memory_bytes", p.server_memory_bytes}});
   }
   return {{"inputs",
            {{"compute_s", in.compute_s},
@@ -263,7 +350,8 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"fusion_threshold_bytes", in.fusion_threshold_bytes},
             {"cycle_s", in.cycle_s},
             {"overlap", in.overlap},
-            {"ps_push_pull_overlap", in.ps_push_pull_overlap}}},
+            {"ps_push_pull_overlap", in.ps_push_pull_overlap},
+            {"optimizer_state_per_param", in.optimizer_state_per_param}}},
           {"predictions", rows}};
 }
 

@@ -24,6 +24,27 @@
 //   dps       each worker's link carries M each way, each of the K
 //             servers' links n·M/K each way (byte-balanced key ranges):
 //               d · max(M/B, n·M/(K·B)) + 2α
+//   zero1     n = 1: 0; else one all-reduce of the whole gradient buffer,
+//             then one all-gather of the updated parameters (each rank
+//             sends its shard (n−1) times, receives the others'):
+//               3(n−1)/n · M/B + 3(n−1)α
+//   zero2     n = 1: 0; else one reduce-scatter of the gradients and one
+//             all-gather of the parameters (an all-reduce's bytes):
+//               2(n−1)/n · M/B + 2(n−1)α
+//
+// Memory per rank (bytes; Prediction::worker_memory_bytes and
+// server_memory_bytes), with P = M the parameters' bytes (float32) and s
+// the optimizer's state per parameter (CostInputs::optimizer_state_per_param:
+// plain SGD 0, SGD with momentum 1, Adam 2) -- ZeRO's accounting
+// (Rajbhandari et al., SC'20) without activations:
+//   baseline, ring, fusion   worker (2 + s)·P      parameters, gradients, state
+//   sps, dps                 worker 2P             parameters, gradients;
+//                            each server (2 + s)·P/K  (sps: K = 1) its key
+//                            range's parameters, state and one accumulator
+//   zero1                    worker 2P + s·P/n     state sharded
+//   zero2                    worker P + (1 + s)·P/n  gradients too (ZeRO's
+//                            formula; ringside's models fill a whole
+//                            gradient buffer, so its zero2 holds zero1's)
 //
 // d, the duplex factor of the parameter-server terms: d = 1 (default) when
 // links are full-duplex and push and pull are pipelined by chunks, so the
@@ -77,13 +98,18 @@ struct CostInputs {
   // Parameter servers: true (d = 1) when push and pull share the seconds
   // of a full-duplex link; false (d = 2) when they follow one another.
   bool ps_push_pull_overlap = true;
+  // s: optimizer state per parameter (plain SGD 0, SGD with momentum 1,
+  // Adam 2: OptimizerConfig::StateFloatsPerParameter), for the memory
+  // formulas; >= 0.
+  double optimizer_state_per_param = 1;
 };
+
 
 // OK, or INVALID_ARGUMENT naming the first bad field and its value.
 absl::Status ValidateCostInputs(const CostInputs& in);
 
 struct Prediction {
-  std::string strategy;  // "baseline", "sps", "dps", "ring" or "fusion"
+  std::string strategy;  // one of CostModelStrategies()
   int64_t workers = 1;   // n the prediction is for (1 for baseline)
   int64_t servers = 0;   // parameter-server processes (0, 1 or K)
   double compute_s = 0;  // t_c
@@ -97,10 +123,31 @@ struct Prediction {
   double utilization = 0;         // t_c / step
   double speedup = 0;             // n · t_c / step
   double scaling_efficiency = 0;  // speedup / n
+  // Memory per rank (see the file comment): what one worker holds, and one
+  // parameter server (0 without servers).
+  double worker_memory_bytes = 0;
+  double server_memory_bytes = 0;
 };
 
+// The memory formula of `strategy` in the file comment's symbols, e.g.
+// "2P + s·P/n"; "" for an unknown strategy.
+std::string MemoryFormula(absl::string_view strategy);
+
+// Bytes one worker and one parameter server hold (0: the strategy has no
+// servers) by `strategy`'s memory formula, for P = param_bytes, s, n and K
+// (servers of dps; sps has one). INVALID_ARGUMENT for an unknown strategy,
+// P <= 0, s < 0, n < 1 or K < 1.
+struct MemoryPerRank {
+  double worker_bytes = 0;
+  double server_bytes = 0;
+};
+absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
+                                            double param_bytes,
+                                            double optimizer_state_per_param,
+                                            int64_t workers, int64_t servers);
+
 // The strategies the model knows, in table order:
-// baseline, sps, dps, ring, fusion.
+// baseline, sps, dps, ring, fusion, zero1, zero2.
 std::vector<std::string> CostModelStrategies();
 
 // Predicts one step of `strategy` under `in`. INVALID_ARGUMENT on bad
@@ -123,12 +170,14 @@ absl::StatusOr<double> PredictionError(double predicted, double measured);
 
 // Markdown: a speedup table (rows n, one column per strategy, cells
 // "speedup (efficiency)") then the detailed table (strategy, n, step,
-// comm, exposed comm in ms, utilization, speedup, scaling efficiency).
+// comm, exposed comm in ms, utilization, speedup, scaling efficiency,
+// memory per worker and per server in MB).
 std::string PredictionsMarkdown(const std::vector<Prediction>& predictions);
 
 // {"inputs": {...}, "predictions": [{strategy, workers, servers, compute_s,
 // bandwidth_s, latency_s, overhead_s, comm_s, exposed_comm_s, step_s,
-// utilization, speedup, scaling_efficiency}, ...]}.
+// utilization, speedup, scaling_efficiency, worker_memory_bytes,
+// server_memory_bytes}, ...]}.
 nlohmann::json PredictionsJson(const CostInputs& in,
                                const std::vector<Prediction>& predictions);
 

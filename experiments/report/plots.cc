@@ -104,6 +104,58 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
                             " compute)")});
   }
 
+  // Memory per rank, one bar chart per n: measured against the formula.
+  for (int n : workers) {
+    std::vector<const ReportRow*> table;
+    for (const ReportRow& r : rows) {
+      if (r.workers() == n && r.worker_held_bytes > 0) table.push_back(&r);
+    }
+    if (table.empty()) continue;
+    const std::string block = absl::StrCat("$memory_n", n);
+    absl::StrAppend(&t, "\n# Memory per rank (MB), n = ", n,
+                    ": Mem/worker, its formula, peak RSS/worker, Mem/server, "
+                    "its formula (NaN: not reported)\n",
+                    block, " << EOD\n");
+    auto mb = [](double bytes) {
+      return bytes > 0 ? absl::StrFormat("%.2f", bytes / 1e6)
+                       : std::string("NaN");
+    };
+    for (const ReportRow* r : table) {
+      const std::optional<MemoryPerRank> f = FormulaMemory(*r);
+      absl::StrAppend(
+          &t, DataLabel(ParallelTypeLabel(*r)), " ",
+          mb(static_cast<double>(r->worker_held_bytes)), " ",
+          mb(f ? f->worker_bytes : 0), " ",
+          mb(static_cast<double>(r->worker_peak_rss_bytes)), " ",
+          mb(static_cast<double>(r->server_state_bytes)), " ",
+          mb(f ? f->server_bytes : 0), "\n");
+    }
+    absl::StrAppend(&t, "EOD\n");
+    const std::string file = absl::StrCat("memory_n", n, ".png");
+    absl::StrAppend(
+        &t,
+        Preamble(o, file,
+                 absl::StrCat("Memory per rank, n = ", n,
+                              n == 1 ? " worker" : " workers"),
+                 std::max<int>(o.width, 130 * table.size() + 240)),
+        "set style data histogram\n", "set style histogram clustered gap 1\n",
+        "set style fill solid 0.85 border -1\n", "set yrange [0:*]\n",
+        "set ylabel \"MB per rank\"\n",
+        "set key outside right top vertical\n", "plot ", block,
+        " using 2:xtic(1) title \"Mem/worker\", \\\n     ", block,
+        " using 3 title \"formula\" fillstyle pattern 4, \\\n     ", block,
+        " using 4 title \"peak RSS/worker\", \\\n     ", block,
+        " using 5 title \"Mem/server\", \\\n     ", block,
+        " using 6 title \"formula (server)\" fillstyle pattern 5\n");
+    script.images.push_back(
+        {file,
+         absl::StrCat("Memory per rank by strategy, n = ", n,
+                      n == 1 ? " worker" : " workers",
+                      ": measured (parameters, gradients, optimizer state; "
+                      "servers' state) beside the cost model's formula, and "
+                      "peak RSS")});
+  }
+
   // Speedup against n with the linear line.
   const std::optional<double> base = BaselineThroughput(rows);
   const std::vector<std::string> strategies = SweepStrategies(rows);

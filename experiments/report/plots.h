@@ -4,6 +4,9 @@
 //  - utilization_n<N>.png per n: per-worker utilization (%) of every
 //    strategy as clustered bars (W0..W(N-1) per strategy, the baseline's
 //    one worker first);
+//  - memory_n<N>.png per n where runs report memory: per strategy the
+//    bytes a worker holds and the cost model's formula for it, the
+//    worker's peak RSS, and a server's state and its formula (MB);
 //  - speedup.png: speedup against workers n, one line per strategy, with
 //    the linear (ideal) speedup as a dashed line.
 //

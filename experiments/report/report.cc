@@ -151,6 +151,10 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
     row.worker_peak_rss_bytes =
         std::max(row.worker_peak_rss_bytes, bytes("peak_rss_bytes"));
   }
+  if (IsNumber(finals[0], "optimizer_state_per_param")) {
+    row.optimizer_state_per_param =
+        finals[0]["optimizer_state_per_param"].get<double>();
+  }
   if (finals[0].contains("variant") && finals[0]["variant"].is_string()) {
     row.variant = finals[0]["variant"].get<std::string>();
   }

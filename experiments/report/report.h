@@ -60,6 +60,9 @@ struct ReportRow {
   int64_t worker_peak_rss_bytes = 0;
   int64_t server_state_bytes = 0;
   int64_t server_peak_rss_bytes = 0;
+  // The optimizer's whole state per parameter (s of the cost model's memory
+  // formulas: plain SGD 0, momentum 1, Adam 2); -1 when not reported.
+  double optimizer_state_per_param = -1;
 
   int workers() const { return static_cast<int>(utilization.size()); }
 };

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "experiments/cost/cost_model.h"
 
 namespace ringside {
 
@@ -154,6 +155,18 @@ std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
   return MarkdownGrid(cells);
 }
 
+std::optional<MemoryPerRank> FormulaMemory(const ReportRow& r) {
+  if (r.model_bytes <= 0 || r.optimizer_state_per_param < 0 ||
+      r.modelled_as.empty()) {
+    return std::nullopt;
+  }
+  absl::StatusOr<MemoryPerRank> m = PredictMemory(
+      r.modelled_as, static_cast<double>(r.model_bytes),
+      r.optimizer_state_per_param, r.workers(), std::max(1, r.prm_srv));
+  if (!m.ok()) return std::nullopt;
+  return *m;
+}
+
 std::string SweepCsv(const std::vector<ReportRow>& rows,
                      const std::string& hardware) {
   size_t max_workers = 0;
@@ -170,7 +183,7 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
        {"total", "throughput", "speedup", "scaling_eff", "eval_loss",
         "emulated", "device", "hardware", "worker_held_mb",
         "worker_optimizer_mb", "worker_peak_rss_mb", "server_state_mb",
-        "server_peak_rss_mb"}) {
+        "server_peak_rss_mb", "formula_worker_mb", "formula_server_mb"}) {
     header.push_back(c);
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
@@ -196,6 +209,11 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
     for (int64_t bytes : {r.worker_held_bytes, r.worker_optimizer_bytes,
                           r.worker_peak_rss_bytes, r.server_state_bytes,
                           r.server_peak_rss_bytes}) {
+      f.push_back(bytes > 0 ? absl::StrFormat("%.3f", bytes / 1e6) : "");
+    }
+    const std::optional<MemoryPerRank> formula = FormulaMemory(r);
+    for (double bytes : {formula ? formula->worker_bytes : 0.0,
+                         formula ? formula->server_bytes : 0.0}) {
       f.push_back(bytes > 0 ? absl::StrFormat("%.3f", bytes / 1e6) : "");
     }
     out += absl::StrJoin(f, ",") + "\n";
@@ -241,6 +259,11 @@ json SweepJson(const std::vector<ReportRow>& rows,
   for (const ReportRow& r : rows) {
     if (r.worker_held_bytes <= 0) continue;
     auto bytes = [](int64_t b) { return b > 0 ? json(b) : json(); };
+    const std::optional<MemoryPerRank> formula = FormulaMemory(r);
+    auto predicted = [&formula](double MemoryPerRank::*field) {
+      return formula && (*formula).*field > 0 ? json((*formula).*field)
+                                                : json();
+    };
     out["memory"].push_back(
         {{"strategy", r.strategy},
          {"parallel_type", ParallelTypeLabel(r)},
@@ -250,7 +273,10 @@ json SweepJson(const std::vector<ReportRow>& rows,
          {"worker_optimizer_bytes", bytes(r.worker_optimizer_bytes)},
          {"worker_peak_rss_bytes", bytes(r.worker_peak_rss_bytes)},
          {"server_state_bytes", bytes(r.server_state_bytes)},
-         {"server_peak_rss_bytes", bytes(r.server_peak_rss_bytes)}});
+         {"server_peak_rss_bytes", bytes(r.server_peak_rss_bytes)},
+         {"formula", formula ? json(MemoryFormula(r.modelled_as)) : json()},
+         {"formula_worker_bytes", predicted(&MemoryPerRank::worker_bytes)},
+         {"formula_server_bytes", predicted(&MemoryPerRank::server_bytes)}});
   }
   return out;
 }
@@ -262,24 +288,36 @@ std::string MemoryMarkdown(const std::vector<ReportRow>& rows) {
   auto mb = [](int64_t bytes) {
     return bytes > 0 ? absl::StrFormat("%.1f", bytes / 1e6) : std::string("-");
   };
+  auto formula_mb = [](double bytes) {
+    return bytes > 0 ? absl::StrFormat("%.1f", bytes / 1e6) : std::string("-");
+  };
   std::vector<std::vector<std::string>> cells = {
-      {"Parallel type", "n", "PrmSrv", "Held/worker", "of it optimizer",
-       "Peak RSS/worker", "State/server", "Peak RSS/server"}};
+      {"Parallel type", "n", "PrmSrv", "Mem/worker", "formula",
+       "of it optimizer", "Peak RSS/worker", "Mem/server", "formula",
+       "Peak RSS/server", "Formula"}};
   for (const ReportRow& r : rows) {
+    const std::optional<MemoryPerRank> f = FormulaMemory(r);
     cells.push_back({ParallelTypeLabel(r), absl::StrCat(r.workers()),
                      absl::StrCat(r.prm_srv), mb(r.worker_held_bytes),
+                     formula_mb(f ? f->worker_bytes : 0),
                      mb(r.worker_optimizer_bytes), mb(r.worker_peak_rss_bytes),
-                     mb(r.server_state_bytes), mb(r.server_peak_rss_bytes)});
+                     mb(r.server_state_bytes),
+                     formula_mb(f ? f->server_bytes : 0),
+                     mb(r.server_peak_rss_bytes),
+                     f ? MemoryFormula(r.modelled_as) : "-"});
   }
   return absl::StrCat(
       MarkdownGrid(cells),
-      "\nHeld/worker: parameters + gradients (one flat buffer each) + the "
-      "optimizer state the worker keeps; State/server: what a parameter "
+      "\nMem/worker: parameters + gradients (one flat buffer each) + the "
+      "optimizer state the worker keeps; Mem/server: what a parameter "
       "server holds (its parameters, optimizer state and accumulators); the "
-      "largest over ranks and servers. ZeRO's per-rank formulas (Adam, "
-      "float32): plain data parallel 4P, stage 1 2P + 2P/N, stage 2 P + "
-      "3P/N; ringside's models compute the whole gradient buffer, so its "
-      "zero2 holds stage 1's 2P + 2P/N.\n");
+      "largest over ranks and servers, measured. Beside each, the cost "
+      "model's formula (experiments/cost/cost_model.h; ZeRO's accounting: "
+      "P the parameters' bytes, s the optimizer's state per parameter, "
+      "plain SGD 0, momentum 1, Adam 2) for the row's n and K; \"-\" where "
+      "the strategy has no formula or the run did not report s. "
+      "ringside's models compute the whole gradient buffer, so its zero2 "
+      "holds zero1's 2P + s·P/n, not ZeRO stage 2's P + (1 + s)·P/n.\n");
 }
 
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,

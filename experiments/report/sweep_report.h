@@ -18,9 +18,11 @@
 #define RINGSIDE_EXPERIMENTS_REPORT_SWEEP_REPORT_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "experiments/cost/cost_model.h"
 #include "experiments/report/report.h"
 
 namespace ringside {
@@ -65,7 +67,9 @@ std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
 // throughput, speedup, scaling_eff, eval_loss, emulated, device, hardware,
 // then the memory columns in MB (empty where not reported):
 // worker_held_mb, worker_optimizer_mb, worker_peak_rss_mb,
-// server_state_mb, server_peak_rss_mb.
+// server_state_mb, server_peak_rss_mb, and the cost model's memory formula
+// for the row (experiments/cost/cost_model.h): formula_worker_mb,
+// formula_server_mb.
 std::string SweepCsv(const std::vector<ReportRow>& rows,
                      const std::string& hardware);
 
@@ -77,8 +81,9 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
 //  "memory":[{"strategy","parallel_type","workers","prm_srv",
 //             "worker_held_bytes","worker_optimizer_bytes",
 //             "worker_peak_rss_bytes","server_state_bytes",
-//             "server_peak_rss_bytes"}] (rows reporting memory; null where
-//  a field is not reported)}; speedup/efficiency null without a baseline.
+//             "server_peak_rss_bytes","formula","formula_worker_bytes",
+//             "formula_server_bytes"}] (rows reporting memory; null where
+//  a field is not reported or the strategy has no memory formula)}; speedup/efficiency null without a baseline.
 nlohmann::json SweepJson(const std::vector<ReportRow>& rows,
                          const std::vector<int>& workers);
 
@@ -100,10 +105,17 @@ struct SweepDocument {
   std::vector<std::string> notes;  // paragraphs at the end
 };
 
+// What the cost model's memory formula gives for `r` (the formula of its
+// registry's modelled_as, P = the model's bytes, the run's s, n and K);
+// nullopt where the run does not report what the formula needs or the
+// strategy has none.
+std::optional<MemoryPerRank> FormulaMemory(const ReportRow& r);
+
 // "## Memory per rank" body: per row the largest worker's held bytes (of
 // them optimizer state) and peak RSS, and the largest server's state and
-// peak RSS, in MB ("-" where not reported), with what they count; "" when
-// no row reports memory.
+// peak RSS, in MB ("-" where not reported), each held figure beside the
+// cost model's memory formula's value, with what they count; "" when no
+// row reports memory.
 std::string MemoryMarkdown(const std::vector<ReportRow>& rows);
 
 // The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +

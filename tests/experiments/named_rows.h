@@ -29,8 +29,8 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"async_ps", {"Async PS", ""}},
       {"hierarchical", {"Hierarchical", ""}},
       {"ring_fp16", {"Ring FP16", "ring", 0.5}},
-      {"zero1", {"ZeRO-1", "ring", 1.5}},
-      {"zero2", {"ZeRO-2", "ring"}},
+      {"zero1", {"ZeRO-1", "zero1"}},
+      {"zero2", {"ZeRO-2", "zero2"}},
   };
   return *naming;
 }

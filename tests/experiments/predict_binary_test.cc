@@ -62,8 +62,34 @@ TEST(PredictBinaryTest, DefaultProfilePrintsTablesAndWritesJson) {
   // ResNet-50: 25,557,032 float32 parameters.
   EXPECT_EQ(j["inputs"]["model_bytes"].get<double>(), 4.0 * 25557032);
   EXPECT_EQ(j["inputs"]["num_tensors"], 161);
-  // baseline once + 4 strategies × n ∈ {1, 2, 4, 8}.
-  EXPECT_EQ(j["predictions"].size(), 17u);
+  // baseline once + 6 strategies × n ∈ {1, 2, 4, 8}.
+  EXPECT_EQ(j["predictions"].size(), 25u);
+  EXPECT_EQ(j["inputs"]["optimizer_state_per_param"], 1.0);  // momentum
+  EXPECT_THAT(run.output, HasSubstr("| zero2    |     8 |"));
+}
+
+TEST(PredictBinaryTest, MemoryColumnsFollowTheOptimizer) {
+  // P = 1e9 B; Adam (s = 2), n = 4, K = 2: ring 4P = 4000 MB, zero1 2P +
+  // 2P/4 = 2500 MB, zero2 P + 3P/4 = 1750 MB, dps 2P per worker and
+  // 4P/2 = 2000 MB per server.
+  const PredictRun run = RunPredict(
+      "--profile= --model_bytes=1000000000 --tensors=10 --max_workers=4 "
+      "--servers=2 --optimizer=adam --strategies=ring,zero1,zero2,dps");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("optimizer state s = 2 per parameter"));
+  EXPECT_THAT(run.output, HasSubstr("Mem/worker (MB)"));
+  EXPECT_THAT(run.output, HasSubstr("|          4000.0 |               - |"));
+  EXPECT_THAT(run.output, HasSubstr("|          2500.0 |               - |"));
+  EXPECT_THAT(run.output, HasSubstr("|          1750.0 |               - |"));
+  EXPECT_THAT(run.output, HasSubstr("|          2000.0 |          2000.0 |"));
+  // Plain SGD keeps no state: ring holds 2P.
+  const PredictRun sgd = RunPredict(
+      "--profile= --model_bytes=1000000000 --tensors=10 --max_workers=1 "
+      "--momentum=0 --strategies=ring");
+  EXPECT_THAT(sgd.output, HasSubstr("|          2000.0 |               - |"));
+  const PredictRun bad = RunPredict("--optimizer=rmsprop");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("unknown optimizer type 'rmsprop'"));
 }
 
 TEST(PredictBinaryTest, ExplicitModelMatchesTheHandWorkedRing) {

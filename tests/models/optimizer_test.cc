@@ -129,6 +129,25 @@ TEST_P(ChunkedTest, ChunkByChunkEqualsWhole) {
 
 INSTANTIATE_TEST_SUITE_P(Types, ChunkedTest, testing::Values("sgd", "adam"));
 
+// The config's count of state floats per parameter (the memory formulas'
+// s) is what each optimizer really allocates.
+TEST(OptimizerTest, StateFloatsPerParameterIsWhatTheOptimizerHolds) {
+  constexpr int64_t kN = 1000;
+  OptimizerConfig momentum;  // sgd, momentum 0.9
+  OptimizerConfig plain;
+  plain.momentum = 0;
+  OptimizerConfig adam;
+  adam.type = "adam";
+  EXPECT_EQ(momentum.StateFloatsPerParameter(), 1);
+  EXPECT_EQ(plain.StateFloatsPerParameter(), 0);
+  EXPECT_EQ(adam.StateFloatsPerParameter(), 2);
+  for (const OptimizerConfig& c : {momentum, plain, adam}) {
+    EXPECT_EQ(MustCreate(c, kN)->state_bytes(),
+              c.StateFloatsPerParameter() * kN * 4)
+        << c.DebugString();
+  }
+}
+
 TEST(OptimizerTest, BadConfigIsInvalidArgument) {
   auto expect_bad = [](OptimizerConfig c, const std::string& field) {
     absl::Status s = c.Validate();

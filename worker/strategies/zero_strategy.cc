@@ -57,7 +57,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "optimizer state), all-gather the parameters (Gloo on CPU)")
         .Display("ZeRO-1")
         .StudyOrder(8)
-        .ModelledAs("ring", /*wire_bytes=*/1.5)
+        .ModelledAs("zero1")
         .Options({"allreduce_algorithm", "checkpoint_every", "resume"}));
 
 RINGSIDE_REGISTER_STRATEGY(
@@ -69,7 +69,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "all-gather the parameters (Gloo on CPU)")
         .Display("ZeRO-2")
         .StudyOrder(9)
-        .ModelledAs("ring")
+        .ModelledAs("zero2")
         .Options({"checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -233,13 +233,13 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
   absl::StatusOr<std::vector<Prediction>> all =
       PredictSweep(CostModelStrategies(), Round(), 1024);
   ASSERT_TRUE(all.ok()) << all.status();
-  // baseline once + 4 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
-  ASSERT_EQ(all->size(), 1u + 4 * 11);
+  // baseline once + 6 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 6 * 11);
   EXPECT_EQ((*all)[0].strategy, "baseline");
   EXPECT_EQ((*all)[1].strategy, "sps");
   EXPECT_EQ((*all)[1].workers, 1);
   EXPECT_EQ((*all)[11].workers, 1024);
-  EXPECT_EQ(all->back().strategy, "fusion");
+  EXPECT_EQ(all->back().strategy, "zero2");
   EXPECT_EQ(all->back().workers, 1024);
   // The sweep's K stays the inputs' K.
   EXPECT_EQ((*all)[12].strategy, "dps");
@@ -257,6 +257,62 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
       absl::IsInvalidArgument(PredictSweep({"ring"}, Round(), 0).status()));
   EXPECT_TRUE(
       absl::IsInvalidArgument(PredictSweep({"nope"}, Round(), 4).status()));
+}
+
+TEST(CostModelTest, ZeroStagesMoveAnAllReducePlusAnAllGather) {
+  // zero1: all-reduce + all-gather = 3(n−1)/n · M/B + 3(n−1)α
+  //   = 3·3/4 · 1 + 9 · 1e-3 = 2.25 + 0.009 s.
+  const Prediction z1 = Predict("zero1", Round());
+  EXPECT_NEAR(z1.bandwidth_s, 2.25, kEps);
+  EXPECT_NEAR(z1.latency_s, 0.009, kEps);
+  EXPECT_NEAR(z1.step_s, 1 + 2.259, kEps);
+  EXPECT_EQ(z1.servers, 0);
+  // zero2: reduce-scatter + all-gather = an all-reduce's bytes, once over
+  // the whole buffer: 1.5 + 6 · 1e-3 s (ring pays T = 10 latencies).
+  const Prediction z2 = Predict("zero2", Round());
+  EXPECT_NEAR(z2.bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(z2.latency_s, 0.006, kEps);
+  CostInputs one = Round();
+  one.workers = 1;
+  EXPECT_NEAR(Predict("zero1", one).comm_s, 0, kEps);
+  EXPECT_NEAR(Predict("zero2", one).comm_s, 0, kEps);
+}
+
+TEST(CostModelTest, MemoryPerRankFollowsZeroAccounting) {
+  // P = 1e9, n = 4, K = 2; Adam (s = 2): plain data parallel 4P, stage 1
+  // 2P + 2P/n, stage 2 P + 3P/n (Rajbhandari et al.'s figures), servers
+  // (2 + s)P/K, workers of the parameter servers 2P.
+  CostInputs in = Round();
+  in.optimizer_state_per_param = 2;
+  EXPECT_NEAR(Predict("ring", in).worker_memory_bytes, 4e9, 1);
+  EXPECT_NEAR(Predict("fusion", in).worker_memory_bytes, 4e9, 1);
+  EXPECT_NEAR(Predict("baseline", in).worker_memory_bytes, 4e9, 1);
+  EXPECT_NEAR(Predict("zero1", in).worker_memory_bytes, 2.5e9, 1);
+  EXPECT_NEAR(Predict("zero2", in).worker_memory_bytes, 1.75e9, 1);
+  EXPECT_NEAR(Predict("ring", in).server_memory_bytes, 0, 1);
+  EXPECT_NEAR(Predict("sps", in).worker_memory_bytes, 2e9, 1);
+  EXPECT_NEAR(Predict("sps", in).server_memory_bytes, 4e9, 1);  // K = 1
+  EXPECT_NEAR(Predict("dps", in).server_memory_bytes, 2e9, 1);  // 4P / 2
+  // SGD with momentum (s = 1): ring 3P, zero1 2P + P/4.
+  in.optimizer_state_per_param = 1;
+  EXPECT_NEAR(Predict("ring", in).worker_memory_bytes, 3e9, 1);
+  EXPECT_NEAR(Predict("zero1", in).worker_memory_bytes, 2.25e9, 1);
+
+  EXPECT_EQ(MemoryFormula("zero2"), "P + (1 + s)·P/n");
+  EXPECT_EQ(MemoryFormula("nope"), "");
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      PredictMemory("nope", 1e9, 1, 4, 1).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictMemory("ring", 0, 1, 4, 1).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictMemory("ring", 1e9, -1, 4, 1).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictMemory("dps", 1e9, 1, 0, 1).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictMemory("dps", 1e9, 1, 4, 0).status()));
+  in.optimizer_state_per_param = std::nan("");
+  EXPECT_THAT(std::string(ValidateCostInputs(in).message()),
+              HasSubstr("optimizer_state_per_param"));
 }
 
 TEST(CostModelTest, PredictionErrorIsRelativeToTheMeasurement) {
@@ -288,6 +344,12 @@ TEST(CostModelTest, MarkdownAndJsonCarryEveryPrediction) {
   EXPECT_EQ(j["predictions"][3]["strategy"], "ring");
   EXPECT_EQ(j["predictions"][3]["workers"], 4);
   EXPECT_NEAR(j["predictions"][3]["step_s"].get<double>(), 2.56, kEps);
+  // s = 1 by default: ring holds (2 + 1)·P = 3e9 bytes per worker.
+  EXPECT_NEAR(j["predictions"][3]["worker_memory_bytes"].get<double>(), 3e9,
+              1);
+  EXPECT_THAT(md, HasSubstr("|          3000.0 |               - |"));
+  EXPECT_THAT(md, HasSubstr("ring (2 + s)·P"));
+  EXPECT_EQ(j["inputs"]["optimizer_state_per_param"], 1.0);
   EXPECT_EQ(j["inputs"]["servers"], 2);
   EXPECT_EQ(j["inputs"]["bandwidth_Bps"], 1e9);
 }

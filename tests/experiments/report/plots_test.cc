@@ -90,6 +90,31 @@ TEST(PlotsTest, ScriptDrawsSpeedupWithTheLinearLine) {
   EXPECT_EQ(s.images.back().path, "speedup.png");
 }
 
+// Sweep() with memory on the n = 2 sps row: P = 5 MB, s = 1.
+std::vector<ReportRow> SweepWithMemory() {
+  std::vector<ReportRow> rows = Sweep();
+  rows[3].worker_held_bytes = 12'500'000;
+  rows[3].worker_peak_rss_bytes = 40'000'000;
+  rows[3].server_state_bytes = 9'000'000;
+  rows[3].model_bytes = 5'000'000;
+  rows[3].optimizer_state_per_param = 1;
+  return rows;
+}
+
+TEST(PlotsTest, MemoryChartPerNWhereRunsReportIt) {
+  const PlotScript s = GnuplotScript(SweepWithMemory(), {1, 2}, Options("/o"));
+  // Mem/worker, formula 2P, peak RSS, Mem/server, formula (2 + s)P; no
+  // server peak, so the chart for n = 1 (no memory reported) is absent.
+  EXPECT_THAT(s.text, HasSubstr("$memory_n2 << EOD\n\"SPS\" 12.50 10.00 "
+                                "40.00 9.00 15.00\nEOD\n"));
+  EXPECT_THAT(s.text, Not(HasSubstr("$memory_n1")));
+  EXPECT_THAT(s.text, HasSubstr("set output \"/o/memory_n2.png\"\n"));
+  EXPECT_THAT(s.text, HasSubstr("using 3 title \"formula\""));
+  ASSERT_EQ(s.images.size(), 4u);
+  EXPECT_EQ(s.images[2].path, "memory_n2.png");
+  EXPECT_THAT(s.images[2].caption, HasSubstr("cost model's formula"));
+}
+
 TEST(PlotsTest, NoSpeedupPlotWithoutABaseline) {
   const PlotScript s =
       GnuplotScript({Row("sps", 1, {0.5, 0.4}, 150)}, {2}, Options("/o"));
@@ -120,9 +145,9 @@ TEST(PlotsTest, GnuplotDrawsPngs) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/plots";
   std::filesystem::create_directories(dir);
   absl::StatusOr<std::vector<ReportImage>> images =
-      DrawPlots(*gnuplot, Sweep(), {1, 2}, Options(dir));
+      DrawPlots(*gnuplot, SweepWithMemory(), {1, 2}, Options(dir));
   ASSERT_TRUE(images.ok()) << images.status();
-  ASSERT_EQ(images->size(), 3u);
+  ASSERT_EQ(images->size(), 4u);  // utilization ×2, memory, speedup
   for (const ReportImage& image : *images) {
     std::ifstream in(dir + "/" + image.path, std::ios::binary);
     std::string magic(8, '\0');

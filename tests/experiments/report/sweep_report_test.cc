@@ -1,5 +1,6 @@
 #include "experiments/report/sweep_report.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -93,11 +94,12 @@ TEST(SweepReportTest, CsvHasOneLinePerRunWithWorkers) {
                         "total,throughput,speedup,scaling_eff,eval_loss,"
                         "emulated,device,hardware,worker_held_mb,"
                         "worker_optimizer_mb,worker_peak_rss_mb,"
-                        "server_state_mb,server_peak_rss_mb\n"));
+                        "server_state_mb,server_peak_rss_mb,formula_worker_mb,"
+                        "formula_server_mb\n"));
   // No memory reported: the memory fields are empty.
   EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
                              "100.000,1.0000,1.0000,,false,cpu,"
-                             "\"2 cores (nproc), Test CPU\",,,,,\n"));
+                             "\"2 cores (nproc), Test CPU\",,,,,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\nsps,SPS,4,1,0.2500,0.2500,0.2000,0.2000,"
                              "0.9000,200.000,2.0000,0.5000,"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6
@@ -132,7 +134,7 @@ TEST(SweepReportTest, EmulatedComputeIsLabelledEverywhere) {
               HasSubstr("| SPS (emulated)      |"));
   EXPECT_THAT(ScalingMarkdown(rows, {1, 2, 4}, ScalingMetric::kSpeedup),
               HasSubstr("| Ring (emulated)     |"));
-  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,\n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,,,\n"));
   const json j = SweepJson(rows, {1, 2, 4});
   EXPECT_EQ(j["compute"], "emulated");
   EXPECT_TRUE(j["scaling"][1]["emulated"].get<bool>());
@@ -189,19 +191,27 @@ TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   rows[3].server_peak_rss_bytes = 30'000'000;
   rows[4].worker_held_bytes = 20'000'000;  // ring n=2
   rows[4].worker_optimizer_bytes = 5'000'000;
+  // The formula needs P and s: P = 5 MB, momentum (s = 1) on both rows.
+  for (int i : {3, 4}) {
+    rows[i].model_bytes = 5'000'000;
+    rows[i].optimizer_state_per_param = 1;
+  }
   const std::string md = SweepMarkdown(rows, {1, 2, 4}, {});
   EXPECT_THAT(md, HasSubstr("\n## Memory per rank (MB)\n\n| Parallel type"));
   const std::string memory = MemoryMarkdown(rows);
-  EXPECT_THAT(memory,
-              HasSubstr("| SPS           |   2 |      1 |        12.5 |      "
-                        "         - |            40.0 |          9.0 |     "
-                        "       30.0 |"));
-  EXPECT_THAT(memory,
-              HasSubstr("| Ring          |   2 |      0 |        20.0 |      "
-                        "       5.0 |               - |            - |     "
-                        "          - |"));
-  EXPECT_THAT(memory, HasSubstr("stage 1 2P + 2P/N"));
-  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",hw,12.500,,40.000,9.000,30.000\n"));
+  // sps: worker 2P = 10.0, server (2 + s)P = 15.0; ring: (2 + s)P = 15.0.
+  EXPECT_THAT(memory, HasSubstr("| SPS           |   2 |      1 |       12.5 "
+                                "|    10.0 |               - |            "
+                                "40.0 |        9.0 |    15.0 |            "
+                                "30.0 | 2P; server (2 + s)·P |"));
+  EXPECT_THAT(memory, HasSubstr("| Ring          |   2 |      0 |       20.0 "
+                                "|    15.0 |             5.0 |             "
+                                "  - |          - |       - |             "
+                                "  - |            (2 + s)·P |"));
+  EXPECT_THAT(memory, HasSubstr("not ZeRO stage 2's P + (1 + s)·P/n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"),
+              HasSubstr(",hw,12.500,,40.000,9.000,30.000,10.000,15.000\n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",hw,20.000,5.000,,,,15.000,\n"));
   EXPECT_EQ(MemoryMarkdown(Sweep()), "");
   const json j = SweepJson(rows, {1, 2, 4});
   ASSERT_EQ(j["memory"].size(), 2u);  // the rows that report memory
@@ -210,8 +220,43 @@ TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   EXPECT_EQ(j["memory"][0]["worker_held_bytes"], 12'500'000);
   EXPECT_TRUE(j["memory"][0]["worker_optimizer_bytes"].is_null());
   EXPECT_EQ(j["memory"][0]["server_peak_rss_bytes"], 30'000'000);
+  EXPECT_EQ(j["memory"][0]["formula"], "2P; server (2 + s)·P");
+  EXPECT_DOUBLE_EQ(j["memory"][0]["formula_worker_bytes"].get<double>(), 1e7);
+  EXPECT_DOUBLE_EQ(j["memory"][0]["formula_server_bytes"].get<double>(),
+                   1.5e7);
   EXPECT_EQ(j["memory"][1]["worker_optimizer_bytes"], 5'000'000);
+  EXPECT_TRUE(j["memory"][1]["formula_server_bytes"].is_null());  // no server
   EXPECT_TRUE(SweepJson(Sweep(), {1, 2, 4})["memory"].empty());
+
+  // Without s (an older record) or a formula, the formula columns are empty.
+  rows[4].optimizer_state_per_param = -1;
+  EXPECT_FALSE(FormulaMemory(rows[4]).has_value());
+  EXPECT_THAT(MemoryMarkdown(rows),
+              HasSubstr("| Ring          |   2 |      0 |       20.0 |       "
+                        "- |"));
+  rows[3].modelled_as = "";
+  EXPECT_FALSE(FormulaMemory(rows[3]).has_value());
+}
+
+TEST(SweepReportTest, FormulaMemoryFollowsTheRowsFormulaNAndK) {
+  ReportRow zero1 = testing::NamedRow("zero1");
+  zero1.utilization = {0.5, 0.5, 0.5, 0.5};  // n = 4
+  zero1.model_bytes = 8'000'000;             // P
+  zero1.optimizer_state_per_param = 2;       // Adam
+  std::optional<MemoryPerRank> m = FormulaMemory(zero1);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->worker_bytes, 2 * 8e6 + 2 * 8e6 / 4);  // 2P + sP/n
+  EXPECT_DOUBLE_EQ(m->server_bytes, 0);
+  ReportRow dps = testing::NamedRow("dps");
+  dps.utilization = {0.5, 0.5};
+  dps.prm_srv = 4;  // K
+  dps.model_bytes = 8'000'000;
+  dps.optimizer_state_per_param = 2;
+  m = FormulaMemory(dps);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_DOUBLE_EQ(m->worker_bytes, 2 * 8e6);
+  EXPECT_DOUBLE_EQ(m->server_bytes, 4 * 8e6 / 4);  // (2 + s)P/K
+  EXPECT_FALSE(FormulaMemory(testing::NamedRow("async_ps")).has_value());
 }
 
 }  // namespace
