@@ -59,7 +59,7 @@ ABSL_FLAG(int64_t, max_workers, 1024,
           "Largest n; the sweep is 1, 2, 4, ... and ends at this value.");
 ABSL_FLAG(std::vector<std::string>, strategies,
           std::vector<std::string>({"baseline", "sps", "dps", "ring",
-                                    "fusion", "zero1", "zero2"}),
+                                    "fusion", "zero1", "zero2", "zero3"}),
           "Strategies to predict, in table order.");
 ABSL_FLAG(std::string, json_out, "",
           "Also write the inputs and predictions here as one JSON line.");

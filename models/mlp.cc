@@ -120,10 +120,23 @@ absl::Status Mlp::CheckBatch(const Batch& batch) const {
   return absl::OkStatus();
 }
 
-void Mlp::Forward(const Batch& batch, absl::Span<const float> params) {
+namespace {
+
+void Call(const std::function<void(int)>& hook, int tensor) {
+  if (hook) hook(tensor);
+}
+
+}  // namespace
+
+void Mlp::Forward(const Batch& batch, absl::Span<const float> params,
+                  const ParamUseHooks* hooks) {
   const int layers = static_cast<int>(widths_.size()) - 1;
   const int64_t n = batch.size;
   for (int l = 0; l < layers; ++l) {
+    if (hooks != nullptr) {
+      Call(hooks->needed, WeightIndex(l));
+      Call(hooks->needed, BiasIndex(l));
+    }
     const float* in = l == 0 ? batch.features.data() : acts_[l].data();
     std::vector<float>& out_buf = acts_[l + 1 == layers ? 0 : l + 1];
     out_buf.resize(n * widths_[l + 1]);
@@ -135,6 +148,10 @@ void Mlp::Forward(const Batch& batch, absl::Span<const float> params) {
     MatrixMap z(out_buf.data(), n, widths_[l + 1]);
     z.noalias() = x * w;
     z.rowwise() += b;
+    if (hooks != nullptr) {
+      Call(hooks->forward_done, WeightIndex(l));
+      Call(hooks->forward_done, BiasIndex(l));
+    }
     if (l + 1 < layers) z = z.cwiseMax(0.0f);
   }
 }
@@ -146,7 +163,7 @@ absl::StatusOr<double> Mlp::ForwardBackward(const Batch& batch,
   RS_RETURN_IF_ERROR(CheckBatch(batch));
   RS_RETURN_IF_ERROR(CheckSpan("params", params.size()));
   RS_RETURN_IF_ERROR(CheckSpan("grads", grads.size()));
-  Forward(batch, params);
+  Forward(batch, params, hooks_);
   const int layers = static_cast<int>(widths_.size()) - 1;
   const int64_t n = batch.size;
 
@@ -169,6 +186,7 @@ absl::StatusOr<double> Mlp::ForwardBackward(const Batch& batch,
     db = delta.colwise().sum();
     if (l > 0) {
       // Input gradient through ReLU: the last read of layer l's params.
+      if (hooks_ != nullptr) Call(hooks_->needed, WeightIndex(l));
       ConstMatrixMap w(layout_.View(WeightIndex(l), params).data(), in_w,
                        out_w);
       delta_prev_.resize(n * in_w);
@@ -189,7 +207,7 @@ absl::StatusOr<double> Mlp::Evaluate(const Batch& batch,
                                      absl::Span<const float> params) {
   RS_RETURN_IF_ERROR(CheckBatch(batch));
   RS_RETURN_IF_ERROR(CheckSpan("params", params.size()));
-  Forward(batch, params);
+  Forward(batch, params, /*hooks=*/nullptr);
   MatrixMap logits(acts_[0].data(), batch.size, widths_.back());
   return SoftmaxCrossEntropy(logits, batch.labels.data(),
                              /*want_gradient=*/false) /

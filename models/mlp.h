@@ -2,7 +2,10 @@
 // cross-entropy on the last, in Eigen on the CPU. Parameters per layer l:
 // "fc{l}.weight" (in x out, row-major) and "fc{l}.bias" (out). Gradients
 // are reported last layer first; a layer's tensors are reported after its
-// input gradient has been computed (the Model readiness contract).
+// input gradient has been computed (the Model readiness contract). Reports
+// parameter use: forward reads layer l's weight and bias for layer l;
+// backward reads the weight of every layer but the first (for the input
+// gradient).
 // Thread-compatible.
 #ifndef RINGSIDE_MODELS_MLP_H_
 #define RINGSIDE_MODELS_MLP_H_
@@ -33,14 +36,20 @@ class Mlp : public Model {
   absl::StatusOr<double> Evaluate(const Batch& batch,
                                   absl::Span<const float> params) override;
   double FlopsPerExample() const override;
+  bool ReportsParamUse() const override { return true; }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override {
+    hooks_ = hooks;
+  }
 
  private:
   Mlp(std::vector<int64_t> widths, TensorLayout layout);
   absl::Status CheckBatch(const Batch& batch) const;
   // INVALID_ARGUMENT unless `size` == layout_.total_elements().
   absl::Status CheckSpan(const char* what, size_t size) const;
-  // Fills acts_[1..L-1] with hidden activations and acts_[0] with logits.
-  void Forward(const Batch& batch, absl::Span<const float> params);
+  // Fills acts_[1..L-1] with hidden activations and acts_[0] with logits;
+  // calls the parameter-use hooks when `hooks` is set.
+  void Forward(const Batch& batch, absl::Span<const float> params,
+               const ParamUseHooks* hooks);
 
   std::vector<int64_t> widths_;
   TensorLayout layout_;
@@ -48,6 +57,7 @@ class Mlp : public Model {
   // acts_[l] is layer l's input for l >= 1; acts_[0] holds the logits.
   std::vector<std::vector<float>> acts_;
   std::vector<float> delta_, delta_prev_;
+  const ParamUseHooks* hooks_ = nullptr;
 };
 
 }  // namespace ringside

@@ -7,6 +7,17 @@
 // communicating it, and may even overwrite its parameters). Calls come in
 // backward order (last layer first) on the calling thread.
 //
+// Parameter-use contract (ReportsParamUse models only, for strategies that
+// keep the parameters sharded: ZeRO stage 3 / FSDP): with hooks set
+// (SetParamUseHooks), ForwardBackward calls needed(i) before it first reads
+// tensor i's parameters in the forward pass, forward_done(i) after its last
+// read of them there, and needed(i) again before it first reads them in the
+// backward pass (only for the tensors backward reads); on_ready(i) then
+// says they are not read again. Until needed(i) returns, tensor i's
+// parameters may hold anything. Evaluate reads every tensor and calls no
+// hook. The calls come on the calling thread, in the same order for the
+// same model and batch size.
+//
 // Thread-compatible: one Model instance per worker thread.
 #ifndef RINGSIDE_MODELS_MODEL_H_
 #define RINGSIDE_MODELS_MODEL_H_
@@ -23,6 +34,12 @@
 namespace ringside {
 
 using GradientReadyFn = std::function<void(int tensor_index)>;
+
+// The parameter-use hooks (see the file comment); either may be empty.
+struct ParamUseHooks {
+  std::function<void(int tensor_index)> needed;
+  std::function<void(int tensor_index)> forward_done;
+};
 
 class Model {
  public:
@@ -56,6 +73,12 @@ class Model {
   // a real model's device time) rather than a real model's arithmetic;
   // every output of a run on such a model says so.
   virtual bool emulated() const { return false; }
+
+  // Whether ForwardBackward reports parameter use (the file comment).
+  virtual bool ReportsParamUse() const { return false; }
+  // The hooks later ForwardBackward calls use (not owned; they must outlive
+  // those calls); null: none. Ignored unless ReportsParamUse.
+  virtual void SetParamUseHooks(const ParamUseHooks* hooks) {}
 };
 
 }  // namespace ringside

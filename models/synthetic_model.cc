@@ -141,10 +141,22 @@ absl::StatusOr<double> SyntheticModel::ForwardBackward(
   const double forward_s = options_.forward_fraction * total_s;
   const double backward_s = total_s - forward_s;
   const double total = static_cast<double>(layout_.total_elements());
+  if (hooks_ != nullptr) {
+    // The emulated forward pass, tensor by tensor (it reads no parameter:
+    // the hooks mark where a real layer would).
+    int64_t seen = 0;
+    for (int t = 0; t < layout_.num_tensors(); ++t) {
+      if (hooks_->needed) hooks_->needed(t);
+      seen += layout_.tensor(t).size;
+      if (total_s > 0) SleepUntil(start + forward_s * (seen / total));
+      if (hooks_->forward_done) hooks_->forward_done(t);
+    }
+  }
   int64_t done = 0;  // elements whose gradient is final
   double sq_norm = 0;
   for (int t = layout_.num_tensors() - 1; t >= 0; --t) {
     const TensorSpec& spec = layout_.tensor(t);
+    if (hooks_ != nullptr && hooks_->needed) hooks_->needed(t);
     const float* w = params.data() + spec.offset;
     float* g = grads.data() + spec.offset;
     double tensor_sq = 0;

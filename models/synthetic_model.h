@@ -80,6 +80,13 @@ class SyntheticModel : public Model {
   // not this, sets the step time.
   double FlopsPerExample() const override;
   bool emulated() const override { return true; }
+  // Reports parameter use: the emulated forward pass spends its share of
+  // the time tensor by tensor in layout order (needed, wait, forward_done);
+  // backward reads every tensor, last first.
+  bool ReportsParamUse() const override { return true; }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override {
+    hooks_ = hooks;
+  }
 
   // The target pattern u_j of element j, in [-1, 1).
   static float Pattern(int64_t element) {
@@ -101,6 +108,7 @@ class SyntheticModel : public Model {
   SyntheticModelOptions options_;
   TensorLayout layout_;
   double pattern_sq_norm_ = 0;  // ||u||^2
+  const ParamUseHooks* hooks_ = nullptr;
 };
 
 }  // namespace ringside

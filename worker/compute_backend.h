@@ -42,6 +42,16 @@ class ComputeBackend {
   // (the CUDA backend's host staging). Once, after Init.
   virtual SyncStrategy& Adapt(SyncStrategy& strategy) = 0;
 
+  // Makes the model call `hooks` (models/model.h's parameter-use contract;
+  // null: none) in later ForwardBackward calls. Default: UNIMPLEMENTED for
+  // any hooks (a backend whose model cannot report parameter use).
+  virtual absl::Status InstallParamUse(const ParamUseHooks* hooks) {
+    if (hooks == nullptr) return absl::OkStatus();
+    return absl::UnimplementedError(
+        "this backend's models do not report parameter use (models/model.h), "
+        "which a strategy keeping the parameters sharded needs");
+  }
+
   // Whether, when training ends early (an error), the loop must shut the
   // strategy down before the backend frees its buffers (CUDA: a
   // strategy's threads may still enqueue work on device memory).

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 namespace ringside {
 
 absl::Status HostBackend::Init(uint64_t init_seed, SyncContext& context) {
@@ -12,6 +14,18 @@ absl::Status HostBackend::Init(uint64_t init_seed, SyncContext& context) {
   context.layout = layout;
   context.params = absl::MakeSpan(params_);
   context.grads = absl::MakeSpan(grads_);
+  return absl::OkStatus();
+}
+
+absl::Status HostBackend::InstallParamUse(const ParamUseHooks* hooks) {
+  if (hooks != nullptr && !model_.ReportsParamUse()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "model ", model_.name(),
+        " does not report parameter use (models/model.h), which a strategy "
+        "keeping the parameters sharded needs; models that do: mlp, "
+        "charlm, synthetic"));
+  }
+  model_.SetParamUseHooks(hooks);
   return absl::OkStatus();
 }
 

@@ -21,6 +21,8 @@ class HostBackend final : public ComputeBackend {
 
   absl::Status Init(uint64_t init_seed, SyncContext& context) override;
   SyncStrategy& Adapt(SyncStrategy& strategy) override { return strategy; }
+  // UNIMPLEMENTED naming the model when it does not report parameter use.
+  absl::Status InstallParamUse(const ParamUseHooks* hooks) override;
   bool ShutDownStrategyOnEarlyReturn() const override { return false; }
   void BeginStep(int64_t, bool) override {}
   absl::StatusOr<double> ForwardBackward(

@@ -57,6 +57,8 @@
 
 namespace ringside {
 
+struct ParamUseHooks;  // models/model.h
+
 // Options shared by the strategies (flags map onto these).
 struct SyncOptions {
   // Parameter servers, in shard order (sps: exactly one; dps: K >= 1).
@@ -151,6 +153,10 @@ struct StepStats {
   // Seconds of local optimizer work inside FinishStep (counts as compute in
   // utilization); 0 when the servers apply the optimizer.
   double local_optimizer_s = 0.0;
+  // Seconds of the step's ForwardBackward that the model spent blocked in
+  // this strategy's parameter-use hooks (ParamUse: zero3 waiting for a
+  // gather); taken out of the compute time.
+  double hook_wait_s = 0.0;
   // Payload bytes this worker sent and received during the step.
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
@@ -179,6 +185,18 @@ class SyncStrategy {
   // After Init: bytes of optimizer state this worker holds (0 where the
   // parameter servers hold it); the final record's optimizer_state_bytes.
   virtual int64_t OptimizerStateBytes() const { return 0; }
+  // Strategies that keep the parameters sharded (zero3): the hooks the
+  // model must call as it reads parameters (models/model.h's parameter-use
+  // contract), available from construction; the training loop refuses a
+  // model or backend that cannot report parameter use. nullptr (default):
+  // the model reads the whole buffer whenever it likes.
+  virtual const ParamUseHooks* ParamUse() const { return nullptr; }
+  // After the last step: the most parameter and gradient bytes this worker
+  // held at once during the steps, for a strategy that frees parts of the
+  // buffers (zero3); -1 (default): the whole buffers. The final record's
+  // param_bytes and grad_bytes.
+  virtual int64_t PeakParamBytes() const { return -1; }
+  virtual int64_t PeakGradBytes() const { return -1; }
 };
 
 // Which parameter servers a strategy needs from the launcher.

@@ -1,5 +1,6 @@
 #include "worker/trainer.h"
 
+#include <algorithm>
 #include <string>
 
 #include "absl/cleanup/cleanup.h"
@@ -24,7 +25,8 @@ struct StepTimes {
 // The end of one step: the step's FORWARD_BACKWARD and FINISH_STEP spans
 // on the job's timeline (may be null); then FinishStep's error annotated
 // with the strategy and step, or the step record (compute =
-// `model_compute_s` + the strategy's local optimizer time) into `metrics`
+// `model_compute_s` less the strategy's hook waits + its local optimizer
+// time) into `metrics`
 // and job.on_record (may be empty).
 absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
                         const StepTimes& times, double model_compute_s,
@@ -42,7 +44,10 @@ absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
   record.step = step;
   record.loss = loss;
   record.step_s = times.finish_end - times.start;
-  record.compute_s = model_compute_s + stats->local_optimizer_s;
+  // Time the model spent blocked in the strategy's parameter-use hooks
+  // (zero3's gathers) is communication, not compute.
+  record.compute_s = std::max(0.0, model_compute_s - stats->hook_wait_s) +
+                     stats->local_optimizer_s;
   record.sync_s = record.step_s - record.compute_s;
   record.bytes_sent = stats->bytes_sent;
   record.bytes_received = stats->bytes_received;
@@ -78,9 +83,12 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
       {"bytes_received", metrics.bytes_received()},
   };
   // What this worker holds: the model's parameters and gradients (one flat
-  // buffer each), the optimizer state its strategy keeps, and the peak RSS.
-  record["param_bytes"] = model_bytes;
-  record["grad_bytes"] = model_bytes;
+  // buffer each, or the most of them a sharding strategy held at once), the
+  // optimizer state its strategy keeps, and the peak RSS.
+  const int64_t peak_params = job.strategy->PeakParamBytes();
+  const int64_t peak_grads = job.strategy->PeakGradBytes();
+  record["param_bytes"] = peak_params >= 0 ? peak_params : model_bytes;
+  record["grad_bytes"] = peak_grads >= 0 ? peak_grads : model_bytes;
   record["optimizer_state_bytes"] = job.strategy->OptimizerStateBytes();
   // The whole optimizer state per parameter (s of the memory formulas,
   // experiments/cost/cost_model.h), wherever the strategy keeps it.
@@ -134,6 +142,12 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   context.optimizer = job.optimizer;
   context.options = job.sync;
   RS_RETURN_IF_ERROR(backend.Init(job.options.init_seed, context));
+  // A strategy that keeps the parameters sharded needs the model to say
+  // when it reads them; refused here, before any peer is contacted.
+  const ParamUseHooks* param_use = job.strategy->ParamUse();
+  RS_RETURN_IF_ERROR(Annotate(backend.InstallParamUse(param_use),
+                              absl::StrCat(name, " needs parameter use")));
+  absl::Cleanup uninstall = [&] { backend.InstallParamUse(nullptr).IgnoreError(); };
   SyncStrategy& strategy = backend.Adapt(*job.strategy);
   RS_RETURN_IF_ERROR(
       Annotate(strategy.Init(context), absl::StrCat(name, " init")));
@@ -142,7 +156,10 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   // freed (the backend outlives this function).
   bool shut_down = false;
   absl::Cleanup stop_strategy = [&] {
-    if (!shut_down && backend.ShutDownStrategyOnEarlyReturn()) {
+    // A strategy with parameter-use hooks gathers into and frees the
+    // backend's buffers from its own thread: it stops first too.
+    if (!shut_down && (backend.ShutDownStrategyOnEarlyReturn() ||
+                       param_use != nullptr)) {
       strategy.Shutdown().IgnoreError();
     }
   };

@@ -340,7 +340,10 @@ int Run() {
                  {"options", info.options},
                  {"study_flags", info.study_flags},
                  {"checkpoints", info.Checkpoints()},
-                 {"cuda", made->SupportsDevice(Device::kCuda)
+                 {"cuda", made->ParamUse() != nullptr
+                              ? "not supported (needs a model that reports "
+                                "parameter use; the CUDA models do not)"
+                          : made->SupportsDevice(Device::kCuda)
                               ? "device buffers"
                               : "staged through host memory"},
                  {"oracle_tolerance", info.oracle_tolerance}});

@@ -92,6 +92,14 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     }
     return true;
   }
+  if (strategy == "zero3") {
+    if (in.workers > 1) {
+      p.bandwidth_s = 3.0 * (n - 1.0) / n * M / B;
+      p.latency_s = static_cast<double>(in.num_tensors) * 3.0 * (n - 1.0) *
+                    in.latency_s;
+    }
+    return true;
+  }
   return false;
 }
 
@@ -147,6 +155,7 @@ std::string MemoryFormula(absl::string_view strategy) {
   if (strategy == "dps") return "2P; server (2 + s)·P/K";
   if (strategy == "zero1") return "2P + s·P/n";
   if (strategy == "zero2") return "P + (1 + s)·P/n";
+  if (strategy == "zero3") return "(2 + s)·P/n";
   return "";
 }
 
@@ -180,6 +189,8 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
     m.worker_bytes = 2 * P + s * P / n;
   } else if (strategy == "zero2") {
     m.worker_bytes = P + (1 + s) * P / n;
+  } else if (strategy == "zero3") {
+    m.worker_bytes = (2 + s) * P / n;
   } else {
     m.worker_bytes = (2 + s) * P;
   }
@@ -187,7 +198,8 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
 }
 
 std::vector<std::string> CostModelStrategies() {
-  return {"baseline", "sps", "dps", "ring", "fusion", "zero1", "zero2"};
+  return {"baseline", "sps", "dps", "ring", "fusion",
+          "zero1",    "zero2", "zero3"};
 }
 
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,

@@ -31,6 +31,10 @@
 //   zero2     n = 1: 0; else one reduce-scatter of the gradients and one
 //             all-gather of the parameters (an all-reduce's bytes):
 //               2(n−1)/n · M/B + 2(n−1)α
+//   zero3     n = 1: 0; else per tensor an all-gather before forward,
+//             another before backward and a reduce-scatter of its
+//             gradient (1.5× an all-reduce's bytes):
+//               3(n−1)/n · M/B + T · 3(n−1)α
 //
 // Memory per rank (bytes; Prediction::worker_memory_bytes and
 // server_memory_bytes), with P = M the parameters' bytes (float32) and s
@@ -45,6 +49,9 @@
 //   zero2                    worker P + (1 + s)·P/n  gradients too (ZeRO's
 //                            formula; ringside's models fill a whole
 //                            gradient buffer, so its zero2 holds zero1's)
+//   zero3                    worker (2 + s)·P/n  parameters too (plus the
+//                            tensors gathered at once, which the formula
+//                            leaves out, as ZeRO's does)
 //
 // d, the duplex factor of the parameter-server terms: d = 1 (default) when
 // links are full-duplex and push and pull are pipelined by chunks, so the
@@ -147,7 +154,7 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
                                             int64_t workers, int64_t servers);
 
 // The strategies the model knows, in table order:
-// baseline, sps, dps, ring, fusion, zero1, zero2.
+// baseline, sps, dps, ring, fusion, zero1, zero2, zero3.
 std::vector<std::string> CostModelStrategies();
 
 // Predicts one step of `strategy` under `in`. INVALID_ARGUMENT on bad

@@ -57,6 +57,9 @@ absl::StatusOr<double> CharLm::ForwardBackward(
   RS_RETURN_IF_ERROR(CheckCharLmBatch(config(), batch));
   RS_RETURN_IF_ERROR(CheckSpan("params", params.size()));
   RS_RETURN_IF_ERROR(CheckSpan("grads", grads.size()));
+  if (hooks_ != nullptr && hooks_->needed) {
+    for (int t = 0; t < layout().num_tensors(); ++t) hooks_->needed(t);
+  }
   return core_->ForwardBackward(batch.tokens.data(), batch.size,
                                 config().block_size, params.data(),
                                 grads.data(), on_ready);

@@ -45,9 +45,15 @@ class CharLm : public Model {
   // INVALID_ARGUMENT unless batch.size > 0, batch.tokens holds
   // size x (block_size + 1) ids in [0, vocab_size) and the spans have
   // layout().total_elements() floats.
+  // Reports parameter use as one unit (models/model.h): needed(i) for every
+  // tensor, in layout order, before the pass starts.
   absl::StatusOr<double> ForwardBackward(
       const Batch& batch, absl::Span<const float> params,
       absl::Span<float> grads, const GradientReadyFn& on_ready) override;
+  bool ReportsParamUse() const override { return true; }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override {
+    hooks_ = hooks;
+  }
 
   // Mean loss over the batch, computed kEvalChunk examples at a time (so a
   // large eval set needs little memory).
@@ -73,6 +79,7 @@ class CharLm : public Model {
   absl::Status CheckSpan(const char* what, size_t size) const;
 
   std::unique_ptr<CharLmCore<float>> core_;
+  const ParamUseHooks* hooks_ = nullptr;
 };
 
 // INVALID_ARGUMENT unless `batch` holds size > 0 rows of block_size + 1

@@ -31,6 +31,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"ring_fp16", {"Ring FP16", "ring", 0.5}},
       {"zero1", {"ZeRO-1", "zero1"}},
       {"zero2", {"ZeRO-2", "zero2"}},
+      {"zero3", {"ZeRO-3", "zero3"}},
   };
   return *naming;
 }

@@ -292,5 +292,50 @@ TEST(MlpTest, BadBatchIsInvalidArgument) {
       absl::StatusCode::kInvalidArgument);
 }
 
+
+// Logs the parameter-use hooks and readiness as "n3", "d3", "r3" (needed,
+// forward_done, ready).
+struct UseLog {
+  UseLog() {
+    hooks.needed = [this](int i) { calls.push_back("n" + std::to_string(i)); };
+    hooks.forward_done = [this](int i) {
+      calls.push_back("d" + std::to_string(i));
+    };
+  }
+  GradientReadyFn Ready() {
+    return [this](int i) { calls.push_back("r" + std::to_string(i)); };
+  }
+  ParamUseHooks hooks;
+  std::vector<std::string> calls;
+};
+
+TEST(MlpTest, ReportsParameterUseInForwardAndBackward) {
+  auto mlp = MustCreate({5, 7, 6, 3});  // tensors fc0.w 0, fc0.b 1, ... 5
+  ASSERT_NE(mlp, nullptr);
+  ASSERT_TRUE(mlp->ReportsParamUse());
+  UseLog log;
+  mlp->SetParamUseHooks(&log.hooks);
+  std::vector<float> params(mlp->layout().total_elements());
+  mlp->InitParams(1, absl::MakeSpan(params));
+  std::vector<float> grads(params.size());
+  const Batch batch = RandomBatch(4, 5, 3, 9);
+  ASSERT_TRUE(
+      mlp->ForwardBackward(batch, params, absl::MakeSpan(grads), log.Ready())
+          .ok());
+  // Forward layer by layer; backward reads fc2's and fc1's weights for the
+  // input gradients, never fc0's.
+  EXPECT_EQ(log.calls,
+            (std::vector<std::string>{"n0", "n1", "d0", "d1", "n2", "n3", "d2",
+                                      "d3", "n4", "n5", "d4", "d5", "n4", "r4",
+                                      "r5", "n2", "r2", "r3", "r0", "r1"}));
+  // Evaluate calls nothing; nor does a model whose hooks were taken back.
+  log.calls.clear();
+  ASSERT_TRUE(mlp->Evaluate(batch, params).ok());
+  mlp->SetParamUseHooks(nullptr);
+  ASSERT_TRUE(
+      mlp->ForwardBackward(batch, params, absl::MakeSpan(grads), {}).ok());
+  EXPECT_TRUE(log.calls.empty());
+}
+
 }  // namespace
 }  // namespace ringside

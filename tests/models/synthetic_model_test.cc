@@ -347,5 +347,40 @@ TEST(SyntheticModelTest, BadBatchOrSpansAreInvalidArgument) {
       kBad);
 }
 
+
+// Logs the parameter-use hooks and readiness as "n3", "d3", "r3" (needed,
+// forward_done, ready).
+struct UseLog {
+  UseLog() {
+    hooks.needed = [this](int i) { calls.push_back("n" + std::to_string(i)); };
+    hooks.forward_done = [this](int i) {
+      calls.push_back("d" + std::to_string(i));
+    };
+  }
+  GradientReadyFn Ready() {
+    return [this](int i) { calls.push_back("r" + std::to_string(i)); };
+  }
+  ParamUseHooks hooks;
+  std::vector<std::string> calls;
+};
+
+TEST(SyntheticModelTest, ReportsParameterUseTensorByTensor) {
+  auto model = MustCreate(TinyProfile());  // tensors 0..3
+  ASSERT_NE(model, nullptr);
+  ASSERT_TRUE(model->ReportsParamUse());
+  UseLog log;
+  model->SetParamUseHooks(&log.hooks);
+  std::vector<float> params(model->layout().total_elements(), 0.5f);
+  std::vector<float> grads(params.size());
+  ASSERT_TRUE(model
+                  ->ForwardBackward(RandomBatch(4, 1), params,
+                                    absl::MakeSpan(grads), log.Ready())
+                  .ok());
+  EXPECT_EQ(log.calls,
+            (std::vector<std::string>{"n0", "d0", "n1", "d1", "n2", "d2", "n3",
+                                      "d3", "n3", "r3", "n2", "r2", "n1", "r1",
+                                      "n0", "r0"}));
+}
+
 }  // namespace
 }  // namespace ringside

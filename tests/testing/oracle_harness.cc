@@ -67,6 +67,7 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
   OracleRun run;
   run.params.resize(num_workers);
   run.eval_loss.resize(num_workers);
+  run.final_records.resize(num_workers);
   std::vector<absl::Status> status(num_workers);
   std::vector<std::thread> threads;
   for (int r = 0; r < num_workers; ++r) {
@@ -82,6 +83,7 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
                             RankInfo{r, num_workers}, setup.batch_size, sync)));
         run.params[r] = std::move(result.params);
         run.eval_loss[r] = result.eval_loss;
+        run.final_records[r] = std::move(result.final_record);
         return absl::OkStatus();
       }();
       status[r] = s;

@@ -34,6 +34,7 @@ struct OracleSetup {
 struct OracleRun {
   std::vector<std::vector<float>> params;  // per rank
   std::vector<double> eval_loss;           // per rank
+  std::vector<nlohmann::json> final_records;  // per rank
 };
 
 // The TrainJob every oracle run trains: setup's optimizer and steps, no

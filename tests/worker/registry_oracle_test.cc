@@ -73,7 +73,7 @@ TEST(RegistryTest, ListsEveryStrategyOfTheProduct) {
   const std::vector<std::string> names = RegisteredNames();
   for (const char* want :
        {"baseline", "sps", "dps", "ring", "fusion", "async_ps", "ring_fp16",
-        "hierarchical", "zero1", "zero2"}) {
+        "hierarchical", "zero1", "zero2", "zero3"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end())
         << want << " is not registered";
   }

@@ -39,6 +39,38 @@ class CountingStrategy final : public SyncStrategy {
   std::string variant;
 };
 
+// CountingStrategy's counts plus parameter-use hooks (as zero3 has): it
+// counts the model's calls and reports `hook_wait_s` per step and fixed
+// peak parameter and gradient bytes.
+class HookingStrategy final : public SyncStrategy {
+ public:
+  HookingStrategy() {
+    hooks_.needed = [this](int) { ++needed; };
+    hooks_.forward_done = [this](int) { ++forward_done; };
+  }
+  std::string name() const override { return "hooking"; }
+  absl::Status Init(const SyncContext&) override {
+    ++inits;
+    return absl::OkStatus();
+  }
+  void OnGradientReady(int) override {}
+  absl::StatusOr<StepStats> FinishStep(int64_t) override {
+    StepStats stats;
+    stats.hook_wait_s = hook_wait_s;
+    return stats;
+  }
+  const ParamUseHooks* ParamUse() const override { return &hooks_; }
+  int64_t PeakParamBytes() const override { return 40; }
+  int64_t PeakGradBytes() const override { return 44; }
+  int inits = 0;
+  int needed = 0;
+  int forward_done = 0;
+  double hook_wait_s = 0;
+
+ private:
+  ParamUseHooks hooks_;
+};
+
 // HostBackend, logging each call; ForwardBackward fails at `fail_at_step`
 // (-1: never), and ShutDownStrategyOnEarlyReturn is `stop_on_error`.
 class LoggingBackend final : public ComputeBackend {
@@ -211,6 +243,54 @@ TEST(TrainerTest, JobWithoutDatasetOrStrategyIsRefused) {
   job.options.warmup_steps = 3;
   EXPECT_EQ(Train(*bundle.model, job).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ringside
+
+namespace ringside {
+namespace {
+
+TEST(TrainerTest, ParamUseHooksReachTheModelAndTheRecord) {
+  ModelBundle bundle = SmallMlp();  // 8-16-4: two layers
+  HookingStrategy strategy;
+  strategy.hook_wait_s = 1e6;  // longer than any step: compute is all wait
+  TrainJob job = Job(*bundle.dataset, strategy);
+  absl::StatusOr<TrainResult> result = Train(*bundle.model, job);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // Per step: forward needs fc0 and fc1 (weight and bias) and is done with
+  // them; backward needs fc1.weight again (fc0's weight is not read).
+  EXPECT_EQ(strategy.needed, 3 * 5);
+  EXPECT_EQ(strategy.forward_done, 3 * 4);
+  EXPECT_EQ(result->final_record["param_bytes"], 40);
+  EXPECT_EQ(result->final_record["grad_bytes"], 44);
+  // The hooks' waits are taken out of the compute time.
+  EXPECT_EQ(result->final_record["utilization"].get<double>(), 0.0);
+  // The loop takes the hooks back: later passes call nothing.
+  const int before = strategy.needed;
+  Batch batch;
+  ASSERT_TRUE(bundle.dataset->TrainBatch(0, 4, &batch).ok());
+  std::vector<float> params(bundle.model->layout().total_elements(), 0.1f);
+  std::vector<float> grads(params.size());
+  ASSERT_TRUE(bundle.model
+                  ->ForwardBackward(batch, params, absl::MakeSpan(grads), {})
+                  .ok());
+  EXPECT_EQ(strategy.needed, before);
+}
+
+TEST(TrainerTest, BackendWithoutParamUseIsRefusedBeforeInit) {
+  ModelBundle bundle = SmallMlp();
+  HookingStrategy strategy;
+  // LoggingBackend keeps ComputeBackend's default: no parameter use.
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
+                         /*stop_on_error=*/true);
+  absl::StatusOr<TrainResult> result =
+      RunTraining(backend, Job(*bundle.dataset, strategy));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(std::string(result.status().message()).find("parameter use"),
+            std::string::npos)
+      << result.status();
+  EXPECT_EQ(strategy.inits, 0);
 }
 
 }  // namespace

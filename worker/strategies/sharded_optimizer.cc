@@ -44,22 +44,27 @@ absl::StatusOr<std::unique_ptr<ShardedOptimizer>> ShardedOptimizer::Create(
   return s;
 }
 
-absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
-  Timeline* timeline = context_.options.timeline;
+StepStats ShardedOptimizer::Step(int64_t step) {
   const double start = NowSeconds();
   optimizer_->Apply(0, context_.params.subspan(shard_.begin, shard_.size()),
                     context_.grads.subspan(shard_.begin, shard_.size()),
                     step + 1);
   const double applied = NowSeconds();
-  RecordSpan(timeline, "step", "OPTIMIZER", start, applied,
+  RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start, applied,
              {{"step", step}, {"elements", shard_.size()}});
+  StepStats stats;
+  stats.local_optimizer_s = applied - start;
+  return stats;
+}
+
+absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
+  StepStats stats = Step(step);
+  const double applied = NowSeconds();
   RS_RETURN_IF_ERROR(Annotate(
       collective_->AllGatherV(context_.params, counts_,
                               context_.options.rpc_timeout),
       absl::StrCat("all-gather of the parameters after step ", step)));
   RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
-  StepStats stats;
-  stats.local_optimizer_s = applied - start;
   stats.bytes_sent = stats.bytes_received =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
   return stats;

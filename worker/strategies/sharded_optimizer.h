@@ -39,8 +39,10 @@ class ShardedOptimizer {
   // Bytes of optimizer state this rank holds (its shard's only).
   int64_t state_bytes() const { return optimizer_->state_bytes(); }
 
-  // Steps the optimizer on this rank's shard (context.grads holds the
-  // averaged gradient there), then all-gathers the parameters. Blocking,
+  // Steps the optimizer on this rank's shard only (context.grads holds the
+  // averaged gradient there). Stats: the optimizer's time.
+  StepStats Step(int64_t step);
+  // Step, then all-gathers the parameters. Blocking,
   // bounded by options.rpc_timeout. Stats: the optimizer's time and the
   // all-gather's bytes ((n-1)/n of the buffer each way).
   absl::StatusOr<StepStats> StepAndGather(int64_t step);

@@ -233,13 +233,13 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
   absl::StatusOr<std::vector<Prediction>> all =
       PredictSweep(CostModelStrategies(), Round(), 1024);
   ASSERT_TRUE(all.ok()) << all.status();
-  // baseline once + 6 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
-  ASSERT_EQ(all->size(), 1u + 6 * 11);
+  // baseline once + 7 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 7 * 11);
   EXPECT_EQ((*all)[0].strategy, "baseline");
   EXPECT_EQ((*all)[1].strategy, "sps");
   EXPECT_EQ((*all)[1].workers, 1);
   EXPECT_EQ((*all)[11].workers, 1024);
-  EXPECT_EQ(all->back().strategy, "zero2");
+  EXPECT_EQ(all->back().strategy, "zero3");
   EXPECT_EQ(all->back().workers, 1024);
   // The sweep's K stays the inputs' K.
   EXPECT_EQ((*all)[12].strategy, "dps");
@@ -272,10 +272,16 @@ TEST(CostModelTest, ZeroStagesMoveAnAllReducePlusAnAllGather) {
   const Prediction z2 = Predict("zero2", Round());
   EXPECT_NEAR(z2.bandwidth_s, 1.5, kEps);
   EXPECT_NEAR(z2.latency_s, 0.006, kEps);
+  // zero3: per tensor two all-gathers and a reduce-scatter:
+  // 3(n−1)/n · M/B + T · 3(n−1)α = 2.25 + 10 · 9 · 1e-3 s.
+  const Prediction z3 = Predict("zero3", Round());
+  EXPECT_NEAR(z3.bandwidth_s, 2.25, kEps);
+  EXPECT_NEAR(z3.latency_s, 0.09, kEps);
   CostInputs one = Round();
   one.workers = 1;
   EXPECT_NEAR(Predict("zero1", one).comm_s, 0, kEps);
   EXPECT_NEAR(Predict("zero2", one).comm_s, 0, kEps);
+  EXPECT_NEAR(Predict("zero3", one).comm_s, 0, kEps);
 }
 
 TEST(CostModelTest, MemoryPerRankFollowsZeroAccounting) {
@@ -289,6 +295,7 @@ TEST(CostModelTest, MemoryPerRankFollowsZeroAccounting) {
   EXPECT_NEAR(Predict("baseline", in).worker_memory_bytes, 4e9, 1);
   EXPECT_NEAR(Predict("zero1", in).worker_memory_bytes, 2.5e9, 1);
   EXPECT_NEAR(Predict("zero2", in).worker_memory_bytes, 1.75e9, 1);
+  EXPECT_NEAR(Predict("zero3", in).worker_memory_bytes, 1e9, 1);  // 4P/n
   EXPECT_NEAR(Predict("ring", in).server_memory_bytes, 0, 1);
   EXPECT_NEAR(Predict("sps", in).worker_memory_bytes, 2e9, 1);
   EXPECT_NEAR(Predict("sps", in).server_memory_bytes, 4e9, 1);  // K = 1

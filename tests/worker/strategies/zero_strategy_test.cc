@@ -1,8 +1,9 @@
-// The equivalence oracle for zero1 and zero2 (ZeRO stages 1 and 2, Gloo on
-// CPU): N in {1, 2, 3, 4} workers of batch b against one worker of batch
+// The equivalence oracle for zero1, zero2 and zero3 (ZeRO stages 1-3, Gloo
+// on CPU): N in {1, 2, 3, 4} workers of batch b against one worker of batch
 // N*b, with SGD + momentum and with Adam; every rank ends with
 // bit-identical parameters. N = 3 cuts the flat buffer into shards of
-// unequal length.
+// unequal length. zero3 also on the character transformer (one unit), and
+// what a zero3 rank holds.
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
@@ -29,7 +30,7 @@ TEST_P(ZeroOracleTest, MatchesSingleWorkerWithGlobalBatch) {
 
 INSTANTIATE_TEST_SUITE_P(
     StagesWorkersOptimizers, ZeroOracleTest,
-    ::testing::Combine(::testing::Values("zero1", "zero2"),
+    ::testing::Combine(::testing::Values("zero1", "zero2", "zero3"),
                        ::testing::Values(1, 2, 3, 4),
                        ::testing::Values("sgd", "adam")),
     [](const ::testing::TestParamInfo<Param>& info) {
@@ -37,6 +38,59 @@ INSTANTIATE_TEST_SUITE_P(
                           std::get<1>(info.param), "workers_",
                           std::get<2>(info.param));
     });
+
+// Ten equal hidden layers (64 x 64 weights, 16 KiB each, four pages): no
+// tensor is more than a tenth of the model, as in a deep network.
+OracleSetup DeepMlp() {
+  OracleSetup setup;
+  setup.model.mlp_widths = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 10};
+  return setup;
+}
+
+TEST(Zero3Test, HoldsItsShardAndTheTensorsInUse) {
+  OracleSetup setup = DeepMlp();
+  absl::StatusOr<TrainResult> reference = RunReference(setup, 4);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::StatusOr<OracleRun> run = RunWorkers(setup, "zero3", 4);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(MatchesReference(*run, *reference));
+  const int64_t model_bytes =
+      4 * static_cast<int64_t>(reference->params.size());
+  for (const nlohmann::json& f : run->final_records) {
+    // Parameters: this rank's quarter plus the tensor in use and the one
+    // prefetched (and the last layer kept for backward): about half.
+    const int64_t params = f["param_bytes"].get<int64_t>();
+    EXPECT_GE(params, model_bytes / 4 - 8) << f.dump();
+    EXPECT_LT(params, model_bytes * 6 / 10) << f.dump();
+    // Gradients: the quarter, plus every gradient written and not yet
+    // reduce-scattered (on this small model backward outruns them).
+    const int64_t grads = f["grad_bytes"].get<int64_t>();
+    EXPECT_GE(grads, model_bytes / 4 - 8) << f.dump();
+    EXPECT_LE(grads, model_bytes) << f.dump();
+    // Momentum for a quarter of the model.
+    EXPECT_LE(f["optimizer_state_bytes"].get<int64_t>(), model_bytes / 4 + 8);
+    EXPECT_GT(f["bytes_sent"].get<int64_t>(), 0);
+  }
+}
+
+TEST(Zero3Test, CharacterTransformerAsOneUnit) {
+  OracleSetup setup;
+  setup.model.name = "charlm";
+  setup.model.charlm.n_layer = 1;
+  setup.model.charlm.n_head = 2;
+  setup.model.charlm.n_embd = 16;
+  setup.model.charlm.block_size = 8;
+  setup.model.charlm.synthetic_chars = 4000;
+  setup.model.eval_examples = 16;
+  setup.batch_size = 4;
+  setup.steps = 4;
+  setup.optimizer.lr = 0.3f;
+  absl::StatusOr<TrainResult> reference = RunReference(setup, 2);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::StatusOr<OracleRun> run = RunWorkers(setup, "zero3", 2);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(MatchesReference(*run, *reference));
+}
 
 }  // namespace
 }  // namespace ringside::testing

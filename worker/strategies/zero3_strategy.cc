@@ -1,0 +1,263 @@
+#include "worker/strategies/zero3_strategy.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "common/timeline.h"
+#include "worker/strategies/allreduce_support.h"
+
+namespace ringside {
+namespace {
+
+// Each rank's share of [begin, end) under the ranks' shard sizes `counts`.
+std::vector<int64_t> CountsWithin(const std::vector<int64_t>& counts,
+                                  int64_t begin, int64_t end) {
+  std::vector<int64_t> out;
+  int64_t at = 0;
+  for (int64_t c : counts) {
+    const int64_t lo = std::max(at, begin), hi = std::min(at + c, end);
+    out.push_back(std::max<int64_t>(0, hi - lo));
+    at += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Zero3Strategy::Zero3Strategy() {
+  hooks_.needed = [this](int tensor) { Needed(tensor); };
+  hooks_.forward_done = [this](int tensor) { ForwardDone(tensor); };
+}
+
+Zero3Strategy::~Zero3Strategy() {
+  if (comm_ != nullptr) comm_->Stop();
+}
+
+absl::Status Zero3Strategy::Init(const SyncContext& context) {
+  context_ = context;
+  RS_ASSIGN_OR_RETURN(collective_,
+                      ConnectCpuCollective(context, name(), &own_store_));
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
+      "broadcasting rank 0's initial parameters"));
+  RS_ASSIGN_OR_RETURN(optimizer_,
+                      ShardedOptimizer::Create(context_, collective_.get()));
+  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume());
+  step_ = start_step_;
+  shard_ = optimizer_->shard();
+  const int tensors = context_.layout.num_tensors();
+  for (int t = 0; t < tensors; ++t) {
+    const TensorSpec& spec = context_.layout.tensor(t);
+    tensor_counts_.push_back(CountsWithin(optimizer_->counts(), spec.offset,
+                                          spec.offset + spec.size));
+  }
+  gather_ticket_.assign(tensors, -1);
+  // From here on this rank holds its shard only.
+  for (int t = 0; t < tensors; ++t) {
+    ReleasePages(context_.params, t);
+    ReleasePages(context_.grads, t);
+  }
+  param_bytes_ = shard_.size() * 4;
+  grad_bytes_ = shard_.size() * 4;
+  peak_param_bytes_ = param_bytes_;
+  peak_grad_bytes_ = grad_bytes_;
+  comm_ = std::make_unique<SequencedCommThread>();
+  return absl::OkStatus();
+}
+
+int64_t Zero3Strategy::OutsideBytes(int tensor) const {
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  return 4 * (spec.size - tensor_counts_[tensor][context_.rank]);
+}
+
+void Zero3Strategy::ReleasePages(absl::Span<float> buffer, int tensor) const {
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto give_back = [&](int64_t begin, int64_t end) {
+    if (end <= begin) return;
+    const uintptr_t lo =
+        (reinterpret_cast<uintptr_t>(buffer.data() + begin) + page - 1) &
+        ~(page - 1);
+    const uintptr_t hi =
+        reinterpret_cast<uintptr_t>(buffer.data() + end) & ~(page - 1);
+    // Advice only: where it fails the pages simply stay.
+    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  };
+  const int64_t begin = spec.offset, end = spec.offset + spec.size;
+  give_back(begin, std::min(end, shard_.begin));
+  give_back(std::max(begin, shard_.end), end);
+}
+
+void Zero3Strategy::Fail(absl::Status error) {
+  if (error_.ok()) error_ = std::move(error);
+}
+
+void Zero3Strategy::NoteParams(int64_t delta) {
+  param_bytes_ += delta;
+  peak_param_bytes_ = std::max(peak_param_bytes_, param_bytes_);
+}
+
+void Zero3Strategy::QueueGather(int tensor) {
+  if (gather_ticket_[tensor] >= 0) return;  // here or on its way
+  NoteParams(OutsideBytes(tensor));
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+  const int64_t step = step_;
+  gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
+    const TensorSpec& spec = context_.layout.tensor(tensor);
+    const double start = NowSeconds();
+    RS_RETURN_IF_ERROR(Annotate(
+        collective_->AllGatherV(
+            context_.params.subspan(spec.offset, spec.size),
+            tensor_counts_[tensor], context_.options.rpc_timeout),
+        absl::StrCat("all-gather of ", spec.name, "'s parameters in step ",
+                     step)));
+    RecordSpan(context_.options.timeline, spec.name, "ALLGATHER", start,
+               NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
+    return absl::OkStatus();
+  });
+}
+
+void Zero3Strategy::ReleaseParams(int tensor) {
+  const int64_t ticket = gather_ticket_[tensor];
+  if (ticket < 0) return;
+  // A gather still on its way must land before its pages go.
+  if (absl::Status s = comm_->Wait(ticket, context_.options.rpc_timeout,
+                                   "a parameter all-gather");
+      !s.ok()) {
+    Fail(std::move(s));
+    return;
+  }
+  ReleasePages(context_.params, tensor);
+  gather_ticket_[tensor] = -1;
+  NoteParams(-OutsideBytes(tensor));
+}
+
+void Zero3Strategy::Needed(int tensor) {
+  if (!error_.ok() || comm_ == nullptr) return;
+  if (!recorded_) {
+    sequence_.push_back(tensor);
+  } else if (prefetching_) {
+    if (position_ < sequence_.size() && sequence_[position_] == tensor) {
+      ++position_;
+      QueueGather(tensor);
+      if (position_ < sequence_.size()) QueueGather(sequence_[position_]);
+    } else {
+      prefetching_ = false;  // the model asked in another order
+    }
+  }
+  QueueGather(tensor);
+  const double start = NowSeconds();
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  if (absl::Status s = comm_->Wait(
+          gather_ticket_[tensor], context_.options.rpc_timeout,
+          absl::StrCat("the all-gather of ", spec.name, " in step ", step_));
+      !s.ok()) {
+    Fail(std::move(s));
+  }
+  hook_wait_s_ += NowSeconds() - start;
+}
+
+void Zero3Strategy::ForwardDone(int tensor) {
+  if (!error_.ok() || comm_ == nullptr) return;
+  // Backward reads it next: keep it (FSDP keeps the last unit).
+  if (recorded_ && prefetching_ && position_ < sequence_.size() &&
+      sequence_[position_] == tensor) {
+    return;
+  }
+  ReleaseParams(tensor);
+}
+
+void Zero3Strategy::OnGradientReady(int tensor) {
+  if (!error_.ok() || comm_ == nullptr) return;
+  ReleaseParams(tensor);
+  const int64_t outside = OutsideBytes(tensor);
+  peak_grad_bytes_ = std::max(peak_grad_bytes_, grad_bytes_ += outside);
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+  const int64_t step = step_;
+  comm_->Enqueue([this, tensor, step, outside]() {
+    const TensorSpec& spec = context_.layout.tensor(tensor);
+    const double start = NowSeconds();
+    RS_RETURN_IF_ERROR(Annotate(
+        collective_->ReduceScatter(
+            context_.grads.subspan(spec.offset, spec.size),
+            tensor_counts_[tensor], ReduceOp::kAverage,
+            context_.options.rpc_timeout),
+        absl::StrCat("reduce-scatter of ", spec.name, "'s gradient in step ",
+                     step)));
+    ReleasePages(context_.grads, tensor);
+    grad_bytes_ -= outside;
+    RecordSpan(context_.options.timeline, spec.name, "REDUCE_SCATTER", start,
+               NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
+  if (comm_ == nullptr) {
+    return absl::FailedPreconditionError("zero3: FinishStep before Init");
+  }
+  RS_RETURN_IF_ERROR(error_);
+  RS_RETURN_IF_ERROR(comm_->WaitAll(
+      context_.options.rpc_timeout,
+      absl::StrCat("the gradients' reduce-scatters of step ", step)));
+  StepStats stats = optimizer_->Step(step);
+  RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
+  stats.hook_wait_s = hook_wait_s_;
+  stats.bytes_sent = stats.bytes_received = bytes_this_step_;
+  hook_wait_s_ = 0;
+  bytes_this_step_ = 0;
+  // Every tensor's parameters are freed by now, except any the model never
+  // released (read in forward only and never reported ready: none in a
+  // model that keeps the contract); free them so the next step gathers the
+  // updated values.
+  for (int t = 0; t < context_.layout.num_tensors(); ++t) ReleaseParams(t);
+  RS_RETURN_IF_ERROR(error_);
+  recorded_ = recorded_ || !sequence_.empty();
+  position_ = 0;
+  prefetching_ = recorded_;
+  step_ = step + 1;
+  // The next forward's first all-gather overlaps what runs until then.
+  if (recorded_) QueueGather(sequence_.front());
+  return stats;
+}
+
+absl::Status Zero3Strategy::Shutdown() {
+  if (comm_ == nullptr) return absl::OkStatus();
+  // Every rank ends with the whole, identical buffer.
+  const int64_t ticket = comm_->Enqueue([this]() {
+    return Annotate(collective_->AllGatherV(context_.params,
+                                            optimizer_->counts(),
+                                            context_.options.rpc_timeout),
+                    "all-gather of the final parameters");
+  });
+  absl::Status s = comm_->Wait(ticket, context_.options.rpc_timeout,
+                               "the final parameters' all-gather");
+  comm_->Stop();
+  comm_.reset();
+  return s;
+}
+
+RINGSIDE_REGISTER_STRATEGY(
+    Zero3Strategy,
+    StrategyInfo("zero3", ServerNeed::kNone)
+        .Store()
+        .Describe("ZeRO stage 3 / FSDP: each rank keeps its byte-balanced "
+                  "shard of the parameters, gradients and optimizer state; "
+                  "all-gathers each tensor before the model reads it "
+                  "(prefetching the next) and frees it after, "
+                  "reduce-scatters each gradient as backward makes it "
+                  "(Gloo on CPU; charlm as one unit; not on CUDA workers)")
+        .Display("ZeRO-3")
+        .StudyOrder(10)
+        .ModelledAs("zero3")
+        .Options({"checkpoint_every", "resume"}));
+
+}  // namespace ringside

@@ -1,0 +1,126 @@
+// Zero3Strategy ("zero3"): ZeRO stage 3 / FSDP (Rajbhandari et al., SC'20;
+// PyTorch FSDP with one unit per tensor) over the job's Gloo group. Each
+// rank keeps only its byte-balanced shard of the parameters, of the
+// averaged gradients and of the optimizer state (ShardedOptimizer, the
+// partition of zero1/zero2); the rest of the flat buffers is given back to
+// the operating system (madvise(MADV_DONTNEED) on the pages wholly outside
+// the shard) and gathered tensor by tensor when the model needs it:
+//
+//   forward    before the model reads tensor i: all-gather tensor i (the
+//              next tensor's all-gather is already queued: prefetch);
+//              after its last forward read: free it, unless backward reads
+//              it next (FSDP keeps the last unit);
+//   backward   before the model reads tensor i again: all-gather it again;
+//              as gradient i becomes final: free tensor i's parameters and
+//              reduce-scatter gradient i (average), then free the gradient
+//              outside this rank's shard -- overlapping the rest of
+//              backward;
+//   FinishStep waits for the reduce-scatters, steps the optimizer on this
+//              rank's shard and queues the next step's first all-gather.
+//
+// The model reports where it reads parameters through the parameter-use
+// hooks (models/model.h; ParamUse()); the training loop refuses a model or
+// backend that cannot (the CUDA backend: not built). The prefetch order is
+// the order step 0 asked for tensors in, the same on every rank. Moves
+// 3(n-1)/n of the buffer per step (two all-gathers, one reduce-scatter)
+// when backward reads every tensor; the MLP's first layer is not read in
+// backward. Shutdown all-gathers the whole buffer, so every rank ends with
+// bit-identical parameters for evaluation and the oracle.
+//
+// Memory: PeakParamBytes / PeakGradBytes report the most bytes held at once
+// during the steps (the shard plus the tensors gathered or written and not
+// yet freed); the process's peak RSS still includes the whole buffers that
+// the backend fills before Init (every rank seeds the whole model).
+// Checkpoints: every rank writes its own shard, as zero1/zero2; --resume
+// needs the same number of workers. Every wait is bounded by
+// options.rpc_timeout. Timeline: ALLGATHER and REDUCE_SCATTER on each
+// tensor's lane, OPTIMIZER and CHECKPOINT on lane "step".
+// Not thread-safe (SyncStrategy contract); the hooks run on the training
+// thread, the collectives on one communication thread.
+#ifndef RINGSIDE_WORKER_STRATEGIES_ZERO3_STRATEGY_H_
+#define RINGSIDE_WORKER_STRATEGIES_ZERO3_STRATEGY_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectives/collective.h"
+#include "collectives/in_memory_store.h"
+#include "core/key_range.h"
+#include "models/model.h"
+#include "worker/strategies/sequenced_comm_thread.h"
+#include "worker/strategies/sharded_optimizer.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class Zero3Strategy final : public SyncStrategy {
+ public:
+  Zero3Strategy();
+  ~Zero3Strategy() override;
+
+  std::string name() const override { return "zero3"; }
+  absl::Status Init(const SyncContext& context) override;
+  void OnGradientReady(int tensor) override;
+  absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  absl::Status Shutdown() override;
+  int64_t start_step() const override { return start_step_; }
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+  const ParamUseHooks* ParamUse() const override { return &hooks_; }
+  int64_t PeakParamBytes() const override { return peak_param_bytes_; }
+  int64_t PeakGradBytes() const override { return peak_grad_bytes_; }
+
+ private:
+  // The parameter-use hooks.
+  void Needed(int tensor);
+  void ForwardDone(int tensor);
+  // Queues the all-gather of `tensor`'s parameters unless they are here or
+  // on their way.
+  void QueueGather(int tensor);
+  // Frees `tensor`'s parameters outside this rank's shard (after waiting
+  // for a gather still on its way).
+  void ReleaseParams(int tensor);
+  // Bytes of `tensor` outside this rank's shard.
+  int64_t OutsideBytes(int tensor) const;
+  // Gives back the pages of `buffer` wholly inside `tensor` and outside
+  // this rank's shard.
+  void ReleasePages(absl::Span<float> buffer, int tensor) const;
+  void Fail(absl::Status error);
+  void NoteParams(int64_t delta);
+
+  ParamUseHooks hooks_;
+  SyncContext context_;
+  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
+  std::unique_ptr<Collective> collective_;
+  std::unique_ptr<ShardedOptimizer> optimizer_;
+  std::unique_ptr<SequencedCommThread> comm_;
+  int64_t start_step_ = 0;
+  KeyRange shard_;
+  // Per tensor: each rank's share of it (the collectives' counts), and the
+  // ticket of the gather that brought its parameters (-1: freed).
+  std::vector<std::vector<int64_t>> tensor_counts_;
+  std::vector<int64_t> gather_ticket_;
+  // The order step 0 asked for tensors in (forward, then backward), and
+  // where this step is in it; prefetching stops for the step at the first
+  // request that departs from it.
+  std::vector<int> sequence_;
+  bool recorded_ = false;
+  size_t position_ = 0;
+  bool prefetching_ = false;
+  int64_t step_ = 0;  // the step the hooks belong to
+  absl::Status error_;  // the hooks' first failure, for FinishStep
+  double hook_wait_s_ = 0;
+  int64_t bytes_this_step_ = 0;
+  int64_t param_bytes_ = 0;  // held now (training thread)
+  std::atomic<int64_t> grad_bytes_{0};  // held now (both threads)
+  int64_t peak_param_bytes_ = -1;
+  int64_t peak_grad_bytes_ = -1;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_ZERO3_STRATEGY_H_
