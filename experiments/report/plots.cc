@@ -120,17 +120,41 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
       return bytes > 0 ? absl::StrFormat("%.2f", bytes / 1e6)
                        : std::string("NaN");
     };
+    // Columns 2..6; a column with no value in any row is left out of the
+    // plot (gnuplot refuses a histogram with no valid point).
+    struct Column {
+      const char* title;
+      const char* style;
+    };
+    const Column columns[] = {{"Mem/worker", ""},
+                              {"formula", " fillstyle pattern 4"},
+                              {"peak RSS/worker", ""},
+                              {"Mem/server", ""},
+                              {"formula (server)", " fillstyle pattern 5"}};
+    bool present[5] = {false, false, false, false, false};
     for (const ReportRow* r : table) {
       const std::optional<MemoryPerRank> f = FormulaMemory(*r);
-      absl::StrAppend(
-          &t, DataLabel(ParallelTypeLabel(*r)), " ",
-          mb(static_cast<double>(r->worker_held_bytes)), " ",
-          mb(f ? f->worker_bytes : 0), " ",
-          mb(static_cast<double>(r->worker_peak_rss_bytes)), " ",
-          mb(static_cast<double>(r->server_state_bytes)), " ",
-          mb(f ? f->server_bytes : 0), "\n");
+      const double values[5] = {static_cast<double>(r->worker_held_bytes),
+                                f ? f->worker_bytes : 0.0,
+                                static_cast<double>(r->worker_peak_rss_bytes),
+                                static_cast<double>(r->server_state_bytes),
+                                f ? f->server_bytes : 0.0};
+      std::vector<std::string> line = {DataLabel(ParallelTypeLabel(*r))};
+      for (int c = 0; c < 5; ++c) {
+        line.push_back(mb(values[c]));
+        present[c] = present[c] || values[c] > 0;
+      }
+      absl::StrAppend(&t, absl::StrJoin(line, " "), "\n");
     }
     absl::StrAppend(&t, "EOD\n");
+    std::vector<std::string> clauses;
+    for (int c = 0; c < 5; ++c) {
+      if (!present[c]) continue;
+      clauses.push_back(absl::StrCat(block, " using ", c + 2,
+                                     clauses.empty() ? ":xtic(1)" : "",
+                                     " title \"", columns[c].title, "\"",
+                                     columns[c].style));
+    }
     const std::string file = absl::StrCat("memory_n", n, ".png");
     absl::StrAppend(
         &t,
@@ -141,12 +165,8 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
         "set style data histogram\n", "set style histogram clustered gap 1\n",
         "set style fill solid 0.85 border -1\n", "set yrange [0:*]\n",
         "set ylabel \"MB per rank\"\n",
-        "set key outside right top vertical\n", "plot ", block,
-        " using 2:xtic(1) title \"Mem/worker\", \\\n     ", block,
-        " using 3 title \"formula\" fillstyle pattern 4, \\\n     ", block,
-        " using 4 title \"peak RSS/worker\", \\\n     ", block,
-        " using 5 title \"Mem/server\", \\\n     ", block,
-        " using 6 title \"formula (server)\" fillstyle pattern 5\n");
+        "set key outside right top vertical\n", "plot ",
+        absl::StrJoin(clauses, ", \\\n     "), "\n");
     script.images.push_back(
         {file,
          absl::StrCat("Memory per rank by strategy, n = ", n,

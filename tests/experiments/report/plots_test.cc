@@ -115,6 +115,19 @@ TEST(PlotsTest, MemoryChartPerNWhereRunsReportIt) {
   EXPECT_THAT(s.images[2].caption, HasSubstr("cost model's formula"));
 }
 
+TEST(PlotsTest, MemoryChartLeavesOutColumnsNoRowHas) {
+  // Workers without servers and without s: only Mem/worker and peak RSS
+  // have values (gnuplot refuses a histogram column with no valid point).
+  std::vector<ReportRow> rows = {Row("ring", 0, {0.5, 0.4}, 150)};
+  rows[0].worker_held_bytes = 20'000'000;
+  rows[0].worker_peak_rss_bytes = 30'000'000;
+  const PlotScript s = GnuplotScript(rows, {2}, Options("/o"));
+  EXPECT_THAT(s.text, HasSubstr("plot $memory_n2 using 2:xtic(1) title "
+                                "\"Mem/worker\", \\\n     $memory_n2 using "
+                                "4 title \"peak RSS/worker\"\n"));
+  EXPECT_THAT(s.text, Not(HasSubstr("title \"Mem/server\"")));
+}
+
 TEST(PlotsTest, NoSpeedupPlotWithoutABaseline) {
   const PlotScript s =
       GnuplotScript({Row("sps", 1, {0.5, 0.4}, 150)}, {2}, Options("/o"));
