@@ -212,6 +212,21 @@ TEST_P(LaunchTimelineTest, MergedFileHoldsEveryRanksPhases) {
       ASSERT_GE(reduce.dur, 0);
       EXPECT_EQ(queue.ts + queue.dur, reduce.ts);
     }
+  } else if (strategy == "zero3") {
+    // Each tensor gathered before use and its gradient reduce-scattered,
+    // every step; the optimizer on each rank's shard.
+    ExpectTensorPhase(spans, "ALLGATHER");
+    ExpectTensorPhase(spans, "REDUCE_SCATTER");
+    const Counts counts = Count(spans);
+    for (int rank = 0; rank < kWorkers; ++rank) {
+      EXPECT_EQ(CountOf(counts, rank, "step", "OPTIMIZER"), kSteps) << rank;
+      // The last layer's forward gather precedes its reduce-scatter.
+      const Span gather = Find(spans, rank, "fc1.weight", "ALLGATHER", 1);
+      const Span scatter = Find(spans, rank, "fc1.weight", "REDUCE_SCATTER", 1);
+      ASSERT_GE(gather.dur, 0);
+      ASSERT_GE(scatter.dur, 0);
+      EXPECT_LE(gather.ts + gather.dur, scatter.ts);
+    }
   } else {
     ExpectTensorPhase(spans, "PUSH");
     ExpectTensorPhase(spans, "PULL");
@@ -242,6 +257,7 @@ TEST_P(LaunchTimelineTest, MergedFileHoldsEveryRanksPhases) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, LaunchTimelineTest,
                          ::testing::Values(std::make_tuple("ring", 0),
+                                           std::make_tuple("zero3", 0),
                                            std::make_tuple("sps", 1),
                                            std::make_tuple("dps", 2)));
 

@@ -224,8 +224,6 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   position_ = 0;
   prefetching_ = recorded_;
   step_ = step + 1;
-  // The next forward's first all-gather overlaps what runs until then.
-  if (recorded_) QueueGather(sequence_.front());
   return stats;
 }
 

@@ -15,8 +15,8 @@
 //              reduce-scatter gradient i (average), then free the gradient
 //              outside this rank's shard -- overlapping the rest of
 //              backward;
-//   FinishStep waits for the reduce-scatters, steps the optimizer on this
-//              rank's shard and queues the next step's first all-gather.
+//   FinishStep waits for the reduce-scatters and steps the optimizer on
+//              this rank's shard.
 //
 // The model reports where it reads parameters through the parameter-use
 // hooks (models/model.h; ParamUse()); the training loop refuses a model or
