@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "models/optimizer.h"
 #include "models/synthetic_classification.h"
+#include "tests/testing/param_use_log.h"
 
 namespace ringside {
 namespace {
@@ -293,27 +294,11 @@ TEST(MlpTest, BadBatchIsInvalidArgument) {
 }
 
 
-// Logs the parameter-use hooks and readiness as "n3", "d3", "r3" (needed,
-// forward_done, ready).
-struct UseLog {
-  UseLog() {
-    hooks.needed = [this](int i) { calls.push_back("n" + std::to_string(i)); };
-    hooks.forward_done = [this](int i) {
-      calls.push_back("d" + std::to_string(i));
-    };
-  }
-  GradientReadyFn Ready() {
-    return [this](int i) { calls.push_back("r" + std::to_string(i)); };
-  }
-  ParamUseHooks hooks;
-  std::vector<std::string> calls;
-};
-
 TEST(MlpTest, ReportsParameterUseInForwardAndBackward) {
   auto mlp = MustCreate({5, 7, 6, 3});  // tensors fc0.w 0, fc0.b 1, ... 5
   ASSERT_NE(mlp, nullptr);
   ASSERT_TRUE(mlp->ReportsParamUse());
-  UseLog log;
+  testing::ParamUseLog log;
   mlp->SetParamUseHooks(&log.hooks);
   std::vector<float> params(mlp->layout().total_elements());
   mlp->InitParams(1, absl::MakeSpan(params));

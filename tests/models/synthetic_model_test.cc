@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "models/optimizer.h"
 #include "models/synthetic_classification.h"
+#include "tests/testing/param_use_log.h"
 
 namespace ringside {
 namespace {
@@ -348,27 +349,11 @@ TEST(SyntheticModelTest, BadBatchOrSpansAreInvalidArgument) {
 }
 
 
-// Logs the parameter-use hooks and readiness as "n3", "d3", "r3" (needed,
-// forward_done, ready).
-struct UseLog {
-  UseLog() {
-    hooks.needed = [this](int i) { calls.push_back("n" + std::to_string(i)); };
-    hooks.forward_done = [this](int i) {
-      calls.push_back("d" + std::to_string(i));
-    };
-  }
-  GradientReadyFn Ready() {
-    return [this](int i) { calls.push_back("r" + std::to_string(i)); };
-  }
-  ParamUseHooks hooks;
-  std::vector<std::string> calls;
-};
-
 TEST(SyntheticModelTest, ReportsParameterUseTensorByTensor) {
   auto model = MustCreate(TinyProfile());  // tensors 0..3
   ASSERT_NE(model, nullptr);
   ASSERT_TRUE(model->ReportsParamUse());
-  UseLog log;
+  testing::ParamUseLog log;
   model->SetParamUseHooks(&log.hooks);
   std::vector<float> params(model->layout().total_elements(), 0.5f);
   std::vector<float> grads(params.size());

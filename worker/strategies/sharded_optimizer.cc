@@ -30,6 +30,21 @@ void RecordWholeBufferSpans(const SyncContext& context, const char* phase,
   }
 }
 
+absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
+                                          const std::string& name) {
+  ShardedStart start;
+  RS_ASSIGN_OR_RETURN(start.collective,
+                      ConnectCpuCollective(context, name, &start.own_store));
+  RS_RETURN_IF_ERROR(Annotate(
+      start.collective->Broadcast(context.params, 0,
+                                  context.options.rpc_timeout),
+      "broadcasting rank 0's initial parameters"));
+  RS_ASSIGN_OR_RETURN(start.optimizer,
+                      ShardedOptimizer::Create(context, start.collective.get()));
+  RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume());
+  return start;
+}
+
 absl::StatusOr<std::unique_ptr<ShardedOptimizer>> ShardedOptimizer::Create(
     const SyncContext& context, Collective* collective) {
   std::unique_ptr<ShardedOptimizer> s(new ShardedOptimizer(context, collective));

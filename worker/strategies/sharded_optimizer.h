@@ -15,10 +15,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
+#include "collectives/in_memory_store.h"
 #include "core/key_range.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
@@ -70,6 +72,22 @@ class ShardedOptimizer {
   KeyRange shard_;
   std::unique_ptr<Optimizer> optimizer_;  // state for shard_ only
 };
+
+// How zero1, zero2 and zero3 start: the job's Gloo group (through
+// context.options.store; an in-process store of its own for a
+// single-worker job, kept here because the group uses it), rank 0's
+// initial parameters broadcast into context.params, this rank's
+// ShardedOptimizer and the step to start at (ShardedOptimizer::Resume).
+// Collective: every rank calls it. Move the members out in this order of
+// destruction: optimizer, collective, own_store.
+struct ShardedStart {
+  std::unique_ptr<InMemoryStore> own_store;
+  std::unique_ptr<Collective> collective;
+  std::unique_ptr<ShardedOptimizer> optimizer;
+  int64_t start_step = 0;
+};
+absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
+                                          const std::string& name);
 
 // Bytes each rank sends (and receives) in a ring reduce-scatter or
 // all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.

@@ -1,5 +1,7 @@
 #include "worker/strategies/zero_strategy.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -12,14 +14,11 @@ std::string ZeroStrategy::name() const { return absl::StrCat("zero", stage_); }
 
 absl::Status ZeroStrategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_ASSIGN_OR_RETURN(collective_,
-                      ConnectCpuCollective(context, name(), &own_store_));
-  RS_RETURN_IF_ERROR(Annotate(
-      collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
-      "broadcasting rank 0's initial parameters"));
-  RS_ASSIGN_OR_RETURN(optimizer_,
-                      ShardedOptimizer::Create(context_, collective_.get()));
-  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume());
+  RS_ASSIGN_OR_RETURN(ShardedStart start, StartSharded(context_, name()));
+  own_store_ = std::move(start.own_store);
+  collective_ = std::move(start.collective);
+  optimizer_ = std::move(start.optimizer);
+  start_step_ = start.start_step;
   return absl::OkStatus();
 }
 
