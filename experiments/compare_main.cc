@@ -401,6 +401,9 @@ struct SweepPlan {
   std::string worker_bin, ps_server_bin;  // ps_server_bin empty: none needed
   std::vector<ListedStrategy> registered;  // worker --list_strategies
   std::vector<ListedStrategy> strategies;  // chosen, baseline first
+  // Registered strategies left out because the workers' device cannot run
+  // them (--device=cuda), with the listing's reason.
+  std::vector<std::string> not_on_device;
   std::vector<Run> runs;                   // in running order
   fs::path dir;                            // --out_dir
   std::vector<std::string> extra;          // the flags after --
@@ -452,6 +455,20 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   RS_ASSIGN_OR_RETURN(p.registered, ListStrategies(p.worker_bin));
   RS_ASSIGN_OR_RETURN(p.strategies,
                       Plan(p.registered, absl::GetFlag(FLAGS_strategies)));
+  if (absl::GetFlag(FLAGS_device) == "cuda") {
+    std::vector<ListedStrategy> runnable;
+    for (const ListedStrategy& s : p.strategies) {
+      if (s.cuda_runs) {
+        runnable.push_back(s);
+      } else if (!absl::GetFlag(FLAGS_strategies).empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            s.name, " does not run on CUDA workers: ", s.cuda));
+      } else {
+        p.not_on_device.push_back(absl::StrCat(s.name, " (", s.cuda, ")"));
+      }
+    }
+    p.strategies = std::move(runnable);
+  }
   for (const ListedStrategy& s : p.strategies) {
     if (s.servers == ServerKind::kNone || !p.ps_server_bin.empty()) continue;
     RS_ASSIGN_OR_RETURN(p.ps_server_bin, PsServerBinary(argv0));
@@ -655,6 +672,11 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
         "has no validation loss to report.");
   }
   notes.push_back(DdpNote(plan.ddp));
+  if (!plan.not_on_device.empty()) {
+    notes.push_back(absl::StrCat("Not run on CUDA workers: ",
+                                 absl::StrJoin(plan.not_on_device, "; "),
+                                 "."));
+  }
   for (const auto& [row_name, flags] : out.ignored_flags) {
     notes.push_back(absl::StrCat("Not passed to ", row_name, ": `", flags,
                                  "` (a flag only other strategies read; its "

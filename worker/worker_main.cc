@@ -340,6 +340,7 @@ int Run() {
                  {"options", info.options},
                  {"study_flags", info.study_flags},
                  {"checkpoints", info.Checkpoints()},
+                 {"cuda_runs", made->ParamUse() == nullptr},
                  {"cuda", made->ParamUse() != nullptr
                               ? "not supported (needs a model that reports "
                                 "parameter use; the CUDA models do not)"

@@ -426,6 +426,8 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     info.study_order = j.value("study_order", 100);
     info.modelled_as = j.value("modelled_as", "");
     info.wire_bytes_per_model_byte = j.value("wire_bytes_per_model_byte", 1.0);
+    info.cuda_runs = j.value("cuda_runs", true);
+    info.cuda = j.value("cuda", "");
     for (const char* field : {"options", "study_flags"}) {
       if (!j.contains(field) || !j[field].is_array()) continue;
       std::vector<std::string>& out = std::string(field) == "options"

@@ -159,6 +159,10 @@ struct ListedStrategy {
   // Worker flags a study passes before the user's ("--flag=value"; the
   // registry's StrategyInfo::study_flags).
   std::vector<std::string> study_flags;
+  // Whether CUDA workers can run it (the listing's "cuda_runs"), and what
+  // the listing says of CUDA workers ("cuda").
+  bool cuda_runs = true;
+  std::string cuda;
 
   bool Reads(const std::string& flag) const;
 };

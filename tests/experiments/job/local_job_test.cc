@@ -161,6 +161,10 @@ TEST(LocalJobTest, ListStrategies) {
   EXPECT_EQ(ServersFor(ServerKind::kOne, 4), 1);
   EXPECT_EQ(ServersFor(ServerKind::kSharded, 4), 4);
   EXPECT_TRUE((*s)[1].study_flags.empty());
+  // CUDA workers: runnable unless the listing says otherwise.
+  EXPECT_TRUE((*s)[1].cuda_runs);
+  EXPECT_FALSE((*s)[2].cuda_runs);
+  EXPECT_EQ((*s)[2].cuda, "not supported (a test)");
 }
 
 TEST(LocalJobTest, ListStrategiesReadsStudyFlags) {
