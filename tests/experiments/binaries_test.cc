@@ -327,6 +327,23 @@ TEST(CompareTest, ChosenStrategiesRunAfterTheBaseline) {
   EXPECT_EQ(j["report"]["rows"][1]["strategy"], "sps");
 }
 
+TEST(CompareTest, CudaWorkersLeaveOutWhatTheyCannotRun) {
+  // The fake worker lists dps as not running on CUDA workers.
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/cuda";
+  Outcome out = RunBinary("compare", {"--workers=2", "--device=cuda",
+                                      "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("Not run on CUDA workers: dps (not supported "
+                            "(a test))."));
+  EXPECT_THAT(md, HasSubstr("| SPS "));
+  EXPECT_THAT(md, Not(HasSubstr("| DPS ")));
+  // Named explicitly, it is refused before anything runs.
+  out = RunBinary("compare", {"--workers=2", "--device=cuda",
+                              "--strategies=dps", "--out_dir=" + dir});
+  EXPECT_FALSE(out.status.ok());
+}
+
 TEST(CompareTest, FailedStrategyIsReportedAndExitCodeIsOne) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/failed";
   const Outcome out = RunBinary("compare", {"--workers=2", "--out_dir=" + dir},
