@@ -72,8 +72,21 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"sps", 2, 1, false}, Case{"dps", 1, 2, false},
                       Case{"dps", 2, 2, false}, Case{"ring", 1, 0, true},
                       Case{"ring", 2, 0, true}, Case{"fusion", 1, 0, true},
-                      Case{"fusion", 2, 0, true}),
+                      Case{"fusion", 2, 0, true}, Case{"zero1", 1, 0, true},
+                      Case{"zero1", 2, 0, true}, Case{"zero2", 1, 0, true},
+                      Case{"zero2", 2, 0, true}),
     CaseName);
+
+// zero3 needs the model's parameter-use hooks, which the CUDA models do not
+// report: a CUDA worker refuses it before contacting any peer.
+TEST(CudaOracleTest, Zero3IsRefusedOnCudaWorkers) {
+  SKIP_WITHOUT_GPU();
+  OracleSetup setup;
+  absl::StatusOr<OracleRun> run = RunCudaWorkers(setup, "zero3", {0});
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().code(), absl::StatusCode::kUnimplemented)
+      << run.status();
+}
 
 // Fusion through the device fusion buffer (no in-place batches) and with
 // fusion off (one NCCL all-reduce per tensor).

@@ -15,6 +15,16 @@
 
 namespace ringside {
 
+namespace {
+
+absl::Status CudaCheckpointsRefused() {
+  return absl::UnimplementedError(
+      "checkpoint/resume of CUDA workers' sharded optimizer state is not "
+      "supported yet; use --device=cpu");
+}
+
+}  // namespace
+
 int64_t ShardedPhaseBytes(int64_t bytes, int world_size) {
   return bytes * (world_size - 1) / world_size;
 }
@@ -34,7 +44,7 @@ absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
                                           const std::string& name) {
   ShardedStart start;
   RS_ASSIGN_OR_RETURN(start.collective,
-                      ConnectCpuCollective(context, name, &start.own_store));
+                      ConnectCollective(context, name, &start.own_store));
   RS_RETURN_IF_ERROR(Annotate(
       start.collective->Broadcast(context.params, 0,
                                   context.options.rpc_timeout),
@@ -54,26 +64,56 @@ absl::StatusOr<std::unique_ptr<ShardedOptimizer>> ShardedOptimizer::Create(
                       partitioner->Partition(context.layout, context.world_size));
   for (const KeyRange& r : ranges) s->counts_.push_back(r.size());
   s->shard_ = ranges[context.rank];
+  if (context.device == Device::kCuda) {
+    RS_ASSIGN_OR_RETURN(s->device_optimizer_,
+                        CudaOptimizer::Create(context.optimizer,
+                                              s->shard_.size(),
+                                              context.cuda_device));
+    RS_ASSIGN_OR_RETURN(s->start_,
+                        OwnedCudaEvent::Create(context.cuda_device, true));
+    RS_ASSIGN_OR_RETURN(s->stop_,
+                        OwnedCudaEvent::Create(context.cuda_device, true));
+    return s;
+  }
   RS_ASSIGN_OR_RETURN(s->optimizer_,
                       Optimizer::Create(context.optimizer, s->shard_.size()));
   return s;
 }
 
-StepStats ShardedOptimizer::Step(int64_t step) {
+int64_t ShardedOptimizer::state_bytes() const {
+  return device_optimizer_ != nullptr ? device_optimizer_->state_bytes()
+                                      : optimizer_->state_bytes();
+}
+
+absl::StatusOr<StepStats> ShardedOptimizer::Step(int64_t step) {
   const double start = NowSeconds();
-  optimizer_->Apply(0, context_.params.subspan(shard_.begin, shard_.size()),
-                    context_.grads.subspan(shard_.begin, shard_.size()),
-                    step + 1);
-  const double applied = NowSeconds();
-  RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start, applied,
-             {{"step", step}, {"elements", shard_.size()}});
   StepStats stats;
-  stats.local_optimizer_s = applied - start;
+  if (device_optimizer_ != nullptr) {
+    // On the compute stream, between two timing events, waited for: the
+    // all-gather that follows reads the updated shard.
+    CudaStream stream = context_.compute_stream;
+    RS_RETURN_IF_ERROR(RecordEvent(start_.get(), stream));
+    RS_RETURN_IF_ERROR(device_optimizer_->Apply(
+        0, context_.params.data() + shard_.begin,
+        context_.grads.data() + shard_.begin, shard_.size(), step + 1,
+        stream));
+    RS_RETURN_IF_ERROR(RecordEvent(stop_.get(), stream));
+    RS_RETURN_IF_ERROR(WaitForEvent(stop_.get()));
+    RS_ASSIGN_OR_RETURN(stats.local_optimizer_s,
+                        EventSeconds(start_.get(), stop_.get()));
+  } else {
+    optimizer_->Apply(0, context_.params.subspan(shard_.begin, shard_.size()),
+                      context_.grads.subspan(shard_.begin, shard_.size()),
+                      step + 1);
+    stats.local_optimizer_s = NowSeconds() - start;
+  }
+  RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start,
+             NowSeconds(), {{"step", step}, {"elements", shard_.size()}});
   return stats;
 }
 
 absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
-  StepStats stats = Step(step);
+  RS_ASSIGN_OR_RETURN(StepStats stats, Step(step));
   const double applied = NowSeconds();
   RS_RETURN_IF_ERROR(Annotate(
       collective_->AllGatherV(context_.params, counts_,
@@ -88,6 +128,7 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
 absl::Status ShardedOptimizer::MaybeCheckpoint(int64_t step) {
   const int64_t every = context_.options.checkpoint_every;
   if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  if (device_optimizer_ != nullptr) return CudaCheckpointsRefused();
   ScopedSpan span(context_.options.timeline, "step", "CHECKPOINT",
                   {{"step", step + 1}});
   Checkpoint c;
@@ -113,6 +154,10 @@ absl::Status ShardedOptimizer::MaybeCheckpoint(int64_t step) {
 }
 
 absl::StatusOr<int64_t> ShardedOptimizer::Resume() {
+  if (device_optimizer_ != nullptr &&
+      (context_.options.resume || context_.options.checkpoint_every > 0)) {
+    return CudaCheckpointsRefused();
+  }
   if (!context_.options.resume) return 0;
   const std::string path = ShardCheckpointPath(
       context_.options.checkpoint_dir, context_.rank, context_.world_size);

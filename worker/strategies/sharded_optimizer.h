@@ -6,6 +6,13 @@
 // and all-gathers every rank's updated shard, so all ranks end with
 // bit-identical parameters.
 //
+// On context.device == kCuda the state lives in device memory (a
+// CudaOptimizer for the shard, applied on context.compute_stream and waited
+// for, timed with CUDA events) and the collective is the job's NCCL group;
+// checkpoints of CUDA workers are refused (UNIMPLEMENTED), as for the
+// all-reduce strategies' local optimizer. The CUDA path is compile-checked
+// only until a GPU session runs tools/gpu_check.sh.
+//
 // Timeline (SyncOptions::timeline, when set): OPTIMIZER (this rank's
 // shard) and CHECKPOINT on lane "step", ALLGATHER (the parameters) on
 // every tensor's lane.
@@ -22,6 +29,8 @@
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "core/key_range.h"
+#include "device/cuda_event.h"
+#include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
 
@@ -38,12 +47,14 @@ class ShardedOptimizer {
   const std::vector<int64_t>& counts() const { return counts_; }
   // This rank's shard of the flat buffer.
   const KeyRange& shard() const { return shard_; }
-  // Bytes of optimizer state this rank holds (its shard's only).
-  int64_t state_bytes() const { return optimizer_->state_bytes(); }
+  // Bytes of optimizer state this rank holds (its shard's only; host or
+  // device memory).
+  int64_t state_bytes() const;
 
   // Steps the optimizer on this rank's shard only (context.grads holds the
-  // averaged gradient there). Stats: the optimizer's time.
-  StepStats Step(int64_t step);
+  // averaged gradient there). Stats: the optimizer's time (device time on
+  // kCuda, where it returns once the update is final).
+  absl::StatusOr<StepStats> Step(int64_t step);
   // Step, then all-gathers the parameters. Blocking,
   // bounded by options.rpc_timeout. Stats: the optimizer's time and the
   // all-gather's bytes ((n-1)/n of the buffer each way).
@@ -70,7 +81,9 @@ class ShardedOptimizer {
   Collective* collective_;
   std::vector<int64_t> counts_;
   KeyRange shard_;
-  std::unique_ptr<Optimizer> optimizer_;  // state for shard_ only
+  std::unique_ptr<Optimizer> optimizer_;  // kCpu: state for shard_ only
+  std::unique_ptr<CudaOptimizer> device_optimizer_;  // kCuda: the same
+  OwnedCudaEvent start_, stop_;                      // kCuda: its timing
 };
 
 // How zero1, zero2 and zero3 start: the job's Gloo group (through

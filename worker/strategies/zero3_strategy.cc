@@ -205,7 +205,7 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitAll(
       context_.options.rpc_timeout,
       absl::StrCat("the gradients' reduce-scatters of step ", step)));
-  StepStats stats = optimizer_->Step(step);
+  RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->Step(step));
   RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
   stats.hook_wait_s = hook_wait_s_;
   stats.bytes_sent = stats.bytes_received = bytes_this_step_;

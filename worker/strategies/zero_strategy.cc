@@ -30,6 +30,10 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
   const int64_t phase =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
   const int64_t gradient_bytes = stage_ == 1 ? 2 * phase : phase;
+  // CUDA: every gradient final before the NCCL group's stream reads them.
+  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+    RS_RETURN_IF_ERROR(WaitForGradient(context_, t));
+  }
   RS_RETURN_IF_ERROR(Annotate(
       stage_ == 1 ? collective_->AllReduce(context_.grads, ReduceOp::kAverage,
                                            timeout)
@@ -53,7 +57,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .Store()
         .Describe("ZeRO stage 1: all-reduce the gradients, each rank steps "
                   "the optimizer on its byte-balanced shard only (1/N of the "
-                  "optimizer state), all-gather the parameters (Gloo on CPU)")
+                  "optimizer state), all-gather the parameters (Gloo on CPU, NCCL "
+                  "on CUDA)")
         .Display("ZeRO-1")
         .StudyOrder(8)
         .ModelledAs("zero1")
@@ -65,7 +70,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Store()
         .Describe("ZeRO stage 2: reduce-scatter the gradients (each rank "
                   "keeps its shard's), step the optimizer on that shard only, "
-                  "all-gather the parameters (Gloo on CPU)")
+                  "all-gather the parameters (Gloo on CPU, NCCL on CUDA)")
         .Display("ZeRO-2")
         .StudyOrder(9)
         .ModelledAs("zero2")

@@ -8,8 +8,11 @@
 // it so each rank ends with its own shard's average only — then steps the
 // optimizer on this rank's shard and all-gathers the parameters: every
 // rank ends bit-identical. Communication starts when backward has ended
-// (no overlap with it). CUDA workers stage through host memory (not yet
-// over NCCL). Checkpoints: every rank writes its own shard
+// (no overlap with it). CUDA workers run on their device buffers: NCCL
+// reduce-scatter / all-reduce and all-gather, the shard's optimizer on the
+// device (compile-checked only until a GPU session runs
+// tools/gpu_check.sh; no checkpoints there). Checkpoints: every rank
+// writes its own shard
 // (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
 // workers.
 // Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1) or
@@ -36,6 +39,9 @@ class ZeroStrategy : public SyncStrategy {
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   int64_t start_step() const override { return start_step_; }
+  bool SupportsDevice(Device device) const override {
+    return device == Device::kCpu || device == Device::kCuda;
+  }
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }
