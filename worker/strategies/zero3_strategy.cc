@@ -1,8 +1,5 @@
 #include "worker/strategies/zero3_strategy.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <utility>
 
@@ -13,22 +10,6 @@
 #include "worker/strategies/allreduce_support.h"
 
 namespace ringside {
-namespace {
-
-// Each rank's share of [begin, end) under the ranks' shard sizes `counts`.
-std::vector<int64_t> CountsWithin(const std::vector<int64_t>& counts,
-                                  int64_t begin, int64_t end) {
-  std::vector<int64_t> out;
-  int64_t at = 0;
-  for (int64_t c : counts) {
-    const int64_t lo = std::max(at, begin), hi = std::min(at + c, end);
-    out.push_back(std::max<int64_t>(0, hi - lo));
-    at += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 Zero3Strategy::Zero3Strategy() {
   hooks_.needed = [this](int tensor) { Needed(tensor); };
@@ -47,48 +28,21 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
   optimizer_ = std::move(start.optimizer);
   start_step_ = start.start_step;
   step_ = start_step_;
-  shard_ = optimizer_->shard();
+  shards_ = std::make_unique<TensorShards>(
+      context_.layout, optimizer_->counts(), context_.rank);
   const int tensors = context_.layout.num_tensors();
-  for (int t = 0; t < tensors; ++t) {
-    const TensorSpec& spec = context_.layout.tensor(t);
-    tensor_counts_.push_back(CountsWithin(optimizer_->counts(), spec.offset,
-                                          spec.offset + spec.size));
-  }
   gather_ticket_.assign(tensors, -1);
   // From here on this rank holds its shard only.
   for (int t = 0; t < tensors; ++t) {
-    ReleasePages(context_.params, t);
-    ReleasePages(context_.grads, t);
+    shards_->Release(context_.params, t);
+    shards_->Release(context_.grads, t);
   }
-  param_bytes_ = shard_.size() * 4;
-  grad_bytes_ = shard_.size() * 4;
+  param_bytes_ = optimizer_->shard().size() * 4;
+  grad_bytes_ = optimizer_->shard().size() * 4;
   peak_param_bytes_ = param_bytes_;
   peak_grad_bytes_ = grad_bytes_;
   comm_ = std::make_unique<SequencedCommThread>();
   return absl::OkStatus();
-}
-
-int64_t Zero3Strategy::OutsideBytes(int tensor) const {
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  return 4 * (spec.size - tensor_counts_[tensor][context_.rank]);
-}
-
-void Zero3Strategy::ReleasePages(absl::Span<float> buffer, int tensor) const {
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  auto give_back = [&](int64_t begin, int64_t end) {
-    if (end <= begin) return;
-    const uintptr_t lo =
-        (reinterpret_cast<uintptr_t>(buffer.data() + begin) + page - 1) &
-        ~(page - 1);
-    const uintptr_t hi =
-        reinterpret_cast<uintptr_t>(buffer.data() + end) & ~(page - 1);
-    // Advice only: where it fails the pages simply stay.
-    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-  };
-  const int64_t begin = spec.offset, end = spec.offset + spec.size;
-  give_back(begin, std::min(end, shard_.begin));
-  give_back(std::max(begin, shard_.end), end);
 }
 
 void Zero3Strategy::Fail(absl::Status error) {
@@ -102,7 +56,7 @@ void Zero3Strategy::NoteParams(int64_t delta) {
 
 void Zero3Strategy::QueueGather(int tensor) {
   if (gather_ticket_[tensor] >= 0) return;  // here or on its way
-  NoteParams(OutsideBytes(tensor));
+  NoteParams(shards_->outside_bytes(tensor));
   const TensorSpec& spec = context_.layout.tensor(tensor);
   bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
   const int64_t step = step_;
@@ -112,7 +66,7 @@ void Zero3Strategy::QueueGather(int tensor) {
     RS_RETURN_IF_ERROR(Annotate(
         collective_->AllGatherV(
             context_.params.subspan(spec.offset, spec.size),
-            tensor_counts_[tensor], context_.options.rpc_timeout),
+            shards_->counts(tensor), context_.options.rpc_timeout),
         absl::StrCat("all-gather of ", spec.name, "'s parameters in step ",
                      step)));
     RecordSpan(context_.options.timeline, spec.name, "ALLGATHER", start,
@@ -131,9 +85,9 @@ void Zero3Strategy::ReleaseParams(int tensor) {
     Fail(std::move(s));
     return;
   }
-  ReleasePages(context_.params, tensor);
+  shards_->Release(context_.params, tensor);
   gather_ticket_[tensor] = -1;
-  NoteParams(-OutsideBytes(tensor));
+  NoteParams(-shards_->outside_bytes(tensor));
 }
 
 void Zero3Strategy::Needed(int tensor) {
@@ -174,7 +128,7 @@ void Zero3Strategy::ForwardDone(int tensor) {
 void Zero3Strategy::OnGradientReady(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
   ReleaseParams(tensor);
-  const int64_t outside = OutsideBytes(tensor);
+  const int64_t outside = shards_->outside_bytes(tensor);
   peak_grad_bytes_ = std::max(peak_grad_bytes_, grad_bytes_ += outside);
   const TensorSpec& spec = context_.layout.tensor(tensor);
   bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
@@ -185,11 +139,11 @@ void Zero3Strategy::OnGradientReady(int tensor) {
     RS_RETURN_IF_ERROR(Annotate(
         collective_->ReduceScatter(
             context_.grads.subspan(spec.offset, spec.size),
-            tensor_counts_[tensor], ReduceOp::kAverage,
+            shards_->counts(tensor), ReduceOp::kAverage,
             context_.options.rpc_timeout),
         absl::StrCat("reduce-scatter of ", spec.name, "'s gradient in step ",
                      step)));
-    ReleasePages(context_.grads, tensor);
+    shards_->Release(context_.grads, tensor);
     grad_bytes_ -= outside;
     RecordSpan(context_.options.timeline, spec.name, "REDUCE_SCATTER", start,
                NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});

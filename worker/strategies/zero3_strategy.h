@@ -48,10 +48,10 @@
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
-#include "core/key_range.h"
 #include "models/model.h"
 #include "worker/strategies/sequenced_comm_thread.h"
 #include "worker/strategies/sharded_optimizer.h"
+#include "worker/strategies/tensor_shards.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -84,11 +84,6 @@ class Zero3Strategy final : public SyncStrategy {
   // Frees `tensor`'s parameters outside this rank's shard (after waiting
   // for a gather still on its way).
   void ReleaseParams(int tensor);
-  // Bytes of `tensor` outside this rank's shard.
-  int64_t OutsideBytes(int tensor) const;
-  // Gives back the pages of `buffer` wholly inside `tensor` and outside
-  // this rank's shard.
-  void ReleasePages(absl::Span<float> buffer, int tensor) const;
   void Fail(absl::Status error);
   void NoteParams(int64_t delta);
 
@@ -99,10 +94,9 @@ class Zero3Strategy final : public SyncStrategy {
   std::unique_ptr<ShardedOptimizer> optimizer_;
   std::unique_ptr<SequencedCommThread> comm_;
   int64_t start_step_ = 0;
-  KeyRange shard_;
-  // Per tensor: each rank's share of it (the collectives' counts), and the
-  // ticket of the gather that brought its parameters (-1: freed).
-  std::vector<std::vector<int64_t>> tensor_counts_;
+  std::unique_ptr<TensorShards> shards_;
+  // Per tensor: the ticket of the gather that brought its parameters (-1:
+  // freed).
   std::vector<int64_t> gather_ticket_;
   // The order step 0 asked for tensors in (forward, then backward), and
   // where this step is in it; prefetching stops for the step at the first

@@ -1,5 +1,6 @@
 #include "worker/strategies/zero_strategy.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -19,31 +20,92 @@ absl::Status ZeroStrategy::Init(const SyncContext& context) {
   collective_ = std::move(start.collective);
   optimizer_ = std::move(start.optimizer);
   start_step_ = start.start_step;
+  step_ = start_step_;
+  if (stage_ == 2) {
+    shards_ = std::make_unique<TensorShards>(
+        context_.layout, optimizer_->counts(), context_.rank);
+    if (context_.device == Device::kCpu) {
+      for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+        shards_->Release(context_.grads, t);
+      }
+    }
+    grad_bytes_ = optimizer_->shard().size() * 4;
+    peak_grad_bytes_ = grad_bytes_;
+    comm_ = std::make_unique<SequencedCommThread>();
+  }
   return absl::OkStatus();
 }
 
+ZeroStrategy::~ZeroStrategy() {
+  if (comm_ != nullptr) comm_->Stop();
+}
+
+void ZeroStrategy::OnGradientReady(int tensor) {
+  if (stage_ != 2 || comm_ == nullptr) return;
+  const int64_t outside =
+      context_.device == Device::kCpu ? shards_->outside_bytes(tensor) : 0;
+  peak_grad_bytes_ = std::max(peak_grad_bytes_, grad_bytes_ += outside);
+  const TensorSpec& spec = context_.layout.tensor(tensor);
+  reduced_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+  const int64_t step = step_;
+  comm_->Enqueue([this, tensor, step, outside]() {
+    const TensorSpec& spec = context_.layout.tensor(tensor);
+    RS_RETURN_IF_ERROR(WaitForGradient(context_, tensor));
+    const double start = NowSeconds();
+    RS_RETURN_IF_ERROR(Annotate(
+        collective_->ReduceScatter(
+            context_.grads.subspan(spec.offset, spec.size),
+            shards_->counts(tensor), ReduceOp::kAverage,
+            context_.options.rpc_timeout),
+        absl::StrCat("reduce-scatter of ", spec.name, "'s gradient in step ",
+                     step)));
+    if (context_.device == Device::kCpu) {
+      shards_->Release(context_.grads, tensor);
+    }
+    grad_bytes_ -= outside;
+    RecordSpan(context_.options.timeline, spec.name, "REDUCE_SCATTER", start,
+               NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
+    return absl::OkStatus();
+  });
+}
+
+absl::Status ZeroStrategy::Shutdown() {
+  if (comm_ == nullptr) return absl::OkStatus();
+  absl::Status s = comm_->WaitAll(context_.options.rpc_timeout,
+                                  "the last gradients' reduce-scatters");
+  comm_->Stop();
+  comm_.reset();
+  return s;
+}
+
 absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
-  const double start = NowSeconds();
   const absl::Duration timeout = context_.options.rpc_timeout;
-  // Stage 1 moves 2(n-1)/n of the buffer each way for the gradients, stage
-  // 2 (n-1)/n; the all-gather adds (n-1)/n (StepAndGather's stats).
-  const int64_t phase =
-      ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
-  const int64_t gradient_bytes = stage_ == 1 ? 2 * phase : phase;
-  // CUDA: every gradient final before the NCCL group's stream reads them.
-  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
-    RS_RETURN_IF_ERROR(WaitForGradient(context_, t));
+  int64_t gradient_bytes = 0;
+  if (stage_ == 1) {
+    // An all-reduce moves 2(n-1)/n of the buffer each way.
+    const double start = NowSeconds();
+    // CUDA: every gradient final before the NCCL group's stream reads them.
+    for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+      RS_RETURN_IF_ERROR(WaitForGradient(context_, t));
+    }
+    RS_RETURN_IF_ERROR(Annotate(
+        collective_->AllReduce(context_.grads, ReduceOp::kAverage, timeout),
+        absl::StrCat("all-reduce of the gradients of step ", step)));
+    RecordWholeBufferSpans(context_, "ALLREDUCE", start, NowSeconds(), step);
+    gradient_bytes = 2 * ShardedPhaseBytes(context_.layout.total_bytes(),
+                                           context_.world_size);
+  } else {
+    if (comm_ == nullptr) {
+      return absl::FailedPreconditionError("zero2: FinishStep before Init");
+    }
+    RS_RETURN_IF_ERROR(comm_->WaitAll(
+        timeout,
+        absl::StrCat("the gradients' reduce-scatters of step ", step)));
+    gradient_bytes = reduced_bytes_;
+    reduced_bytes_ = 0;
+    step_ = step + 1;
   }
-  RS_RETURN_IF_ERROR(Annotate(
-      stage_ == 1 ? collective_->AllReduce(context_.grads, ReduceOp::kAverage,
-                                           timeout)
-                  : collective_->ReduceScatter(context_.grads,
-                                               optimizer_->counts(),
-                                               ReduceOp::kAverage, timeout),
-      absl::StrCat(stage_ == 1 ? "all-reduce" : "reduce-scatter",
-                   " of the gradients of step ", step)));
-  RecordWholeBufferSpans(context_, stage_ == 1 ? "ALLREDUCE" : "REDUCE_SCATTER",
-                         start, NowSeconds(), step);
+  // The all-gather adds (n-1)/n of the buffer (StepAndGather's stats).
   RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->StepAndGather(step));
   RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
   stats.bytes_sent += gradient_bytes;
@@ -68,9 +130,11 @@ RINGSIDE_REGISTER_STRATEGY(
     Zero2Strategy,
     StrategyInfo("zero2", ServerNeed::kNone)
         .Store()
-        .Describe("ZeRO stage 2: reduce-scatter the gradients (each rank "
-                  "keeps its shard's), step the optimizer on that shard only, "
-                  "all-gather the parameters (Gloo on CPU, NCCL on CUDA)")
+        .Describe("ZeRO stage 2: reduce-scatter each gradient as backward "
+                  "makes it (each rank keeps only its shard's; on CPU the "
+                  "rest is given back), step the optimizer on that shard "
+                  "only, all-gather the parameters (Gloo on CPU, NCCL on "
+                  "CUDA)")
         .Display("ZeRO-2")
         .StudyOrder(9)
         .ModelledAs("zero2")

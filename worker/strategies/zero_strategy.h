@@ -1,33 +1,44 @@
 // ZeroStrategy: ZeRO stages 1 and 2 (Rajbhandari et al., SC'20) over the
-// job's Gloo group, registered as "zero1" (Zero1Strategy) and "zero2"
-// (Zero2Strategy). Init connects the collective through the job's store,
-// broadcasts rank 0's initial parameters and makes this rank's
-// ShardedOptimizer (worker/strategies/sharded_optimizer.h: optimizer state
-// for its byte-balanced shard only). FinishStep reduces the gradients —
-// stage 1 all-reduces (averages) the whole buffer, stage 2 reduce-scatters
-// it so each rank ends with its own shard's average only — then steps the
-// optimizer on this rank's shard and all-gathers the parameters: every
-// rank ends bit-identical. Communication starts when backward has ended
-// (no overlap with it). CUDA workers run on their device buffers: NCCL
-// reduce-scatter / all-reduce and all-gather, the shard's optimizer on the
-// device (compile-checked only until a GPU session runs
-// tools/gpu_check.sh; no checkpoints there). Checkpoints: every rank
-// writes its own shard
+// job's Gloo group (NCCL on CUDA workers), registered as "zero1"
+// (Zero1Strategy) and "zero2" (Zero2Strategy). Init connects the
+// collective through the job's store, broadcasts rank 0's initial
+// parameters and makes this rank's ShardedOptimizer
+// (worker/strategies/sharded_optimizer.h: optimizer state for its
+// byte-balanced shard only).
+//   stage 1  FinishStep all-reduces (averages) the whole gradient buffer
+//            once backward has ended;
+//   stage 2  each gradient is reduce-scattered (averaged) on a
+//            communication thread as soon as backward makes it, so the
+//            reduction overlaps the rest of backward, and on CPU workers
+//            the gradient outside this rank's shard is given back to the
+//            OS once reduced (TensorShards): a rank holds its shard of the
+//            gradients plus those not yet reduced (PeakGradBytes);
+//            FinishStep waits for them.
+// Then both step the optimizer on this rank's shard and all-gather the
+// parameters: every rank ends bit-identical. CUDA workers run on their
+// device buffers (NCCL; the shard's optimizer on the device; compile-checked
+// only until a GPU session runs tools/gpu_check.sh; no checkpoints there).
+// Checkpoints: every rank writes its own shard
 // (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
-// workers.
-// Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1) or
-// REDUCE_SCATTER (stage 2) on every tensor's lane (one collective over the
-// whole buffer), then the ShardedOptimizer's OPTIMIZER and ALLGATHER.
+// workers. Every wait is bounded by options.rpc_timeout.
+// Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1, one
+// collective over the whole buffer, shown on every tensor's lane) or
+// REDUCE_SCATTER (stage 2, per tensor), then the ShardedOptimizer's
+// OPTIMIZER and ALLGATHER.
 // Not thread-safe (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
+#include "worker/strategies/sequenced_comm_thread.h"
 #include "worker/strategies/sharded_optimizer.h"
+#include "worker/strategies/tensor_shards.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -36,8 +47,13 @@ class ZeroStrategy : public SyncStrategy {
  public:
   std::string name() const override;
   absl::Status Init(const SyncContext& context) override;
-  void OnGradientReady(int) override {}
+  ~ZeroStrategy() override;
+  void OnGradientReady(int tensor) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  absl::Status Shutdown() override;
+  int64_t PeakGradBytes() const override {
+    return stage_ == 2 ? peak_grad_bytes_ : -1;
+  }
   int64_t start_step() const override { return start_step_; }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu || device == Device::kCuda;
@@ -56,6 +72,14 @@ class ZeroStrategy : public SyncStrategy {
   std::unique_ptr<Collective> collective_;
   std::unique_ptr<ShardedOptimizer> optimizer_;
   int64_t start_step_ = 0;  // > 0 when resumed from checkpoints
+  // Stage 2: the per-tensor shards, the thread that reduce-scatters the
+  // gradients, and what the gradients take now (both threads) and at most.
+  std::unique_ptr<TensorShards> shards_;
+  std::unique_ptr<SequencedCommThread> comm_;
+  std::atomic<int64_t> grad_bytes_{0};
+  int64_t peak_grad_bytes_ = -1;
+  int64_t step_ = 0;
+  int64_t reduced_bytes_ = 0;  // this step's reduce-scatters, per way
 };
 
 class Zero1Strategy final : public ZeroStrategy {

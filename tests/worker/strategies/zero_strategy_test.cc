@@ -73,5 +73,23 @@ TEST(Zero3Test, HoldsItsShardAndTheTensorsInUse) {
   }
 }
 
+TEST(Zero2Test, HoldsItsShardOfTheGradientsAndTheWholeParameters) {
+  OracleSetup setup = DeepMlp();
+  absl::StatusOr<TrainResult> reference = RunReference(setup, 4);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  absl::StatusOr<OracleRun> run = RunWorkers(setup, "zero2", 4);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(MatchesReference(*run, *reference));
+  const int64_t model_bytes =
+      4 * static_cast<int64_t>(reference->params.size());
+  for (const nlohmann::json& f : run->final_records) {
+    EXPECT_EQ(f["param_bytes"].get<int64_t>(), model_bytes) << f.dump();
+    // The quarter, plus the gradients written and not yet reduce-scattered.
+    const int64_t grads = f["grad_bytes"].get<int64_t>();
+    EXPECT_GE(grads, model_bytes / 4 - 8) << f.dump();
+    EXPECT_LE(grads, model_bytes) << f.dump();
+  }
+}
+
 }  // namespace
 }  // namespace ringside::testing

@@ -1,0 +1,67 @@
+// TensorShards: each rank's share of a tensor, the bytes outside this
+// rank's shard, and giving back exactly the pages wholly outside the shard
+// inside one tensor.
+#include "worker/strategies/tensor_shards.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace ringside {
+namespace {
+
+// a: 3000 floats, b: 5000, c: 1000 (9000 in all); two ranks' shards of
+// 4000 and 5000 floats: rank 0 owns [0, 4000), rank 1 [4000, 9000).
+TensorLayout Layout() {
+  absl::StatusOr<TensorLayout> layout =
+      TensorLayout::FromShapes({{"a", {3000}}, {"b", {5000}}, {"c", {1000}}});
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  return *layout;
+}
+
+TEST(TensorShardsTest, SharesAndOutsideBytes) {
+  const TensorShards rank0(Layout(), {4000, 5000}, 0);
+  EXPECT_EQ(rank0.counts(0), (std::vector<int64_t>{3000, 0}));
+  EXPECT_EQ(rank0.counts(1), (std::vector<int64_t>{1000, 4000}));
+  EXPECT_EQ(rank0.counts(2), (std::vector<int64_t>{0, 1000}));
+  EXPECT_EQ(rank0.outside_bytes(0), 0);
+  EXPECT_EQ(rank0.outside_bytes(1), 4 * 4000);
+  EXPECT_EQ(rank0.outside_bytes(2), 4 * 1000);
+  const TensorShards rank1(Layout(), {4000, 5000}, 1);
+  EXPECT_EQ(rank1.outside_bytes(0), 4 * 3000);
+  EXPECT_EQ(rank1.outside_bytes(1), 4 * 1000);
+  EXPECT_EQ(rank1.outside_bytes(2), 0);
+}
+
+TEST(TensorShardsTest, ReleaseZeroesOnlyWholePagesOfTheTensorOutsideTheShard) {
+  const TensorLayout layout = Layout();
+  const TensorShards rank0(layout, {4000, 5000}, 0);
+  // A page-aligned anonymous mapping, as the large buffers are.
+  const size_t bytes = layout.total_bytes();
+  void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  absl::Span<float> buffer(static_cast<float*>(mem), layout.total_elements());
+  for (float& x : buffer) x = 1.0f;
+  rank0.Release(buffer, 1);  // b: outside rank 0's shard is [4000, 8000)
+  // The shard and the other tensors are untouched.
+  for (int64_t i = 0; i < 4000; ++i) ASSERT_EQ(buffer[i], 1.0f) << i;
+  for (int64_t i = 8000; i < 9000; ++i) ASSERT_EQ(buffer[i], 1.0f) << i;
+  // b's part outside the shard is bytes [16000, 32000) of the buffer: the
+  // pages wholly inside it are zeroed, the two it shares are not.
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  const int64_t first = (16000 + page - 1) / page * page;
+  const int64_t last = 32000 / page * page;
+  for (int64_t i = 4000; i < 8000; ++i) {
+    const bool whole_page = 4 * i >= first && 4 * i < last;
+    ASSERT_EQ(buffer[i], whole_page ? 0.0f : 1.0f) << i;
+  }
+  EXPECT_GT(last, first);  // something was given back
+  munmap(mem, bytes);
+}
+
+}  // namespace
+}  // namespace ringside
