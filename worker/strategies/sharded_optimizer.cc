@@ -25,6 +25,25 @@ absl::Status CudaCheckpointsRefused() {
 
 }  // namespace
 
+absl::Status ReduceScatterGradient(const SyncContext& context,
+                                   Collective& collective,
+                                   const TensorShards& shards, int tensor,
+                                   int64_t step) {
+  const TensorSpec& spec = context.layout.tensor(tensor);
+  RS_RETURN_IF_ERROR(WaitForGradient(context, tensor));
+  const double start = NowSeconds();
+  RS_RETURN_IF_ERROR(Annotate(
+      collective.ReduceScatter(context.grads.subspan(spec.offset, spec.size),
+                               shards.counts(tensor), ReduceOp::kAverage,
+                               context.options.rpc_timeout),
+      absl::StrCat("reduce-scatter of ", spec.name, "'s gradient in step ",
+                   step)));
+  if (context.device == Device::kCpu) shards.Release(context.grads, tensor);
+  RecordSpan(context.options.timeline, spec.name, "REDUCE_SCATTER", start,
+             NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
+  return absl::OkStatus();
+}
+
 int64_t ShardedPhaseBytes(int64_t bytes, int world_size) {
   return bytes * (world_size - 1) / world_size;
 }

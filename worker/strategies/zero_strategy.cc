@@ -49,22 +49,9 @@ void ZeroStrategy::OnGradientReady(int tensor) {
   reduced_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
   const int64_t step = step_;
   comm_->Enqueue([this, tensor, step, outside]() {
-    const TensorSpec& spec = context_.layout.tensor(tensor);
-    RS_RETURN_IF_ERROR(WaitForGradient(context_, tensor));
-    const double start = NowSeconds();
-    RS_RETURN_IF_ERROR(Annotate(
-        collective_->ReduceScatter(
-            context_.grads.subspan(spec.offset, spec.size),
-            shards_->counts(tensor), ReduceOp::kAverage,
-            context_.options.rpc_timeout),
-        absl::StrCat("reduce-scatter of ", spec.name, "'s gradient in step ",
-                     step)));
-    if (context_.device == Device::kCpu) {
-      shards_->Release(context_.grads, tensor);
-    }
+    RS_RETURN_IF_ERROR(ReduceScatterGradient(context_, *collective_, *shards_,
+                                             tensor, step));
     grad_bytes_ -= outside;
-    RecordSpan(context_.options.timeline, spec.name, "REDUCE_SCATTER", start,
-               NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
     return absl::OkStatus();
   });
 }
