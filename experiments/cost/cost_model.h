@@ -46,9 +46,9 @@
 //                            each server (2 + s)·P/K  (sps: K = 1) its key
 //                            range's parameters, state and one accumulator
 //   zero1                    worker 2P + s·P/n     state sharded
-//   zero2                    worker P + (1 + s)·P/n  gradients too (ZeRO's
-//                            formula; ringside's models fill a whole
-//                            gradient buffer, so its zero2 holds zero1's)
+//   zero2                    worker P + (1 + s)·P/n  gradients too (plus
+//                            the gradients not yet reduce-scattered,
+//                            which the formula leaves out, as ZeRO's does)
 //   zero3                    worker (2 + s)·P/n  parameters too (plus the
 //                            tensors gathered at once, which the formula
 //                            leaves out, as ZeRO's does)

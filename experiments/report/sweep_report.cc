@@ -316,11 +316,11 @@ std::string MemoryMarkdown(const std::vector<ReportRow>& rows) {
       "P the parameters' bytes, s the optimizer's state per parameter, "
       "plain SGD 0, momentum 1, Adam 2) for the row's n and K; \"-\" where "
       "the strategy has no formula or the run did not report s. "
-      "ringside's models compute the whole gradient buffer, so its zero2 "
-      "holds zero1's 2P + s·P/n, not ZeRO stage 2's P + (1 + s)·P/n; "
-      "zero3's Mem/worker is the most it held at once, its shard plus the "
-      "tensors gathered for use and the gradients not yet reduce-scattered, "
-      "which ZeRO's (2 + s)·P/n leaves out.\n");
+      "zero2's and zero3's Mem/worker is the most they held at once: "
+      "their shards plus the gradients written and not yet "
+      "reduce-scattered (the whole gradient buffer when backward outruns "
+      "the reductions) and, for zero3, the tensors gathered for use, which "
+      "ZeRO's formulas leave out.\n");
 }
 
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,
