@@ -25,22 +25,36 @@ absl::Status CudaCheckpointsRefused() {
 
 }  // namespace
 
-absl::Status ReduceScatterGradient(const SyncContext& context,
-                                   Collective& collective,
-                                   const TensorShards& shards, int tensor,
-                                   int64_t step) {
-  const TensorSpec& spec = context.layout.tensor(tensor);
-  RS_RETURN_IF_ERROR(WaitForGradient(context, tensor));
+absl::Status ReduceScatterGradients(const SyncContext& context,
+                                    Collective& collective,
+                                    const TensorShards& shards,
+                                    int first_tensor, int last_tensor,
+                                    int64_t step) {
+  for (int t = first_tensor; t <= last_tensor; ++t) {
+    RS_RETURN_IF_ERROR(WaitForGradient(context, t));
+  }
+  const KeyRange range{shards.RangeOf(first_tensor).begin,
+                       shards.RangeOf(last_tensor).end};
   const double start = NowSeconds();
+  const std::string& first = context.layout.tensor(first_tensor).name;
   RS_RETURN_IF_ERROR(Annotate(
-      collective.ReduceScatter(context.grads.subspan(spec.offset, spec.size),
-                               shards.counts(tensor), ReduceOp::kAverage,
-                               context.options.rpc_timeout),
-      absl::StrCat("reduce-scatter of ", spec.name, "'s gradient in step ",
-                   step)));
-  if (context.device == Device::kCpu) shards.Release(context.grads, tensor);
-  RecordSpan(context.options.timeline, spec.name, "REDUCE_SCATTER", start,
-             NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
+      collective.ReduceScatter(
+          context.grads.subspan(range.begin, range.size()),
+          shards.CountsWithin(range), ReduceOp::kAverage,
+          context.options.rpc_timeout),
+      absl::StrCat("reduce-scatter of the gradient of ", first,
+                   last_tensor > first_tensor
+                       ? absl::StrCat(" and the ", last_tensor - first_tensor,
+                                      " tensors after it")
+                       : std::string(),
+                   " in step ", step)));
+  if (context.device == Device::kCpu) shards.Release(context.grads, range);
+  const double end = NowSeconds();
+  for (int t = first_tensor; t <= last_tensor; ++t) {
+    const TensorSpec& spec = context.layout.tensor(t);
+    RecordSpan(context.options.timeline, spec.name, "REDUCE_SCATTER", start,
+               end, {{"step", step}, {"bytes", spec.size * 4}});
+  }
   return absl::OkStatus();
 }
 

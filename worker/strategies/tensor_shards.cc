@@ -10,32 +10,50 @@ namespace ringside {
 
 TensorShards::TensorShards(const TensorLayout& layout,
                            const std::vector<int64_t>& counts, int rank)
-    : layout_(layout), rank_(rank) {
+    : layout_(layout), rank_counts_(counts), rank_(rank) {
   int64_t at = 0;
   for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
     if (r == rank) shard_ = KeyRange{at, at + counts[r]};
     at += counts[r];
   }
   for (int t = 0; t < layout.num_tensors(); ++t) {
-    const TensorSpec& spec = layout.tensor(t);
-    std::vector<int64_t> share;
-    int64_t begin = 0;
-    for (int64_t c : counts) {
-      const int64_t lo = std::max(begin, spec.offset);
-      const int64_t hi = std::min(begin + c, spec.offset + spec.size);
-      share.push_back(std::max<int64_t>(0, hi - lo));
-      begin += c;
-    }
-    counts_.push_back(std::move(share));
+    counts_.push_back(CountsWithin(RangeOf(t)));
   }
 }
 
+KeyRange TensorShards::RangeOf(int tensor) const {
+  const TensorSpec& spec = layout_.tensor(tensor);
+  return KeyRange{spec.offset, spec.offset + spec.size};
+}
+
+std::vector<int64_t> TensorShards::CountsWithin(const KeyRange& range) const {
+  std::vector<int64_t> share;
+  int64_t begin = 0;
+  for (int64_t c : rank_counts_) {
+    const int64_t lo = std::max(begin, range.begin);
+    const int64_t hi = std::min(begin + c, range.end);
+    share.push_back(std::max<int64_t>(0, hi - lo));
+    begin += c;
+  }
+  return share;
+}
+
 int64_t TensorShards::outside_bytes(int tensor) const {
-  return 4 * (layout_.tensor(tensor).size - counts_[tensor][rank_]);
+  return OutsideBytes(RangeOf(tensor));
+}
+
+int64_t TensorShards::OutsideBytes(const KeyRange& range) const {
+  const int64_t inside = std::max<int64_t>(
+      0, std::min(range.end, shard_.end) - std::max(range.begin, shard_.begin));
+  return 4 * (range.size() - inside);
 }
 
 void TensorShards::Release(absl::Span<float> buffer, int tensor) const {
-  const TensorSpec& spec = layout_.tensor(tensor);
+  Release(buffer, RangeOf(tensor));
+}
+
+void TensorShards::Release(absl::Span<float> buffer,
+                           const KeyRange& range) const {
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   auto give_back = [&](int64_t begin, int64_t end) {
     if (end <= begin) return;
@@ -46,9 +64,8 @@ void TensorShards::Release(absl::Span<float> buffer, int tensor) const {
         reinterpret_cast<uintptr_t>(buffer.data() + end) & ~(page - 1);
     if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
   };
-  const int64_t begin = spec.offset, end = spec.offset + spec.size;
-  give_back(begin, std::min(end, shard_.begin));
-  give_back(std::max(begin, shard_.end), end);
+  give_back(range.begin, std::min(range.end, shard_.begin));
+  give_back(std::max(range.begin, shard_.end), range.end);
 }
 
 }  // namespace ringside

@@ -28,17 +28,25 @@ class TensorShards {
   const std::vector<int64_t>& counts(int tensor) const {
     return counts_[tensor];
   }
-  // Bytes of `tensor` outside this rank's shard.
+  // The same for any range [begin, end) of the flat buffer (a bucket of
+  // adjacent tensors).
+  std::vector<int64_t> CountsWithin(const KeyRange& range) const;
+  // Bytes of `tensor` (of `range`) outside this rank's shard.
   int64_t outside_bytes(int tensor) const;
+  int64_t OutsideBytes(const KeyRange& range) const;
   // Gives back (madvise MADV_DONTNEED) the pages of host `buffer` (the
-  // layout's flat buffer) wholly inside `tensor` and outside this rank's
-  // shard: they read as zeros until written again. Pages shared with
-  // another tensor or with the shard stay. Advice only: where the kernel
-  // refuses, the pages stay.
+  // layout's flat buffer) wholly inside `tensor` (`range`) and outside this
+  // rank's shard: they read as zeros until written again. Pages shared
+  // with the rest of the buffer or with the shard stay. Advice only: where
+  // the kernel refuses, the pages stay.
   void Release(absl::Span<float> buffer, int tensor) const;
+  void Release(absl::Span<float> buffer, const KeyRange& range) const;
+  // [offset, offset + size) of `tensor`.
+  KeyRange RangeOf(int tensor) const;
 
  private:
   TensorLayout layout_;
+  std::vector<int64_t> rank_counts_;
   KeyRange shard_;
   int rank_;
   std::vector<std::vector<int64_t>> counts_;

@@ -134,8 +134,8 @@ void Zero3Strategy::OnGradientReady(int tensor) {
   bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
   const int64_t step = step_;
   comm_->Enqueue([this, tensor, step, outside]() {
-    RS_RETURN_IF_ERROR(ReduceScatterGradient(context_, *collective_, *shards_,
-                                             tensor, step));
+    RS_RETURN_IF_ERROR(ReduceScatterGradients(context_, *collective_,
+                                              *shards_, tensor, tensor, step));
     grad_bytes_ -= outside;
     return absl::OkStatus();
   });

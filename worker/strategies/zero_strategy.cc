@@ -31,6 +31,17 @@ absl::Status ZeroStrategy::Init(const SyncContext& context) {
     }
     grad_bytes_ = optimizer_->shard().size() * 4;
     peak_grad_bytes_ = grad_bytes_;
+    buckets_ = AssignBuckets(context_.layout,
+                             context_.options.ring_first_bucket_bytes,
+                             context_.options.ring_bucket_bytes);
+    bucket_of_.assign(context_.layout.num_tensors(), 0);
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor;
+           ++t) {
+        bucket_of_[t] = static_cast<int>(b);
+      }
+    }
+    bucket_ready_.assign(buckets_.size(), 0);
     comm_ = std::make_unique<SequencedCommThread>();
   }
   return absl::OkStatus();
@@ -42,15 +53,21 @@ ZeroStrategy::~ZeroStrategy() {
 
 void ZeroStrategy::OnGradientReady(int tensor) {
   if (stage_ != 2 || comm_ == nullptr) return;
-  const int64_t outside =
-      context_.device == Device::kCpu ? shards_->outside_bytes(tensor) : 0;
+  const int b = bucket_of_[tensor];
+  const GradientBucket& bucket = buckets_[b];
+  if (++bucket_ready_[b] < bucket.num_tensors()) return;
+  bucket_ready_[b] = 0;
+  const KeyRange range{bucket.offset, bucket.offset + bucket.size};
+  const int64_t outside = context_.device == Device::kCpu
+                              ? shards_->OutsideBytes(range)
+                              : 0;
   peak_grad_bytes_ = std::max(peak_grad_bytes_, grad_bytes_ += outside);
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  reduced_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+  reduced_bytes_ += ShardedPhaseBytes(bucket.size * 4, context_.world_size);
   const int64_t step = step_;
-  comm_->Enqueue([this, tensor, step, outside]() {
-    RS_RETURN_IF_ERROR(ReduceScatterGradient(context_, *collective_, *shards_,
-                                             tensor, step));
+  const int first = bucket.first_tensor, last = bucket.last_tensor;
+  comm_->Enqueue([this, first, last, step, outside]() {
+    RS_RETURN_IF_ERROR(ReduceScatterGradients(context_, *collective_,
+                                              *shards_, first, last, step));
     grad_bytes_ -= outside;
     return absl::OkStatus();
   });
@@ -117,14 +134,15 @@ RINGSIDE_REGISTER_STRATEGY(
     Zero2Strategy,
     StrategyInfo("zero2", ServerNeed::kNone)
         .Store()
-        .Describe("ZeRO stage 2: reduce-scatter each gradient as backward "
-                  "makes it (each rank keeps only its shard's; on CPU the "
-                  "rest is given back), step the optimizer on that shard "
-                  "only, all-gather the parameters (Gloo on CPU, NCCL on "
-                  "CUDA)")
+        .Describe("ZeRO stage 2: reduce-scatter the gradients in DDP's "
+                  "buckets as backward completes them (each rank keeps only "
+                  "its shard's; on CPU the rest is given back), step the "
+                  "optimizer on that shard only, all-gather the parameters "
+                  "(Gloo on CPU, NCCL on CUDA)")
         .Display("ZeRO-2")
         .StudyOrder(9)
         .ModelledAs("zero2")
-        .Options({"checkpoint_every", "resume"}));
+        .Options({"ring_bucket_kb", "ring_first_bucket_kb", "checkpoint_every",
+                  "resume"}));
 
 }  // namespace ringside

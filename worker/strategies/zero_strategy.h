@@ -7,13 +7,15 @@
 // byte-balanced shard only).
 //   stage 1  FinishStep all-reduces (averages) the whole gradient buffer
 //            once backward has ended;
-//   stage 2  each gradient is reduce-scattered (averaged) on a
-//            communication thread as soon as backward makes it, so the
-//            reduction overlaps the rest of backward, and on CPU workers
-//            the gradient outside this rank's shard is given back to the
-//            OS once reduced (TensorShards): a rank holds its shard of the
-//            gradients plus those not yet reduced (PeakGradBytes);
-//            FinishStep waits for them.
+//   stage 2  the gradients are reduce-scattered (averaged) in DDP's
+//            buckets of adjacent tensors (ring's --ring_first_bucket_kb,
+//            --ring_bucket_kb; worker/strategies/gradient_buckets.h) on a
+//            communication thread as soon as backward completes each
+//            bucket, so the reduction overlaps the rest of backward, and
+//            on CPU workers the part outside this rank's shard is given
+//            back to the OS once reduced (TensorShards): a rank holds its
+//            shard of the gradients plus those not yet reduced
+//            (PeakGradBytes); FinishStep waits for them.
 // Then both step the optimizer on this rank's shard and all-gather the
 // parameters: every rank ends bit-identical. CUDA workers run on their
 // device buffers (NCCL; the shard's optimizer on the device; compile-checked
@@ -33,9 +35,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
+#include "worker/strategies/gradient_buckets.h"
 #include "worker/strategies/sequenced_comm_thread.h"
 #include "worker/strategies/sharded_optimizer.h"
 #include "worker/strategies/tensor_shards.h"
@@ -75,6 +79,9 @@ class ZeroStrategy : public SyncStrategy {
   // Stage 2: the per-tensor shards, the thread that reduce-scatters the
   // gradients, and what the gradients take now (both threads) and at most.
   std::unique_ptr<TensorShards> shards_;
+  std::vector<GradientBucket> buckets_;
+  std::vector<int> bucket_of_;      // per tensor
+  std::vector<int> bucket_ready_;   // per bucket: its tensors ready this step
   std::unique_ptr<SequencedCommThread> comm_;
   std::atomic<int64_t> grad_bytes_{0};
   int64_t peak_grad_bytes_ = -1;

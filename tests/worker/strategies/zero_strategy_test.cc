@@ -91,5 +91,19 @@ TEST(Zero2Test, HoldsItsShardOfTheGradientsAndTheWholeParameters) {
   }
 }
 
+TEST(Zero2Test, AnyBucketingMatches) {
+  // One bucket per tensor, and buckets of about 16 KiB (several tensors).
+  for (const int64_t cap : {int64_t{0}, int64_t{16} << 10}) {
+    OracleSetup setup = DeepMlp();
+    setup.sync.ring_bucket_bytes = cap;
+    setup.sync.ring_first_bucket_bytes = cap;
+    absl::StatusOr<TrainResult> reference = RunReference(setup, 3);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    absl::StatusOr<OracleRun> run = RunWorkers(setup, "zero2", 3);
+    ASSERT_TRUE(run.ok()) << run.status();
+    EXPECT_TRUE(MatchesReference(*run, *reference)) << "cap " << cap;
+  }
+}
+
 }  // namespace
 }  // namespace ringside::testing
