@@ -28,8 +28,9 @@
 //             then one all-gather of the updated parameters (each rank
 //             sends its shard (n−1) times, receives the others'):
 //               3(n−1)/n · M/B + 3(n−1)α
-//   zero2     n = 1: 0; else one reduce-scatter of the gradients and one
-//             all-gather of the parameters (an all-reduce's bytes):
+//   zero2     n = 1: 0; else a reduce-scatter of the gradients (in DDP's
+//             buckets; the α term counts one) and one all-gather of the
+//             parameters (an all-reduce's bytes):
 //               2(n−1)/n · M/B + 2(n−1)α
 //   zero3     n = 1: 0; else per tensor an all-gather before forward,
 //             another before backward and a reduce-scatter of its
