@@ -77,15 +77,13 @@ class CudaLocalOptimizer final : public LocalOptimizer {
 
   absl::StatusOr<StepStats> Step(int64_t step) override {
     const double start = NowSeconds();
-    CudaStream stream = context_.compute_stream;
-    RS_RETURN_IF_ERROR(RecordEvent(start_.get(), stream));
-    RS_RETURN_IF_ERROR(optimizer_->Apply(
-        0, context_.params.data(), context_.grads.data(),
-        context_.layout.total_elements(), step + 1, stream));
-    RS_RETURN_IF_ERROR(RecordEvent(stop_.get(), stream));
-    RS_RETURN_IF_ERROR(WaitForEvent(stop_.get()));
-    RS_ASSIGN_OR_RETURN(const double device_s,
-                        EventSeconds(start_.get(), stop_.get()));
+    RS_ASSIGN_OR_RETURN(
+        const double device_s,
+        ApplyOnDeviceTimed(*optimizer_, context_.params.data(),
+                           context_.grads.data(),
+                           context_.layout.total_elements(), step + 1,
+                           context_.compute_stream, start_.get(),
+                           stop_.get()));
     RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start,
                NowSeconds(), {{"step", step}});
     StepStats stats;
@@ -113,6 +111,18 @@ class CudaLocalOptimizer final : public LocalOptimizer {
 };
 
 }  // namespace
+
+absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
+                                          float* params, const float* grads,
+                                          int64_t count, int64_t step,
+                                          CudaStream stream, CudaEvent start,
+                                          CudaEvent stop) {
+  RS_RETURN_IF_ERROR(RecordEvent(start, stream));
+  RS_RETURN_IF_ERROR(optimizer.Apply(0, params, grads, count, step, stream));
+  RS_RETURN_IF_ERROR(RecordEvent(stop, stream));
+  RS_RETURN_IF_ERROR(WaitForEvent(stop));
+  return EventSeconds(start, stop);
+}
 
 absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
     const SyncContext& context, const std::string& store_prefix,

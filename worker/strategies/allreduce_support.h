@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
+#include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
 
@@ -74,6 +75,15 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCollective(
 // waits on the host for context.grad_ready_event(tensor); on kCpu returns
 // at once (it was final when OnGradientReady ran).
 absl::Status WaitForGradient(const SyncContext& context, int tensor);
+
+// Enqueues optimizer.Apply(0, params, grads, count, step) on `stream`
+// between the timing events `start` and `stop`, waits for `stop` and
+// returns the update's device seconds: the update is final on return.
+absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
+                                          float* params, const float* grads,
+                                          int64_t count, int64_t step,
+                                          CudaStream stream, CudaEvent start,
+                                          CudaEvent stop);
 
 // The optimizer each rank applies to its averaged gradients, on
 // context.device: the host Optimizer (ApplyAveragedGradients) on kCpu; a

@@ -122,18 +122,14 @@ absl::StatusOr<StepStats> ShardedOptimizer::Step(int64_t step) {
   const double start = NowSeconds();
   StepStats stats;
   if (device_optimizer_ != nullptr) {
-    // On the compute stream, between two timing events, waited for: the
-    // all-gather that follows reads the updated shard.
-    CudaStream stream = context_.compute_stream;
-    RS_RETURN_IF_ERROR(RecordEvent(start_.get(), stream));
-    RS_RETURN_IF_ERROR(device_optimizer_->Apply(
-        0, context_.params.data() + shard_.begin,
-        context_.grads.data() + shard_.begin, shard_.size(), step + 1,
-        stream));
-    RS_RETURN_IF_ERROR(RecordEvent(stop_.get(), stream));
-    RS_RETURN_IF_ERROR(WaitForEvent(stop_.get()));
-    RS_ASSIGN_OR_RETURN(stats.local_optimizer_s,
-                        EventSeconds(start_.get(), stop_.get()));
+    // Final on return: the all-gather that follows reads the updated shard.
+    RS_ASSIGN_OR_RETURN(
+        stats.local_optimizer_s,
+        ApplyOnDeviceTimed(*device_optimizer_,
+                           context_.params.data() + shard_.begin,
+                           context_.grads.data() + shard_.begin,
+                           shard_.size(), step + 1, context_.compute_stream,
+                           start_.get(), stop_.get()));
   } else {
     optimizer_->Apply(0, context_.params.subspan(shard_.begin, shard_.size()),
                       context_.grads.subspan(shard_.begin, shard_.size()),
