@@ -25,39 +25,6 @@ absl::Status CudaCheckpointsRefused() {
 
 }  // namespace
 
-absl::Status ReduceScatterGradients(const SyncContext& context,
-                                    Collective& collective,
-                                    const TensorShards& shards,
-                                    int first_tensor, int last_tensor,
-                                    int64_t step) {
-  for (int t = first_tensor; t <= last_tensor; ++t) {
-    RS_RETURN_IF_ERROR(WaitForGradient(context, t));
-  }
-  const KeyRange range{shards.RangeOf(first_tensor).begin,
-                       shards.RangeOf(last_tensor).end};
-  const double start = NowSeconds();
-  const std::string& first = context.layout.tensor(first_tensor).name;
-  RS_RETURN_IF_ERROR(Annotate(
-      collective.ReduceScatter(
-          context.grads.subspan(range.begin, range.size()),
-          shards.CountsWithin(range), ReduceOp::kAverage,
-          context.options.rpc_timeout),
-      absl::StrCat("reduce-scatter of the gradient of ", first,
-                   last_tensor > first_tensor
-                       ? absl::StrCat(" and the ", last_tensor - first_tensor,
-                                      " tensors after it")
-                       : std::string(),
-                   " in step ", step)));
-  if (context.device == Device::kCpu) shards.Release(context.grads, range);
-  const double end = NowSeconds();
-  for (int t = first_tensor; t <= last_tensor; ++t) {
-    const TensorSpec& spec = context.layout.tensor(t);
-    RecordSpan(context.options.timeline, spec.name, "REDUCE_SCATTER", start,
-               end, {{"step", step}, {"bytes", spec.size * 4}});
-  }
-  return absl::OkStatus();
-}
-
 int64_t ShardedPhaseBytes(int64_t bytes, int world_size) {
   return bytes * (world_size - 1) / world_size;
 }

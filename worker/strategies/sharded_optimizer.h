@@ -32,7 +32,6 @@
 #include "device/cuda_event.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
-#include "worker/strategies/tensor_shards.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -102,18 +101,6 @@ struct ShardedStart {
 };
 absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
                                           const std::string& name);
-
-// zero2's and zero3's reduction of the gradients of the adjacent tensors
-// [first_tensor, last_tensor] (one bucket), on their communication thread:
-// waits until those gradients are final (CUDA), reduce-scatters (averages)
-// their span of the flat buffer over `collective`, gives back its part
-// outside this rank's shard on CPU workers, and records a REDUCE_SCATTER
-// span on each tensor's lane. Errors name the tensors and `step`.
-absl::Status ReduceScatterGradients(const SyncContext& context,
-                                    Collective& collective,
-                                    const TensorShards& shards,
-                                    int first_tensor, int last_tensor,
-                                    int64_t step);
 
 // Bytes each rank sends (and receives) in a ring reduce-scatter or
 // all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.

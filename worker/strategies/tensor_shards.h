@@ -43,6 +43,8 @@ class TensorShards {
   void Release(absl::Span<float> buffer, const KeyRange& range) const;
   // [offset, offset + size) of `tensor`.
   KeyRange RangeOf(int tensor) const;
+  // This rank's shard of the flat buffer.
+  const KeyRange& shard() const { return shard_; }
 
  private:
   TensorLayout layout_;

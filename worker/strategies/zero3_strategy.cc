@@ -22,26 +22,21 @@ Zero3Strategy::~Zero3Strategy() {
 
 absl::Status Zero3Strategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_ASSIGN_OR_RETURN(ShardedStart start, StartSharded(context_, name()));
-  own_store_ = std::move(start.own_store);
-  collective_ = std::move(start.collective);
-  optimizer_ = std::move(start.optimizer);
-  start_step_ = start.start_step;
-  step_ = start_step_;
+  RS_ASSIGN_OR_RETURN(sharded_, StartSharded(context_, name()));
+  step_ = sharded_.start_step;
   shards_ = std::make_unique<TensorShards>(
-      context_.layout, optimizer_->counts(), context_.rank);
-  const int tensors = context_.layout.num_tensors();
-  gather_ticket_.assign(tensors, -1);
-  // From here on this rank holds its shard only.
-  for (int t = 0; t < tensors; ++t) {
+      context_.layout, sharded_.optimizer->counts(), context_.rank);
+  gather_ticket_.assign(context_.layout.num_tensors(), -1);
+  // From here on this rank holds its shard of the parameters only (and of
+  // the gradients: ShardedGradients).
+  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
     shards_->Release(context_.params, t);
-    shards_->Release(context_.grads, t);
   }
-  param_bytes_ = optimizer_->shard().size() * 4;
-  grad_bytes_ = optimizer_->shard().size() * 4;
+  param_bytes_ = shards_->shard().size() * 4;
   peak_param_bytes_ = param_bytes_;
-  peak_grad_bytes_ = grad_bytes_;
   comm_ = std::make_unique<SequencedCommThread>();
+  gradients_ = std::make_unique<ShardedGradients>(
+      context_, *sharded_.collective, *shards_, *comm_);
   return absl::OkStatus();
 }
 
@@ -58,13 +53,13 @@ void Zero3Strategy::QueueGather(int tensor) {
   if (gather_ticket_[tensor] >= 0) return;  // here or on its way
   NoteParams(shards_->outside_bytes(tensor));
   const TensorSpec& spec = context_.layout.tensor(tensor);
-  bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+  gathered_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
   const int64_t step = step_;
   gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
     const TensorSpec& spec = context_.layout.tensor(tensor);
     const double start = NowSeconds();
     RS_RETURN_IF_ERROR(Annotate(
-        collective_->AllGatherV(
+        sharded_.collective->AllGatherV(
             context_.params.subspan(spec.offset, spec.size),
             shards_->counts(tensor), context_.options.rpc_timeout),
         absl::StrCat("all-gather of ", spec.name, "'s parameters in step ",
@@ -92,18 +87,16 @@ void Zero3Strategy::ReleaseParams(int tensor) {
 
 void Zero3Strategy::Needed(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
-  if (!recorded_) {
-    sequence_.push_back(tensor);
-  } else if (prefetching_) {
+  if (!recorded_) sequence_.push_back(tensor);
+  QueueGather(tensor);
+  if (prefetching_) {
     if (position_ < sequence_.size() && sequence_[position_] == tensor) {
       ++position_;
-      QueueGather(tensor);
       if (position_ < sequence_.size()) QueueGather(sequence_[position_]);
     } else {
       prefetching_ = false;  // the model asked in another order
     }
   }
-  QueueGather(tensor);
   const double start = NowSeconds();
   const TensorSpec& spec = context_.layout.tensor(tensor);
   if (absl::Status s = comm_->Wait(
@@ -118,7 +111,7 @@ void Zero3Strategy::Needed(int tensor) {
 void Zero3Strategy::ForwardDone(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
   // Backward reads it next: keep it (FSDP keeps the last unit).
-  if (recorded_ && prefetching_ && position_ < sequence_.size() &&
+  if (prefetching_ && position_ < sequence_.size() &&
       sequence_[position_] == tensor) {
     return;
   }
@@ -128,17 +121,7 @@ void Zero3Strategy::ForwardDone(int tensor) {
 void Zero3Strategy::OnGradientReady(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
   ReleaseParams(tensor);
-  const int64_t outside = shards_->outside_bytes(tensor);
-  peak_grad_bytes_ = std::max(peak_grad_bytes_, grad_bytes_ += outside);
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  bytes_this_step_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
-  const int64_t step = step_;
-  comm_->Enqueue([this, tensor, step, outside]() {
-    RS_RETURN_IF_ERROR(ReduceScatterGradients(context_, *collective_,
-                                              *shards_, tensor, tensor, step));
-    grad_bytes_ -= outside;
-    return absl::OkStatus();
-  });
+  gradients_->Reduce(tensor, tensor, step_);
 }
 
 absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
@@ -149,12 +132,13 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitAll(
       context_.options.rpc_timeout,
       absl::StrCat("the gradients' reduce-scatters of step ", step)));
-  RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->Step(step));
-  RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
+  RS_ASSIGN_OR_RETURN(StepStats stats, sharded_.optimizer->Step(step));
+  RS_RETURN_IF_ERROR(sharded_.optimizer->MaybeCheckpoint(step));
   stats.hook_wait_s = hook_wait_s_;
-  stats.bytes_sent = stats.bytes_received = bytes_this_step_;
+  stats.bytes_sent = stats.bytes_received =
+      gathered_bytes_ + gradients_->TakeStepBytes();
   hook_wait_s_ = 0;
-  bytes_this_step_ = 0;
+  gathered_bytes_ = 0;
   // Every tensor's parameters are freed by now, except any the model never
   // released (read in forward only and never reported ready: none in a
   // model that keeps the contract); free them so the next step gathers the
@@ -172,10 +156,11 @@ absl::Status Zero3Strategy::Shutdown() {
   if (comm_ == nullptr) return absl::OkStatus();
   // Every rank ends with the whole, identical buffer.
   const int64_t ticket = comm_->Enqueue([this]() {
-    return Annotate(collective_->AllGatherV(context_.params,
-                                            optimizer_->counts(),
-                                            context_.options.rpc_timeout),
-                    "all-gather of the final parameters");
+    return Annotate(
+        sharded_.collective->AllGatherV(context_.params,
+                                        sharded_.optimizer->counts(),
+                                        context_.options.rpc_timeout),
+        "all-gather of the final parameters");
   });
   absl::Status s = comm_->Wait(ticket, context_.options.rpc_timeout,
                                "the final parameters' all-gather");

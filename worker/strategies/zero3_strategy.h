@@ -40,16 +40,14 @@
 #ifndef RINGSIDE_WORKER_STRATEGIES_ZERO3_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_ZERO3_STRATEGY_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "collectives/collective.h"
-#include "collectives/in_memory_store.h"
 #include "models/model.h"
 #include "worker/strategies/sequenced_comm_thread.h"
+#include "worker/strategies/sharded_gradients.h"
 #include "worker/strategies/sharded_optimizer.h"
 #include "worker/strategies/tensor_shards.h"
 #include "worker/sync_strategy.h"
@@ -66,13 +64,16 @@ class Zero3Strategy final : public SyncStrategy {
   void OnGradientReady(int tensor) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
-  int64_t start_step() const override { return start_step_; }
+  int64_t start_step() const override { return sharded_.start_step; }
   int64_t OptimizerStateBytes() const override {
-    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+    return sharded_.optimizer == nullptr ? 0
+                                         : sharded_.optimizer->state_bytes();
   }
   const ParamUseHooks* ParamUse() const override { return &hooks_; }
   int64_t PeakParamBytes() const override { return peak_param_bytes_; }
-  int64_t PeakGradBytes() const override { return peak_grad_bytes_; }
+  int64_t PeakGradBytes() const override {
+    return gradients_ == nullptr ? -1 : gradients_->peak_bytes();
+  }
 
  private:
   // The parameter-use hooks.
@@ -89,12 +90,10 @@ class Zero3Strategy final : public SyncStrategy {
 
   ParamUseHooks hooks_;
   SyncContext context_;
-  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
-  std::unique_ptr<Collective> collective_;
-  std::unique_ptr<ShardedOptimizer> optimizer_;
-  std::unique_ptr<SequencedCommThread> comm_;
-  int64_t start_step_ = 0;
+  ShardedStart sharded_;  // the group, the optimizer, the step to start at
   std::unique_ptr<TensorShards> shards_;
+  std::unique_ptr<SequencedCommThread> comm_;
+  std::unique_ptr<ShardedGradients> gradients_;
   // Per tensor: the ticket of the gather that brought its parameters (-1:
   // freed).
   std::vector<int64_t> gather_ticket_;
@@ -108,11 +107,9 @@ class Zero3Strategy final : public SyncStrategy {
   int64_t step_ = 0;  // the step the hooks belong to
   absl::Status error_;  // the hooks' first failure, for FinishStep
   double hook_wait_s_ = 0;
-  int64_t bytes_this_step_ = 0;
-  int64_t param_bytes_ = 0;  // held now (training thread)
-  std::atomic<int64_t> grad_bytes_{0};  // held now (both threads)
+  int64_t gathered_bytes_ = 0;  // this step's all-gathers, each way
+  int64_t param_bytes_ = 0;     // held now
   int64_t peak_param_bytes_ = -1;
-  int64_t peak_grad_bytes_ = -1;
 };
 
 }  // namespace ringside

@@ -1,6 +1,5 @@
 #include "worker/strategies/zero_strategy.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,22 +14,11 @@ std::string ZeroStrategy::name() const { return absl::StrCat("zero", stage_); }
 
 absl::Status ZeroStrategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_ASSIGN_OR_RETURN(ShardedStart start, StartSharded(context_, name()));
-  own_store_ = std::move(start.own_store);
-  collective_ = std::move(start.collective);
-  optimizer_ = std::move(start.optimizer);
-  start_step_ = start.start_step;
-  step_ = start_step_;
+  RS_ASSIGN_OR_RETURN(sharded_, StartSharded(context_, name()));
+  step_ = sharded_.start_step;
   if (stage_ == 2) {
     shards_ = std::make_unique<TensorShards>(
-        context_.layout, optimizer_->counts(), context_.rank);
-    if (context_.device == Device::kCpu) {
-      for (int t = 0; t < context_.layout.num_tensors(); ++t) {
-        shards_->Release(context_.grads, t);
-      }
-    }
-    grad_bytes_ = optimizer_->shard().size() * 4;
-    peak_grad_bytes_ = grad_bytes_;
+        context_.layout, sharded_.optimizer->counts(), context_.rank);
     buckets_ = AssignBuckets(context_.layout,
                              context_.options.ring_first_bucket_bytes,
                              context_.options.ring_bucket_bytes);
@@ -43,6 +31,8 @@ absl::Status ZeroStrategy::Init(const SyncContext& context) {
     }
     bucket_ready_.assign(buckets_.size(), 0);
     comm_ = std::make_unique<SequencedCommThread>();
+    gradients_ = std::make_unique<ShardedGradients>(
+        context_, *sharded_.collective, *shards_, *comm_);
   }
   return absl::OkStatus();
 }
@@ -52,25 +42,11 @@ ZeroStrategy::~ZeroStrategy() {
 }
 
 void ZeroStrategy::OnGradientReady(int tensor) {
-  if (stage_ != 2 || comm_ == nullptr) return;
+  if (gradients_ == nullptr) return;  // stage 1, or before Init
   const int b = bucket_of_[tensor];
-  const GradientBucket& bucket = buckets_[b];
-  if (++bucket_ready_[b] < bucket.num_tensors()) return;
+  if (++bucket_ready_[b] < buckets_[b].num_tensors()) return;
   bucket_ready_[b] = 0;
-  const KeyRange range{bucket.offset, bucket.offset + bucket.size};
-  const int64_t outside = context_.device == Device::kCpu
-                              ? shards_->OutsideBytes(range)
-                              : 0;
-  peak_grad_bytes_ = std::max(peak_grad_bytes_, grad_bytes_ += outside);
-  reduced_bytes_ += ShardedPhaseBytes(bucket.size * 4, context_.world_size);
-  const int64_t step = step_;
-  const int first = bucket.first_tensor, last = bucket.last_tensor;
-  comm_->Enqueue([this, first, last, step, outside]() {
-    RS_RETURN_IF_ERROR(ReduceScatterGradients(context_, *collective_,
-                                              *shards_, first, last, step));
-    grad_bytes_ -= outside;
-    return absl::OkStatus();
-  });
+  gradients_->Reduce(buckets_[b].first_tensor, buckets_[b].last_tensor, step_);
 }
 
 absl::Status ZeroStrategy::Shutdown() {
@@ -93,7 +69,8 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
       RS_RETURN_IF_ERROR(WaitForGradient(context_, t));
     }
     RS_RETURN_IF_ERROR(Annotate(
-        collective_->AllReduce(context_.grads, ReduceOp::kAverage, timeout),
+        sharded_.collective->AllReduce(context_.grads, ReduceOp::kAverage,
+                                       timeout),
         absl::StrCat("all-reduce of the gradients of step ", step)));
     RecordWholeBufferSpans(context_, "ALLREDUCE", start, NowSeconds(), step);
     gradient_bytes = 2 * ShardedPhaseBytes(context_.layout.total_bytes(),
@@ -105,13 +82,13 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
     RS_RETURN_IF_ERROR(comm_->WaitAll(
         timeout,
         absl::StrCat("the gradients' reduce-scatters of step ", step)));
-    gradient_bytes = reduced_bytes_;
-    reduced_bytes_ = 0;
+    gradient_bytes = gradients_->TakeStepBytes();
     step_ = step + 1;
   }
   // The all-gather adds (n-1)/n of the buffer (StepAndGather's stats).
-  RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->StepAndGather(step));
-  RS_RETURN_IF_ERROR(optimizer_->MaybeCheckpoint(step));
+  RS_ASSIGN_OR_RETURN(StepStats stats,
+                      sharded_.optimizer->StepAndGather(step));
+  RS_RETURN_IF_ERROR(sharded_.optimizer->MaybeCheckpoint(step));
   stats.bytes_sent += gradient_bytes;
   stats.bytes_received += gradient_bytes;
   return stats;

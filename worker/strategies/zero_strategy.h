@@ -31,16 +31,14 @@
 #ifndef RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_ZERO_STRATEGY_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "collectives/collective.h"
-#include "collectives/in_memory_store.h"
 #include "worker/strategies/gradient_buckets.h"
 #include "worker/strategies/sequenced_comm_thread.h"
+#include "worker/strategies/sharded_gradients.h"
 #include "worker/strategies/sharded_optimizer.h"
 #include "worker/strategies/tensor_shards.h"
 #include "worker/sync_strategy.h"
@@ -56,14 +54,15 @@ class ZeroStrategy : public SyncStrategy {
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
   int64_t PeakGradBytes() const override {
-    return stage_ == 2 ? peak_grad_bytes_ : -1;
+    return gradients_ == nullptr ? -1 : gradients_->peak_bytes();
   }
-  int64_t start_step() const override { return start_step_; }
+  int64_t start_step() const override { return sharded_.start_step; }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu || device == Device::kCuda;
   }
   int64_t OptimizerStateBytes() const override {
-    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+    return sharded_.optimizer == nullptr ? 0
+                                         : sharded_.optimizer->state_bytes();
   }
 
  protected:
@@ -72,21 +71,17 @@ class ZeroStrategy : public SyncStrategy {
  private:
   const int stage_;  // 1 or 2
   SyncContext context_;
-  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
-  std::unique_ptr<Collective> collective_;
-  std::unique_ptr<ShardedOptimizer> optimizer_;
-  int64_t start_step_ = 0;  // > 0 when resumed from checkpoints
-  // Stage 2: the per-tensor shards, the thread that reduce-scatters the
-  // gradients, and what the gradients take now (both threads) and at most.
+  ShardedStart sharded_;  // the group, the optimizer, the step to start at
+  // Stage 2: the per-tensor shards, DDP's buckets and how many of each
+  // bucket's tensors are ready this step, the thread that reduce-scatters
+  // them and the gradients it reduces.
   std::unique_ptr<TensorShards> shards_;
   std::vector<GradientBucket> buckets_;
-  std::vector<int> bucket_of_;      // per tensor
-  std::vector<int> bucket_ready_;   // per bucket: its tensors ready this step
+  std::vector<int> bucket_of_;     // per tensor
+  std::vector<int> bucket_ready_;  // per bucket
   std::unique_ptr<SequencedCommThread> comm_;
-  std::atomic<int64_t> grad_bytes_{0};
-  int64_t peak_grad_bytes_ = -1;
+  std::unique_ptr<ShardedGradients> gradients_;
   int64_t step_ = 0;
-  int64_t reduced_bytes_ = 0;  // this step's reduce-scatters, per way
 };
 
 class Zero1Strategy final : public ZeroStrategy {
