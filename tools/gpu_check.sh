@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command to check ringside's GPU path on a machine with an NVIDIA GPU:
 #   tools/gpu_check.sh [--torch_python=python3] [--out=docs/GPU_RESULTS.md]
+#                      [--bundle=FILE.tar.xz] [--logs=DIR]
 #
 # 1. refuses, exit 2, where no NVIDIA GPU answers (nvidia-smi -L);
 # 2. builds the CUDA configuration (bazel --config=cuda, its own output base
@@ -14,6 +15,12 @@
 # 5. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
 #    commit, the test counts with every failed and skipped case, and both
 #    tables as printed.
+# With --bundle (an archive from tools/gpu_bundle.sh, built on another
+# machine) it builds nothing and needs neither Bazel nor apt: it runs the
+# archive's binaries, with its libraries and the machine's own CUDA, cuBLAS
+# and NCCL (from /usr/local/cuda or the torch_python's NVIDIA wheels), the
+# tests several at a time, each step under a time limit. --logs=DIR keeps
+# every step's log there.
 # Exit 0 when every step passed, 1 when one failed (the file says which),
 # 2 without a GPU or on a bad flag.
 set -uo pipefail
@@ -21,11 +28,16 @@ cd "$(dirname "$0")/.."
 
 torch_python=python3
 out=docs/GPU_RESULTS.md
+bundle=
+logs=
 for arg in "$@"; do
   case "$arg" in
     --torch_python=*) torch_python=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
-    *) echo "gpu_check: unknown flag ${arg} (--torch_python=PY, --out=FILE)" >&2
+    --bundle=*) bundle=${arg#*=} ;;
+    --logs=*) logs=${arg#*=} ;;
+    *) echo "gpu_check: unknown flag ${arg} (--torch_python=PY, --out=FILE," \
+            "--bundle=FILE, --logs=DIR)" >&2
        exit 2 ;;
   esac
 done
@@ -40,25 +52,77 @@ if ! gpus=$(nvidia-smi -L 2>&1) || ! grep -q '^GPU ' <<<"$gpus"; then
   exit 2
 fi
 
-tools/setup.sh || exit 1
-source tools/cpu_config.sh
-mapfile -t cpu_config < <(ringside_cpu_config)
-cuda_base="${HOME}/.cache/bazel_cuda"
-bazel_cuda=(bazel --output_base="$cuda_base")
-cuda_flags=(--config=cuda "${cpu_config[@]}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 step() { echo "gpu_check: $*"; }
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(
+  git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
 
-# 2. The GPU tests, skips turned into failures.
-step "bazel test --config=cuda --test_tag_filters=gpu" \
-     "--test_env=RINGSIDE_REQUIRE_GPU=1 //tests/..."
-"${bazel_cuda[@]}" test "${cuda_flags[@]}" --test_tag_filters=gpu \
-  --test_env=RINGSIDE_REQUIRE_GPU=1 --test_output=errors \
-  --test_summary=short //tests/... 2>&1 | tee "$work/test.log"
-test_rc=${PIPESTATUS[0]}
-testlogs=$("${bazel_cuda[@]}" info "${cuda_flags[@]}" bazel-testlogs)
+if [[ -z "$bundle" ]]; then
+  tools/setup.sh || exit 1
+  source tools/cpu_config.sh
+  mapfile -t cpu_config < <(ringside_cpu_config)
+  bazel_cuda=(bazel --output_base="${HOME}/.cache/bazel_cuda")
+  cuda_flags=(--config=cuda "${cpu_config[@]}")
+  run_compare() { "${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments:compare -- "$@"; }
+  run_charlm_bench() {
+    "${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments/bench:charlm_bench -- "$@"
+  }
+  # 2. The GPU tests, skips turned into failures.
+  step "bazel test --config=cuda --test_tag_filters=gpu" \
+       "--test_env=RINGSIDE_REQUIRE_GPU=1 //tests/..."
+  "${bazel_cuda[@]}" test "${cuda_flags[@]}" --test_tag_filters=gpu \
+    --test_env=RINGSIDE_REQUIRE_GPU=1 --test_output=errors \
+    --test_summary=short //tests/... 2>&1 | tee "$work/test.log"
+  test_rc=${PIPESTATUS[0]}
+  testlogs=$("${bazel_cuda[@]}" info "${cuda_flags[@]}" bazel-testlogs)
+else
+  step "unpacking ${bundle}"
+  tar -xJf "$bundle" -C "$work" || { echo "gpu_check: cannot unpack ${bundle}" >&2; exit 2; }
+  root="$work/ringside_gpu"
+  commit="$(awk '$1 == "commit" {print $2}' "$root/manifest.txt") (from ${bundle})"
+  # CUDA's libraries from the machine: its toolkit, else the NVIDIA wheels
+  # of the torch_python.
+  lib_path="$root/lib"
+  wheels=$("$torch_python" -c 'import nvidia, os; print(" ".join(nvidia.__path__))' 2>/dev/null)
+  for soname in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
+    found=$(find -L /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
+              /usr/lib/x86_64-linux-gnu $wheels -maxdepth 3 -name "$soname" 2>/dev/null | head -n 1)
+    if [[ -z "$found" ]]; then
+      echo "gpu_check: ${soname} is on neither /usr/local/cuda nor the NVIDIA wheels of ${torch_python}" >&2
+      exit 2
+    fi
+    step "${soname}: ${found}"
+    lib_path="${lib_path}:$(dirname "$found")"
+  done
+  export LD_LIBRARY_PATH="${lib_path}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
+  binary_of() { awk -v l="$1" '$1 == "binary" && $2 == l {print $3}' "$root/manifest.txt"; }
+  run_compare() { timeout 220 "$root/$(binary_of //experiments:compare)" "$@"; }
+  run_charlm_bench() { timeout 120 "$root/$(binary_of //experiments/bench:charlm_bench)" "$@"; }
+  # 2. The GPU tests, skips turned into failures, all at once, written
+  # as bazel's summary lines and test.xml files for test_case_counts.py.
+  step "the bundle's GPU tests with RINGSIDE_REQUIRE_GPU=1, all at once"
+  testlogs="$work/testlogs"
+  run_one_test() {  # label path: runs one test binary, prints its summary line
+    local label=$1 bin="$root/$2" rel=${1#//}
+    rel=${rel/://}
+    mkdir -p "$testlogs/$rel"
+    local tmp; tmp=$(mktemp -d)
+    TEST_SRCDIR="$bin.runfiles" RUNFILES_DIR="$bin.runfiles" TEST_TMPDIR="$tmp" \
+      TEST_WORKSPACE=ringside RINGSIDE_REQUIRE_GPU=1 OMP_NUM_THREADS=1 \
+      timeout 200 "$bin" --gtest_output="xml:$testlogs/$rel/test.xml" \
+      > "$testlogs/$rel/test.log" 2>&1
+    local rc=$?
+    if ((rc == 0)); then echo "$label PASSED"; else
+      echo "$label FAILED (exit ${rc}; log:)"; tail -n 40 "$testlogs/$rel/test.log"; fi
+  }
+  export -f run_one_test; export root testlogs
+  awk '$1 == "binary" && $2 ~ "^//tests/" {print $2, $3}' "$root/manifest.txt" |
+    xargs -P 16 -L 1 bash -c 'run_one_test "$0" "$1"' 2>&1 | tee "$work/test.log"
+  test_rc=0
+  grep -q ' FAILED' "$work/test.log" && test_rc=1
+fi
 python3 tools/test_case_counts.py "$testlogs" < "$work/test.log" \
   > "$work/counts.txt"
 counts_rc=$?
@@ -67,19 +131,21 @@ if ((test_rc != 0 || counts_rc != 0)); then status=1; tests="FAILED"; else tests
 
 # 3. The comparison on the GPU, one worker per strategy.
 step "compare --device=cuda --workers=1"
-"${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments:compare -- \
-  --device=cuda --workers=1 --out_dir="$work/compare" --plots=false \
+run_compare --device=cuda --workers=1 --out_dir="$work/compare" --plots=false \
   --torch_python="$torch_python" --results_md="$work/compare.md" \
   2>&1 | tee "$work/compare.log"
 if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed"; fi
 
 # 4. The character transformer on the GPU beside PyTorch eager.
 step "charlm_bench on the GPU beside PyTorch eager (${torch_python})"
-"${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments/bench:charlm_bench -- \
-  --cpu=false --cuda=true --python="$torch_python" --n_embd=64,128,256 \
-  2>&1 | tee "$work/charlm.log"
+run_charlm_bench --cpu=false --cuda=true --python="$torch_python" \
+  --n_embd=64,128,256 2>&1 | tee "$work/charlm.log"
 if ((PIPESTATUS[0] != 0)); then status=1; charlm="FAILED"; else charlm="passed"; fi
-"${bazel_cuda[@]}" shutdown >/dev/null 2>&1 || true
+[[ -z "$bundle" ]] && { "${bazel_cuda[@]}" shutdown >/dev/null 2>&1 || true; }
+if [[ -n "$logs" ]]; then
+  mkdir -p "$logs" && cp -r "$work"/*.log "$work/counts.txt" "$testlogs" "$logs"/ 2>/dev/null
+  [[ -d "$work/compare" ]] && cp -r "$work/compare" "$logs"/
+fi
 
 # 5. The results file.
 table_of() {  # the Markdown table lines of a log, or what is there
@@ -89,8 +155,7 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo "# GPU results"
   echo
   echo "Written by \`tools/gpu_check.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
-       "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-       "$(git diff --quiet 2>/dev/null || echo '(with uncommitted changes)')."
+       "commit ${commit}."
   echo
   echo "| | |"
   echo "|---|---|"
@@ -102,7 +167,11 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   echo "## GPU tests: ${tests}"
   echo
-  echo "\`bazel test --config=cuda --test_tag_filters=gpu --test_env=RINGSIDE_REQUIRE_GPU=1 //tests/...\`"
+  if [[ -z "$bundle" ]]; then
+    echo "\`bazel test --config=cuda --test_tag_filters=gpu --test_env=RINGSIDE_REQUIRE_GPU=1 //tests/...\`"
+  else
+    echo "Every test tagged gpu, from the bundle (tools/gpu_bundle.sh), with RINGSIDE_REQUIRE_GPU=1"
+  fi
   echo "(a case that cannot use the GPU fails; one that needs more GPUs than"
   echo "this machine has is skipped and listed)."
   echo
