@@ -47,6 +47,10 @@ absl::Status OptimizerConfig::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("optimizer lr must be finite and > 0, got ", lr));
   }
+  if (lr_warmup_steps < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "optimizer lr_warmup_steps must be >= 0, got ", lr_warmup_steps));
+  }
   if (!(weight_decay >= 0.0f) || !std::isfinite(weight_decay)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "optimizer weight_decay must be finite and >= 0, got ", weight_decay));
@@ -70,6 +74,7 @@ proto::OptimizerConfig OptimizerConfig::ToProto() const {
   p.set_beta2(beta2);
   p.set_eps(eps);
   p.set_weight_decay(weight_decay);
+  p.set_lr_warmup_steps(lr_warmup_steps);
   return p;
 }
 
@@ -82,23 +87,32 @@ OptimizerConfig OptimizerConfig::FromProto(const proto::OptimizerConfig& p) {
   c.beta2 = p.beta2();
   c.eps = p.eps();
   c.weight_decay = p.weight_decay();
+  c.lr_warmup_steps = p.lr_warmup_steps();
   return c;
 }
 
 bool OptimizerConfig::operator==(const OptimizerConfig& o) const {
   return type == o.type && lr == o.lr && momentum == o.momentum &&
          beta1 == o.beta1 && beta2 == o.beta2 && eps == o.eps &&
-         weight_decay == o.weight_decay;
+         weight_decay == o.weight_decay && lr_warmup_steps == o.lr_warmup_steps;
+}
+
+float OptimizerConfig::LrAt(int64_t step) const {
+  if (step >= lr_warmup_steps) return lr;
+  return lr * (static_cast<float>(step) / static_cast<float>(lr_warmup_steps));
 }
 
 std::string OptimizerConfig::DebugString() const {
+  const std::string warmup =
+      lr_warmup_steps > 0 ? absl::StrCat(", lr_warmup_steps=", lr_warmup_steps)
+                          : "";
   if (type == "sgd") {
-    return absl::StrFormat("sgd(lr=%g, momentum=%g, weight_decay=%g)", lr,
-                           momentum, weight_decay);
+    return absl::StrFormat("sgd(lr=%g, momentum=%g, weight_decay=%g%s)", lr,
+                           momentum, weight_decay, warmup);
   }
   return absl::StrFormat(
-      "%s(lr=%g, beta1=%g, beta2=%g, eps=%g, weight_decay=%g)", type, lr, beta1,
-      beta2, eps, weight_decay);
+      "%s(lr=%g, beta1=%g, beta2=%g, eps=%g, weight_decay=%g%s)", type, lr,
+      beta1, beta2, eps, weight_decay, warmup);
 }
 
 }  // namespace ringside

@@ -4,6 +4,7 @@
 #ifndef RINGSIDE_CORE_OPTIMIZER_CONFIG_H_
 #define RINGSIDE_CORE_OPTIMIZER_CONFIG_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -25,6 +26,15 @@ struct OptimizerConfig {
   float eps = 1e-8f;
   // L2 penalty added to the gradient (g += weight_decay * p); >= 0.
   float weight_decay = 0.0f;
+  // Linear learning-rate warm-up over the first `lr_warmup_steps` updates
+  // (Goyal et al. 2017); 0: none. >= 0. See LrAt.
+  int64_t lr_warmup_steps = 0;
+
+  // The learning rate of update `step` (counted from 1, as Optimizer::Apply
+  // counts it): lr * step / lr_warmup_steps while step < lr_warmup_steps,
+  // else lr. Every optimizer (CPU, CUDA, parameter server, shard) calls
+  // this, so all apply the same float.
+  float LrAt(int64_t step) const;
 
   // INVALID_ARGUMENT naming the bad field.
   absl::Status Validate() const;

@@ -51,6 +51,7 @@
 #include "experiments/job/ddp_row.h"
 #include "experiments/report/hardware.h"
 #include "experiments/job/job_binaries.h"
+#include "experiments/job/training_flags.h"
 #include "experiments/cost/link_estimate.h"
 #include "experiments/job/local_job.h"
 #include "experiments/report/plots.h"
@@ -264,6 +265,12 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
   if (const std::string device = absl::GetFlag(FLAGS_device); device != "cpu") {
     args.push_back(absl::StrCat("--device=", device));
   }
+  // Checked by PlanSweep before any process starts.
+  if (absl::StatusOr<TrainingFlags> training = TrainingFlagsFromFlags();
+      training.ok()) {
+    const std::vector<std::string> flags = training->WorkerArgs();
+    args.insert(args.end(), flags.begin(), flags.end());
+  }
   const std::vector<std::string> more = ExtraWorkerArgs(extra);
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -286,6 +293,10 @@ std::string RunLine(const std::vector<int>& workers,
       " steps (", absl::GetFlag(FLAGS_warmup_steps),
       " warm-up, not measured), batch ", absl::GetFlag(FLAGS_batch_size),
       " per worker");
+  if (absl::StatusOr<TrainingFlags> training = TrainingFlagsFromFlags();
+      training.ok() && !training->Describe().empty()) {
+    absl::StrAppend(&line, "; ", training->Describe());
+  }
   if (!absl::GetFlag(FLAGS_preset).empty()) {
     absl::StrAppend(&line, "; preset ", absl::GetFlag(FLAGS_preset));
   }
@@ -448,6 +459,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
                                     const std::vector<std::string>& extra) {
   SweepPlan p;
   RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
+  RS_RETURN_IF_ERROR(TrainingFlagsFromFlags().status());
   p.network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   p.network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   RS_RETURN_IF_ERROR(p.network.Validate());
@@ -786,6 +798,12 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                  {"worker_args", plan.worker_args},
                  {"command", command},
                  {"cores", plan.cores}};
+  if (absl::StatusOr<TrainingFlags> t = TrainingFlagsFromFlags(); t.ok()) {
+    config["accumulate_steps"] = t->accumulate_steps;
+    config["lr_scaling"] = LrScalingName(t->lr_scaling);
+    config["lr_reference_batch"] = t->lr_reference_batch;
+    config["lr_warmup_steps"] = t->lr_warmup_steps;
+  }
   if (absl::GetFlag(FLAGS_model) == "synthetic") {
     config["profile"] = absl::GetFlag(FLAGS_profile);
     config["emulated_compute_ms"] = absl::GetFlag(FLAGS_emulated_compute_ms);

@@ -32,6 +32,7 @@ training or communication failure (every collective has the
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -52,7 +53,8 @@ except ImportError:
 BAKED_IN = {"mlp_widths", "optimizer", "lr", "momentum", "weight_decay",
             "beta1", "beta2", "adam_eps", "seed", "data_seed",
             "train_examples", "eval_examples", "text", "n_layer", "n_head",
-            "n_embd", "block_size"}
+            "n_embd", "block_size", "accumulate_steps", "lr_scaling",
+            "lr_reference_batch", "lr_warmup_steps"}
 
 
 def emit(record):
@@ -220,18 +222,29 @@ def main(argv):
                             world_size=args.world_size, timeout=timeout)
 
     b, steps, warmup = meta["batch_size"], meta["steps"], meta["warmup_steps"]
+    # Gradient accumulation: k passes a step, the first k - 1 under
+    # no_sync (DDP's way), pass j on rows [(j W + r) b, +b) of the step.
+    k = meta.get("accumulate_steps", 1)
     params = load(args.data_dir, "params", torch.float32, meta)
     xs = load(args.data_dir, "train_features", torch.float32, meta)
     ys = load(args.data_dir, "train_labels", torch.int32, meta).long()
-    lo, hi = args.rank * b, (args.rank + 1) * b
-    xs = xs[:, lo:hi].contiguous().to(device)
-    ys = ys[:, lo:hi].contiguous().to(device)
+    rows = torch.cat([torch.arange((j * args.world_size + args.rank) * b,
+                                   (j * args.world_size + args.rank + 1) * b)
+                      for j in range(k)])
+    xs = xs[:, rows].contiguous().to(device)
+    ys = ys[:, rows].contiguous().to(device)
     eval_x = load(args.data_dir, "eval_features", torch.float32, meta).to(device)
     eval_y = load(args.data_dir, "eval_labels", torch.int32, meta).long().to(device)
 
     model = Mlp(meta["layout"], params).to(device)
     ddp = DistributedDataParallel(model)
     optimizer = make_optimizer(meta["optimizer"], ddp.parameters())
+    # Linear warm-up as ringside's optimizers apply it: update u (from 1)
+    # at lr * u / W while u < W.
+    lr_warmup = meta["optimizer"].get("lr_warmup_steps", 0)
+    scheduler = (torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda e: min(1.0, (e + 1) / lr_warmup))
+        if lr_warmup > 0 else None)
     ready = [0.0]
 
     def on_grad(_):
@@ -253,15 +266,23 @@ def main(argv):
         sync()
         start = time.perf_counter()
         optimizer.zero_grad(set_to_none=False)
-        loss = F.cross_entropy(ddp(xs[step]), ys[step])
-        loss.backward()
+        losses = []
+        for j in range(k):
+            x, y = xs[step, j * b:(j + 1) * b], ys[step, j * b:(j + 1) * b]
+            with ddp.no_sync() if j < k - 1 else contextlib.nullcontext():
+                loss = F.cross_entropy(ddp(x), y)
+                (loss / k if k > 1 else loss).backward()
+            losses.append(loss.item())
+        loss_mean = sum(losses) / k
         sync()
         backward_end = time.perf_counter()
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
         sync()
         end = time.perf_counter()
         compute = (ready[0] - start) + (end - backward_end)
-        emit({"event": "step", "step": step, "loss": loss.item(),
+        emit({"event": "step", "step": step, "loss": loss_mean,
               "compute_s": compute, "sync_s": (end - start) - compute,
               "step_s": end - start, "bytes_sent": ring_bytes,
               "bytes_received": ring_bytes})
@@ -280,10 +301,12 @@ def main(argv):
                    if device.type == "cuda" else "cpu")
     emit({"event": "final", "rank": args.rank, "world_size": args.world_size,
           "strategy": "ddp", "model": model_name, "batch_size": b,
+          "accumulate_steps": k, "lr": meta["optimizer"]["lr"],
+          "lr_warmup_steps": lr_warmup,
           "steps": steps, "start_step": 0, "warmup_steps": warmup,
           "measured_steps": measured, "eval_loss": eval_loss,
           "utilization": compute_s / wall_s if wall_s > 0 else 0.0,
-          "throughput": (measured * b * args.world_size / wall_s
+          "throughput": (measured * b * k * args.world_size / wall_s
                          if wall_s > 0 else 0.0),
           "compute_s": compute_s, "wall_s": wall_s,
           "bytes_sent": ring_bytes * measured,

@@ -29,6 +29,7 @@
 #include "absl/time/time.h"
 #include "common/security_flags.h"
 #include "experiments/job/job_binaries.h"
+#include "experiments/job/training_flags.h"
 #include "experiments/job/local_job.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
@@ -126,6 +127,9 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   if (absl::Status s = network.Validate(); !s.ok()) return s;
+  absl::StatusOr<TrainingFlags> checked = TrainingFlagsFromFlags();
+  if (!checked.ok()) return checked.status();
+  const TrainingFlags training_flags = *checked;
   absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
   if (!worker_bin.ok()) return worker_bin.status();
   absl::StatusOr<std::vector<ListedStrategy>> strategies =
@@ -170,6 +174,9 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
       absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
       absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
       failure_timeout};
+  const std::vector<std::string> training = training_flags.WorkerArgs();
+  options.worker_args.insert(options.worker_args.end(), training.begin(),
+                             training.end());
   options.server_args = {failure_timeout};
   if (const std::string device = absl::GetFlag(FLAGS_device); device != "cpu") {
     options.worker_args.push_back(absl::StrCat("--device=", device));

@@ -42,7 +42,7 @@ class SgdOptimizer : public Optimizer {
              absl::Span<const float> grads, int64_t step) override {
     CheckRange(state_offset, params, grads, num_elements_);
     CheckOrDie(step >= 1, "step >= 1");
-    const float lr = config_.lr;
+    const float lr = config_.LrAt(step);
     const float wd = config_.weight_decay;
     const size_t n = params.size();
     float* p = params.data();
@@ -91,7 +91,7 @@ class AdamOptimizer : public Optimizer {
     CheckOrDie(step >= 1, "step >= 1");
     const float b1 = config_.beta1;
     const float b2 = config_.beta2;
-    const float lr = config_.lr;
+    const float lr = config_.LrAt(step);
     const float wd = config_.weight_decay;
     const float eps = config_.eps;
     const float bc1 = static_cast<float>(

@@ -82,6 +82,12 @@ int64_t ParamShard::resume_step() const {
   return resume_step_;
 }
 
+std::optional<OptimizerConfig> ParamShard::job_optimizer() const {
+  absl::MutexLock lock(&config_mu_);
+  if (!configured_) return std::nullopt;
+  return config_.optimizer;
+}
+
 absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
   RS_RETURN_IF_ERROR(CheckRank(r.rank));
   if (r.world_size != options_.num_workers) {

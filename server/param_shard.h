@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ class ParamShard {
   absl::Status Resume(Checkpoint checkpoint);
   // The step the job resumes at, or -1 when it starts fresh.
   int64_t resume_step() const;
+  // The optimizer configuration the first registration fixed (the workers'
+  // learning rate after scaling, its warm-up, ...); nullopt before it.
+  std::optional<OptimizerConfig> job_optimizer() const;
 
   // Registers a worker and returns this shard's key range. Non-blocking.
   // INVALID_ARGUMENT: unknown rank, bad chunk size, world size or shard

@@ -197,6 +197,13 @@ int Run() {
       {"checkpoints_written", shard.checkpoints_written()},
       {"finished", done}};
   final_record["updates"] = CountsJson(shard.Counts());
+  // The rate the workers registered (after their --lr_scaling) and its
+  // warm-up, which this server applied.
+  if (const std::optional<OptimizerConfig> o = shard.job_optimizer()) {
+    final_record["optimizer"] = o->type;
+    final_record["lr"] = o->lr;
+    final_record["lr_warmup_steps"] = o->lr_warmup_steps;
+  }
   if (!failure.ok()) final_record["job_failure"] = failure.message();
   out.Write(final_record);
   if (absl::Status c = shard.checkpoint_error(); !c.ok()) {

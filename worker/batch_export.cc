@@ -92,10 +92,13 @@ absl::Status WriteSet(
 
 absl::Status ExportBatches(const std::string& dir, const Model& model,
                            Dataset& dataset, const BatchExportJob& job) {
-  if (job.world_size < 1 || job.batch_size < 1 || job.steps < 1) {
+  if (job.world_size < 1 || job.batch_size < 1 || job.steps < 1 ||
+      job.accumulate_steps < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "batch export needs world_size, batch_size and steps >= 1, got ",
-        job.world_size, ", ", job.batch_size, ", ", job.steps));
+        "batch export needs world_size, batch_size, steps and "
+        "accumulate_steps >= 1, got ",
+        job.world_size, ", ", job.batch_size, ", ", job.steps, ", ",
+        job.accumulate_steps));
   }
   const fs::path root = dir;
   std::error_code ec;
@@ -115,7 +118,8 @@ absl::Status ExportBatches(const std::string& dir, const Model& model,
 
   // Steps' global batches, then the eval set; the fields the model reads
   // decide the files.
-  const int64_t global = job.batch_size * job.world_size;
+  const int64_t global =
+      job.batch_size * job.world_size * job.accumulate_steps;
   json files = json::object();
   RS_RETURN_IF_ERROR(WriteSet(
       root, "train", job.steps, {job.steps},
@@ -150,9 +154,11 @@ absl::Status ExportBatches(const std::string& dir, const Model& model,
                  {"beta1", o.beta1},
                  {"beta2", o.beta2},
                  {"eps", o.eps},
-                 {"weight_decay", o.weight_decay}}},
+                 {"weight_decay", o.weight_decay},
+                 {"lr_warmup_steps", o.lr_warmup_steps}}},
                {"world_size", job.world_size},
                {"batch_size", job.batch_size},
+               {"accumulate_steps", job.accumulate_steps},
                {"steps", job.steps},
                {"warmup_steps", job.warmup_steps},
                {"init_seed", job.init_seed},

@@ -7,7 +7,10 @@
 // life cycle, the step records and the final record.
 //
 // Call order, from RunTraining: Init, Adapt, then per step BeginStep,
-// ForwardBackward, ComputeSeconds; EndSteps; the strategy's Shutdown;
+// ForwardBackward and ComputeSeconds once per pass (with gradient
+// accumulation, StashGradients after each pass but the last and
+// FoldStashedGradient as the last pass's gradients become ready); EndSteps;
+// the strategy's Shutdown;
 // Evaluate, FinalParams, model_name and RecordFields. Blocking; not thread-safe
 // (one backend per worker thread/process, with its own model).
 #ifndef RINGSIDE_WORKER_COMPUTE_BACKEND_H_
@@ -72,6 +75,22 @@ class ComputeBackend {
   // `wall_s` seconds on the steady clock: that wall time on the host, the
   // kernels' time from CUDA events on a device.
   virtual double ComputeSeconds(double wall_s) const = 0;
+
+  // Gradient accumulation over `passes` > 1 forward/backward passes per
+  // step (TrainerOptions::accumulate_steps). After each pass but the last,
+  // StashGradients keeps the running sum of the gradients in a stash of the
+  // backend's own (`first`: the step's first pass, whose gradients it
+  // copies). In the last pass, FoldStashedGradient(i, passes), called as
+  // gradient i becomes ready and before the strategy sees it, makes
+  // gradient i (gradient + stash) * (1 / passes): the gradient of the mean
+  // loss over all the passes' examples. Both use the same float operations
+  // on every backend; on a device they are queued on the compute stream
+  // and FoldStashedGradient records grad_ready_event(i) again after its
+  // work.
+  virtual absl::Status StashGradients(bool first) = 0;
+  virtual absl::Status FoldStashedGradient(int tensor, int passes) = 0;
+  // Bytes of the stash (0 until StashGradients first ran).
+  virtual int64_t StashBytes() const = 0;
 
   // After the last step, before the strategy shuts down.
   virtual void EndSteps() = 0;

@@ -2,8 +2,10 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "device/cuda_device.h"
+#include "device/cuda_event.h"
 
 namespace ringside {
 
@@ -57,6 +59,29 @@ absl::StatusOr<double> CudaBackend::ForwardBackward(
     const Batch& batch, const GradientReadyFn& on_ready) {
   return model_.ForwardBackward(batch, params_.data(), grads_.data(), on_ready,
                                 stream_.get());
+}
+
+absl::Status CudaBackend::StashGradients(bool first) {
+  if (!stash_.has_value()) {
+    RS_ASSIGN_OR_RETURN(GradientStash made,
+                        GradientStash::Create(model_.device(), grads_.size()));
+    stash_ = std::move(made);
+  }
+  return stash_->Add(grads_.data(), first, stream_.get());
+}
+
+absl::Status CudaBackend::FoldStashedGradient(int tensor, int passes) {
+  const TensorLayout& layout = model_.layout();
+  if (!stash_.has_value() || tensor < 0 || tensor >= layout.num_tensors()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "FoldStashedGradient(", tensor, ", ", passes,
+        ") without a stash, or out of range"));
+  }
+  const TensorSpec& spec = layout.tensor(tensor);
+  RS_RETURN_IF_ERROR(stash_->Fold(grads_.data(), spec.offset, spec.size,
+                                  passes, stream_.get()));
+  // The strategy waits on this event: it must cover the fold too.
+  return RecordEvent(model_.grad_ready_event(tensor), stream_.get());
 }
 
 void CudaBackend::EndSteps() {

@@ -25,10 +25,12 @@
 #define RINGSIDE_WORKER_CUDA_BACKEND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "device/cuda_stream.h"
 #include "device/device_buffer.h"
+#include "device/gradient_stash.h"
 #include "models/cuda/cuda_model.h"
 #include "worker/compute_backend.h"
 #include "worker/nvml_sampler.h"
@@ -55,6 +57,13 @@ class CudaBackend final : public ComputeBackend {
   double ComputeSeconds(double) const override {
     return model_.last_compute_seconds();
   }
+  // The stash is a GradientStash (device/gradient_stash.h), made at the
+  // first StashGradients.
+  absl::Status StashGradients(bool first) override;
+  absl::Status FoldStashedGradient(int tensor, int passes) override;
+  int64_t StashBytes() const override {
+    return stash_.has_value() ? stash_->bytes() : 0;
+  }
   void EndSteps() override;
   // Waits for the compute stream first (the strategy's last work on it).
   absl::StatusOr<double> Evaluate(const Batch& batch) override;
@@ -70,6 +79,7 @@ class CudaBackend final : public ComputeBackend {
   DeviceBuffer params_;
   DeviceBuffer grads_;
   OwnedCudaStream stream_;
+  std::optional<GradientStash> stash_;  // gradient accumulation
   std::unique_ptr<HostStagingStrategy> staging_;
   // NVML: started at the first measured step, stopped by EndSteps.
   bool nvml_tried_ = false;

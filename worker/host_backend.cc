@@ -11,6 +11,7 @@ absl::Status HostBackend::Init(uint64_t init_seed, SyncContext& context) {
   params_.assign(layout.total_elements(), 0.0f);
   grads_.assign(layout.total_elements(), 0.0f);
   model_.InitParams(init_seed, absl::MakeSpan(params_));
+  layout_ = layout;
   context.layout = layout;
   context.params = absl::MakeSpan(params_);
   context.grads = absl::MakeSpan(grads_);
@@ -33,6 +34,33 @@ absl::StatusOr<double> HostBackend::ForwardBackward(
     const Batch& batch, const GradientReadyFn& on_ready) {
   return model_.ForwardBackward(batch, params_, absl::MakeSpan(grads_),
                                 on_ready);
+}
+
+absl::Status HostBackend::StashGradients(bool first) {
+  if (first) {
+    stash_ = grads_;
+    return absl::OkStatus();
+  }
+  const size_t n = grads_.size();
+  float* s = stash_.data();
+  const float* g = grads_.data();
+  for (size_t i = 0; i < n; ++i) s[i] = g[i] + s[i];
+  return absl::OkStatus();
+}
+
+absl::Status HostBackend::FoldStashedGradient(int tensor, int passes) {
+  if (stash_.size() != grads_.size() || tensor < 0 ||
+      tensor >= layout_.num_tensors() || passes < 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "FoldStashedGradient(", tensor, ", ", passes,
+        ") without a stash of every gradient, or out of range"));
+  }
+  const TensorSpec& spec = layout_.tensor(tensor);
+  const float inverse = 1.0f / static_cast<float>(passes);
+  float* g = grads_.data() + spec.offset;
+  const float* s = stash_.data() + spec.offset;
+  for (int64_t i = 0; i < spec.size; ++i) g[i] = (g[i] + s[i]) * inverse;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<double> HostBackend::Evaluate(const Batch& batch) {

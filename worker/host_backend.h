@@ -28,6 +28,11 @@ class HostBackend final : public ComputeBackend {
   absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const GradientReadyFn& on_ready) override;
   double ComputeSeconds(double wall_s) const override { return wall_s; }
+  absl::Status StashGradients(bool first) override;
+  absl::Status FoldStashedGradient(int tensor, int passes) override;
+  int64_t StashBytes() const override {
+    return static_cast<int64_t>(stash_.size()) * 4;
+  }
   void EndSteps() override {}
   absl::StatusOr<double> Evaluate(const Batch& batch) override;
   absl::StatusOr<std::vector<float>> FinalParams() override;
@@ -38,6 +43,8 @@ class HostBackend final : public ComputeBackend {
   Model& model_;
   std::vector<float> params_;
   std::vector<float> grads_;
+  std::vector<float> stash_;  // gradient accumulation; empty until used
+  TensorLayout layout_;
 };
 
 }  // namespace ringside

@@ -60,7 +60,7 @@ absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
 // backend's fields.
 nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
                            int64_t model_bytes, int64_t start_step,
-                           double eval_loss,
+                           double eval_loss, int64_t stash_bytes,
                            const RunMetrics& metrics,
                            const nlohmann::json& backend_fields) {
   nlohmann::json record = {
@@ -70,6 +70,9 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
       {"strategy", job.strategy->name()},
       {"model", model_name},
       {"batch_size", job.options.batch_size},
+      {"accumulate_steps", job.options.accumulate_steps},
+      {"lr", job.optimizer.lr},
+      {"lr_warmup_steps", job.optimizer.lr_warmup_steps},
       {"steps", job.options.steps},
       {"start_step", start_step},
       {"warmup_steps", job.options.warmup_steps},
@@ -88,7 +91,9 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   const int64_t peak_params = job.strategy->PeakParamBytes();
   const int64_t peak_grads = job.strategy->PeakGradBytes();
   record["param_bytes"] = peak_params >= 0 ? peak_params : model_bytes;
-  record["grad_bytes"] = peak_grads >= 0 ? peak_grads : model_bytes;
+  // Gradient accumulation's stash is gradient memory too.
+  record["grad_bytes"] = (peak_grads >= 0 ? peak_grads : model_bytes) +
+                         stash_bytes;
   record["optimizer_state_bytes"] = job.strategy->OptimizerStateBytes();
   // The whole optimizer state per parameter (s of the memory formulas,
   // experiments/cost/cost_model.h), wherever the strategy keeps it.
@@ -111,6 +116,10 @@ absl::Status TrainerOptions::Validate() const {
   if (steps <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("steps must be > 0, got ", steps));
+  }
+  if (accumulate_steps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "accumulate_steps must be >= 1, got ", accumulate_steps));
   }
   if (warmup_steps < 0 || warmup_steps >= steps) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -165,28 +174,54 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   };
 
   const int64_t b = job.options.batch_size;
-  const int64_t global_batch = b * job.rank.world_size;
-  RunMetrics metrics(global_batch, job.options.warmup_steps);
+  const int64_t k = job.options.accumulate_steps;
+  const int64_t pass_batch = b * job.rank.world_size;  // N*b, one pass
+  RunMetrics metrics(pass_batch * k, job.options.warmup_steps);
   const GradientReadyFn on_ready = [&strategy](int i) {
     strategy.OnGradientReady(i);
   };
+  // The last of k > 1 passes: each gradient folded before the strategy
+  // sees it (the first error kept, the strategy left out after it).
+  absl::Status fold_error;
+  const GradientReadyFn fold_then_ready = [&](int i) {
+    if (!fold_error.ok()) return;
+    fold_error = backend.FoldStashedGradient(i, static_cast<int>(k));
+    if (fold_error.ok()) strategy.OnGradientReady(i);
+  };
+  const GradientReadyFn no_sync;  // passes before the last: no strategy
   Batch batch;
   // From 0, or from the step of the checkpoint the strategy resumed from.
   for (int64_t step = strategy.start_step(); step < job.options.steps; ++step) {
     backend.BeginStep(step, step >= job.options.warmup_steps);
     StepTimes t;
     t.start = NowSeconds();
-    RS_RETURN_IF_ERROR(
-        dataset.TrainBatch(step * global_batch + job.rank.rank * b, b, &batch));
-    t.compute_start = NowSeconds();
-    RS_ASSIGN_OR_RETURN(double loss, backend.ForwardBackward(batch, on_ready));
+    double loss_sum = 0;
+    double compute_s = 0;
+    for (int64_t pass = 0; pass < k; ++pass) {
+      const bool last = pass == k - 1;
+      RS_RETURN_IF_ERROR(dataset.TrainBatch(
+          (step * k + pass) * pass_batch + job.rank.rank * b, b, &batch));
+      const double pass_start = NowSeconds();
+      if (pass == 0) t.compute_start = pass_start;
+      RS_ASSIGN_OR_RETURN(
+          double loss,
+          backend.ForwardBackward(
+              batch, !last ? no_sync : (k > 1 ? fold_then_ready : on_ready)));
+      const double pass_end = NowSeconds();
+      compute_s += backend.ComputeSeconds(pass_end - pass_start);
+      loss_sum += loss;
+      if (!last) {
+        RS_RETURN_IF_ERROR(Annotate(backend.StashGradients(pass == 0),
+                                    "gradient accumulation"));
+        compute_s += NowSeconds() - pass_end;  // the stash is local work
+      }
+    }
+    RS_RETURN_IF_ERROR(Annotate(fold_error, "gradient accumulation"));
     t.backward_end = NowSeconds();
     absl::StatusOr<StepStats> stats = strategy.FinishStep(step);
     t.finish_end = NowSeconds();
-    RS_RETURN_IF_ERROR(
-        RecordStep(job, step, loss, t,
-                   backend.ComputeSeconds(t.backward_end - t.compute_start),
-                   stats, metrics));
+    RS_RETURN_IF_ERROR(RecordStep(job, step, loss_sum / static_cast<double>(k),
+                                  t, compute_s, stats, metrics));
   }
   backend.EndSteps();
   shut_down = true;
@@ -200,8 +235,8 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   RS_ASSIGN_OR_RETURN(result.params, backend.FinalParams());
   result.final_record =
       FinalRecord(job, backend.model_name(), context.layout.total_bytes(),
-                  strategy.start_step(),
-                  result.eval_loss, metrics, backend.RecordFields());
+                  strategy.start_step(), result.eval_loss,
+                  backend.StashBytes(), metrics, backend.RecordFields());
   return result;
 }
 

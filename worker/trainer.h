@@ -6,6 +6,16 @@
 // backend with the strategy's OnGradientReady as the readiness callback,
 // then strategy.FinishStep(t), then the step record. Then evaluate on the
 // held-out set and build the final record.
+//
+// Gradient accumulation (accumulate_steps = k > 1; DDP's no_sync,
+// Horovod's backward_passes_per_step): step t runs k passes, pass j on
+// examples [((t*k + j)*N + r)*b, +b), so the N workers' k passes cover the
+// global batch of N*b*k examples that one worker with batch N*b*k takes in
+// step t. The backend stashes the first k - 1 passes' gradients
+// (ComputeBackend::StashGradients); the strategy sees only the last pass,
+// each gradient folded to the mean over the k passes as it becomes ready,
+// and one FinishStep: it synchronizes once per k passes. The step's loss is
+// the mean of the passes' losses, its compute time their sum.
 // Blocking; not thread-safe (run one loop per worker thread/process).
 #ifndef RINGSIDE_WORKER_TRAINER_H_
 #define RINGSIDE_WORKER_TRAINER_H_
@@ -33,6 +43,9 @@ struct TrainerOptions {
   int64_t warmup_steps = 5;
   // Seed of the initial parameters (every rank uses the same).
   uint64_t init_seed = 1;
+  // Forward/backward passes per step (k), each on `batch_size` examples,
+  // before the one synchronization; >= 1.
+  int64_t accumulate_steps = 1;
 
   absl::Status Validate() const;
 };
@@ -59,7 +72,8 @@ struct TrainJob {
 struct TrainResult {
   std::vector<float> params;  // final parameters, in host memory
   double eval_loss = 0;
-  // {"event":"final", rank, world_size, strategy, model, batch_size, steps,
+  // {"event":"final", rank, world_size, strategy, model, batch_size,
+  //  accumulate_steps, lr (the rate after scaling), lr_warmup_steps, steps,
   //  start_step, warmup_steps, measured_steps, eval_loss, utilization,
   //  throughput, compute_s, wall_s, bytes_sent, bytes_received, emulated,
   //  device, timing, and the backend's own fields}

@@ -41,6 +41,7 @@
 #include "common/output_path.h"
 #include "common/security_flags.h"
 #include "common/timeline.h"
+#include "core/lr_scaling.h"
 #include "device/cuda_device.h"
 #include "models/cuda/cuda_mlp.h"
 #include "models/cuda/cuda_model.h"
@@ -83,7 +84,21 @@ ABSL_FLAG(int, eigen_threads, 1,
           "Eigen threads per worker (1: N workers on N cores don't fight).");
 // Optimizer.
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd (with momentum) or adam.");
-ABSL_FLAG(double, lr, 0.05, "Learning rate.");
+ABSL_FLAG(double, lr, 0.05,
+          "Learning rate (before --lr_scaling; the base rate of the "
+          "reference batch).");
+ABSL_FLAG(std::string, lr_scaling, "none",
+          "Scale --lr with the global batch G = workers x --batch_size x "
+          "--accumulate_steps: none, linear (lr x G / reference) or sqrt "
+          "(lr x sqrt(G / reference)).");
+ABSL_FLAG(int64_t, lr_reference_batch, 0,
+          "The batch --lr was tuned for (--lr_scaling); 0: --batch_size.");
+ABSL_FLAG(int64_t, lr_warmup_steps, 0,
+          "Linear learning-rate warm-up over the first N updates, wherever "
+          "the optimizer runs (workers, parameter servers); 0: none.");
+ABSL_FLAG(int64_t, accumulate_steps, 1,
+          "Gradient accumulation: forward/backward passes per step, each on "
+          "--batch_size examples, before one synchronization (>= 1).");
 ABSL_FLAG(double, momentum, 0.9, "SGD momentum.");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay.");
 ABSL_FLAG(double, beta1, 0.9, "Adam beta1.");
@@ -192,6 +207,11 @@ struct Setup {
   OptimizerConfig optimizer;
   SyncOptions sync;
   TrainerOptions trainer;
+  // --lr_scaling's rule, --lr before it and the reference batch, for the
+  // final record (optimizer.lr is the scaled rate).
+  LrScaling lr_scaling = LrScaling::kNone;
+  double lr_base = 0;
+  int64_t lr_reference_batch = 0;
   Device device = Device::kCpu;
   std::vector<int> gpus;  // --gpus; empty: by local rank
 };
@@ -214,6 +234,7 @@ absl::StatusOr<Setup> ReadFlags() {
   s.optimizer.beta1 = absl::GetFlag(FLAGS_beta1);
   s.optimizer.beta2 = absl::GetFlag(FLAGS_beta2);
   s.optimizer.eps = absl::GetFlag(FLAGS_adam_eps);
+  s.optimizer.lr_warmup_steps = absl::GetFlag(FLAGS_lr_warmup_steps);
   if (absl::Status v = s.optimizer.Validate(); !v.ok()) return v;
   const std::string servers = absl::GetFlag(FLAGS_servers);
   if (!servers.empty()) {
@@ -254,7 +275,27 @@ absl::StatusOr<Setup> ReadFlags() {
   s.trainer.steps = absl::GetFlag(FLAGS_steps);
   s.trainer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
   s.trainer.init_seed = absl::GetFlag(FLAGS_seed);
+  s.trainer.accumulate_steps = absl::GetFlag(FLAGS_accumulate_steps);
   if (absl::Status v = s.trainer.Validate(); !v.ok()) return v;
+  absl::StatusOr<LrScaling> scaling =
+      ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling));
+  if (!scaling.ok()) return scaling.status();
+  s.lr_scaling = *scaling;
+  s.lr_base = s.optimizer.lr;
+  s.lr_reference_batch = absl::GetFlag(FLAGS_lr_reference_batch);
+  if (s.lr_reference_batch < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--lr_reference_batch must be >= 0 (0: --batch_size), got ",
+        s.lr_reference_batch));
+  }
+  if (s.lr_reference_batch == 0) s.lr_reference_batch = s.trainer.batch_size;
+  absl::StatusOr<float> lr = ScaledLr(
+      s.optimizer.lr, s.lr_scaling,
+      s.rank.world_size * s.trainer.batch_size * s.trainer.accumulate_steps,
+      s.lr_reference_batch);
+  if (!lr.ok()) return lr.status();
+  s.optimizer.lr = *lr;
+  if (absl::Status v = s.optimizer.Validate(); !v.ok()) return v;
   if (absl::GetFlag(FLAGS_eigen_threads) < 1) {
     return absl::InvalidArgumentError("--eigen_threads must be >= 1");
   }
@@ -411,6 +452,7 @@ int Run() {
     job.batch_size = setup->trainer.batch_size;
     job.steps = setup->trainer.steps;
     job.warmup_steps = setup->trainer.warmup_steps;
+    job.accumulate_steps = setup->trainer.accumulate_steps;
     job.init_seed = setup->trainer.init_seed;
     job.optimizer = setup->optimizer;
     job.model_config = {{"mlp_widths", setup->model.mlp_widths},
@@ -557,6 +599,9 @@ int Run() {
     }
   }
   result->final_record["rank_source"] = setup->rank.source;
+  result->final_record["lr_scaling"] = LrScalingName(setup->lr_scaling);
+  result->final_record["lr_base"] = setup->lr_base;
+  result->final_record["lr_reference_batch"] = setup->lr_reference_batch;
   // What the cost model needs to predict this run (compare's report).
   result->final_record["model_bytes"] =
       bundle->model->layout().total_elements() * int64_t{4};

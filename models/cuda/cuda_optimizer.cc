@@ -57,7 +57,7 @@ class CudaOptimizerImpl final : public CudaOptimizer {
     }
     RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     if (config_.type == "sgd") {
-      const kernels::SgdStep s{config_.lr, config_.momentum,
+      const kernels::SgdStep s{config_.LrAt(step), config_.momentum,
                                config_.weight_decay};
       float* v = first_.size() > 0 ? first_.data() + state_offset : nullptr;
       RS_CUDA_RETURN_IF_ERROR(
@@ -66,7 +66,7 @@ class CudaOptimizerImpl final : public CudaOptimizer {
     }
     // Bias corrections as optimizer.cc computes them: double, then float.
     const kernels::AdamStep s{
-        config_.lr,
+        config_.LrAt(step),
         config_.beta1,
         config_.beta2,
         config_.eps,

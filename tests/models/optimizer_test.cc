@@ -192,6 +192,46 @@ TEST(OptimizerTest, BadConfigIsInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Linear warm-up over W updates: update t (from 1) uses lr * t / W while
+// t < W, then lr; the same rate in SGD and Adam.
+TEST(OptimizerTest, WarmupScalesTheRateOfTheFirstUpdates) {
+  OptimizerConfig config;
+  config.lr = 0.4f;
+  config.momentum = 0.0f;
+  config.lr_warmup_steps = 4;
+  ASSERT_TRUE(config.Validate().ok());
+  EXPECT_FLOAT_EQ(config.LrAt(1), 0.1f);
+  EXPECT_FLOAT_EQ(config.LrAt(2), 0.2f);
+  EXPECT_FLOAT_EQ(config.LrAt(3), 0.3f);
+  EXPECT_FLOAT_EQ(config.LrAt(4), 0.4f);
+  EXPECT_FLOAT_EQ(config.LrAt(100), 0.4f);
+  auto opt = MustCreate(config, 1);
+  ASSERT_NE(opt, nullptr);
+  std::vector<float> p = {1.0f};
+  const std::vector<float> g = {1.0f};
+  float want = 1.0f;
+  for (int64_t t = 1; t <= 6; ++t) {
+    opt->Apply(0, absl::MakeSpan(p), g, t);
+    want -= config.LrAt(t);
+    EXPECT_FLOAT_EQ(p[0], want) << "update " << t;
+  }
+  // Adam's first update moves each parameter by about its rate.
+  OptimizerConfig adam = config;
+  adam.type = "adam";
+  auto a = MustCreate(adam, 1);
+  ASSERT_NE(a, nullptr);
+  std::vector<float> q = {1.0f};
+  a->Apply(0, absl::MakeSpan(q), g, 1);
+  EXPECT_NEAR(q[0], 1.0f - 0.1f, 1e-6);
+  // Without warm-up every update has the full rate.
+  OptimizerConfig plain = config;
+  plain.lr_warmup_steps = 0;
+  EXPECT_FLOAT_EQ(plain.LrAt(1), 0.4f);
+  plain.lr_warmup_steps = -1;
+  EXPECT_NE(plain.Validate().message().find("lr_warmup_steps"),
+            std::string::npos);
+}
+
 TEST(OptimizerTest, ConfigProtoRoundTrip) {
   OptimizerConfig c;
   c.type = "adam";
@@ -201,9 +241,13 @@ TEST(OptimizerTest, ConfigProtoRoundTrip) {
   c.beta2 = 0.99f;
   c.eps = 1e-6f;
   c.weight_decay = 0.02f;
+  c.lr_warmup_steps = 7;
   EXPECT_EQ(OptimizerConfig::FromProto(c.ToProto()), c) << c.DebugString();
   OptimizerConfig d = c;
   d.beta2 = 0.98f;
+  EXPECT_FALSE(d == c);
+  d = c;
+  d.lr_warmup_steps = 8;  // a resume with another warm-up is refused
   EXPECT_FALSE(d == c);
 }
 

@@ -35,6 +35,7 @@ TrainJob OracleJob(const OracleSetup& setup, Dataset* dataset,
   job.options.batch_size = batch_size;
   job.options.steps = setup.steps;
   job.options.warmup_steps = 0;
+  job.options.accumulate_steps = setup.accumulate_steps;
   return job;
 }
 
@@ -43,9 +44,11 @@ absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
   RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
   RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> baseline,
                       StrategyRegistry::Create("baseline"));
-  return Train(*bundle.model,
-               OracleJob(setup, bundle.dataset.get(), baseline.get(),
-                         RankInfo{0, 1}, setup.batch_size * num_workers));
+  TrainJob job = OracleJob(
+      setup, bundle.dataset.get(), baseline.get(), RankInfo{0, 1},
+      setup.batch_size * num_workers * setup.accumulate_steps);
+  job.options.accumulate_steps = 1;
+  return Train(*bundle.model, job);
 }
 
 absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,

@@ -27,6 +27,7 @@ struct OracleSetup {
   SyncOptions sync;           // servers filled in by the harness
   int64_t batch_size = 8;     // per worker (b)
   int64_t steps = 8;          // K
+  int64_t accumulate_steps = 1;  // k passes per step (workers only)
   int num_servers = 0;        // in-process parameter servers to start
   OracleSetup();
 };
@@ -43,7 +44,9 @@ TrainJob OracleJob(const OracleSetup& setup, Dataset* dataset,
                    SyncStrategy* strategy, RankInfo rank, int64_t batch_size,
                    const SyncOptions& sync = {});
 
-// One worker with batch N*b and the baseline strategy.
+// One worker with batch N*b*k (k = setup.accumulate_steps) and the
+// baseline strategy, without accumulation: the N workers' k passes of b
+// examples each step see the same examples.
 absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
                                          int num_workers);
 

@@ -134,6 +134,33 @@ TEST(CudaOracleTest, CudaWorkerEqualsCpuWorker) {
   }
 }
 
+// Gradient accumulation (3 passes a step: the stash on the device, each
+// gradient folded on the compute stream before the strategy sees it) and a
+// learning-rate warm-up (the CUDA optimizer's and the servers' rate), on
+// the device path (baseline, ring, zero2) and through host staging (sps,
+// two workers sharing the GPU): equal to one CPU worker of batch N*b*k.
+TEST(CudaOracleTest, AccumulationAndWarmUp) {
+  SKIP_WITHOUT_GPU();
+  for (const Case& c : {Case{"baseline", 1, 0, false}, Case{"sps", 2, 1, false},
+                        Case{"ring", 1, 0, true}, Case{"zero2", 1, 0, true}}) {
+    OracleSetup setup;
+    setup.num_servers = c.servers;
+    setup.accumulate_steps = 3;
+    setup.optimizer.lr_warmup_steps = 3;
+    absl::StatusOr<TrainResult> reference = RunReference(setup, c.workers);
+    ASSERT_TRUE(reference.ok()) << reference.status();
+    std::vector<nlohmann::json> finals;
+    absl::StatusOr<OracleRun> run = RunCudaWorkers(
+        setup, c.strategy, std::vector<int>(c.workers, 0), &finals);
+    ASSERT_TRUE(run.ok()) << c.strategy << ": " << run.status();
+    EXPECT_TRUE(MatchesReference(*run, *reference, kTolerance)) << c.strategy;
+    for (const nlohmann::json& f : finals) {
+      EXPECT_EQ(f["accumulate_steps"], 3) << c.strategy;
+      EXPECT_EQ(f["lr_warmup_steps"], 3) << c.strategy;
+    }
+  }
+}
+
 // Two NCCL ranks on one GPU: refused, saying that NCCL needs one per rank.
 TEST(CudaOracleTest, NcclRanksSharingAGpuAreRefused) {
   SKIP_WITHOUT_GPU();

@@ -7,6 +7,12 @@
 // registered with RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE). A new
 // strategy is covered here as soon as it is registered.
 //
+// Each strategy runs four times: as is; with gradient accumulation over
+// k = 2 and k = 3 passes per step (N workers x b x k against one worker of
+// batch N*b*k); and with a 3-update learning-rate warm-up (which the
+// parameter servers receive in the optimizer config and must apply as the
+// reference does).
+//
 // Default SyncOptions apply: async_ps therefore runs with staleness 0, where
 // it must equal sps; its tau > 0 behaviour (not equivalent by design) is
 // checked for bounded staleness and convergence in
@@ -16,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,14 +51,40 @@ int ServersFor(ServerNeed need) {
   return 0;
 }
 
-class RegistryOracleTest : public ::testing::TestWithParam<std::string> {};
+// One oracle case: the strategy, passes per step and warm-up updates.
+struct Case {
+  std::string strategy;
+  int64_t accumulate_steps = 1;
+  int64_t lr_warmup_steps = 0;
+};
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.strategy << " with " << c.accumulate_steps << " pass(es) a step, "
+      << c.lr_warmup_steps << " warm-up updates";
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (const std::string& name : RegisteredNames()) {
+    cases.push_back({name, 1, 0});
+    cases.push_back({name, 2, 0});
+    cases.push_back({name, 3, 0});
+    cases.push_back({name, 1, 3});
+  }
+  return cases;
+}
+
+class RegistryOracleTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(RegistryOracleTest, MeetsItsDeclaredTolerance) {
-  absl::StatusOr<StrategyInfo> info = StrategyRegistry::Find(GetParam());
+  absl::StatusOr<StrategyInfo> info =
+      StrategyRegistry::Find(GetParam().strategy);
   ASSERT_TRUE(info.ok()) << info.status();
   const int n = info->name == "baseline" ? 1 : 2;
   OracleSetup setup;
   setup.num_servers = ServersFor(info->servers);
+  setup.accumulate_steps = GetParam().accumulate_steps;
+  setup.optimizer.lr_warmup_steps = GetParam().lr_warmup_steps;
   absl::StatusOr<TrainResult> reference = RunReference(setup, n);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, info->name, n);
@@ -64,9 +97,16 @@ TEST_P(RegistryOracleTest, MeetsItsDeclaredTolerance) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Registered, RegistryOracleTest, ::testing::ValuesIn(RegisteredNames()),
-    [](const ::testing::TestParamInfo<std::string>& info) {
-      return info.param;
+    Registered, RegistryOracleTest, ::testing::ValuesIn(Cases()),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.strategy;
+      if (info.param.accumulate_steps > 1) {
+        name += "_accumulate" + std::to_string(info.param.accumulate_steps);
+      }
+      if (info.param.lr_warmup_steps > 0) {
+        name += "_warmup" + std::to_string(info.param.lr_warmup_steps);
+      }
+      return name;
     });
 
 TEST(RegistryTest, ListsEveryStrategyOfTheProduct) {

@@ -100,6 +100,15 @@ class LoggingBackend final : public ComputeBackend {
     return host_.ForwardBackward(batch, on_ready);
   }
   double ComputeSeconds(double wall_s) const override { return wall_s; }
+  absl::Status StashGradients(bool first) override {
+    log.push_back(first ? "Stash(first)" : "Stash");
+    return host_.StashGradients(first);
+  }
+  absl::Status FoldStashedGradient(int tensor, int passes) override {
+    ++folds;
+    return host_.FoldStashedGradient(tensor, passes);
+  }
+  int64_t StashBytes() const override { return host_.StashBytes(); }
   void EndSteps() override { log.push_back("EndSteps"); }
   absl::StatusOr<double> Evaluate(const Batch& batch) override {
     log.push_back("Evaluate");
@@ -115,6 +124,7 @@ class LoggingBackend final : public ComputeBackend {
   }
 
   std::vector<std::string> log;
+  int folds = 0;
 
  private:
   HostBackend host_;
@@ -190,6 +200,43 @@ TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
   EXPECT_EQ(f["grad_bytes"], model_bytes);
   EXPECT_EQ(f["optimizer_state_bytes"], 123);
   EXPECT_GT(f["peak_rss_bytes"].get<int64_t>(), 2 * model_bytes);
+}
+
+// accumulate_steps = 3: three passes a step, the first two stashed, the
+// strategy seeing each gradient once (folded) and one FinishStep; the
+// stash counted as gradient memory.
+TEST(TrainerTest, AccumulationRunsPassesAndSynchronizesOnce) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
+                         /*stop_on_error=*/true);
+  TrainJob job = Job(*bundle.dataset, strategy);
+  job.options.steps = 2;
+  job.options.accumulate_steps = 3;
+  std::vector<nlohmann::json> steps;
+  job.on_record = [&steps](const nlohmann::json& r) { steps.push_back(r); };
+
+  absl::StatusOr<TrainResult> result = RunTraining(backend, job);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const std::string step =
+      "ForwardBackward,Stash(first),ForwardBackward,Stash,ForwardBackward";
+  EXPECT_EQ(absl::StrJoin(backend.log, ","),
+            absl::StrCat("Init,Adapt,BeginStep,", step, ",BeginStep(measured),",
+                         step, ",EndSteps,Evaluate,FinalParams"));
+  const int tensors = bundle.model->layout().num_tensors();
+  EXPECT_EQ(strategy.steps, 2);
+  EXPECT_EQ(strategy.ready, 2 * tensors);
+  EXPECT_EQ(backend.folds, 2 * tensors);
+  ASSERT_EQ(steps.size(), 2u);
+  const nlohmann::json& f = result->final_record;
+  EXPECT_EQ(f["accumulate_steps"], 3);
+  const int64_t model_bytes = bundle.model->layout().total_bytes();
+  EXPECT_EQ(f["grad_bytes"], 2 * model_bytes);  // gradients + the stash
+
+  job.options.accumulate_steps = 0;
+  absl::StatusOr<TrainResult> bad = RunTraining(backend, job);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("accumulate_steps"), std::string::npos);
 }
 
 TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {

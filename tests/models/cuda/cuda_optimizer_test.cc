@@ -100,10 +100,19 @@ TEST_P(CudaOptimizerMatchesCpuTest, SeveralStepsInTwoChunks) {
   }
 }
 
+// The two optimizers with a 3-update warm-up: the rate of every update
+// (OptimizerConfig::LrAt) is the same float on both.
+OptimizerConfig WarmedUp(OptimizerConfig c) {
+  c.lr_warmup_steps = 3;
+  return c;
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, CudaOptimizerMatchesCpuTest,
                          ::testing::Values(Sgd(0.0f, 0.0f), Sgd(0.9f, 0.0f),
                                            Sgd(0.9f, 1e-2f), Adam(0.0f),
-                                           Adam(1e-2f)));
+                                           Adam(1e-2f),
+                                           WarmedUp(Sgd(0.9f, 1e-2f)),
+                                           WarmedUp(Adam(1e-2f))));
 
 TEST(CudaOptimizerTest, ApplyRejectsBadRanges) {
   SKIP_WITHOUT_GPU();

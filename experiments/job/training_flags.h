@@ -1,0 +1,38 @@
+// The training-dynamics flags, defined once for the launchers (launch,
+// compare): --accumulate_steps, --lr_scaling, --lr_reference_batch and
+// --lr_warmup_steps, checked before any process starts and passed on to
+// every worker (worker/worker_main.cc reads the same names; the parameter
+// servers receive the scaled rate and the warm-up in the optimizer config).
+#ifndef RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
+#define RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/lr_scaling.h"
+
+namespace ringside {
+
+struct TrainingFlags {
+  int64_t accumulate_steps = 1;
+  LrScaling lr_scaling = LrScaling::kNone;
+  int64_t lr_reference_batch = 0;  // 0: the per-worker batch
+  int64_t lr_warmup_steps = 0;
+
+  // The worker flags that say so (none for the defaults).
+  std::vector<std::string> WorkerArgs() const;
+  // "" for the defaults, else e.g. "2 passes per step (gradient
+  // accumulation); lr scaled linear from batch 32; 5 warm-up updates".
+  std::string Describe() const;
+};
+
+// The flags, or INVALID_ARGUMENT naming the one at fault: --accumulate_steps
+// < 1, an unknown --lr_scaling, --lr_reference_batch or --lr_warmup_steps
+// < 0.
+absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags();
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
