@@ -83,6 +83,9 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--warmup_steps", type=int, default=None)
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--eval_every", type=int, default=0,
+                   help="evaluate every N steps and after the last (as the "
+                        "worker's --eval_every); 0: only at the end")
     p.add_argument("--transport_host", default=None,
                    help="this process's address (network shaping): gloo "
                         "binds the interface that has it")
@@ -262,9 +265,13 @@ def main(argv):
     compute_s = wall_s = 0.0
     measured = 0
     first_start = last_end = 0.0
+    train_start = None
+    evaluating_s = paused_s = 0.0
     for step in range(steps):
         sync()
         start = time.perf_counter()
+        if train_start is None:
+            train_start = start
         optimizer.zero_grad(set_to_none=False)
         losses = []
         for j in range(k):
@@ -289,10 +296,26 @@ def main(argv):
         if step >= warmup:
             if measured == 0:
                 first_start = start
+                paused_s = 0.0
             last_end = end
             measured += 1
             compute_s += compute
-    wall_s = last_end - first_start if measured else 0.0
+        if args.eval_every > 0 and ((step + 1) % args.eval_every == 0 or
+                                    step == steps - 1):
+            # As the worker's mid-run evaluation: left out of the times.
+            eval_start = time.perf_counter()
+            with torch.no_grad():
+                eval_loss = F.cross_entropy(model(eval_x), eval_y).item()
+            sync()
+            eval_end = time.perf_counter()
+            emit({"event": "eval", "rank": args.rank, "step": step,
+                  "samples": (step + 1) * b * k * args.world_size,
+                  "train_wall_s": eval_start - train_start - evaluating_s,
+                  "loss": eval_loss})
+            evaluating_s += eval_end - eval_start
+            if step >= warmup and step < steps - 1:
+                paused_s += eval_end - eval_start
+    wall_s = last_end - first_start - paused_s if measured else 0.0
     with torch.no_grad():
         eval_loss = F.cross_entropy(model(eval_x), eval_y).item()
     dist.barrier()

@@ -14,8 +14,13 @@ nlohmann::json StepRecord::ToJson() const {
 }
 
 void RunMetrics::Add(const StepRecord& record, double start_s) {
-  if (record.step < warmup_steps_) return;
+  if (record.step < warmup_steps_) {
+    pending_pause_s_ = 0;
+    return;
+  }
   if (measured_steps_ == 0) first_start_s_ = start_s;
+  if (measured_steps_ > 0) paused_s_ += pending_pause_s_;
+  pending_pause_s_ = 0;
   last_end_s_ = start_s + record.step_s;
   ++measured_steps_;
   compute_s_ += record.compute_s;

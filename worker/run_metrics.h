@@ -31,10 +31,13 @@ class RunMetrics {
 
   // `start_s` is the step's start on the steady clock.
   void Add(const StepRecord& record, double start_s);
+  // `seconds` between two steps that were not training (a mid-run
+  // evaluation): left out of wall_s when a measured step follows.
+  void Pause(double seconds) { pending_pause_s_ += seconds; }
 
   int64_t measured_steps() const { return measured_steps_; }
   double compute_s() const { return compute_s_; }
-  double wall_s() const { return last_end_s_ - first_start_s_; }
+  double wall_s() const { return last_end_s_ - first_start_s_ - paused_s_; }
   double utilization() const;
   double throughput() const;  // global samples / s
   int64_t bytes_sent() const { return bytes_sent_; }
@@ -45,6 +48,7 @@ class RunMetrics {
   int64_t warmup_steps_;
   int64_t measured_steps_ = 0;
   double compute_s_ = 0, first_start_s_ = 0, last_end_s_ = 0;
+  double paused_s_ = 0, pending_pause_s_ = 0;
   int64_t bytes_sent_ = 0, bytes_received_ = 0;
 };
 

@@ -197,6 +197,13 @@ class SyncStrategy {
   // param_bytes and grad_bytes.
   virtual int64_t PeakParamBytes() const { return -1; }
   virtual int64_t PeakGradBytes() const { return -1; }
+  // Mid-run evaluation (TrainerOptions::eval_every), on every rank at the
+  // same steps, after FinishStep: PrepareEvaluation makes context.params
+  // the whole current parameters (zero3 all-gathers them; the default has
+  // nothing to do), EndEvaluation returns to the training layout (zero3
+  // frees what is outside its shard again). Neither counts in PeakParamBytes.
+  virtual absl::Status PrepareEvaluation() { return absl::OkStatus(); }
+  virtual absl::Status EndEvaluation() { return absl::OkStatus(); }
 };
 
 // Which parameter servers a strategy needs from the launcher.

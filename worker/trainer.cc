@@ -106,6 +106,25 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   return record;
 }
 
+// Whether the loop evaluates after `step` (TrainerOptions::eval_every).
+bool EvaluatesAfter(const TrainerOptions& options, int64_t step) {
+  return options.eval_every > 0 && ((step + 1) % options.eval_every == 0 ||
+                                    step == options.steps - 1);
+}
+
+// A mid-run evaluation of the current parameters, the strategy making them
+// whole first (SyncStrategy::PrepareEvaluation).
+absl::StatusOr<double> EvaluateMidRun(ComputeBackend& backend,
+                                      SyncStrategy& strategy,
+                                      const Batch& eval, int64_t step) {
+  const std::string where = absl::StrCat("evaluation after step ", step);
+  RS_RETURN_IF_ERROR(Annotate(strategy.PrepareEvaluation(), where));
+  absl::StatusOr<double> loss = backend.Evaluate(eval);
+  RS_RETURN_IF_ERROR(Annotate(strategy.EndEvaluation(), where));
+  if (!loss.ok()) return Annotate(loss.status(), where);
+  return loss;
+}
+
 }  // namespace
 
 absl::Status TrainerOptions::Validate() const {
@@ -116,6 +135,10 @@ absl::Status TrainerOptions::Validate() const {
   if (steps <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("steps must be > 0, got ", steps));
+  }
+  if (eval_every < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("eval_every must be >= 0, got ", eval_every));
   }
   if (accumulate_steps < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -190,11 +213,16 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   };
   const GradientReadyFn no_sync;  // passes before the last: no strategy
   Batch batch;
+  Batch eval;
+  if (job.options.eval_every > 0) RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
+  double train_start = -1;  // the first step's start
+  double evaluating_s = 0;  // mid-run evaluations so far
   // From 0, or from the step of the checkpoint the strategy resumed from.
   for (int64_t step = strategy.start_step(); step < job.options.steps; ++step) {
     backend.BeginStep(step, step >= job.options.warmup_steps);
     StepTimes t;
     t.start = NowSeconds();
+    if (train_start < 0) train_start = t.start;
     double loss_sum = 0;
     double compute_s = 0;
     for (int64_t pass = 0; pass < k; ++pass) {
@@ -222,6 +250,24 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     t.finish_end = NowSeconds();
     RS_RETURN_IF_ERROR(RecordStep(job, step, loss_sum / static_cast<double>(k),
                                   t, compute_s, stats, metrics));
+    if (EvaluatesAfter(job.options, step)) {
+      const double eval_start = NowSeconds();
+      RS_ASSIGN_OR_RETURN(double eval_loss,
+                          EvaluateMidRun(backend, strategy, eval, step));
+      const double eval_end = NowSeconds();
+      RecordSpan(job.sync.timeline, "step", "EVALUATE", eval_start, eval_end,
+                 {{"step", step}, {"loss", eval_loss}});
+      metrics.Pause(eval_end - eval_start);
+      if (job.on_record) {
+        job.on_record({{"event", "eval"},
+                       {"rank", job.rank.rank},
+                       {"step", step},
+                       {"samples", (step + 1) * pass_batch * k},
+                       {"train_wall_s", eval_start - train_start - evaluating_s},
+                       {"loss", eval_loss}});
+      }
+      evaluating_s += eval_end - eval_start;
+    }
   }
   backend.EndSteps();
   shut_down = true;
@@ -229,8 +275,7 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       Annotate(strategy.Shutdown(), absl::StrCat(name, " shutdown")));
 
   TrainResult result;
-  Batch eval;
-  RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
+  if (job.options.eval_every == 0) RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
   RS_ASSIGN_OR_RETURN(result.eval_loss, backend.Evaluate(eval));
   RS_ASSIGN_OR_RETURN(result.params, backend.FinalParams());
   result.final_record =

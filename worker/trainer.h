@@ -46,6 +46,11 @@ struct TrainerOptions {
   // Forward/backward passes per step (k), each on `batch_size` examples,
   // before the one synchronization; >= 1.
   int64_t accumulate_steps = 1;
+  // Evaluate on the held-out set after step t when (t + 1) % eval_every ==
+  // 0 and after the last step, recording {"event":"eval", rank, step,
+  // samples, train_wall_s, loss}; 0: only the final evaluation. >= 0. The
+  // evaluations are left out of every time measure.
+  int64_t eval_every = 0;
 
   absl::Status Validate() const;
 };

@@ -96,6 +96,11 @@ ABSL_FLAG(int64_t, lr_reference_batch, 0,
 ABSL_FLAG(int64_t, lr_warmup_steps, 0,
           "Linear learning-rate warm-up over the first N updates, wherever "
           "the optimizer runs (workers, parameter servers); 0: none.");
+ABSL_FLAG(int64_t, eval_every, 0,
+          "Evaluate on the held-out set every N steps (and after the last), "
+          "printing {\"event\":\"eval\", step, samples, train_wall_s, "
+          "loss}: the loss against time; left out of every time measure. 0: "
+          "only the final evaluation.");
 ABSL_FLAG(int64_t, accumulate_steps, 1,
           "Gradient accumulation: forward/backward passes per step, each on "
           "--batch_size examples, before one synchronization (>= 1).");
@@ -276,6 +281,7 @@ absl::StatusOr<Setup> ReadFlags() {
   s.trainer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
   s.trainer.init_seed = absl::GetFlag(FLAGS_seed);
   s.trainer.accumulate_steps = absl::GetFlag(FLAGS_accumulate_steps);
+  s.trainer.eval_every = absl::GetFlag(FLAGS_eval_every);
   if (absl::Status v = s.trainer.Validate(); !v.ok()) return v;
   absl::StatusOr<LrScaling> scaling =
       ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling));
@@ -549,7 +555,7 @@ int Run() {
   const RecordFn write = [&out, &liveness,
                           steps](const nlohmann::json& record) {
     out.Write(record);
-    if (liveness == nullptr || !record.contains("step")) return;
+    if (liveness == nullptr || record.value("event", "") != "step") return;
     const int64_t next = record["step"].get<int64_t>() + 1;
     liveness->SetStep(next);
     if (next >= steps) liveness->Finish();  // peers may go now

@@ -36,6 +36,7 @@ TrainJob OracleJob(const OracleSetup& setup, Dataset* dataset,
   job.options.steps = setup.steps;
   job.options.warmup_steps = 0;
   job.options.accumulate_steps = setup.accumulate_steps;
+  job.options.eval_every = setup.eval_every;
   return job;
 }
 
@@ -48,6 +49,7 @@ absl::StatusOr<TrainResult> RunReference(const OracleSetup& setup,
       setup, bundle.dataset.get(), baseline.get(), RankInfo{0, 1},
       setup.batch_size * num_workers * setup.accumulate_steps);
   job.options.accumulate_steps = 1;
+  job.options.eval_every = 0;
   return Train(*bundle.model, job);
 }
 

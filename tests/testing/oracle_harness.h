@@ -28,6 +28,7 @@ struct OracleSetup {
   int64_t batch_size = 8;     // per worker (b)
   int64_t steps = 8;          // K
   int64_t accumulate_steps = 1;  // k passes per step (workers only)
+  int64_t eval_every = 0;        // mid-run evaluations (workers only)
   int num_servers = 0;        // in-process parameter servers to start
   OracleSetup();
 };

@@ -9,9 +9,11 @@
 //
 // Each strategy runs four times: as is; with gradient accumulation over
 // k = 2 and k = 3 passes per step (N workers x b x k against one worker of
-// batch N*b*k); and with a 3-update learning-rate warm-up (which the
-// parameter servers receive in the optimizer config and must apply as the
-// reference does).
+// batch N*b*k; with k = 2 the workers also evaluate every 3 steps, which
+// must leave training unchanged: zero3 gathers and frees its parameters for
+// it); and with a 3-update learning-rate warm-up (which the parameter
+// servers receive in the optimizer config and must apply as the reference
+// does).
 //
 // Default SyncOptions apply: async_ps therefore runs with staleness 0, where
 // it must equal sps; its tau > 0 behaviour (not equivalent by design) is
@@ -84,6 +86,7 @@ TEST_P(RegistryOracleTest, MeetsItsDeclaredTolerance) {
   OracleSetup setup;
   setup.num_servers = ServersFor(info->servers);
   setup.accumulate_steps = GetParam().accumulate_steps;
+  if (setup.accumulate_steps == 2) setup.eval_every = 3;
   setup.optimizer.lr_warmup_steps = GetParam().lr_warmup_steps;
   absl::StatusOr<TrainResult> reference = RunReference(setup, n);
   ASSERT_TRUE(reference.ok()) << reference.status();

@@ -239,6 +239,45 @@ TEST(TrainerTest, AccumulationRunsPassesAndSynchronizesOnce) {
   EXPECT_NE(bad.status().message().find("accumulate_steps"), std::string::npos);
 }
 
+// eval_every = 2 over 5 steps: evaluations after steps 1, 3 and 4 (the
+// last), each with the samples seen and the training time so far; the last
+// equals the final evaluation, and evaluating changes no parameter.
+TEST(TrainerTest, EvaluatesEveryNStepsAndAfterTheLast) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  TrainJob job = Job(*bundle.dataset, strategy);
+  job.options.steps = 5;
+  job.options.eval_every = 2;
+  std::vector<nlohmann::json> evals;
+  job.on_record = [&evals](const nlohmann::json& r) {
+    if (r["event"] == "eval") evals.push_back(r);
+  };
+  absl::StatusOr<TrainResult> result = Train(*bundle.model, job);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(evals.size(), 3u);
+  const std::vector<int> steps = {1, 3, 4};
+  double last_wall = 0;
+  for (size_t i = 0; i < evals.size(); ++i) {
+    EXPECT_EQ(evals[i]["step"], steps[i]);
+    EXPECT_EQ(evals[i]["rank"], 0);
+    EXPECT_EQ(evals[i]["samples"], (steps[i] + 1) * 4);  // batch 4, 1 worker
+    EXPECT_GT(evals[i]["train_wall_s"].get<double>(), last_wall);
+    last_wall = evals[i]["train_wall_s"].get<double>();
+  }
+  EXPECT_DOUBLE_EQ(evals.back()["loss"].get<double>(), result->eval_loss);
+
+  CountingStrategy again;
+  TrainJob plain = Job(*bundle.dataset, again);
+  plain.options.steps = 5;
+  absl::StatusOr<TrainResult> without = Train(*bundle.model, plain);
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(without->params, result->params);
+
+  job.options.eval_every = -1;
+  EXPECT_EQ(Train(*bundle.model, job).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;

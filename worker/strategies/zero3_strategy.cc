@@ -152,6 +152,31 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   return stats;
 }
 
+absl::Status Zero3Strategy::PrepareEvaluation() {
+  if (comm_ == nullptr) {
+    return absl::FailedPreconditionError("zero3: evaluation before Init");
+  }
+  RS_RETURN_IF_ERROR(error_);
+  const int64_t step = step_;
+  const int64_t ticket = comm_->Enqueue([this, step]() {
+    return Annotate(sharded_.collective->AllGatherV(
+                        context_.params, sharded_.optimizer->counts(),
+                        context_.options.rpc_timeout),
+                    absl::StrCat("all-gather of the parameters to evaluate "
+                                 "before step ",
+                                 step));
+  });
+  return comm_->Wait(ticket, context_.options.rpc_timeout,
+                     "the parameters' all-gather for an evaluation");
+}
+
+absl::Status Zero3Strategy::EndEvaluation() {
+  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+    shards_->Release(context_.params, t);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Zero3Strategy::Shutdown() {
   if (comm_ == nullptr) return absl::OkStatus();
   // Every rank ends with the whole, identical buffer.

@@ -64,6 +64,9 @@ class Zero3Strategy final : public SyncStrategy {
   void OnGradientReady(int tensor) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  // All-gathers the whole buffer for an evaluation / frees it again.
+  absl::Status PrepareEvaluation() override;
+  absl::Status EndEvaluation() override;
   int64_t start_step() const override { return sharded_.start_step; }
   int64_t OptimizerStateBytes() const override {
     return sharded_.optimizer == nullptr ? 0
