@@ -3,6 +3,7 @@
 #define RINGSIDE_COMMON_STOPWATCH_H_
 
 #include <chrono>
+#include <thread>
 
 namespace ringside {
 
@@ -11,6 +12,14 @@ inline double NowSeconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// Sleeps until NowSeconds() >= deadline (no-op if already past).
+inline void SleepUntil(double deadline) {
+  const double left = deadline - NowSeconds();
+  if (left > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(left));
+  }
 }
 
 // Measures elapsed wall time from construction or the last Reset().

@@ -73,6 +73,13 @@ class Model {
   // a real model's device time) rather than a real model's arithmetic;
   // every output of a run on such a model says so.
   virtual bool emulated() const { return false; }
+  // Stragglers (worker/stragglers.h): makes later ForwardBackward calls
+  // take `factor` (> 0) times the emulated compute time; false (default)
+  // when this model emulates none, so its compute cannot be scaled.
+  virtual bool ScaleEmulatedCompute(double factor) {
+    (void)factor;
+    return false;
+  }
 
   // Whether ForwardBackward reports parameter use (the file comment).
   virtual bool ReportsParamUse() const { return false; }

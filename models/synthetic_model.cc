@@ -23,14 +23,6 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Sleeps until NowSeconds() >= deadline (no-op if already past).
-void SleepUntil(double deadline) {
-  const double left = deadline - NowSeconds();
-  if (left > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(left));
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SyntheticModel>> SyntheticModel::Create(
@@ -126,6 +118,12 @@ void SyntheticModel::BatchMoments(const Batch& batch, double* mean,
   *variance = sq / static_cast<double>(batch.size);
 }
 
+bool SyntheticModel::ScaleEmulatedCompute(double factor) {
+  if (options_.emulated_compute_s <= 0 || !(factor > 0)) return false;
+  compute_scale_ = factor;
+  return true;
+}
+
 absl::StatusOr<double> SyntheticModel::ForwardBackward(
     const Batch& batch, absl::Span<const float> params, absl::Span<float> grads,
     const GradientReadyFn& on_ready) {
@@ -137,7 +135,7 @@ absl::StatusOr<double> SyntheticModel::ForwardBackward(
   BatchMoments(batch, &mean, &variance);
   const float cbar = static_cast<float>(mean);
 
-  const double total_s = options_.emulated_compute_s;
+  const double total_s = options_.emulated_compute_s * compute_scale_;
   const double forward_s = options_.forward_fraction * total_s;
   const double backward_s = total_s - forward_s;
   const double total = static_cast<double>(layout_.total_elements());

@@ -80,6 +80,8 @@ class SyntheticModel : public Model {
   // not this, sets the step time.
   double FlopsPerExample() const override;
   bool emulated() const override { return true; }
+  // Scales emulated_compute_s (true), when it is > 0.
+  bool ScaleEmulatedCompute(double factor) override;
   // Reports parameter use: the emulated forward pass spends its share of
   // the time tensor by tensor in layout order (needed, wait, forward_done);
   // backward reads every tensor, last first.
@@ -109,6 +111,7 @@ class SyntheticModel : public Model {
   TensorLayout layout_;
   double pattern_sq_norm_ = 0;  // ||u||^2
   const ParamUseHooks* hooks_ = nullptr;
+  double compute_scale_ = 1.0;  // ScaleEmulatedCompute
 };
 
 }  // namespace ringside

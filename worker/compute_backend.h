@@ -92,6 +92,14 @@ class ComputeBackend {
   // Bytes of the stash (0 until StashGradients first ran).
   virtual int64_t StashBytes() const = 0;
 
+  // Stragglers: makes the model's later passes take `factor` times their
+  // emulated compute (Model::ScaleEmulatedCompute); false (default) when
+  // the compute is real, which the loop then stretches by waiting.
+  virtual bool ScaleEmulatedCompute(double factor) {
+    (void)factor;
+    return false;
+  }
+
   // After the last step, before the strategy shuts down.
   virtual void EndSteps() = 0;
 

@@ -30,6 +30,9 @@ class HostBackend final : public ComputeBackend {
   double ComputeSeconds(double wall_s) const override { return wall_s; }
   absl::Status StashGradients(bool first) override;
   absl::Status FoldStashedGradient(int tensor, int passes) override;
+  bool ScaleEmulatedCompute(double factor) override {
+    return model_.ScaleEmulatedCompute(factor);
+  }
   int64_t StashBytes() const override {
     return static_cast<int64_t>(stash_.size()) * 4;
   }

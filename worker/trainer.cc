@@ -106,6 +106,29 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   return record;
 }
 
+// The stragglers' factors this rank applied, for the final record.
+class StragglerTally {
+ public:
+  void Add(double factor, bool scaled) {
+    sum_ += factor;
+    ++steps_;
+    scaled_ = scaled_ || scaled;
+    waited_ = waited_ || (!scaled && factor > 1.0);
+  }
+  double MeanFactor() const { return steps_ > 0 ? sum_ / steps_ : 1.0; }
+  std::string Mode() const {
+    if (scaled_) return "emulated compute scaled";
+    return waited_ ? "real compute stretched by waiting"
+                   : "no factor above 1 on this rank";
+  }
+
+ private:
+  double sum_ = 0;
+  int64_t steps_ = 0;
+  bool scaled_ = false;
+  bool waited_ = false;
+};
+
 // Whether the loop evaluates after `step` (TrainerOptions::eval_every).
 bool EvaluatesAfter(const TrainerOptions& options, int64_t step) {
   return options.eval_every > 0 && ((step + 1) % options.eval_every == 0 ||
@@ -217,6 +240,10 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   if (job.options.eval_every > 0) RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
   double train_start = -1;  // the first step's start
   double evaluating_s = 0;  // mid-run evaluations so far
+  // Stragglers: each step's factor scales emulated compute, or stretches
+  // real compute by waiting.
+  ComputeStretch stretch;
+  StragglerTally tally;
   // From 0, or from the step of the checkpoint the strategy resumed from.
   for (int64_t step = strategy.start_step(); step < job.options.steps; ++step) {
     backend.BeginStep(step, step >= job.options.warmup_steps);
@@ -225,18 +252,29 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     if (train_start < 0) train_start = t.start;
     double loss_sum = 0;
     double compute_s = 0;
+    double factor = 1.0;
+    bool scaled = false;
+    if (job.stragglers.any()) {
+      factor = job.stragglers.Factor(job.rank.rank, step);
+      scaled = backend.ScaleEmulatedCompute(factor);
+      tally.Add(factor, scaled);
+    }
     for (int64_t pass = 0; pass < k; ++pass) {
       const bool last = pass == k - 1;
       RS_RETURN_IF_ERROR(dataset.TrainBatch(
           (step * k + pass) * pass_batch + job.rank.rank * b, b, &batch));
       const double pass_start = NowSeconds();
       if (pass == 0) t.compute_start = pass_start;
+      stretch.BeginPass(scaled ? 1.0 : factor, pass_start);
       RS_ASSIGN_OR_RETURN(
-          double loss,
-          backend.ForwardBackward(
-              batch, !last ? no_sync : (k > 1 ? fold_then_ready : on_ready)));
-      const double pass_end = NowSeconds();
+          double loss, backend.ForwardBackward(
+                           batch, stretch.Wrap(!last ? no_sync
+                                                     : (k > 1 ? fold_then_ready
+                                                              : on_ready))));
+      double pass_end = NowSeconds();
       compute_s += backend.ComputeSeconds(pass_end - pass_start);
+      compute_s += stretch.EndPass(pass_end);  // a straggler's tail
+      pass_end = NowSeconds();
       loss_sum += loss;
       if (!last) {
         RS_RETURN_IF_ERROR(Annotate(backend.StashGradients(pass == 0),
@@ -282,6 +320,12 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       FinalRecord(job, backend.model_name(), context.layout.total_bytes(),
                   strategy.start_step(), result.eval_loss,
                   backend.StashBytes(), metrics, backend.RecordFields());
+  if (job.stragglers.any()) {
+    result.final_record["stragglers"] = job.stragglers.Describe();
+    result.final_record["straggler_mode"] = tally.Mode();
+    result.final_record["compute_factor_mean"] = tally.MeanFactor();
+    result.final_record["straggler_wait_s"] = stretch.waited_s();
+  }
   return result;
 }
 

@@ -30,6 +30,7 @@
 #include "models/dataset.h"
 #include "models/model.h"
 #include "worker/compute_backend.h"
+#include "worker/stragglers.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -66,6 +67,9 @@ struct TrainJob {
   OptimizerConfig optimizer;
   SyncOptions sync;
   TrainerOptions options;
+  // Deliberately slow or uneven compute (worker/stragglers.h); none by
+  // default.
+  Stragglers stragglers;
   // Receives each step record as it is measured; may be empty.
   RecordFn on_record;
 

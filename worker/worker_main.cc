@@ -52,6 +52,7 @@
 #include "worker/batch_export.h"
 #include "worker/cuda_trainer.h"
 #include "worker/device_selection.h"
+#include "worker/stragglers.h"
 #include "worker/strategy_options.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
@@ -101,6 +102,12 @@ ABSL_FLAG(int64_t, eval_every, 0,
           "printing {\"event\":\"eval\", step, samples, train_wall_s, "
           "loss}: the loss against time; left out of every time measure. 0: "
           "only the final evaluation.");
+ABSL_FLAG(std::string, slow_ranks, "",
+          "Stragglers: RANK:FACTOR[,RANK:FACTOR...] stretches the named "
+          "ranks' compute by FACTOR (> 0) every step (worker/stragglers.h).");
+ABSL_FLAG(double, compute_jitter, 0,
+          "Stragglers: every rank's compute varies by up to ±J (in [0, 1)) "
+          "per step, seeded by --seed, rank and step.");
 ABSL_FLAG(int64_t, accumulate_steps, 1,
           "Gradient accumulation: forward/backward passes per step, each on "
           "--batch_size examples, before one synchronization (>= 1).");
@@ -212,6 +219,7 @@ struct Setup {
   OptimizerConfig optimizer;
   SyncOptions sync;
   TrainerOptions trainer;
+  Stragglers stragglers;
   // --lr_scaling's rule, --lr before it and the reference batch, for the
   // final record (optimizer.lr is the scaled rate).
   LrScaling lr_scaling = LrScaling::kNone;
@@ -282,6 +290,11 @@ absl::StatusOr<Setup> ReadFlags() {
   s.trainer.init_seed = absl::GetFlag(FLAGS_seed);
   s.trainer.accumulate_steps = absl::GetFlag(FLAGS_accumulate_steps);
   s.trainer.eval_every = absl::GetFlag(FLAGS_eval_every);
+  absl::StatusOr<Stragglers> stragglers = ParseStragglers(
+      absl::GetFlag(FLAGS_slow_ranks), absl::GetFlag(FLAGS_compute_jitter),
+      s.rank.world_size, absl::GetFlag(FLAGS_seed));
+  if (!stragglers.ok()) return stragglers.status();
+  s.stragglers = *stragglers;
   if (absl::Status v = s.trainer.Validate(); !v.ok()) return v;
   absl::StatusOr<LrScaling> scaling =
       ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling));
@@ -317,6 +330,11 @@ absl::StatusOr<Setup> ReadFlags() {
   }
   if (s.device == Device::kCuda) {
     if (!BuiltWithCuda()) return BuiltWithoutCudaError("--device=cuda");
+    if (s.stragglers.any()) {
+      return absl::InvalidArgumentError(
+          "--slow_ranks and --compute_jitter run on CPU workers only (a "
+          "CUDA worker's kernels cannot be stretched yet)");
+    }
     if (s.model.name != "mlp" && s.model.name != "charlm") {
       return absl::InvalidArgumentError(absl::StrCat(
           "--device=cuda supports --model=mlp and --model=charlm, got "
@@ -567,6 +585,7 @@ int Run() {
   train_job.optimizer = setup->optimizer;
   train_job.sync = setup->sync;
   train_job.options = setup->trainer;
+  train_job.stragglers = setup->stragglers;
   train_job.on_record = write;
   absl::StatusOr<TrainResult> result = cuda_model != nullptr
                                            ? TrainOnCuda(*cuda_model, train_job)

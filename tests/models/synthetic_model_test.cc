@@ -275,6 +275,27 @@ TEST(SyntheticModelTest, EmulatedComputeTimeIsHonoured) {
   EXPECT_GE(elapsed, 0.2);
 }
 
+// A straggler's factor scales the emulated time (lower bound only, as
+// above); a model with no emulated time cannot be scaled.
+TEST(SyntheticModelTest, ScaleEmulatedComputeStretchesTheSchedule) {
+  SyntheticModelOptions options;
+  options.emulated_compute_s = 0.05;
+  auto model = MustCreate(Profile({{"t0", {1000}}}), options);
+  ASSERT_NE(model, nullptr);
+  EXPECT_TRUE(model->ScaleEmulatedCompute(3.0));
+  std::vector<float> params(1000), grads(1000);
+  model->InitParams(1, absl::MakeSpan(params));
+  const double start = NowSeconds();
+  ASSERT_TRUE(model
+                  ->ForwardBackward(RandomBatch(2, 1), params,
+                                    absl::MakeSpan(grads), nullptr)
+                  .ok());
+  EXPECT_GE(NowSeconds() - start, 0.15);
+  auto real = MustCreate(Profile({{"t0", {1000}}}));
+  ASSERT_NE(real, nullptr);
+  EXPECT_FALSE(real->ScaleEmulatedCompute(3.0));
+}
+
 TEST(SyntheticModelTest, RunsTheResNet50Profile) {
   auto profile = FindGradientProfile("resnet50");
   ASSERT_TRUE(profile.ok()) << profile.status();

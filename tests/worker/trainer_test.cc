@@ -278,6 +278,27 @@ TEST(TrainerTest, EvaluatesEveryNStepsAndAfterTheLast) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A straggler with real compute is stretched by waiting, and says so.
+TEST(TrainerTest, StragglerWithRealComputeWaitsAndSaysSo) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  TrainJob job = Job(*bundle.dataset, strategy);
+  job.stragglers = *ParseStragglers("0:2", 0, 1, 1);
+  absl::StatusOr<TrainResult> result = Train(*bundle.model, job);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const nlohmann::json& f = result->final_record;
+  EXPECT_EQ(f["stragglers"], "rank 0 x2");
+  EXPECT_EQ(f["straggler_mode"], "real compute stretched by waiting");
+  EXPECT_DOUBLE_EQ(f["compute_factor_mean"].get<double>(), 2.0);
+  EXPECT_GT(f["straggler_wait_s"].get<double>(), 0.0);
+  // Without stragglers the record has none of it.
+  CountingStrategy plain;
+  absl::StatusOr<TrainResult> without =
+      Train(*bundle.model, Job(*bundle.dataset, plain));
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_FALSE(without->final_record.contains("stragglers"));
+}
+
 TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
