@@ -127,7 +127,8 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   if (absl::Status s = network.Validate(); !s.ok()) return s;
-  absl::StatusOr<TrainingFlags> checked = TrainingFlagsFromFlags();
+  absl::StatusOr<TrainingFlags> checked =
+      TrainingFlagsFromFlags(absl::GetFlag(FLAGS_workers));
   if (!checked.ok()) return checked.status();
   const TrainingFlags training_flags = *checked;
   absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);

@@ -3,6 +3,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "worker/stragglers.h"
 
 ABSL_FLAG(int64_t, accumulate_steps, 1,
           "Gradient accumulation: forward/backward passes per step, each on "
@@ -15,10 +16,16 @@ ABSL_FLAG(int64_t, lr_reference_batch, 0,
           "per-worker batch.");
 ABSL_FLAG(int64_t, lr_warmup_steps, 0,
           "Linear learning-rate warm-up over the first N updates; 0: none.");
+ABSL_FLAG(std::string, slow_ranks, "",
+          "Stragglers: RANK:FACTOR[,...] stretches those ranks' compute by "
+          "FACTOR (> 0) in every step.");
+ABSL_FLAG(double, compute_jitter, 0,
+          "Stragglers: every rank's compute varies by up to ±J (in [0, 1)) "
+          "per step, seeded.");
 
 namespace ringside {
 
-absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags() {
+absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags(int max_workers) {
   TrainingFlags f;
   f.accumulate_steps = absl::GetFlag(FLAGS_accumulate_steps);
   if (f.accumulate_steps < 1) {
@@ -44,6 +51,12 @@ absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat(
         "--lr_warmup_steps must be >= 0, got ", f.lr_warmup_steps));
   }
+  f.slow_ranks = absl::GetFlag(FLAGS_slow_ranks);
+  f.compute_jitter = absl::GetFlag(FLAGS_compute_jitter);
+  absl::StatusOr<Stragglers> stragglers =
+      ParseStragglers(f.slow_ranks, f.compute_jitter, max_workers, 1);
+  if (!stragglers.ok()) return stragglers.status();
+  f.stragglers = stragglers->Describe();
   return f;
 }
 
@@ -60,6 +73,12 @@ std::vector<std::string> TrainingFlags::WorkerArgs() const {
   }
   if (lr_warmup_steps != 0) {
     args.push_back(absl::StrCat("--lr_warmup_steps=", lr_warmup_steps));
+  }
+  if (!slow_ranks.empty()) {
+    args.push_back(absl::StrCat("--slow_ranks=", slow_ranks));
+  }
+  if (compute_jitter != 0) {
+    args.push_back(absl::StrCat("--compute_jitter=", compute_jitter));
   }
   return args;
 }
@@ -82,6 +101,10 @@ std::string TrainingFlags::Describe() const {
     parts.push_back(
         absl::StrCat("linear learning-rate warm-up over ", lr_warmup_steps,
                      " updates"));
+  }
+  if (!stragglers.empty()) {
+    parts.push_back(absl::StrCat("STRAGGLERS: ", stragglers,
+                                 " (compute stretched on purpose)"));
   }
   return absl::StrJoin(parts, "; ");
 }

@@ -1,8 +1,9 @@
 // The training-dynamics flags, defined once for the launchers (launch,
-// compare): --accumulate_steps, --lr_scaling, --lr_reference_batch and
-// --lr_warmup_steps, checked before any process starts and passed on to
-// every worker (worker/worker_main.cc reads the same names; the parameter
-// servers receive the scaled rate and the warm-up in the optimizer config).
+// compare): --accumulate_steps, --lr_scaling, --lr_reference_batch,
+// --lr_warmup_steps and the stragglers' --slow_ranks and --compute_jitter,
+// checked before any process starts and passed on to every worker
+// (worker/worker_main.cc reads the same names; the parameter servers
+// receive the scaled rate and the warm-up in the optimizer config).
 #ifndef RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
 #define RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
 
@@ -20,6 +21,11 @@ struct TrainingFlags {
   LrScaling lr_scaling = LrScaling::kNone;
   int64_t lr_reference_batch = 0;  // 0: the per-worker batch
   int64_t lr_warmup_steps = 0;
+  // Stragglers (worker/stragglers.h), as given.
+  std::string slow_ranks;
+  double compute_jitter = 0;
+  // Their description ("rank 1 x1.5; jitter ±0.2"; "" for none).
+  std::string stragglers;
 
   // The worker flags that say so (none for the defaults).
   std::vector<std::string> WorkerArgs() const;
@@ -30,8 +36,10 @@ struct TrainingFlags {
 
 // The flags, or INVALID_ARGUMENT naming the one at fault: --accumulate_steps
 // < 1, an unknown --lr_scaling, --lr_reference_batch or --lr_warmup_steps
-// < 0.
-absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags();
+// < 0, a --slow_ranks entry that is not RANK:FACTOR with FACTOR > 0 and
+// RANK in [0, max_workers) (max_workers 0: unchecked), --compute_jitter
+// outside [0, 1).
+absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags(int max_workers = 0);
 
 }  // namespace ringside
 
