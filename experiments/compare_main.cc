@@ -6,6 +6,10 @@
 // compare.json, and PNG plots drawn with gnuplot (utilization_n<N>.png,
 // speedup.png; skipped with a note when gnuplot is missing). Every output
 // says whether compute was real or emulated and on which hardware. With
+// --eval_every=E (default 5) the workers evaluate every E steps: each run's
+// rank-0 validation loss curve goes to compare.json, loss_curves.csv and
+// loss_{time,samples}_n<N>.png, and the tables gain each run's time to a
+// target loss (--target_loss, else one every run reaches). With
 // --timeline, one Chrome-trace timeline per run, timeline_<strategy>.json
 // (timeline_<strategy>_n<N>.json when the sweep has several N). Flags after
 // -- go to every worker.
@@ -37,6 +41,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -50,8 +55,10 @@
 #include "experiments/cost/cost_model.h"
 #include "experiments/job/ddp_row.h"
 #include "experiments/report/hardware.h"
+#include "experiments/report/loss_curves.h"
 #include "experiments/job/job_binaries.h"
-#include "experiments/job/training_flags.h"
+#include "worker/stragglers.h"
+#include "worker/training_flags.h"
 #include "experiments/cost/link_estimate.h"
 #include "experiments/job/local_job.h"
 #include "experiments/report/plots.h"
@@ -71,6 +78,14 @@ ABSL_FLAG(std::string, strategies, "",
           "sps, dps, ring, fusion first). The baseline always runs first.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
+ABSL_FLAG(int, eval_every, 5,
+          "Passed to every worker: evaluate the validation loss every N steps "
+          "and after the last, for the loss curves (loss against time and "
+          "samples) and each run's time to the target loss; 0: no curves.");
+ABSL_FLAG(double, target_loss, 0,
+          "The validation loss whose time to reach the tables show (Time to "
+          "target); 0: the largest of the runs' lowest losses, which every "
+          "run reaches.");
 ABSL_FLAG(int, batch_size, 32, "Local batch size per worker.");
 ABSL_FLAG(std::string, model, "mlp",
           "Model name passed to the workers: mlp or synthetic.");
@@ -255,6 +270,7 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
       absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
       absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
       absl::StrCat("--warmup_steps=", absl::GetFlag(FLAGS_warmup_steps)),
+      absl::StrCat("--eval_every=", absl::GetFlag(FLAGS_eval_every)),
       absl::StrCat("--failure_timeout_s=",
                    absl::GetFlag(FLAGS_failure_timeout_s))};
   if (model == "synthetic") {
@@ -293,6 +309,9 @@ std::string RunLine(const std::vector<int>& workers,
       " steps (", absl::GetFlag(FLAGS_warmup_steps),
       " warm-up, not measured), batch ", absl::GetFlag(FLAGS_batch_size),
       " per worker");
+  if (const int every = absl::GetFlag(FLAGS_eval_every); every > 0) {
+    absl::StrAppend(&line, "; validation loss every ", every, " steps");
+  }
   if (absl::StatusOr<TrainingFlags> training = TrainingFlagsFromFlags();
       training.ok() && !training->Describe().empty()) {
     absl::StrAppend(&line, "; ", training->Describe());
@@ -403,6 +422,24 @@ std::string DdpNote(const absl::StatusOr<DdpPeer>& ddp) {
       "its own.");
 }
 
+// --eval_every and --target_loss, or INVALID_ARGUMENT naming the one at
+// fault.
+absl::Status CheckLossCurveFlags() {
+  if (const int every = absl::GetFlag(FLAGS_eval_every); every < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--eval_every must be >= 0 (0: no loss curves), got ", every));
+  }
+  // Written so that NaN fails too.
+  if (const double target = absl::GetFlag(FLAGS_target_loss);
+      !(target >= 0 && std::isfinite(target))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--target_loss must be a finite loss >= 0 (0: chosen from the runs), "
+        "got ",
+        target));
+  }
+  return absl::OkStatus();
+}
+
 // What one compare invocation will run: the flags checked, the binaries
 // found, the strategies and worker counts in order, the cost model's link
 // (measured before the runs load the machine).
@@ -430,7 +467,8 @@ struct SweepPlan {
 // What the runs gave: a report row per run that finished, the JSON of each
 // run and of each failure, and what the notes need to say about them.
 struct SweepOutcome {
-  std::vector<ReportRow> rows;
+  std::vector<ReportRow> rows;       // with their times to `target`
+  std::optional<TargetLoss> target;  // none without loss curves
   json runs = json::array();
   json failures = json::array();
   // Row name -> the worker flags not passed to it (it does not read them).
@@ -459,7 +497,11 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
                                     const std::vector<std::string>& extra) {
   SweepPlan p;
   RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
-  RS_RETURN_IF_ERROR(TrainingFlagsFromFlags().status());
+  // Straggler ranks must exist at the largest n.
+  RS_RETURN_IF_ERROR(
+      TrainingFlagsFromFlags(*std::max_element(p.sweep.begin(), p.sweep.end()))
+          .status());
+  RS_RETURN_IF_ERROR(CheckLossCurveFlags());
   p.network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   p.network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
   RS_RETURN_IF_ERROR(p.network.Validate());
@@ -543,6 +585,20 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
   }
   options.worker_args.insert(options.worker_args.begin(), study.begin(),
                              study.end());
+  // Straggler ranks beyond this run's workers are left out of it.
+  for (auto it = options.worker_args.begin(); it != options.worker_args.end();
+       ++it) {
+    constexpr absl::string_view kSlow = "--slow_ranks=";
+    if (!absl::StartsWith(*it, kSlow)) continue;
+    const std::string kept =
+        SlowRanksWithin(it->substr(kSlow.size()), n);
+    if (kept.empty()) {
+      options.worker_args.erase(it);
+    } else {
+      *it = absl::StrCat(kSlow, kept);
+    }
+    break;
+  }
   options.server_args = plan.server_args;
   options.deadline = absl::GetFlag(FLAGS_deadline);
   options.security = SecurityFilesFromFlags();
@@ -570,6 +626,11 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
     const int n = plan.runs[i].workers;
     std::vector<std::string> dropped;
     LocalJobOptions options = JobOptions(plan, plan.runs[i], &dropped);
+    std::vector<json> evals;  // rank 0's, for the loss curve
+    options.on_record = [&evals](int rank, absl::string_view,
+                                 const json& record) {
+      if (rank == 0 && IsEvalRecord(record)) evals.push_back(record);
+    };
     if (!dropped.empty()) {
       out.ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
     }
@@ -607,6 +668,7 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
       }
       row->modelled_as = s.modelled_as;
       AddServerFinals(result->server_finals, &*row);
+      SetEvalCurve(evals, &*row);
       row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
     }
     if (!row.ok()) {
@@ -647,6 +709,8 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
           ")"));
     }
   }
+  out.target = ChooseTargetLoss(out.rows, absl::GetFlag(FLAGS_target_loss));
+  SetTimesToTarget(out.target, &out.rows);
   return out;
 }
 
@@ -722,6 +786,7 @@ std::vector<ReportImage> SweepPlots(const SweepPlan& plan,
     plot_options.dir = fs::absolute(plan.dir).string();
     plot_options.subtitle =
         absl::StrCat(ComputeLabel(out.rows), " compute; ", hardware_line);
+    if (out.target) plot_options.target_loss = out.target->loss;
     absl::StatusOr<std::vector<ReportImage>> drawn =
         DrawPlots(*gnuplot, out.rows, plan.sweep, plot_options);
     if (drawn.ok()) {
@@ -774,6 +839,7 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
   r.doc.hardware = r.hardware_line;
   r.doc.run = RunLine(plan.sweep, ExtraWorkerArgs(plan.extra));
   r.doc.command = command;
+  if (out.target) r.doc.target_loss = TargetLossLine(*out.target);
   r.doc.images = r.images;
   r.doc.cost_model = cost_model_md;
   r.doc.notes = r.notes;
@@ -783,8 +849,9 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
   return r;
 }
 
-// compare.json: the configuration, the hardware, the tables, the cost
-// model, every run's final records, the failures and the notes.
+// compare.json: the configuration, the hardware, the tables (with the loss
+// curves), the target loss, the cost model, every run's final records, the
+// failures and the notes.
 json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                        const SweepReport& r, const std::string& command) {
   json config = {{"workers", plan.sweep},
@@ -792,6 +859,8 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                  {"strategies", SweepStrategies(out.rows)},
                  {"steps", absl::GetFlag(FLAGS_steps)},
                  {"warmup_steps", absl::GetFlag(FLAGS_warmup_steps)},
+                 {"eval_every", absl::GetFlag(FLAGS_eval_every)},
+                 {"target_loss", absl::GetFlag(FLAGS_target_loss)},
                  {"batch_size", absl::GetFlag(FLAGS_batch_size)},
                  {"model", absl::GetFlag(FLAGS_model)},
                  {"preset", absl::GetFlag(FLAGS_preset)},
@@ -815,6 +884,7 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
           {"load_average", {{"start", plan.load_start}, {"end", r.load_end}}},
           {"compute", ComputeLabel(out.rows)},
           {"report", SweepJson(out.rows, plan.sweep)},
+          {"target_loss", TargetLossJson(out.target)},
           {"cost_model", r.cost_model},
           {"plots", plot_files},
           {"runs", out.runs},
@@ -822,8 +892,9 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
           {"notes", r.notes}};
 }
 
-// Writing: compare.{md,csv,json} in --out_dir and, with --results_md, the
-// report there with its plots copied to results/ beside it.
+// Writing: compare.{md,csv,json} (and loss_curves.csv when a run has a
+// curve) in --out_dir and, with --results_md, the report there with its
+// plots copied to results/ beside it.
 absl::Status WriteSweep(const SweepPlan& plan, const SweepOutcome& out,
                         const SweepReport& r, const std::string& command) {
   const json all = SweepJsonDocument(plan, out, r, command);
@@ -832,8 +903,14 @@ absl::Status WriteSweep(const SweepPlan& plan, const SweepOutcome& out,
                                SweepCsv(out.rows, r.hardware_line)));
   RS_RETURN_IF_ERROR(
       WriteFile(plan.dir / "compare.json", all.dump(2) + "\n"));
-  std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}%s%s\n",
-               plan.dir.string().c_str(), r.images.empty() ? "" : ", the plots",
+  const bool curves = AnyCurve(out.rows);
+  if (curves) {
+    RS_RETURN_IF_ERROR(
+        WriteFile(plan.dir / "loss_curves.csv", LossCurvesCsv(out.rows)));
+  }
+  std::fprintf(stderr, "compare: wrote %s/compare.{md,csv,json}%s%s%s\n",
+               plan.dir.string().c_str(), curves ? ", loss_curves.csv" : "",
+               r.images.empty() ? "" : ", the plots",
                absl::GetFlag(FLAGS_timeline) ? " and timeline_*.json" : "");
 
   const std::string results = absl::GetFlag(FLAGS_results_md);

@@ -29,7 +29,7 @@
 #include "absl/time/time.h"
 #include "common/security_flags.h"
 #include "experiments/job/job_binaries.h"
-#include "experiments/job/training_flags.h"
+#include "worker/training_flags.h"
 #include "experiments/job/local_job.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",

@@ -64,6 +64,19 @@ GradientReadyFn ComputeStretch::Wrap(const GradientReadyFn& inner) {
 
 double ComputeStretch::EndPass(double now) { return Wait(now); }
 
+std::string SlowRanksWithin(const std::string& slow_ranks, int world_size) {
+  std::vector<absl::string_view> kept;
+  for (absl::string_view entry :
+       absl::StrSplit(slow_ranks, ',', absl::SkipWhitespace())) {
+    int rank = 0;
+    const std::vector<absl::string_view> parts = absl::StrSplit(entry, ':');
+    if (!absl::SimpleAtoi(parts[0], &rank) || rank < world_size) {
+      kept.push_back(entry);
+    }
+  }
+  return absl::StrJoin(kept, ",");
+}
+
 absl::StatusOr<Stragglers> ParseStragglers(const std::string& slow_ranks,
                                            double compute_jitter,
                                            int world_size, uint64_t seed) {

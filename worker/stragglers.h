@@ -60,6 +60,12 @@ class ComputeStretch {
   double waited_s_ = 0;
 };
 
+// The entries of a --slow_ranks value whose rank is below `world_size`, in
+// their order ("" when none is): what a run of fewer workers than the
+// largest of a sweep receives. Entries that do not parse are kept, for the
+// worker to refuse.
+std::string SlowRanksWithin(const std::string& slow_ranks, int world_size);
+
 // Parses --slow_ranks ("R:F[,R:F...]", "" for none) and --compute_jitter
 // for a job of `world_size` ranks (0: ranks unchecked). INVALID_ARGUMENT
 // naming the flag and the entry at fault: not R:F, R outside [0,

@@ -56,6 +56,7 @@
 #include "worker/strategy_options.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
+#include "worker/training_flags.h"
 #include "worker/worker_liveness.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
@@ -87,30 +88,14 @@ ABSL_FLAG(int, eigen_threads, 1,
 ABSL_FLAG(std::string, optimizer, "sgd", "sgd (with momentum) or adam.");
 ABSL_FLAG(double, lr, 0.05,
           "Learning rate (before --lr_scaling; the base rate of the "
-          "reference batch).");
-ABSL_FLAG(std::string, lr_scaling, "none",
-          "Scale --lr with the global batch G = workers x --batch_size x "
-          "--accumulate_steps: none, linear (lr x G / reference) or sqrt "
-          "(lr x sqrt(G / reference)).");
-ABSL_FLAG(int64_t, lr_reference_batch, 0,
-          "The batch --lr was tuned for (--lr_scaling); 0: --batch_size.");
-ABSL_FLAG(int64_t, lr_warmup_steps, 0,
-          "Linear learning-rate warm-up over the first N updates, wherever "
-          "the optimizer runs (workers, parameter servers); 0: none.");
+          "reference batch). --lr_scaling, --lr_reference_batch, "
+          "--lr_warmup_steps, --accumulate_steps, --slow_ranks and "
+          "--compute_jitter: worker/training_flags.h.");
 ABSL_FLAG(int64_t, eval_every, 0,
           "Evaluate on the held-out set every N steps (and after the last), "
           "printing {\"event\":\"eval\", step, samples, train_wall_s, "
           "loss}: the loss against time; left out of every time measure. 0: "
           "only the final evaluation.");
-ABSL_FLAG(std::string, slow_ranks, "",
-          "Stragglers: RANK:FACTOR[,RANK:FACTOR...] stretches the named "
-          "ranks' compute by FACTOR (> 0) every step (worker/stragglers.h).");
-ABSL_FLAG(double, compute_jitter, 0,
-          "Stragglers: every rank's compute varies by up to ±J (in [0, 1)) "
-          "per step, seeded by --seed, rank and step.");
-ABSL_FLAG(int64_t, accumulate_steps, 1,
-          "Gradient accumulation: forward/backward passes per step, each on "
-          "--batch_size examples, before one synchronization (>= 1).");
 ABSL_FLAG(double, momentum, 0.9, "SGD momentum.");
 ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay.");
 ABSL_FLAG(double, beta1, 0.9, "Adam beta1.");
@@ -247,7 +232,6 @@ absl::StatusOr<Setup> ReadFlags() {
   s.optimizer.beta1 = absl::GetFlag(FLAGS_beta1);
   s.optimizer.beta2 = absl::GetFlag(FLAGS_beta2);
   s.optimizer.eps = absl::GetFlag(FLAGS_adam_eps);
-  s.optimizer.lr_warmup_steps = absl::GetFlag(FLAGS_lr_warmup_steps);
   if (absl::Status v = s.optimizer.Validate(); !v.ok()) return v;
   const std::string servers = absl::GetFlag(FLAGS_servers);
   if (!servers.empty()) {
@@ -288,25 +272,20 @@ absl::StatusOr<Setup> ReadFlags() {
   s.trainer.steps = absl::GetFlag(FLAGS_steps);
   s.trainer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
   s.trainer.init_seed = absl::GetFlag(FLAGS_seed);
-  s.trainer.accumulate_steps = absl::GetFlag(FLAGS_accumulate_steps);
+  absl::StatusOr<TrainingFlags> training =
+      TrainingFlagsFromFlags(s.rank.world_size);
+  if (!training.ok()) return training.status();
+  s.trainer.accumulate_steps = training->accumulate_steps;
   s.trainer.eval_every = absl::GetFlag(FLAGS_eval_every);
-  absl::StatusOr<Stragglers> stragglers = ParseStragglers(
-      absl::GetFlag(FLAGS_slow_ranks), absl::GetFlag(FLAGS_compute_jitter),
-      s.rank.world_size, absl::GetFlag(FLAGS_seed));
+  absl::StatusOr<Stragglers> stragglers =
+      ParseStragglers(training->slow_ranks, training->compute_jitter,
+                      s.rank.world_size, absl::GetFlag(FLAGS_seed));
   if (!stragglers.ok()) return stragglers.status();
   s.stragglers = *stragglers;
   if (absl::Status v = s.trainer.Validate(); !v.ok()) return v;
-  absl::StatusOr<LrScaling> scaling =
-      ParseLrScaling(absl::GetFlag(FLAGS_lr_scaling));
-  if (!scaling.ok()) return scaling.status();
-  s.lr_scaling = *scaling;
+  s.lr_scaling = training->lr_scaling;
   s.lr_base = s.optimizer.lr;
-  s.lr_reference_batch = absl::GetFlag(FLAGS_lr_reference_batch);
-  if (s.lr_reference_batch < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--lr_reference_batch must be >= 0 (0: --batch_size), got ",
-        s.lr_reference_batch));
-  }
+  s.lr_reference_batch = training->lr_reference_batch;
   if (s.lr_reference_batch == 0) s.lr_reference_batch = s.trainer.batch_size;
   absl::StatusOr<float> lr = ScaledLr(
       s.optimizer.lr, s.lr_scaling,
@@ -314,6 +293,7 @@ absl::StatusOr<Setup> ReadFlags() {
       s.lr_reference_batch);
   if (!lr.ok()) return lr.status();
   s.optimizer.lr = *lr;
+  s.optimizer.lr_warmup_steps = training->lr_warmup_steps;
   if (absl::Status v = s.optimizer.Validate(); !v.ok()) return v;
   if (absl::GetFlag(FLAGS_eigen_threads) < 1) {
     return absl::InvalidArgumentError("--eigen_threads must be >= 1");

@@ -46,6 +46,93 @@ std::string Pct(double fraction) {
   return absl::StrFormat("%.2f", 100 * fraction);
 }
 
+// "n = 2 workers", "n = 1 worker".
+std::string OfN(int n) {
+  return absl::StrCat("n = ", n, n == 1 ? " worker" : " workers");
+}
+
+// A plot clause drawing `data` (e.g. "$speedup using 1:2") as a line with
+// points titled `title`.
+std::string SeriesClause(absl::string_view data, absl::string_view title) {
+  return absl::StrCat(data, " with linespoints pointtype 7 linewidth 2 title ",
+                      GnuplotString(title));
+}
+
+// A plot clause drawing `expression` (e.g. "x") as a gray dashed reference
+// line titled `title`.
+std::string ReferenceClause(absl::string_view expression,
+                            absl::string_view title) {
+  return absl::StrCat(expression,
+                      " with lines dashtype 2 linecolor rgb \"gray40\" title ",
+                      GnuplotString(title));
+}
+
+// Per n where the baseline or a run at n has a curve: one data block per
+// such row ("step samples train_wall_s loss" lines), then
+// loss_time_n<N>.png and loss_samples_n<N>.png.
+void AppendLossPlots(const std::vector<ReportRow>& rows,
+                     const std::vector<int>& workers, const PlotOptions& o,
+                     PlotScript* script) {
+  struct Axis {
+    const char* file;     // file name prefix
+    int column;           // x column of the data blocks
+    const char* against;  // for titles and captions
+    const char* label;    // x axis label
+  };
+  const Axis axes[] = {{"loss_time", 3, "training wall time",
+                        "training wall time (s), evaluations excluded"},
+                       {"loss_samples", 2, "global training samples",
+                        "global training samples"}};
+  std::string& t = script->text;
+  for (int n : workers) {
+    std::vector<ReportRow> table = UtilizationRows(rows, n);
+    table.erase(
+        std::remove_if(table.begin(), table.end(),
+                       [](const ReportRow& r) { return r.curve.empty(); }),
+        table.end());
+    if (table.empty()) continue;
+    std::vector<std::string> blocks;
+    for (const ReportRow& r : table) {
+      blocks.push_back(absl::StrCat("$loss_n", n, "_", blocks.size()));
+      absl::StrAppend(&t, "\n# Validation loss of ", r.strategy, ", ", OfN(n),
+                      ": step samples train_wall_s loss\n", blocks.back(),
+                      " << EOD\n");
+      for (const EvalPoint& p : r.curve) {
+        absl::StrAppend(&t, p.step, " ", p.samples, " ",
+                        absl::StrFormat("%.4f %.6g", p.train_wall_s, p.loss),
+                        "\n");
+      }
+      absl::StrAppend(&t, "EOD\n");
+    }
+    for (const Axis& axis : axes) {
+      const std::string file = absl::StrCat(axis.file, "_n", n, ".png");
+      std::vector<std::string> clauses;
+      if (o.target_loss > 0) {
+        clauses.push_back(ReferenceClause(
+            absl::StrFormat("%.6g", o.target_loss),
+            absl::StrFormat("target loss %.4f", o.target_loss)));
+      }
+      for (size_t i = 0; i < table.size(); ++i) {
+        clauses.push_back(
+            SeriesClause(absl::StrCat(blocks[i], " using ", axis.column, ":4"),
+                         table[i].display_name));
+      }
+      absl::StrAppend(&t,
+                      Preamble(o, file,
+                               absl::StrCat("Validation loss against ",
+                                            axis.against, ", ", OfN(n)),
+                               o.width),
+                      "set xlabel \"", axis.label, "\"\n",
+                      "set ylabel \"validation loss (rank 0)\"\n",
+                      "set xrange [0:*]\n", "set key right top\n", "plot ",
+                      absl::StrJoin(clauses, ", \\\n     "), "\n");
+      script->images.push_back(
+          {file, absl::StrCat("Validation loss (rank 0) against ", axis.against,
+                              " by strategy, ", OfN(n))});
+    }
+  }
+}
+
 }  // namespace
 
 std::string GnuplotString(absl::string_view s) {
@@ -82,9 +169,7 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
     const std::string file = absl::StrCat("utilization_n", n, ".png");
     absl::StrAppend(
         &t,
-        Preamble(o, file,
-                 absl::StrCat("Per-worker utilization, n = ", n,
-                              n == 1 ? " worker" : " workers"),
+        Preamble(o, file, absl::StrCat("Per-worker utilization, ", OfN(n)),
                  // Wide enough for every strategy's label.
                  std::max<int>(o.width, 130 * table.size() + 240)),
         "set style data histogram\n", "set style histogram clustered gap 1\n",
@@ -99,9 +184,8 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
     }
     absl::StrAppend(&t, absl::StrJoin(clauses, ", \\\n     "), "\n");
     script.images.push_back(
-        {file, absl::StrCat("Per-worker utilization by strategy, n = ", n,
-                            n == 1 ? " worker" : " workers", " (", compute,
-                            " compute)")});
+        {file, absl::StrCat("Per-worker utilization by strategy, ", OfN(n),
+                            " (", compute, " compute)")});
   }
 
   // Memory per rank, one bar chart per n: measured against the formula.
@@ -158,19 +242,15 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
     const std::string file = absl::StrCat("memory_n", n, ".png");
     absl::StrAppend(
         &t,
-        Preamble(o, file,
-                 absl::StrCat("Memory per rank, n = ", n,
-                              n == 1 ? " worker" : " workers"),
+        Preamble(o, file, absl::StrCat("Memory per rank, ", OfN(n)),
                  std::max<int>(o.width, 130 * table.size() + 240)),
         "set style data histogram\n", "set style histogram clustered gap 1\n",
         "set style fill solid 0.85 border -1\n", "set yrange [0:*]\n",
-        "set ylabel \"MB per rank\"\n",
-        "set key outside right top vertical\n", "plot ",
-        absl::StrJoin(clauses, ", \\\n     "), "\n");
+        "set ylabel \"MB per rank\"\n", "set key outside right top vertical\n",
+        "plot ", absl::StrJoin(clauses, ", \\\n     "), "\n");
     script.images.push_back(
         {file,
-         absl::StrCat("Memory per rank by strategy, n = ", n,
-                      n == 1 ? " worker" : " workers",
+         absl::StrCat("Memory per rank by strategy, ", OfN(n),
                       ": measured (parameters, gradients, optimizer state; "
                       "servers' state) beside the cost model's formula, and "
                       "peak RSS")});
@@ -202,13 +282,12 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
         "set ylabel \"speedup (throughput / baseline throughput)\"\n",
         "set xrange [0:", workers.back() * 1.1, "]\n", "set yrange [0:*]\n",
         "set xtics (", absl::StrJoin(xtics, ", "), ")\n", "set key left top\n",
-        "plot x with lines dashtype 2 linecolor rgb \"gray40\" title "
-        "\"linear (ideal)\"");
+        "plot ", ReferenceClause("x", "linear (ideal)"));
     for (size_t i = 0; i < strategies.size(); ++i) {
       absl::StrAppend(
-          &t, ", \\\n     $speedup using 1:", i + 2,
-          " with linespoints pointtype 7 linewidth 2 title ",
-          GnuplotString(FirstRowOf(rows, strategies[i])->display_name));
+          &t, ", \\\n     ",
+          SeriesClause(absl::StrCat("$speedup using 1:", i + 2),
+                       FirstRowOf(rows, strategies[i])->display_name));
     }
     absl::StrAppend(&t, "\n");
     script.images.push_back(
@@ -217,6 +296,7 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
                       "speedup (",
                       compute, " compute)")});
   }
+  AppendLossPlots(rows, workers, o, &script);
   return script;
 }
 

@@ -9,6 +9,10 @@
 //    worker's peak RSS, and a server's state and its formula (MB);
 //  - speedup.png: speedup against workers n, one line per strategy, with
 //    the linear (ideal) speedup as a dashed line.
+//  - loss_time_n<N>.png and loss_samples_n<N>.png per n where runs have a
+//    loss curve (ReportRow::curve): rank 0's validation loss against
+//    training wall time (evaluations excluded) and against global training
+//    samples, one line per strategy, with the target loss dashed.
 //
 // Titles carry a subtitle (the caller's: compute real/emulated, hardware).
 // GnuplotScript is pure; DrawPlots writes the script next to the images and
@@ -44,6 +48,9 @@ struct PlotOptions {
   // with the number of strategies.
   int width = 960;
   int height = 540;
+  // The target loss (loss_curves.h), a dashed line on the loss plots; 0 =
+  // none. Default none.
+  double target_loss = 0;
 };
 
 struct PlotScript {
@@ -56,9 +63,10 @@ struct PlotScript {
 std::string GnuplotString(absl::string_view s);
 
 // The script drawing the plots of `rows` over `workers` (ascending): one
-// utilization bar chart per n, then the speedup plot (when there is a
-// baseline and a non-baseline row). Images are named by file name only
-// (no folder) in the result.
+// utilization bar chart per n, the memory charts, the speedup plot (when
+// there is a baseline and a non-baseline row), then per n the two loss
+// plots (when a row of that n, or the baseline, has a curve). Images are
+// named by file name only (no folder) in the result.
 PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
                          const std::vector<int>& workers,
                          const PlotOptions& options);

@@ -30,7 +30,8 @@ bool AnyEvalLoss(const std::vector<ReportRow>& rows) {
   return false;
 }
 
-std::vector<std::string> Headers(size_t workers, bool val_loss) {
+std::vector<std::string> Headers(size_t workers, bool val_loss,
+                                 bool time_to_target) {
   std::vector<std::string> h = {"Parallel type", "PrmSrv"};
   for (size_t w = 0; w < workers; ++w) h.push_back(absl::StrCat("W", w));
   for (const char* c :
@@ -38,6 +39,7 @@ std::vector<std::string> Headers(size_t workers, bool val_loss) {
     h.push_back(c);
   }
   if (val_loss) h.push_back("Val loss");
+  if (time_to_target) h.push_back("Time to target (s)");
   return h;
 }
 
@@ -51,7 +53,24 @@ bool IsNumber(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number();
 }
 
+// The curve as [{step, samples, train_wall_s, loss}].
+json CurveJson(const std::vector<EvalPoint>& curve) {
+  json points = json::array();
+  for (const EvalPoint& p : curve) {
+    points.push_back({{"step", p.step},
+                      {"samples", p.samples},
+                      {"train_wall_s", p.train_wall_s},
+                      {"loss", p.loss}});
+  }
+  return points;
+}
+
 }  // namespace
+
+std::string TimeToTargetCsv(const ReportRow& row) {
+  return row.time_to_target_s ? absl::StrFormat("%.4f", *row.time_to_target_s)
+                              : "";
+}
 
 std::string CsvField(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -196,6 +215,11 @@ void AddServerFinals(const std::vector<json>& server_finals, ReportRow* row) {
   }
 }
 
+bool AnyCurve(const std::vector<ReportRow>& rows) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const ReportRow& r) { return !r.curve.empty(); });
+}
+
 double TotalUtilization(const ReportRow& row) {
   double total = 0;
   for (double u : row.utilization) total += u;
@@ -226,7 +250,9 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
   const size_t workers = MaxWorkers(rows);
   const std::optional<double> base = BaselineThroughput(rows);
   const bool val_loss = AnyEvalLoss(rows);
-  std::vector<std::vector<std::string>> cells = {Headers(workers, val_loss)};
+  const bool time_to_target = AnyCurve(rows);
+  std::vector<std::vector<std::string>> cells = {
+      Headers(workers, val_loss, time_to_target)};
   for (const ReportRow& r : rows) {
     std::vector<std::string> line = {ParallelTypeLabel(r),
                                      absl::StrCat(r.prm_srv)};
@@ -240,6 +266,7 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
     line.push_back(Fixed(Speedup(r, base), 2));
     line.push_back(Fixed(ScalingEfficiency(r, base), 2));
     if (val_loss) line.push_back(Fixed(r.eval_loss, 4));
+    if (time_to_target) line.push_back(Fixed(r.time_to_target_s, 2));
     cells.push_back(std::move(line));
   }
   return MarkdownGrid(cells);
@@ -251,7 +278,7 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
   std::vector<std::string> header = {"strategy", "parallel_type", "prm_srv"};
   for (size_t w = 0; w < workers; ++w) header.push_back(absl::StrCat("W", w));
   for (const char* c : {"total", "throughput", "speedup", "scaling_eff",
-                        "eval_loss", "emulated"}) {
+                        "eval_loss", "emulated", "time_to_target_s"}) {
     header.push_back(c);
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
@@ -272,6 +299,7 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
     f.push_back(e ? absl::StrFormat("%.4f", *e) : "");
     f.push_back(r.eval_loss ? absl::StrFormat("%.6g", *r.eval_loss) : "");
     f.push_back(r.emulated ? "true" : "false");
+    f.push_back(TimeToTargetCsv(r));
     out += absl::StrJoin(f, ",") + "\n";
   }
   return out;
@@ -280,7 +308,7 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
 json JsonReport(const std::vector<ReportRow>& rows) {
   const std::optional<double> base = BaselineThroughput(rows);
   json out;
-  out["columns"] = Headers(MaxWorkers(rows), AnyEvalLoss(rows));
+  out["columns"] = Headers(MaxWorkers(rows), AnyEvalLoss(rows), AnyCurve(rows));
   out["rows"] = json::array();
   for (const ReportRow& r : rows) {
     const std::optional<double> s = Speedup(r, base);
@@ -296,7 +324,10 @@ json JsonReport(const std::vector<ReportRow>& rows) {
          {"speedup", s ? json(*s) : json()},
          {"scaling_eff", e ? json(*e) : json()},
          {"eval_loss", r.eval_loss ? json(*r.eval_loss) : json()},
-         {"emulated", r.emulated}});
+         {"emulated", r.emulated},
+         {"time_to_target_s",
+          r.time_to_target_s ? json(*r.time_to_target_s) : json()},
+         {"curve", CurveJson(r.curve)}});
   }
   return out;
 }

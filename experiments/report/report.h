@@ -2,15 +2,18 @@
 // the table of the GPT-2 data-parallel study (arXiv 2206.06356):
 //
 //   Parallel type | PrmSrv | W0 | ... | W{n-1} | Total |
-//   Throughput (samples/s) | Speedup | Scaling eff. | Val loss
+//   Throughput (samples/s) | Speedup | Scaling eff. | Val loss |
+//   Time to target (s)
 //
 // W cells are each worker's utilization in percent ("85%"), "0" for workers
 // a row does not have; Total is the sum of the utilizations as a fraction
 // (2 decimals); speedup = throughput / baseline throughput; scaling
 // efficiency = speedup / the row's worker count; Val loss is rank 0's final
 // validation loss (shown when any row has one: every strategy trains the
-// same model, so a strategy that diverges shows here). Rows with emulated
-// compute are labelled "(emulated)" in every output.
+// same model, so a strategy that diverges shows here); Time to target is
+// the training time until rank 0's validation loss first reached the
+// sweep's target loss (loss_curves.h; shown when any row has a loss curve).
+// Rows with emulated compute are labelled "(emulated)" in every output.
 //
 // Thread-safety: stateless functions, safe to call concurrently.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_REPORT_H_
@@ -27,6 +30,15 @@
 
 namespace ringside {
 
+// One mid-run evaluation of rank 0: its {"event":"eval"} record.
+struct EvalPoint {
+  int64_t step = 0;         // the step after which it evaluated (0-based)
+  int64_t samples = 0;      // global training samples seen by then
+  double train_wall_s = 0;  // training wall time since the first step
+                            // started, evaluations excluded (s)
+  double loss = 0;          // validation loss of rank 0's parameters
+};
+
 struct ReportRow {
   std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
   std::string display_name;  // table label, e.g. "SPS" (the registry's)
@@ -36,6 +48,12 @@ struct ReportRow {
   std::vector<double> utilization;  // per worker (index = rank), 0..1
   double throughput = 0;            // global samples/s (rank 0's value)
   std::optional<double> eval_loss;  // rank 0's final validation loss
+  // Rank 0's validation loss during training, in step order (empty: none;
+  // never for emulated compute), and the training seconds until it first
+  // reached the sweep's target loss (loss_curves.h: SetEvalCurve,
+  // SetTimesToTarget; nullopt: not reached, no curve or no target).
+  std::vector<EvalPoint> curve;
+  std::optional<double> time_to_target_s;
   bool emulated = false;            // any worker ran emulated compute
   std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
   std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
@@ -85,6 +103,9 @@ std::string MarkdownGrid(const std::vector<std::vector<std::string>>& cells);
 // quote or a newline; unchanged otherwise.
 std::string CsvField(const std::string& s);
 
+// The row's time_to_target_s as a CSV field: 4 decimals, "" without one.
+std::string TimeToTargetCsv(const ReportRow& row);
+
 // Builds a row from the workers' "final" records (index = rank). Fails with
 // INVALID_ARGUMENT when there are none or a record lacks a numeric
 // "utilization" (any rank) or "throughput" (rank 0).
@@ -99,6 +120,9 @@ absl::StatusOr<ReportRow> RowFromFinals(
 // left as they are).
 void AddServerFinals(const std::vector<nlohmann::json>& server_finals,
                      ReportRow* row);
+
+// Whether some row has a loss curve (ReportRow::curve).
+bool AnyCurve(const std::vector<ReportRow>& rows);
 
 // Sum of the row's utilizations (a fraction; 4 workers at 90% = 3.6).
 double TotalUtilization(const ReportRow& row);
@@ -117,18 +141,21 @@ std::optional<double> ScalingEfficiency(const ReportRow& row,
 // Markdown table, columns padded to equal width, one line per row, ending
 // in '\n'. W columns go up to the largest worker count of any row; the
 // Val loss column (4 decimals, "-" for a row without one) only when some
-// row has an eval_loss.
+// row has an eval_loss; the Time to target (s) column (2 decimals, "-"
+// where not reached) only when some row has a curve.
 std::string MarkdownTable(const std::vector<ReportRow>& rows);
 
 // CSV with a header line: strategy, parallel_type, prm_srv, W0.., total,
-// throughput, speedup, scaling_eff, eval_loss, emulated. Utilizations as
-// fractions; speedup/efficiency/eval_loss empty without a value.
+// throughput, speedup, scaling_eff, eval_loss, emulated, time_to_target_s.
+// Utilizations as fractions; speedup/efficiency/eval_loss/time_to_target_s
+// empty without a value.
 std::string CsvTable(const std::vector<ReportRow>& rows);
 
 // {"columns":[..markdown headers..], "rows":[{strategy, parallel_type,
 // prm_srv, workers, utilization[], total, throughput, speedup, scaling_eff,
-// eval_loss, emulated}]}; speedup/scaling_eff null without a baseline,
-// eval_loss null without one.
+// eval_loss, emulated, time_to_target_s, curve:[{step, samples,
+// train_wall_s, loss}]}]}; speedup/scaling_eff null without a baseline,
+// eval_loss and time_to_target_s null without one.
 nlohmann::json JsonReport(const std::vector<ReportRow>& rows);
 
 }  // namespace ringside

@@ -183,7 +183,8 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
        {"total", "throughput", "speedup", "scaling_eff", "eval_loss",
         "emulated", "device", "hardware", "worker_held_mb",
         "worker_optimizer_mb", "worker_peak_rss_mb", "server_state_mb",
-        "server_peak_rss_mb", "formula_worker_mb", "formula_server_mb"}) {
+        "server_peak_rss_mb", "formula_worker_mb", "formula_server_mb",
+        "time_to_target_s"}) {
     header.push_back(c);
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
@@ -216,6 +217,7 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
                          formula ? formula->server_bytes : 0.0}) {
       f.push_back(bytes > 0 ? absl::StrFormat("%.3f", bytes / 1e6) : "");
     }
+    f.push_back(TimeToTargetCsv(r));
     out += absl::StrJoin(f, ",") + "\n";
   }
   return out;
@@ -334,6 +336,13 @@ std::string SweepMarkdown(const std::vector<ReportRow>& rows,
   if (!doc.run.empty()) absl::StrAppend(&out, "- **Run:** ", doc.run, "\n");
   if (!doc.command.empty()) {
     absl::StrAppend(&out, "- **Command:** `", doc.command, "`\n");
+  }
+  if (!doc.target_loss.empty()) {
+    absl::StrAppend(&out, "\n", doc.target_loss,
+                    ". Time to target: training wall time (evaluations "
+                    "excluded) until rank 0's first validation loss at or "
+                    "below it; \"-\" where a run never got there or has no "
+                    "loss curve.\n");
   }
   for (int n : workers) {
     absl::StrAppend(&out, "\n## Utilization, n = ", n,

@@ -69,7 +69,8 @@ std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
 // worker_held_mb, worker_optimizer_mb, worker_peak_rss_mb,
 // server_state_mb, server_peak_rss_mb, and the cost model's memory formula
 // for the row (experiments/cost/cost_model.h): formula_worker_mb,
-// formula_server_mb.
+// formula_server_mb, and last time_to_target_s (loss_curves.h; 4
+// decimals, empty where not reached or without a curve).
 std::string SweepCsv(const std::vector<ReportRow>& rows,
                      const std::string& hardware);
 
@@ -98,6 +99,9 @@ struct SweepDocument {
   std::string hardware;                    // HardwareLine; "" = not shown
   std::string run;      // one line on the configuration; "" = not shown
   std::string command;  // command that made it; "" = not shown
+  // loss_curves.h's TargetLossLine, said before the tables with what Time
+  // to target means; "" = not shown.
+  std::string target_loss;
   std::vector<ReportImage> images;
   // Markdown body of "## Cost model vs measured" (prediction_report.h's
   // PredictionMarkdown); "" = not shown.
@@ -119,11 +123,11 @@ std::optional<MemoryPerRank> FormulaMemory(const ReportRow& r);
 std::string MemoryMarkdown(const std::vector<ReportRow>& rows);
 
 // The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +
-// ComputeSentence), Run and Command lines; "## Utilization, n = N" with the
-// study table per n of `workers`; "## Throughput", "## Speedup", "## Scaling
-// efficiency" across n; "## Memory per rank (MB)" (when reported); "## Cost
-// model vs measured"; "## Plots" with the
-// images; "## Notes".
+// ComputeSentence), Run and Command lines; the target loss (when given);
+// "## Utilization, n = N" with the study table per n of `workers`; "##
+// Throughput", "## Speedup", "## Scaling efficiency" across n; "## Memory
+// per rank (MB)" (when reported); "## Cost model vs measured"; "## Plots"
+// with the images; "## Notes".
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                           const std::vector<int>& workers,
                           const SweepDocument& doc);

@@ -8,8 +8,12 @@
 # FAKE_WORKER_ASYNC=1: also lists async_ps (study flag --staleness=2) and
 # hierarchical; their final records carry a variant as the real ones do
 # ("τ=<--staleness>", "<hosts>×<--local_size or world>").
+# FAKE_WORKER_EVAL=1 with --eval_every=E > 0: eval records after step t when
+# (t + 1) % E == 0 and after the last, samples (t + 1)·world·32,
+# train_wall_s 0.1·(t + 1), loss 1 + 2/(t + 1) for the baseline and
+# 1 + 1/(t + 1) for the others on rank 0 (9 on the other ranks).
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
-staleness=0; local_size=0
+staleness=0; local_size=0; eval_every=0
 for a in "$@"; do
   case "$a" in
     --list_strategies)
@@ -32,6 +36,7 @@ for a in "$@"; do
     --model=synthetic) emulated=true ;;
     --staleness=*) staleness="${a#--staleness=}" ;;
     --local_size=*) local_size="${a#--local_size=}" ;;
+    --eval_every=*) eval_every="${a#--eval_every=}" ;;
   esac
 done
 echo "fake worker $rank/$world: $*" >&2
@@ -41,6 +46,15 @@ if [ "$rank" = "${FAKE_WORKER_FAIL_RANK:-none}" ]; then
   exit 2
 fi
 echo "{\"event\":\"step\",\"step\":0,\"loss\":1.5}"
+if [ -n "$FAKE_WORKER_EVAL" ] && [ "$eval_every" -gt 0 ]; then
+  awk -v steps="$steps" -v every="$eval_every" -v world="$world" \
+      -v rank="$rank" -v base="$([ "$strategy" = baseline ] && echo 2 || echo 1)" \
+      'BEGIN { for (t = 0; t < steps; ++t) {
+        if ((t + 1) % every != 0 && t != steps - 1) continue
+        loss = rank == 0 ? 1 + base / (t + 1) : 9
+        printf "{\"event\":\"eval\",\"rank\":%d,\"step\":%d,\"samples\":%d,\"train_wall_s\":%g,\"loss\":%g}\n", rank, t, (t + 1) * world * 32, 0.1 * (t + 1), loss
+      } }'
+fi
 [ -n "$FAKE_WORKER_NO_FINAL" ] && exit 0
 variant=""
 [ "$strategy" = async_ps ] && variant=",\"variant\":\"τ=$staleness\""

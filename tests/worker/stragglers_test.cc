@@ -34,6 +34,14 @@ TEST(StragglersTest, RefusesBadValuesNamingThem) {
   EXPECT_NE(message("", -0.1).find("--compute_jitter"), std::string::npos);
 }
 
+TEST(StragglersTest, SlowRanksWithinKeepsTheRanksOfASmallerRun) {
+  EXPECT_EQ(SlowRanksWithin("1:1.5,3:2", 4), "1:1.5,3:2");
+  EXPECT_EQ(SlowRanksWithin("1:1.5,3:2", 2), "1:1.5");
+  EXPECT_EQ(SlowRanksWithin("1:1.5,3:2", 1), "");
+  EXPECT_EQ(SlowRanksWithin("", 4), "");
+  EXPECT_EQ(SlowRanksWithin("x:2", 1), "x:2");  // left for the worker to refuse
+}
+
 // The jitter stays within ±J around F, repeats for the same seed, rank and
 // step, and differs between steps and ranks.
 TEST(StragglersTest, JitterIsBoundedSeededAndVaries) {

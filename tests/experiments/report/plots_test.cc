@@ -144,6 +144,64 @@ TEST(PlotsTest, EmulatedComputeInCaptions) {
   }
 }
 
+// Sweep() with loss curves on the baseline and the n = 2 sps run.
+std::vector<ReportRow> SweepWithCurves() {
+  std::vector<ReportRow> rows = Sweep();
+  rows[0].curve = {{4, 160, 0.5, 2.0}, {9, 320, 1.0, 1.25}};
+  rows[3].curve = {{4, 320, 0.25, 1.5}, {7, 512, 0.5, 1.125}};
+  return rows;
+}
+
+TEST(PlotsTest, NoLossPlotsWithoutCurves) {
+  const PlotScript s = GnuplotScript(Sweep(), {1, 2}, Options("/o"));
+  EXPECT_THAT(s.text, Not(HasSubstr("loss")));
+  for (const ReportImage& image : s.images) {
+    EXPECT_THAT(image.path, Not(HasSubstr("loss")));
+  }
+}
+
+TEST(PlotsTest, LossAgainstTimeAndSamplesPerNWithCurves) {
+  PlotOptions o = Options("/o");
+  o.target_loss = 1.25;
+  const PlotScript s = GnuplotScript(SweepWithCurves(), {1, 2}, o);
+  // n = 1: only the baseline has a curve (sps n=1 and dps have none).
+  EXPECT_THAT(s.text, HasSubstr("$loss_n1_0 << EOD\n4 160 0.5000 2\n"
+                                "9 320 1.0000 1.25\nEOD\n"));
+  EXPECT_THAT(s.text, Not(HasSubstr("$loss_n1_1")));
+  // n = 2: the baseline, then sps.
+  EXPECT_THAT(s.text, HasSubstr("$loss_n2_1 << EOD\n4 320 0.2500 1.5\n"
+                                "7 512 0.5000 1.125\nEOD\n"));
+  EXPECT_THAT(s.text, HasSubstr("set output \"/o/loss_time_n2.png\"\n"
+                                "set title \"Validation loss against "
+                                "training wall time, n = 2 workers\\n"));
+  EXPECT_THAT(s.text,
+              HasSubstr("set xlabel \"training wall time (s), evaluations "
+                        "excluded\"\nset ylabel \"validation loss (rank "
+                        "0)\"\n"));
+  // Wall time is column 3, samples column 2; the target a dashed line.
+  EXPECT_THAT(s.text,
+              HasSubstr("plot 1.25 with lines dashtype 2 linecolor rgb "
+                        "\"gray40\" title \"target loss 1.2500\", \\\n"
+                        "     $loss_n2_0 using 3:4 with linespoints pointtype "
+                        "7 linewidth 2 title \"Baseline\", \\\n"
+                        "     $loss_n2_1 using 3:4 with linespoints pointtype "
+                        "7 linewidth 2 title \"SPS\"\n"));
+  EXPECT_THAT(s.text, HasSubstr("$loss_n2_1 using 2:4 with linespoints"));
+  EXPECT_THAT(s.text, HasSubstr("set xlabel \"global training samples\"\n"));
+  std::vector<std::string> paths;
+  for (const ReportImage& image : s.images) paths.push_back(image.path);
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "utilization_n1.png", "utilization_n2.png",
+                       "speedup.png", "loss_time_n1.png", "loss_samples_n1.png",
+                       "loss_time_n2.png", "loss_samples_n2.png"}));
+  EXPECT_THAT(s.images.back().caption,
+              HasSubstr("against global training samples by strategy, n = "
+                        "2 workers"));
+  // Without a target, no dashed line.
+  EXPECT_THAT(GnuplotScript(SweepWithCurves(), {1, 2}, Options("/o")).text,
+              Not(HasSubstr("target loss")));
+}
+
 TEST(PlotsTest, FindProgram) {
   EXPECT_TRUE(FindProgram("sh").ok());
   EXPECT_EQ(FindProgram("/no/such/gnuplot").status().code(),
@@ -168,6 +226,23 @@ TEST(PlotsTest, GnuplotDrawsPngs) {
     EXPECT_EQ(magic, "\x89PNG\r\n\x1a\n") << image.path;
   }
   EXPECT_TRUE(std::filesystem::exists(dir + "/plots.gp"));
+}
+
+TEST(PlotsTest, GnuplotDrawsLossPlots) {
+  absl::StatusOr<std::string> gnuplot = FindProgram("gnuplot");
+  if (!gnuplot.ok()) GTEST_SKIP() << gnuplot.status();
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/loss";
+  std::filesystem::create_directories(dir);
+  PlotOptions o = Options(dir);
+  o.target_loss = 1.25;
+  absl::StatusOr<std::vector<ReportImage>> images =
+      DrawPlots(*gnuplot, SweepWithCurves(), {1, 2}, o);
+  ASSERT_TRUE(images.ok()) << images.status();
+  ASSERT_EQ(images->size(), 7u);  // utilization ×2, speedup, loss ×4
+  for (const ReportImage& image : *images) {
+    EXPECT_GT(std::filesystem::file_size(dir + "/" + image.path), 0u)
+        << image.path;
+  }
 }
 
 TEST(PlotsTest, BrokenGnuplotFails) {

@@ -83,10 +83,11 @@ TEST(ReportTest, EmulatedRowsAreLabelled) {
 TEST(ReportTest, CsvTable) {
   EXPECT_EQ(CsvTable(SmallCase()),
             "strategy,parallel_type,prm_srv,W0,W1,total,throughput,speedup,"
-            "scaling_eff,eval_loss,emulated\n"
+            "scaling_eff,eval_loss,emulated,time_to_target_s\n"
             "baseline,Baseline,0,0.9500,0,0.9500,100.000,1.0000,1.0000,,"
-            "false\n"
-            "sps,SPS,1,0.8000,0.7000,1.5000,150.000,1.5000,0.7500,,false\n");
+            "false,\n"
+            "sps,SPS,1,0.8000,0.7000,1.5000,150.000,1.5000,0.7500,,false,"
+            "\n");
 }
 
 // Val loss sits beside the utilization table when the runs report one, "-"
@@ -99,11 +100,57 @@ TEST(ReportTest, ValLossColumnBesideTheTable) {
   EXPECT_THAT(md, HasSubstr("| Scaling eff. | Val loss |\n"));
   EXPECT_THAT(md, HasSubstr("|         1.00 |   2.3123 |\n"));
   EXPECT_THAT(md, HasSubstr("|         0.75 |        - |\n"));
-  EXPECT_THAT(CsvTable(rows), HasSubstr(",1.0000,2.31234,false\n"));
+  EXPECT_THAT(CsvTable(rows), HasSubstr(",1.0000,2.31234,false,\n"));
   const json j = JsonReport(rows);
   EXPECT_EQ(j["columns"].back(), "Val loss");
   EXPECT_DOUBLE_EQ(j["rows"][0]["eval_loss"].get<double>(), 2.31234);
   EXPECT_TRUE(j["rows"][1]["eval_loss"].is_null());
+}
+
+// Time to target sits after Val loss when some row has a loss curve, "-"
+// for a row that never reached the target or has no curve.
+TEST(ReportTest, TimeToTargetColumnAfterValLoss) {
+  std::vector<ReportRow> rows = SmallCase();
+  rows.push_back(Row("ring", 0, {0.6, 0.6}, 140));
+  rows[0].eval_loss = 1.25;
+  rows[0].curve = {{4, 160, 0.5, 1.5}, {9, 320, 1.25, 1.25}};
+  rows[0].time_to_target_s = 1.25;
+  rows[1].curve = {{4, 320, 0.5, 1.9}};  // never reached
+  EXPECT_EQ(MarkdownTable(rows),
+            "| Parallel type | PrmSrv |  W0 |  W1 | Total "
+            "| Throughput (samples/s) | Speedup | Scaling eff. | Val loss "
+            "| Time to target (s) |\n"
+            "| :------------ | -----: | --: | --: | ----: "
+            "| ---------------------: | ------: | -----------: | -------: "
+            "| -----------------: |\n"
+            "| Baseline      |      0 | 95% |   0 |  0.95 "
+            "|                  100.0 |    1.00 |         1.00 |   1.2500 "
+            "|               1.25 |\n"
+            "| SPS           |      1 | 80% | 70% |  1.50 "
+            "|                  150.0 |    1.50 |         0.75 |        - "
+            "|                  - |\n"
+            "| Ring          |      0 | 60% | 60% |  1.20 "
+            "|                  140.0 |    1.40 |         0.70 |        - "
+            "|                  - |\n");
+  // The column follows the curves, not the times: none without a curve.
+  std::vector<ReportRow> no_curves = SmallCase();
+  no_curves[0].time_to_target_s = 1.0;
+  EXPECT_THAT(MarkdownTable(no_curves),
+              ::testing::Not(HasSubstr("Time to target")));
+  EXPECT_THAT(CsvTable(rows), HasSubstr(",1.0000,1.25,false,1.2500\n"));
+  EXPECT_THAT(CsvTable(rows), HasSubstr(",0.7500,,false,\n"));
+  const json j = JsonReport(rows);
+  EXPECT_EQ(j["columns"].back(), "Time to target (s)");
+  EXPECT_DOUBLE_EQ(j["rows"][0]["time_to_target_s"].get<double>(), 1.25);
+  EXPECT_TRUE(j["rows"][1]["time_to_target_s"].is_null());
+  EXPECT_EQ(j["rows"][0]["curve"],
+            json::parse(R"([{"step":4,"samples":160,"train_wall_s":0.5,
+                             "loss":1.5},
+                            {"step":9,"samples":320,"train_wall_s":1.25,
+                             "loss":1.25}])"));
+  EXPECT_EQ(j["rows"][2]["curve"], json::array());
+  EXPECT_TRUE(AnyCurve(rows));
+  EXPECT_FALSE(AnyCurve(SmallCase()));
 }
 
 TEST(ReportTest, JsonReport) {

@@ -95,11 +95,11 @@ TEST(SweepReportTest, CsvHasOneLinePerRunWithWorkers) {
                         "emulated,device,hardware,worker_held_mb,"
                         "worker_optimizer_mb,worker_peak_rss_mb,"
                         "server_state_mb,server_peak_rss_mb,formula_worker_mb,"
-                        "formula_server_mb\n"));
+                        "formula_server_mb,time_to_target_s\n"));
   // No memory reported: the memory fields are empty.
   EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
                              "100.000,1.0000,1.0000,,false,cpu,"
-                             "\"2 cores (nproc), Test CPU\",,,,,,,\n"));
+                             "\"2 cores (nproc), Test CPU\",,,,,,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\nsps,SPS,4,1,0.2500,0.2500,0.2000,0.2000,"
                              "0.9000,200.000,2.0000,0.5000,"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6
@@ -134,7 +134,7 @@ TEST(SweepReportTest, EmulatedComputeIsLabelledEverywhere) {
               HasSubstr("| SPS (emulated)      |"));
   EXPECT_THAT(ScalingMarkdown(rows, {1, 2, 4}, ScalingMetric::kSpeedup),
               HasSubstr("| Ring (emulated)     |"));
-  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,,,\n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,,,,\n"));
   const json j = SweepJson(rows, {1, 2, 4});
   EXPECT_EQ(j["compute"], "emulated");
   EXPECT_TRUE(j["scaling"][1]["emulated"].get<bool>());
@@ -183,6 +183,49 @@ TEST(SweepReportTest, MarkdownDocument) {
   EXPECT_THAT(md, Not(HasSubstr("Memory per rank")));  // none reported
 }
 
+// The sweep's loss curves: the target said before the tables, each run's
+// time to it in its n's table (after Val loss), the CSV's last column and
+// the JSON rows with their curves.
+TEST(SweepReportTest, TimeToTargetInTablesCsvAndJson) {
+  std::vector<ReportRow> rows = Sweep();
+  rows[0].curve = {{4, 160, 0.5, 1.5}, {9, 320, 1.0, 1.2}};    // baseline
+  rows[3].curve = {{4, 320, 0.25, 1.3}, {9, 640, 0.75, 1.1}};  // sps n=2
+  rows[0].time_to_target_s = 1.0;
+  rows[3].time_to_target_s = 0.75;
+  SweepDocument doc;
+  doc.target_loss =
+      "Target loss 1.2000 (reached by every run; --target_loss sets it)";
+  const std::string md = SweepMarkdown(rows, {1, 2, 4}, doc);
+  EXPECT_THAT(md, HasSubstr("\nTarget loss 1.2000 (reached by every run; "
+                            "--target_loss sets it). Time to target: "
+                            "training wall time (evaluations excluded) until "
+                            "rank 0's first validation loss at or below it; "
+                            "\"-\" where a run never got there or has no "
+                            "loss curve.\n\n## Utilization, n = 1 worker"));
+  // n = 2: the baseline and sps reached it, ring has no curve.
+  EXPECT_THAT(md, HasSubstr("| Scaling eff. | Time to target (s) |\n"));
+  EXPECT_THAT(md, HasSubstr("|         1.00 |               1.00 |\n"));
+  EXPECT_THAT(md, HasSubstr("|         0.75 |               0.75 |\n"));
+  EXPECT_THAT(md, HasSubstr("|         0.90 |                  - |\n"));
+  EXPECT_THAT(SweepMarkdown(Sweep(), {1, 2, 4}, {}),
+              Not(HasSubstr("Target loss")));
+  const std::string csv = SweepCsv(rows, "hw");
+  EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
+                             "100.000,1.0000,1.0000,,false,cpu,hw,,,,,,,,"
+                             "1.0000\n"));
+  EXPECT_THAT(csv, HasSubstr("\nsps,SPS,2,1,0.5000,0.4000,,,0.9000,150.000,"
+                             "1.5000,0.7500,,false,cpu,hw,,,,,,,,0.7500\n"));
+  EXPECT_THAT(csv, HasSubstr("\nring,Ring,2,0,0.7000,0.6000,,,1.3000,"
+                             "180.000,1.8000,0.9000,,false,cpu,hw,,,,,,,,\n"));
+  const json j = SweepJson(rows, {1, 2, 4});
+  EXPECT_EQ(j["rows"][3]["curve"].size(), 2u);
+  EXPECT_EQ(j["rows"][3]["curve"][1]["samples"], 640);
+  EXPECT_DOUBLE_EQ(j["rows"][3]["time_to_target_s"].get<double>(), 0.75);
+  EXPECT_TRUE(j["rows"][4]["time_to_target_s"].is_null());
+  EXPECT_EQ(j["utilization"][1]["table"]["columns"].back(),
+            "Time to target (s)");
+}
+
 TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   std::vector<ReportRow> rows = Sweep();
   rows[3].worker_held_bytes = 12'500'000;  // sps n=2
@@ -211,8 +254,9 @@ TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   EXPECT_THAT(memory, HasSubstr("the whole gradient buffer when backward "
                                 "outruns the reductions"));
   EXPECT_THAT(SweepCsv(rows, "hw"),
-              HasSubstr(",hw,12.500,,40.000,9.000,30.000,10.000,15.000\n"));
-  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",hw,20.000,5.000,,,,15.000,\n"));
+              HasSubstr(",hw,12.500,,40.000,9.000,30.000,10.000,15.000,\n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"),
+              HasSubstr(",hw,20.000,5.000,,,,15.000,,\n"));
   EXPECT_EQ(MemoryMarkdown(Sweep()), "");
   const json j = SweepJson(rows, {1, 2, 4});
   ASSERT_EQ(j["memory"].size(), 2u);  // the rows that report memory

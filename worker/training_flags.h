@@ -1,11 +1,12 @@
-// The training-dynamics flags, defined once for the launchers (launch,
-// compare): --accumulate_steps, --lr_scaling, --lr_reference_batch,
-// --lr_warmup_steps and the stragglers' --slow_ranks and --compute_jitter,
-// checked before any process starts and passed on to every worker
-// (worker/worker_main.cc reads the same names; the parameter servers
-// receive the scaled rate and the warm-up in the optimizer config).
-#ifndef RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
-#define RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
+// The training-dynamics flags, defined once for the worker and the
+// launchers (launch, compare): --accumulate_steps, --lr_scaling,
+// --lr_reference_batch, --lr_warmup_steps and the stragglers' --slow_ranks
+// and --compute_jitter. The launchers check them before any process starts
+// and pass them on (WorkerArgs); the worker reads them itself (the
+// parameter servers receive the scaled rate and the warm-up in the
+// optimizer config).
+#ifndef RINGSIDE_WORKER_TRAINING_FLAGS_H_
+#define RINGSIDE_WORKER_TRAINING_FLAGS_H_
 
 #include <cstdint>
 #include <string>
@@ -43,4 +44,4 @@ absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags(int max_workers = 0);
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_EXPERIMENTS_JOB_TRAINING_FLAGS_H_
+#endif  // RINGSIDE_WORKER_TRAINING_FLAGS_H_

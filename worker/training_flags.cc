@@ -1,4 +1,4 @@
-#include "experiments/job/training_flags.h"
+#include "worker/training_flags.h"
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -9,13 +9,15 @@ ABSL_FLAG(int64_t, accumulate_steps, 1,
           "Gradient accumulation: forward/backward passes per step, each on "
           "the per-worker batch, before one synchronization (>= 1).");
 ABSL_FLAG(std::string, lr_scaling, "none",
-          "Scale the workers' --lr with the global batch (workers x batch x "
-          "--accumulate_steps): none, linear or sqrt.");
+          "Scale the workers' --lr with the global batch G = workers x "
+          "batch x --accumulate_steps: none, linear (lr x G / reference) or "
+          "sqrt (lr x sqrt(G / reference)).");
 ABSL_FLAG(int64_t, lr_reference_batch, 0,
           "The batch the learning rate was tuned for (--lr_scaling); 0: the "
           "per-worker batch.");
 ABSL_FLAG(int64_t, lr_warmup_steps, 0,
-          "Linear learning-rate warm-up over the first N updates; 0: none.");
+          "Linear learning-rate warm-up over the first N updates, wherever "
+          "the optimizer runs (workers, parameter servers); 0: none.");
 ABSL_FLAG(std::string, slow_ranks, "",
           "Stragglers: RANK:FACTOR[,...] stretches those ranks' compute by "
           "FACTOR (> 0) in every step.");

@@ -1,0 +1,110 @@
+#include "experiments/report/loss_curves.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace ringside {
+namespace {
+
+using nlohmann::json;
+
+bool HasNumbers(const json& record) {
+  for (const char* key : {"step", "samples", "train_wall_s", "loss"}) {
+    if (!record.contains(key) || !record[key].is_number()) return false;
+  }
+  return true;
+}
+
+// The lowest loss of a non-empty curve.
+double LowestLoss(const std::vector<EvalPoint>& curve) {
+  return std::min_element(curve.begin(), curve.end(),
+                          [](const EvalPoint& a, const EvalPoint& b) {
+                            return a.loss < b.loss;
+                          })
+      ->loss;
+}
+
+}  // namespace
+
+bool IsEvalRecord(const json& record) {
+  return record.is_object() && record.contains("event") &&
+         record["event"] == "eval";
+}
+
+void SetEvalCurve(const std::vector<json>& records, ReportRow* row) {
+  row->curve.clear();
+  if (row->emulated) return;
+  for (const json& r : records) {
+    if (!IsEvalRecord(r) || !HasNumbers(r)) continue;
+    row->curve.push_back({r["step"].get<int64_t>(), r["samples"].get<int64_t>(),
+                          r["train_wall_s"].get<double>(),
+                          r["loss"].get<double>()});
+  }
+  std::stable_sort(
+      row->curve.begin(), row->curve.end(),
+      [](const EvalPoint& a, const EvalPoint& b) { return a.step < b.step; });
+}
+
+std::optional<TargetLoss> ChooseTargetLoss(const std::vector<ReportRow>& rows,
+                                           double given) {
+  std::optional<double> reached_by_all;
+  for (const ReportRow& r : rows) {
+    if (r.curve.empty()) continue;
+    const double lowest = LowestLoss(r.curve);
+    if (!reached_by_all || lowest > *reached_by_all) reached_by_all = lowest;
+  }
+  if (!reached_by_all) return std::nullopt;
+  if (given > 0) return TargetLoss{given, true};
+  return TargetLoss{*reached_by_all, false};
+}
+
+std::optional<double> TimeToTarget(const ReportRow& row, double target) {
+  for (const EvalPoint& p : row.curve) {
+    if (p.loss <= target) return p.train_wall_s;
+  }
+  return std::nullopt;
+}
+
+void SetTimesToTarget(const std::optional<TargetLoss>& target,
+                      std::vector<ReportRow>* rows) {
+  for (ReportRow& r : *rows) {
+    r.time_to_target_s = target ? TimeToTarget(r, target->loss) : std::nullopt;
+  }
+}
+
+std::string TargetLossLine(const TargetLoss& target) {
+  return absl::StrFormat("Target loss %.4f (%s)", target.loss,
+                         target.given ? "--target_loss"
+                                      : "reached by every run; --target_loss "
+                                        "sets it");
+}
+
+json TargetLossJson(const std::optional<TargetLoss>& target) {
+  if (!target) return json();
+  return {{"loss", target->loss},
+          {"source", target->given ? "given" : "reached by every run"}};
+}
+
+std::string LossCurvesCsv(const std::vector<ReportRow>& rows) {
+  std::string out =
+      "strategy,parallel_type,workers,step,samples,train_wall_s,loss\n";
+  for (const ReportRow& r : rows) {
+    for (const EvalPoint& p : r.curve) {
+      absl::StrAppend(
+          &out,
+          absl::StrJoin(
+              {CsvField(r.strategy), CsvField(ParallelTypeLabel(r)),
+               absl::StrCat(r.workers()), absl::StrCat(p.step),
+               absl::StrCat(p.samples), absl::StrFormat("%.4f", p.train_wall_s),
+               absl::StrFormat("%.6g", p.loss)},
+              ","),
+          "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace ringside
