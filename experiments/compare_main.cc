@@ -46,6 +46,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "collectives/fusion/fusion_options.h"
@@ -75,7 +76,9 @@ ABSL_FLAG(std::vector<std::string>, workers,
 ABSL_FLAG(int, servers, 4, "Servers K for 'sharded' strategies (sps: 1).");
 ABSL_FLAG(std::string, strategies, "",
           "Comma-separated strategies; default: all registered (baseline, "
-          "sps, dps, ring, fusion first). The baseline always runs first.");
+          "sps, dps, ring, fusion first). The baseline always runs first. "
+          "NAME@FLAG=VALUE[@...] runs NAME with its own worker flags, e.g. "
+          "async_ps@staleness=0,async_ps@staleness=8.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
 ABSL_FLAG(int, eval_every, 5,
@@ -168,8 +171,28 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// One --strategies entry, NAME[@FLAG=VALUE...]: the listing of NAME with
+// its run flags; INVALID_ARGUMENT when a FLAG is not one NAME reads.
+absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
+                                            absl::string_view entry) {
+  const std::vector<std::string> parts = absl::StrSplit(entry, '@');
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string flag = parts[i].substr(0, parts[i].find('='));
+    if (parts[i].find('=') == std::string::npos || !listed.Reads(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--strategies entry '", entry, "': '", parts[i],
+          "' is not FLAG=VALUE for a flag ", listed.name, " reads (",
+          listed.options.empty() ? "none" : absl::StrJoin(listed.options, ", "),
+          ")"));
+    }
+    listed.run_flags.push_back(absl::StrCat("--", parts[i]));
+  }
+  return listed;
+}
+
 // The strategies to run, baseline first; all in the registry's study order
-// (ListStrategies sorts by it) when `flag` is empty.
+// (ListStrategies sorts by it) when `flag` is empty. An entry may carry its
+// own worker flags: async_ps@staleness=8 (WithRunFlags).
 absl::StatusOr<std::vector<ListedStrategy>> Plan(
     const std::vector<ListedStrategy>& registered, const std::string& flag) {
   std::map<std::string, ListedStrategy> by_name;
@@ -187,14 +210,17 @@ absl::StatusOr<std::vector<ListedStrategy>> Plan(
     return absl::NotFoundError("the worker registers no 'baseline' strategy");
   }
   plan.push_back(by_name["baseline"]);
-  for (const std::string& name : wanted) {
+  for (const std::string& entry : wanted) {
+    const std::string name = entry.substr(0, entry.find('@'));
     if (name == "baseline") continue;
     if (by_name.count(name) == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown strategy '", name,
                        "'; registered: ", absl::StrJoin(names, ", ")));
     }
-    plan.push_back(by_name[name]);
+    absl::StatusOr<ListedStrategy> listed = WithRunFlags(by_name[name], entry);
+    if (!listed.ok()) return listed.status();
+    plan.push_back(*std::move(listed));
   }
   return plan;
 }
@@ -585,6 +611,8 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
   }
   options.worker_args.insert(options.worker_args.begin(), study.begin(),
                              study.end());
+  options.worker_args.insert(options.worker_args.end(), s.run_flags.begin(),
+                             s.run_flags.end());
   // Straggler ranks beyond this run's workers are left out of it.
   for (auto it = options.worker_args.begin(); it != options.worker_args.end();
        ++it) {
@@ -606,10 +634,15 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
   options.relay_stderr = absl::GetFlag(FLAGS_verbose);
   options.network = plan.network;
   if (absl::GetFlag(FLAGS_timeline)) {
+    std::string stem = s.name;
+    for (const std::string& flag : s.run_flags) {  // --staleness=2: _staleness2
+      absl::StrAppend(&stem, "_", absl::StrReplaceAll(flag.substr(2),
+                                                      {{"=", ""}, {"/", ""}}));
+    }
     const std::string name =
         s.name == "baseline" || plan.sweep.size() == 1
-            ? absl::StrCat("timeline_", s.name, ".json")
-            : absl::StrCat("timeline_", s.name, "_n", n, ".json");
+            ? absl::StrCat("timeline_", stem, ".json")
+            : absl::StrCat("timeline_", stem, "_n", n, ".json");
     options.timeline = fs::absolute(plan.dir / name).string();
   }
   return options;

@@ -163,6 +163,10 @@ struct ListedStrategy {
   // the listing says of CUDA workers ("cuda").
   bool cuda_runs = true;
   std::string cuda;
+  // A sweep's own worker flags for this entry ("--staleness=2"), passed
+  // after every other: compare's --strategies=async_ps@staleness=2 runs
+  // one strategy at several settings. Empty in the listing.
+  std::vector<std::string> run_flags;
 
   bool Reads(const std::string& flag) const;
 };

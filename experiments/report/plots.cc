@@ -69,7 +69,8 @@ std::string ReferenceClause(absl::string_view expression,
 
 // Per n where the baseline or a run at n has a curve: one data block per
 // such row ("step samples train_wall_s loss" lines), then
-// loss_time_n<N>.png and loss_samples_n<N>.png.
+// loss_time_n<N>.png and loss_samples_n<N>.png, the loss on a log scale (a
+// diverging run would flatten the others).
 void AppendLossPlots(const std::vector<ReportRow>& rows,
                      const std::vector<int>& workers, const PlotOptions& o,
                      PlotScript* script) {
@@ -123,9 +124,11 @@ void AppendLossPlots(const std::vector<ReportRow>& rows,
                                             axis.against, ", ", OfN(n)),
                                o.width),
                       "set xlabel \"", axis.label, "\"\n",
-                      "set ylabel \"validation loss (rank 0)\"\n",
-                      "set xrange [0:*]\n", "set key right top\n", "plot ",
-                      absl::StrJoin(clauses, ", \\\n     "), "\n");
+                      "set ylabel \"validation loss (rank 0), log scale\"\n",
+                      "set xrange [0:*]\n", "set logscale y\n",
+                      "set key right top\n", "plot ",
+                      absl::StrJoin(clauses, ", \\\n     "), "\n",
+                      "unset logscale y\n");
       script->images.push_back(
           {file, absl::StrCat("Validation loss (rank 0) against ", axis.against,
                               " by strategy, ", OfN(n))});

@@ -177,7 +177,8 @@ TEST(PlotsTest, LossAgainstTimeAndSamplesPerNWithCurves) {
   EXPECT_THAT(s.text,
               HasSubstr("set xlabel \"training wall time (s), evaluations "
                         "excluded\"\nset ylabel \"validation loss (rank "
-                        "0)\"\n"));
+                        "0), log scale\"\nset xrange [0:*]\nset logscale "
+                        "y\n"));
   // Wall time is column 3, samples column 2; the target a dashed line.
   EXPECT_THAT(s.text,
               HasSubstr("plot 1.25 with lines dashtype 2 linecolor rgb "
