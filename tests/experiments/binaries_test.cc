@@ -272,6 +272,73 @@ TEST(CompareTest, AsyncPsRunsWithAStalenessBoundItsRowNames) {
               Not(HasSubstr("--staleness")));
 }
 
+// NAME@FLAG=VALUE: one strategy at several settings in one sweep, each run
+// with its own flag; a flag the strategy does not read is refused.
+TEST(CompareTest, OneStrategyAtSeveralSettings) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/taus";
+  Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=async_ps@staleness=0,async_ps@staleness=8",
+       "--out_dir=" + dir},
+      {"FAKE_WORKER_ASYNC=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("| Async PS (τ=0) "));
+  EXPECT_THAT(md, HasSubstr("| Async PS (τ=8) "));
+  out = RunBinary("compare",
+                  {"--workers=2", "--strategies=async_ps@local_size=2",
+                   "--out_dir=" + dir},
+                  {"FAKE_WORKER_ASYNC=1"});
+  EXPECT_THAT(std::string(out.status.message()),
+              HasSubstr("'local_size=2' is not FLAG=VALUE for a flag async_ps "
+                        "reads (staleness, chunk_kb)"));
+}
+
+// Straggler ranks a run does not have are left out of it: the baseline
+// (n = 1) runs without rank 1's factor, the n = 2 runs with it.
+TEST(CompareTest, StragglersReachTheRunsThatHaveTheRank) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/slow";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=sps", "--slow_ranks=1:1.5",
+       "--compute_jitter=0.1", "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("STRAGGLERS: rank 1 x1.5; jitter ±0.1"));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  const std::string baseline = j["runs"][0]["finals"][0]["args"];
+  const std::string sps = j["runs"][1]["finals"][0]["args"];
+  EXPECT_THAT(baseline, Not(HasSubstr("--slow_ranks")));
+  EXPECT_THAT(baseline, HasSubstr("--compute_jitter=0.1"));
+  EXPECT_THAT(sps, HasSubstr("--slow_ranks=1:1.5"));
+}
+
+// Bad training-dynamics flags are refused before any process starts.
+TEST(CompareTest, RefusesBadTrainingFlags) {
+  struct Case {
+    const char* flag;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{"--accumulate_steps=0", "--accumulate_steps must be >= 1"},
+        Case{"--lr_scaling=cubic", "unknown learning-rate scaling 'cubic'"},
+        Case{"--lr_warmup_steps=-1", "--lr_warmup_steps must be >= 0"},
+        Case{"--slow_ranks=2:1.5", "rank 2 is outside [0, 2)"},
+        Case{"--slow_ranks=1:0", "rank 1's factor must be > 0"},
+        Case{"--compute_jitter=1", "--compute_jitter must be in [0, 1)"}}) {
+    const std::string flag = c.flag;
+    const Outcome out = RunBinary(
+        "compare",
+        {flag, "--workers=1,2", "--worker_bin=/no/such/worker",
+         "--out_dir=" + std::string(std::getenv("TEST_TMPDIR")) + "/refused"});
+    EXPECT_THAT(std::string(out.status.message()), HasSubstr(c.message))
+        << flag;
+    EXPECT_THAT(std::string(out.status.message()),
+                Not(HasSubstr("/no/such/worker")))
+        << flag;
+  }
+}
+
 TEST(CompareTest, HierarchicalRowNamesItsGrouping) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/hier";
   Outcome out = RunBinary("compare", {"--workers=2",
