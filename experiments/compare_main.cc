@@ -77,8 +77,10 @@ ABSL_FLAG(int, servers, 4, "Servers K for 'sharded' strategies (sps: 1).");
 ABSL_FLAG(std::string, strategies, "",
           "Comma-separated strategies; default: all registered (baseline, "
           "sps, dps, ring, fusion first). The baseline always runs first. "
-          "NAME@FLAG=VALUE[@...] runs NAME with its own worker flags, e.g. "
-          "async_ps@staleness=0,async_ps@staleness=8.");
+          "NAME@FLAG=VALUE[@...] runs NAME with its own worker flags (its "
+          "options, or batch_size, accumulate_steps, lr_warmup_steps, "
+          "lr_scaling), e.g. async_ps@staleness=0,async_ps@staleness=8 or "
+          "ring@batch_size=8,ring@batch_size=16.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
 ABSL_FLAG(int, eval_every, 5,
@@ -171,21 +173,49 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+// The training flags a --strategies entry may set for its own run besides
+// the strategy's options, with their short labels in the row's name: the
+// batch per worker and the passes per step (the study's batch sizes, the
+// compute-to-communication ratio), the warm-up and the scaling rule.
+const std::map<std::string, std::string>& RunTrainingFlags() {
+  static const auto* flags = new std::map<std::string, std::string>{
+      {"batch_size", "b"},
+      {"accumulate_steps", "k"},
+      {"lr_warmup_steps", "warm-up"},
+      {"lr_scaling", "lr"}};
+  return *flags;
+}
+
 // One --strategies entry, NAME[@FLAG=VALUE...]: the listing of NAME with
-// its run flags; INVALID_ARGUMENT when a FLAG is not one NAME reads.
+// its run flags, the training flags among them named in the row ("Ring
+// [b=8]"); INVALID_ARGUMENT when a FLAG is neither one NAME reads nor a
+// RunTrainingFlags one.
 absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
                                             absl::string_view entry) {
   const std::vector<std::string> parts = absl::StrSplit(entry, '@');
+  std::vector<std::string> labels;
   for (size_t i = 1; i < parts.size(); ++i) {
-    const std::string flag = parts[i].substr(0, parts[i].find('='));
-    if (parts[i].find('=') == std::string::npos || !listed.Reads(flag)) {
+    const size_t eq = parts[i].find('=');
+    const std::string flag = parts[i].substr(0, eq);
+    const auto training = RunTrainingFlags().find(flag);
+    if (eq == std::string::npos ||
+        (!listed.Reads(flag) && training == RunTrainingFlags().end())) {
+      std::vector<std::string> known = listed.options;
+      for (const auto& [name, label] : RunTrainingFlags()) known.push_back(name);
       return absl::InvalidArgumentError(absl::StrCat(
           "--strategies entry '", entry, "': '", parts[i],
           "' is not FLAG=VALUE for a flag ", listed.name, " reads (",
-          listed.options.empty() ? "none" : absl::StrJoin(listed.options, ", "),
-          ")"));
+          absl::StrJoin(known, ", "), ")"));
+    }
+    if (training != RunTrainingFlags().end()) {
+      labels.push_back(
+          absl::StrCat(training->second, "=", parts[i].substr(eq + 1)));
     }
     listed.run_flags.push_back(absl::StrCat("--", parts[i]));
+  }
+  if (!labels.empty()) {
+    absl::StrAppend(&listed.display_name, " [", absl::StrJoin(labels, ", "),
+                    "]");
   }
   return listed;
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +68,28 @@ std::string ReferenceClause(absl::string_view expression,
                       GnuplotString(title));
 }
 
+// "set ytics (...)" with six labelled values spaced evenly on a log scale
+// between the lowest and highest loss of `rows`' curves (and the target);
+// gnuplot labels only whole decades on a log axis, which a narrow range may
+// not hold.
+std::string LogTics(const std::vector<ReportRow>& rows, double target) {
+  double lo = target > 0 ? target : 0, hi = target;
+  for (const ReportRow& r : rows) {
+    for (const EvalPoint& p : r.curve) {
+      if (!(p.loss > 0)) continue;
+      lo = lo > 0 ? std::min(lo, p.loss) : p.loss;
+      hi = std::max(hi, p.loss);
+    }
+  }
+  if (!(lo > 0) || !(hi > lo)) return "";
+  std::vector<std::string> tics;
+  for (int i = 0; i <= 5; ++i) {
+    const double v = lo * std::pow(hi / lo, i / 5.0);
+    tics.push_back(absl::StrFormat("\"%.3g\" %.6g", v, v));
+  }
+  return absl::StrCat("set ytics (", absl::StrJoin(tics, ", "), ")\n");
+}
+
 // Per n where the baseline or a run at n has a curve: one data block per
 // such row ("step samples train_wall_s loss" lines), then
 // loss_time_n<N>.png and loss_samples_n<N>.png, the loss on a log scale (a
@@ -126,6 +149,11 @@ void AppendLossPlots(const std::vector<ReportRow>& rows,
                       "set xlabel \"", axis.label, "\"\n",
                       "set ylabel \"validation loss (rank 0), log scale\"\n",
                       "set xrange [0:*]\n", "set logscale y\n",
+                      // The data's own range, not whole decades, with
+                      // labelled tics inside it.
+                      "set autoscale yfix\n",
+                      "set offsets 0, 0, graph 0.05, graph 0.05\n",
+                      LogTics(table, o.target_loss),
                       "set key right top\n", "plot ",
                       absl::StrJoin(clauses, ", \\\n     "), "\n",
                       "unset logscale y\n");

@@ -291,7 +291,18 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
                   {"FAKE_WORKER_ASYNC=1"});
   EXPECT_THAT(std::string(out.status.message()),
               HasSubstr("'local_size=2' is not FLAG=VALUE for a flag async_ps "
-                        "reads (staleness, chunk_kb)"));
+                        "reads (staleness, chunk_kb, accumulate_steps, "
+                        "batch_size, lr_scaling, lr_warmup_steps)"));
+  // Training flags per run: the study's two batch sizes, named in the rows.
+  out = RunBinary("compare",
+                  {"--workers=2", "--strategies=sps@batch_size=8,sps@batch_size=16",
+                   "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| SPS [b=8] "));
+  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| SPS [b=16] "));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_THAT(j["runs"][2]["finals"][0]["args"].get<std::string>(),
+              HasSubstr("--batch_size=16"));
 }
 
 // Straggler ranks a run does not have are left out of it: the baseline

@@ -178,7 +178,7 @@ TEST(PlotsTest, LossAgainstTimeAndSamplesPerNWithCurves) {
               HasSubstr("set xlabel \"training wall time (s), evaluations "
                         "excluded\"\nset ylabel \"validation loss (rank "
                         "0), log scale\"\nset xrange [0:*]\nset logscale "
-                        "y\n"));
+                        "y\nset autoscale yfix\n"));
   // Wall time is column 3, samples column 2; the target a dashed line.
   EXPECT_THAT(s.text,
               HasSubstr("plot 1.25 with lines dashtype 2 linecolor rgb "
