@@ -53,9 +53,13 @@ std::string OfN(int n) {
 }
 
 // A plot clause drawing `data` (e.g. "$speedup using 1:2") as a line with
-// points titled `title`.
-std::string SeriesClause(absl::string_view data, absl::string_view title) {
-  return absl::StrCat(data, " with linespoints pointtype 7 linewidth 2 title ",
+// points titled `title`, the `index`-th of its plot: gnuplot's default
+// colours repeat after 8, so from the 9th on the line is dashed and the
+// points are squares.
+std::string SeriesClause(absl::string_view data, absl::string_view title,
+                         size_t index) {
+  const char* style = index < 8 ? "pointtype 7" : "pointtype 5 dashtype 2";
+  return absl::StrCat(data, " with linespoints ", style, " linewidth 2 title ",
                       GnuplotString(title));
 }
 
@@ -139,7 +143,7 @@ void AppendLossPlots(const std::vector<ReportRow>& rows,
       for (size_t i = 0; i < table.size(); ++i) {
         clauses.push_back(
             SeriesClause(absl::StrCat(blocks[i], " using ", axis.column, ":4"),
-                         table[i].display_name));
+                         table[i].display_name, i));
       }
       absl::StrAppend(&t,
                       Preamble(o, file,
@@ -318,7 +322,7 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
       absl::StrAppend(
           &t, ", \\\n     ",
           SeriesClause(absl::StrCat("$speedup using 1:", i + 2),
-                       FirstRowOf(rows, strategies[i])->display_name));
+                       FirstRowOf(rows, strategies[i])->display_name, i));
     }
     absl::StrAppend(&t, "\n");
     script.images.push_back(

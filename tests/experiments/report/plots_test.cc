@@ -90,6 +90,20 @@ TEST(PlotsTest, ScriptDrawsSpeedupWithTheLinearLine) {
   EXPECT_EQ(s.images.back().path, "speedup.png");
 }
 
+// gnuplot's colours repeat after 8 series: the 9th on is dashed, with
+// squares.
+TEST(PlotsTest, SeriesAfterTheEighthAreDashed) {
+  std::vector<ReportRow> many = {Row("baseline", 0, {0.9}, 100)};
+  for (int i = 0; i < 9; ++i) {
+    many.push_back(Row("s" + std::to_string(i), 0, {0.5}, 90));
+  }
+  const std::string text = GnuplotScript(many, {1}, Options("/o")).text;
+  EXPECT_THAT(text, HasSubstr("$speedup using 1:9 with linespoints "
+                              "pointtype 7 linewidth 2"));
+  EXPECT_THAT(text, HasSubstr("$speedup using 1:10 with linespoints "
+                              "pointtype 5 dashtype 2 linewidth 2"));
+}
+
 // Sweep() with memory on the n = 2 sps row: P = 5 MB, s = 1.
 std::vector<ReportRow> SweepWithMemory() {
   std::vector<ReportRow> rows = Sweep();
