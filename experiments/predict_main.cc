@@ -42,7 +42,18 @@ ABSL_FLAG(double, compute_ms, 100,
           "t_c: forward + backward + optimizer time of one step (ms, > 0).");
 ABSL_FLAG(double, bandwidth_gbps, 25, "B: bandwidth of every link (Gbit/s).");
 ABSL_FLAG(double, latency_us, 5, "alpha: latency of one message (us).");
-ABSL_FLAG(int64_t, servers, 4, "K: parameter servers of dps (sps has 1).");
+ABSL_FLAG(int64_t, servers, 4,
+          "K: parameter servers of dps and async_ps (sps has 1).");
+ABSL_FLAG(int64_t, ranks_per_host, 0,
+          "r: hierarchical's ranks per host (0: every worker on one host).");
+ABSL_FLAG(double, intra_bandwidth_gbps, 0,
+          "B_i: hierarchical's intra-host link (Gbit/s; 0: --bandwidth_gbps).");
+ABSL_FLAG(double, intra_latency_us, -1,
+          "alpha_i: hierarchical's intra-host latency (us; < 0: "
+          "--latency_us).");
+ABSL_FLAG(int64_t, accumulate_steps, 1,
+          "k: forward/backward passes per synchronization; the compute per "
+          "step is k x --compute_ms, the communication once.");
 // F (--fusion_threshold_bytes) and tau (--cycle_time_ms) are the worker's
 // fusion flags (collectives/fusion/fusion_flags.h).
 ABSL_FLAG(double, overlap, 0,
@@ -59,7 +70,8 @@ ABSL_FLAG(int64_t, max_workers, 1024,
           "Largest n; the sweep is 1, 2, 4, ... and ends at this value.");
 ABSL_FLAG(std::vector<std::string>, strategies,
           std::vector<std::string>({"baseline", "sps", "dps", "ring",
-                                    "fusion", "zero1", "zero2", "zero3"}),
+                                    "fusion", "async_ps", "hierarchical",
+                                    "zero1", "zero2", "zero3"}),
           "Strategies to predict, in table order.");
 ABSL_FLAG(std::string, json_out, "",
           "Also write the inputs and predictions here as one JSON line.");
@@ -96,10 +108,22 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
     return absl::InvalidArgumentError(
         "no model size: give --profile or --model_bytes (and --tensors)");
   }
-  in.compute_s = absl::GetFlag(FLAGS_compute_ms) * 1e-3;
+  if (absl::GetFlag(FLAGS_accumulate_steps) < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--accumulate_steps must be >= 1, got ",
+                     absl::GetFlag(FLAGS_accumulate_steps)));
+  }
+  // Gradient accumulation: k passes of compute per synchronization.
+  in.compute_s = absl::GetFlag(FLAGS_compute_ms) * 1e-3 *
+                 static_cast<double>(absl::GetFlag(FLAGS_accumulate_steps));
   in.bandwidth_Bps = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
   in.latency_s = absl::GetFlag(FLAGS_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
+  in.ranks_per_host = absl::GetFlag(FLAGS_ranks_per_host);
+  in.intra_bandwidth_Bps = absl::GetFlag(FLAGS_intra_bandwidth_gbps) * 1e9 / 8;
+  in.intra_latency_s = absl::GetFlag(FLAGS_intra_latency_us) < 0
+                           ? -1.0
+                           : absl::GetFlag(FLAGS_intra_latency_us) * 1e-6;
   absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
   if (!fusion.ok()) return fusion.status();
   in.fusion_threshold_bytes =
@@ -155,12 +179,22 @@ int Run() {
       "Cost model (predicted, not measured): model %s, M = %.1f MB, T = %d "
       "tensors, t_c = %.3g ms, B = %.3g Gbit/s, alpha = %.3g us, K = %d "
       "servers, F = %.1f MB, tau = %.3g ms, overlap = %.2f, PS push/pull "
-      "%s, optimizer state s = %g per parameter (%s)\n\n",
+      "%s, optimizer state s = %g per parameter (%s); t_c holds %d "
+      "forward/backward pass(es) per synchronization; hierarchical: %s, "
+      "B_i = %.3g Gbit/s, alpha_i = %.3g us\n\n",
       model_label, in->model_bytes / 1e6, in->num_tensors, in->compute_s * 1e3,
       in->bandwidth_Bps * 8 / 1e9, in->latency_s * 1e6, in->servers,
       in->fusion_threshold_bytes / 1e6, in->cycle_s * 1e3, in->overlap,
       in->ps_push_pull_overlap ? "overlapped (full duplex)" : "serial",
-      in->optimizer_state_per_param, absl::GetFlag(FLAGS_optimizer));
+      in->optimizer_state_per_param, absl::GetFlag(FLAGS_optimizer),
+      static_cast<int>(absl::GetFlag(FLAGS_accumulate_steps)),
+      in->ranks_per_host > 0
+          ? absl::StrCat("r = ", in->ranks_per_host, " ranks per host")
+          : std::string("every worker on one host"),
+      (in->intra_bandwidth_Bps > 0 ? in->intra_bandwidth_Bps
+                                   : in->bandwidth_Bps) *
+          8 / 1e9,
+      (in->intra_latency_s >= 0 ? in->intra_latency_s : in->latency_s) * 1e6);
   std::fputs(PredictionsMarkdown(*predictions).c_str(), stdout);
   std::fflush(stdout);
   if (!absl::GetFlag(FLAGS_json_out).empty()) {

@@ -40,6 +40,12 @@ double DuplexFactor(const CostInputs& in) {
   return in.ps_push_pull_overlap ? 1.0 : 2.0;
 }
 
+// r of hierarchical: CostInputs::ranks_per_host, at most n; 0 means n.
+int64_t RanksPerHost(const CostInputs& in) {
+  if (in.ranks_per_host <= 0) return in.workers;
+  return std::min(in.ranks_per_host, in.workers);
+}
+
 // Fills the communication terms of `p` for `strategy`; false if unknown.
 bool CommTerms(absl::string_view strategy, const CostInputs& in,
                Prediction& p) {
@@ -74,7 +80,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.latency_s = 2.0 * in.latency_s;
     return true;
   }
-  if (strategy == "dps") {
+  if (strategy == "dps" || strategy == "async_ps") {
+    // async_ps moves what dps moves: with identical workers no one reaches
+    // the staleness bound, so τ hides no transfer here (what it buys is
+    // tolerance of uneven workers, which this model does not have).
     p.servers = in.servers;
     const double k = static_cast<double>(in.servers);
     p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
@@ -89,6 +98,24 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double phases = strategy == "zero1" ? 3.0 : 2.0;
       p.bandwidth_s = phases * (n - 1.0) / n * M / B;
       p.latency_s = phases * (n - 1.0) * in.latency_s;
+    }
+    return true;
+  }
+  if (strategy == "hierarchical") {
+    if (in.workers > 1) {
+      const double r = static_cast<double>(RanksPerHost(in));
+      const double h = std::ceil(n / r);  // hosts, one leader each
+      const double b_intra =
+          in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : B;
+      const double a_intra =
+          in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
+      // Per tensor: reduce to the host's leader and broadcast back (each
+      // half an all-reduce within the host), and an all-reduce among the
+      // h leaders across hosts.
+      p.bandwidth_s = 2.0 * (r - 1.0) / r * M / b_intra +
+                      2.0 * (h - 1.0) / h * M / B;
+      p.latency_s = static_cast<double>(in.num_tensors) *
+                    (2.0 * (r - 1.0) * a_intra + 2.0 * (h - 1.0) * in.latency_s);
     }
     return true;
   }
@@ -136,6 +163,18 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.cycle_s >= 0) || std::isinf(in.cycle_s)) {
     return Bad("cycle_s (tau)", in.cycle_s, ">= 0 and finite");
   }
+  if (in.ranks_per_host < 0) {
+    return Bad("ranks_per_host (r)", static_cast<double>(in.ranks_per_host),
+               ">= 0 (0: every worker on one host)");
+  }
+  if (!(in.intra_bandwidth_Bps >= 0) || std::isinf(in.intra_bandwidth_Bps)) {
+    return Bad("intra_bandwidth (B_intra)", in.intra_bandwidth_Bps,
+               ">= 0 and finite (0: B)");
+  }
+  if (std::isnan(in.intra_latency_s) || std::isinf(in.intra_latency_s)) {
+    return Bad("intra_latency (alpha_intra)", in.intra_latency_s,
+               "finite (< 0: alpha)");
+  }
   if (!(in.overlap >= 0 && in.overlap <= 1)) {
     return Bad("overlap (o)", in.overlap, "in [0, 1]");
   }
@@ -148,11 +187,14 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
 }
 
 std::string MemoryFormula(absl::string_view strategy) {
-  if (strategy == "baseline" || strategy == "ring" || strategy == "fusion") {
+  if (strategy == "baseline" || strategy == "ring" || strategy == "fusion" ||
+      strategy == "hierarchical") {
     return "(2 + s)·P";
   }
   if (strategy == "sps") return "2P; server (2 + s)·P";
-  if (strategy == "dps") return "2P; server (2 + s)·P/K";
+  if (strategy == "dps" || strategy == "async_ps") {
+    return "2P; server (2 + s)·P/K";
+  }
   if (strategy == "zero1") return "2P + s·P/n";
   if (strategy == "zero2") return "P + (1 + s)·P/n";
   if (strategy == "zero3") return "(2 + s)·P/n";
@@ -181,7 +223,7 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
   const double P = param_bytes, s = optimizer_state_per_param;
   const double n = static_cast<double>(workers);
   MemoryPerRank m;
-  if (strategy == "sps" || strategy == "dps") {
+  if (strategy == "sps" || strategy == "dps" || strategy == "async_ps") {
     const double k = strategy == "sps" ? 1.0 : static_cast<double>(servers);
     m.worker_bytes = 2 * P;
     m.server_bytes = (2 + s) * P / k;
@@ -198,8 +240,8 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
 }
 
 std::vector<std::string> CostModelStrategies() {
-  return {"baseline", "sps", "dps", "ring", "fusion",
-          "zero1",    "zero2", "zero3"};
+  return {"baseline", "sps",   "dps",   "ring",     "fusion",
+          "async_ps", "hierarchical", "zero1", "zero2", "zero3"};
 }
 
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
@@ -363,6 +405,9 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"cycle_s", in.cycle_s},
             {"overlap", in.overlap},
             {"ps_push_pull_overlap", in.ps_push_pull_overlap},
+            {"ranks_per_host", in.ranks_per_host},
+            {"intra_bandwidth_Bps", in.intra_bandwidth_Bps},
+            {"intra_latency_s", in.intra_latency_s},
             {"optimizer_state_per_param", in.optimizer_state_per_param}}},
           {"predictions", rows}};
 }

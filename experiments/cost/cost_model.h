@@ -5,7 +5,8 @@
 // Symbols (fields of CostInputs): t_c compute per step (s), M model bytes,
 // T gradient tensors, n workers, K parameter servers, B link bandwidth
 // (bytes/s, the same for every host's link), α per-message latency (s),
-// F fusion threshold (bytes), τ fusion cycle time (s).
+// F fusion threshold (bytes), τ fusion cycle time (s); for hierarchical, r
+// ranks per host and the intra-host link's B_i and α_i (default: B, α).
 //
 // Communication per step, `comm` (seconds), for n workers:
 //
@@ -24,6 +25,17 @@
 //   dps       each worker's link carries M each way, each of the K
 //             servers' links n·M/K each way (byte-balanced key ranges):
 //               d · max(M/B, n·M/(K·B)) + 2α
+//   async_ps  as dps, whatever the staleness bound τ: with identical
+//             workers none reaches the bound, so τ hides no transfer;
+//             what it buys is tolerance of uneven workers (stragglers),
+//             which a model of identical workers does not capture
+//   hierarchical  n = 1: 0; else, with r ranks per host (ranks_per_host,
+//             0: all n on one host) and h = ⌈n/r⌉ hosts, per tensor a
+//             reduce to the host's leader and a broadcast back (each half
+//             an all-reduce within the host, on the intra-host link
+//             B_i, α_i) and an all-reduce among the h leaders (B, α):
+//               2(r−1)/r · M/B_i + 2(h−1)/h · M/B
+//                 + T · [2(r−1)α_i + 2(h−1)α]
 //   zero1     n = 1: 0; else one all-reduce of the whole gradient buffer,
 //             then one all-gather of the updated parameters (each rank
 //             sends its shard (n−1) times, receives the others'):
@@ -42,8 +54,9 @@
 // the optimizer's state per parameter (CostInputs::optimizer_state_per_param:
 // plain SGD 0, SGD with momentum 1, Adam 2) -- ZeRO's accounting
 // (Rajbhandari et al., SC'20) without activations:
-//   baseline, ring, fusion   worker (2 + s)·P      parameters, gradients, state
-//   sps, dps                 worker 2P             parameters, gradients;
+//   baseline, ring, fusion,  worker (2 + s)·P      parameters, gradients, state
+//   hierarchical
+//   sps, dps, async_ps       worker 2P             parameters, gradients;
 //                            each server (2 + s)·P/K  (sps: K = 1) its key
 //                            range's parameters, state and one accumulator
 //   zero1                    worker 2P + s·P/n     state sharded
@@ -103,6 +116,12 @@ struct CostInputs {
   double cycle_s = 1e-3;
   // o: share of compute that communication can overlap, in [0, 1].
   double overlap = 0;
+  // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.
+  int64_t ranks_per_host = 0;
+  // B_i, α_i: the intra-host link of hierarchical; 0 (B_i) or < 0 (α_i):
+  // the same as B and α.
+  double intra_bandwidth_Bps = 0;
+  double intra_latency_s = -1;
   // Parameter servers: true (d = 1) when push and pull share the seconds
   // of a full-duplex link; false (d = 2) when they follow one another.
   bool ps_push_pull_overlap = true;
@@ -154,8 +173,8 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
                                             double optimizer_state_per_param,
                                             int64_t workers, int64_t servers);
 
-// The strategies the model knows, in table order:
-// baseline, sps, dps, ring, fusion, zero1, zero2, zero3.
+// The strategies the model knows, in table order: baseline, sps, dps,
+// ring, fusion, async_ps, hierarchical, zero1, zero2, zero3.
 std::vector<std::string> CostModelStrategies();
 
 // Predicts one step of `strategy` under `in`. INVALID_ARGUMENT on bad

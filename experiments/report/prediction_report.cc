@@ -1,9 +1,13 @@
 #include "experiments/report/prediction_report.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 
 namespace ringside {
 namespace {
@@ -20,6 +24,15 @@ std::string Percent(double fraction) {
 
 double MeanUtilization(const ReportRow& row) {
   return row.utilization.empty() ? 0 : TotalUtilization(row) / row.workers();
+}
+
+// hierarchical's ranks per host from its variant "h×r" (hosts × ranks per
+// host, HierarchicalStrategy::Variant); 0 (all on one host) otherwise.
+int64_t RanksPerHostOf(const ReportRow& row) {
+  const std::vector<std::string> parts = absl::StrSplit(row.variant, "×");
+  int64_t r = 0;
+  if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &r) && r > 0) return r;
+  return 0;
 }
 
 }  // namespace
@@ -43,6 +56,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.num_tensors = row.num_tensors;
     in.workers = row.workers();
     in.servers = std::max(1, row.prm_srv);
+    in.ranks_per_host = RanksPerHostOf(row);
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;

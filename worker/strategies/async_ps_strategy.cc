@@ -179,6 +179,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "t - tau (--staleness)")
         .Display("Async PS")
         .StudyOrder(5)
+        .ModelledAs("async_ps")
         .Options({"staleness", "chunk_kb"})
         .StudyFlags({"--staleness=2"}));
 

@@ -177,6 +177,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "broadcast within the host (--local_size ranks per host)")
         .Display("Hierarchical")
         .StudyOrder(6)
+        .ModelledAs("hierarchical")
         .Options({"local_size", "allreduce_algorithm"}));
 
 }  // namespace ringside

@@ -127,6 +127,49 @@ TEST(CostModelTest, DistributedParameterServers) {
   EXPECT_NEAR(Predict("dps", in).comm_s, 4.002, kEps);
 }
 
+// async_ps moves what dps moves, whatever τ (identical workers never reach
+// the bound), with dps's memory.
+TEST(CostModelTest, AsyncPsIsDpsWithIdenticalWorkers) {
+  CostInputs in = Round();
+  const Prediction a = Predict("async_ps", in);
+  const Prediction d = Predict("dps", in);
+  EXPECT_EQ(a.servers, 2);
+  EXPECT_NEAR(a.comm_s, 2.002, kEps);
+  EXPECT_NEAR(a.step_s, d.step_s, kEps);
+  EXPECT_NEAR(a.server_memory_bytes, d.server_memory_bytes, kEps);
+  EXPECT_EQ(MemoryFormula("async_ps"), MemoryFormula("dps"));
+}
+
+// hierarchical with r ranks per host and h = ⌈n/r⌉ hosts: per tensor a
+// reduce and a broadcast within the host (2(r−1)/r · M/B_i, 2(r−1)α_i per
+// tensor) and an all-reduce among the leaders (2(h−1)/h · M/B,
+// 2(h−1)α per tensor).
+TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
+  CostInputs in = Round();  // n = 4, M/B = 1 s, α = 1 ms, T = 10
+  // One host (r = 0: all four): the leaders' term vanishes, B_i = B.
+  Prediction one = Predict("hierarchical", in);
+  EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4, kEps);
+  EXPECT_NEAR(one.latency_s, 10 * 2.0 * 3 * 1e-3, kEps);
+  // 2 hosts × 2 ranks, the intra-host link 10× faster with α_i = 0.1 ms:
+  // 2·(1/2)·0.1 + 2·(1/2)·1 = 1.1 s; 10·(2·1·1e-4 + 2·1·1e-3) = 0.022 s.
+  in.ranks_per_host = 2;
+  in.intra_bandwidth_Bps = 1e10;
+  in.intra_latency_s = 1e-4;
+  Prediction two = Predict("hierarchical", in);
+  EXPECT_NEAR(two.bandwidth_s, 1.1, kEps);
+  EXPECT_NEAR(two.latency_s, 0.022, kEps);
+  EXPECT_NEAR(two.step_s, 1.0 + 1.122, kEps);
+  // One rank per host: a flat all-reduce among n leaders, which is ring's
+  // bandwidth term.
+  in.ranks_per_host = 1;
+  EXPECT_NEAR(Predict("hierarchical", in).bandwidth_s,
+              Predict("ring", in).bandwidth_s, kEps);
+  // One worker does not communicate; memory as ring.
+  in.workers = 1;
+  EXPECT_NEAR(Predict("hierarchical", in).comm_s, 0.0, kEps);
+  EXPECT_EQ(MemoryFormula("hierarchical"), "(2 + s)·P");
+}
+
 TEST(CostModelTest, DpsWithAtLeastAsManyServersAsWorkersIsWorkerLinkBound) {
   // K ≥ n: n·M/(K·B) ≤ M/B, so comm = M/B + 2α = 1.002 s.
   for (int64_t k : {4, 8, 1000}) {
@@ -207,6 +250,12 @@ TEST(CostModelTest, RejectsBadInputWithInvalidArgument) {
       {"cycle_s", [](CostInputs& in) { in.cycle_s = -1; }},
       {"overlap", [](CostInputs& in) { in.overlap = 1.5; }},
       {"overlap", [](CostInputs& in) { in.overlap = -0.1; }},
+      {"ranks_per_host", [](CostInputs& in) { in.ranks_per_host = -1; }},
+      {"intra_bandwidth", [](CostInputs& in) { in.intra_bandwidth_Bps = -1; }},
+      {"intra_latency",
+       [](CostInputs& in) {
+         in.intra_latency_s = std::numeric_limits<double>::quiet_NaN();
+       }},
   };
   for (const Case& c : cases) {
     CostInputs in = Round();
@@ -233,8 +282,8 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
   absl::StatusOr<std::vector<Prediction>> all =
       PredictSweep(CostModelStrategies(), Round(), 1024);
   ASSERT_TRUE(all.ok()) << all.status();
-  // baseline once + 7 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
-  ASSERT_EQ(all->size(), 1u + 7 * 11);
+  // baseline once + 9 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 9 * 11);
   EXPECT_EQ((*all)[0].strategy, "baseline");
   EXPECT_EQ((*all)[1].strategy, "sps");
   EXPECT_EQ((*all)[1].workers, 1);

@@ -71,14 +71,14 @@ TEST(PredictionReportTest, UnmodelledAndIncompleteRunsSayWhy) {
   ReportRow old = Measured("ring", 2, 0, 0.02, 0.03);
   old.model_bytes = 0;  // records from a worker that did not report it
   const std::vector<PredictedRun> runs =
-      PredictRuns({Measured("async_ps", 2, 4, 0.02, 0.03), old}, Link());
+      PredictRuns({Measured("my_strategy", 2, 0, 0.02, 0.03), old}, Link());
   EXPECT_FALSE(runs[0].prediction.has_value());
   EXPECT_EQ(runs[0].why_not, "not in the cost model");
   EXPECT_FALSE(runs[1].prediction.has_value());
   EXPECT_THAT(runs[1].why_not, HasSubstr("lack"));
   const std::string md = PredictionMarkdown(runs, Link(), "given");
-  EXPECT_THAT(md, HasSubstr("- Async PS n=2: no prediction (not in the cost "
-                            "model)\n"));
+  EXPECT_THAT(md, HasSubstr("- My_strategy n=2: no prediction (not in the "
+                            "cost model)\n"));
   const nlohmann::json j = PredictionJson(runs, Link(), "given");
   EXPECT_TRUE(j["runs"][0]["predicted_step_s"].is_null());
   EXPECT_TRUE(j["runs"][0]["error"].is_null());

@@ -301,7 +301,7 @@ TEST(SweepReportTest, FormulaMemoryFollowsTheRowsFormulaNAndK) {
   ASSERT_TRUE(m.has_value());
   EXPECT_DOUBLE_EQ(m->worker_bytes, 2 * 8e6);
   EXPECT_DOUBLE_EQ(m->server_bytes, 4 * 8e6 / 4);  // (2 + s)P/K
-  EXPECT_FALSE(FormulaMemory(testing::NamedRow("async_ps")).has_value());
+  EXPECT_FALSE(FormulaMemory(testing::NamedRow("my_strategy")).has_value());
 }
 
 }  // namespace
