@@ -67,6 +67,23 @@ TEST(PredictionReportTest, RingFp16IsRingWithHalfTheBytes) {
   EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
 }
 
+// hierarchical's ranks per host come from its variant "h×r": 4 workers as
+// 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth and
+// 10·(2·1 + 2·1)·10 µs of latency = 2.4 ms; all four on one host (1×4):
+// 2·(3/4)·1 ms + 10·2·3·10 µs = 2.1 ms.
+TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
+  ReportRow two_hosts = Measured("hierarchical", 4, 0, 0.020, 0.025);
+  two_hosts.variant = "2×2";
+  ReportRow one_host = Measured("hierarchical", 4, 0, 0.020, 0.025);
+  one_host.variant = "1×4";
+  const std::vector<PredictedRun> runs =
+      PredictRuns({two_hosts, one_host}, Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  EXPECT_NEAR(runs[0].prediction->comm_s, 0.0024, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->comm_s, 0.0021, 1e-12);
+  EXPECT_EQ(runs[0].modelled_as, "hierarchical");
+}
+
 TEST(PredictionReportTest, UnmodelledAndIncompleteRunsSayWhy) {
   ReportRow old = Measured("ring", 2, 0, 0.02, 0.03);
   old.model_bytes = 0;  // records from a worker that did not report it
