@@ -11,8 +11,10 @@
 // memory per rank).
 // --json_out also writes them as one JSON object on one line. Exit 0 on
 // success, 2 on bad flags, 1 when --json_out cannot be written.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -28,6 +30,7 @@
 #include "collectives/fusion/fusion_flags.h"
 #include "common/json_lines.h"
 #include "core/optimizer_config.h"
+#include "experiments/cost/cluster_file.h"
 #include "experiments/cost/cost_model.h"
 #include "models/gradient_profiles.h"
 
@@ -73,6 +76,11 @@ ABSL_FLAG(std::vector<std::string>, strategies,
                                     "fusion", "async_ps", "hierarchical",
                                     "zero1", "zero2", "zero3"}),
           "Strategies to predict, in table order.");
+ABSL_FLAG(std::string, cluster, "",
+          "A cluster file (experiments/cost/cluster_file.h; examples in "
+          "experiments/clusters/): predicts for that cluster's nodes, GPUs "
+          "per node, links, compute and model instead of the flags above, "
+          "printing the study-format table per n and the crossover.");
 ABSL_FLAG(std::string, json_out, "",
           "Also write the inputs and predictions here as one JSON line.");
 
@@ -160,7 +168,143 @@ absl::Status WriteJson(const nlohmann::json& doc) {
   return absl::OkStatus();
 }
 
+// The study-format table of one n on a cluster: per strategy, PrmSrv,
+// the utilization of each (identical) worker, Total, throughput, speedup,
+// efficiency and the step, fastest first.
+std::string ClusterTable(const std::vector<Prediction>& at_n, int64_t n,
+                         const ClusterSpec& cluster) {
+  std::string md = absl::StrFormat(
+      "\n### n = %d worker%s (%s)\n\n| Parallel type | PrmSrv | Util/worker "
+      "| Total | Throughput (samples/s) | Speedup | Scaling eff. | Step (ms) "
+      "|\n|:--|--:|--:|--:|--:|--:|--:|--:|\n",
+      n, n == 1 ? "" : "s",
+      n <= cluster.gpus_per_node ? "one node, intra-node link"
+                                 : absl::StrCat((n + cluster.gpus_per_node - 1) /
+                                                    cluster.gpus_per_node,
+                                                " nodes, inter-node link"));
+  for (const Prediction& p : at_n) {
+    const double throughput =
+        static_cast<double>(p.workers * cluster.batch_size) / p.step_s;
+    absl::StrAppendFormat(&md,
+                          "| %s | %d | %.0f%% | %.2f | %.1f | %.2f | %.2f | "
+                          "%.3g |\n",
+                          p.strategy, p.servers, 100 * p.utilization,
+                          p.utilization * static_cast<double>(p.workers),
+                          throughput, p.speedup, p.scaling_efficiency,
+                          p.step_s * 1e3);
+  }
+  return md;
+}
+
+// predict --cluster: per n = 1, 2, 4, ... up to the cluster's GPUs (at
+// most 1024), every strategy on the cluster's links; the crossover table
+// (the fastest and the runner-up per n), then the study-format tables.
+int RunCluster() {
+  absl::StatusOr<ClusterSpec> cluster =
+      ReadClusterFile(absl::GetFlag(FLAGS_cluster));
+  if (!cluster.ok()) {
+    std::fprintf(stderr, "bad cluster file: %s\n",
+                 std::string(cluster.status().message()).c_str());
+    return 2;
+  }
+  CostInputs base;
+  if (!cluster->profile.empty()) {
+    absl::StatusOr<GradientProfile> profile =
+        FindGradientProfile(cluster->profile);
+    if (!profile.ok()) {
+      std::fprintf(stderr, "bad cluster file: %s: field 'profile': %s\n",
+                   cluster->path.c_str(),
+                   std::string(profile.status().message()).c_str());
+      return 2;
+    }
+    base.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
+    base.num_tensors = profile->num_tensors();
+  } else {
+    base.model_bytes = static_cast<double>(cluster->model_bytes);
+    base.num_tensors = cluster->tensors;
+  }
+  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
+  OptimizerConfig optimizer;
+  optimizer.type = cluster->optimizer;
+  optimizer.momentum = static_cast<float>(cluster->momentum);
+  if (!fusion.ok() || !optimizer.Validate().ok()) {
+    std::fprintf(stderr, "bad cluster file or flags: %s\n",
+                 std::string(!fusion.ok() ? fusion.status().message()
+                                          : optimizer.Validate().message())
+                     .c_str());
+    return 2;
+  }
+  base.fusion_threshold_bytes =
+      static_cast<double>(fusion->fusion_threshold_bytes);
+  base.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
+  base.overlap = absl::GetFlag(FLAGS_overlap);
+  base.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
+  base.optimizer_state_per_param = optimizer.StateFloatsPerParameter();
+
+  const int64_t max_n = std::min<int64_t>(cluster->gpus(), 1024);
+  std::vector<int64_t> counts;
+  for (int64_t n = 1; n < max_n; n *= 2) counts.push_back(n);
+  counts.push_back(max_n);
+  absl::PrintF(
+      "Cluster %s (predicted, not measured): %d nodes x %d GPUs; intra-node "
+      "%.3g Gbit/s, %.3g us; inter-node %.3g Gbit/s, %.3g us; t_c = %.3g ms "
+      "per step%s; M = %.1f MB in %d tensors; batch %d per worker.\n"
+      "Calibration: none -- the alpha-beta terms only; the CPU costs of "
+      "serialization, copies and summation are not in the model yet, which "
+      "under-predicts loopback runs by 40-80%% (docs/RESULTS.md).\n",
+      cluster->path, cluster->nodes, cluster->gpus_per_node,
+      cluster->intra_node_gbit, cluster->intra_node_latency_us,
+      cluster->inter_node_gbit, cluster->inter_node_latency_us,
+      cluster->compute_ms,
+      cluster->compute_from.empty()
+          ? ""
+          : absl::StrCat(" (from ", cluster->compute_from, ")"),
+      base.model_bytes / 1e6, static_cast<int>(base.num_tensors),
+      static_cast<int>(cluster->batch_size));
+  std::string crossover =
+      "\n## Crossover: the fastest strategy per n\n\n| n | link | fastest "
+      "| samples/s | runner-up | samples/s |\n|--:|:--|:--|--:|:--|--:|\n";
+  std::string tables = "\n## Study-format tables\n";
+  for (int64_t n : counts) {
+    std::vector<Prediction> at_n;
+    for (const std::string& s : absl::GetFlag(FLAGS_strategies)) {
+      if (s == "baseline" && n > 1) continue;
+      absl::StatusOr<Prediction> p =
+          PredictStep(s, ClusterInputs(*cluster, base, n));
+      if (!p.ok()) {
+        std::fprintf(stderr, "bad inputs: %s\n",
+                     std::string(p.status().message()).c_str());
+        return 2;
+      }
+      at_n.push_back(*p);
+    }
+    std::sort(at_n.begin(), at_n.end(),
+              [](const Prediction& a, const Prediction& b) {
+                return a.speedup > b.speedup;
+              });
+    auto samples = [&](const Prediction& p) {
+      return static_cast<double>(p.workers * cluster->batch_size) / p.step_s;
+    };
+    // Equal predictions (async_ps is dps's formula; one worker does not
+    // communicate) are a tie, not a win.
+    const bool tie = at_n.size() > 1 &&
+                     std::abs(at_n[1].step_s - at_n[0].step_s) <=
+                         1e-12 * at_n[0].step_s;
+    absl::StrAppendFormat(
+        &crossover, "| %d | %s | %s | %.1f | %s | %s |\n", n,
+        n <= cluster->gpus_per_node ? "intra-node" : "inter-node",
+        at_n[0].strategy, samples(at_n[0]),
+        at_n.size() > 1 ? absl::StrCat(at_n[1].strategy, tie ? " (tie)" : "")
+                        : "-",
+        at_n.size() > 1 ? absl::StrFormat("%.1f", samples(at_n[1])) : "-");
+    tables += ClusterTable(at_n, n, *cluster);
+  }
+  std::fputs((crossover + tables).c_str(), stdout);
+  return 0;
+}
+
 int Run() {
+  if (!absl::GetFlag(FLAGS_cluster).empty()) return RunCluster();
   std::string model_label;
   absl::StatusOr<CostInputs> in = ReadFlags(&model_label);
   if (!in.ok()) {

@@ -136,5 +136,48 @@ TEST(PredictBinaryTest, UnwritableJsonOutExitsOne) {
   EXPECT_THAT(run.output, HasSubstr("cannot write /nonexistent/x.json"));
 }
 
+// Every shipped cluster file predicts: the crossover per n up to its GPUs
+// and the study-format tables, saying the model is not calibrated. On 16
+// nodes x 8 GPUs at 100 Gbit/s, 128 GPUs cross the inter-node link.
+TEST(PredictBinaryTest, ClusterFilesPrintTheCrossoverAndTheTables) {
+  const std::string dir =
+      absl::StrCat(std::getenv("TEST_SRCDIR"), "/ringside/experiments/clusters/");
+  for (const char* name :
+       {"pcie_1x4", "nvlink_1x4", "nodes16x8_25g", "nodes16x8_100g",
+        "nodes16x8_400g"}) {
+    const PredictRun run =
+        RunPredict(absl::StrCat("--cluster=", dir, name, ".cluster"));
+    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("## Crossover: the fastest strategy per n"))
+        << name;
+    EXPECT_THAT(run.output, HasSubstr("Calibration: none")) << name;
+    EXPECT_THAT(run.output, HasSubstr("| Parallel type | PrmSrv | Util/worker"))
+        << name;
+  }
+  const PredictRun big =
+      RunPredict(absl::StrCat("--cluster=", dir, "nodes16x8_100g.cluster"));
+  EXPECT_THAT(big.output, HasSubstr("| 128 | inter-node |"));
+  EXPECT_THAT(big.output,
+              HasSubstr("### n = 128 workers (16 nodes, inter-node link)"));
+  const PredictRun small =
+      RunPredict(absl::StrCat("--cluster=", dir, "nvlink_1x4.cluster"));
+  EXPECT_THAT(small.output, HasSubstr("| 4 | intra-node |"));
+  EXPECT_THAT(small.output, Not(HasSubstr("| 8 |")));
+}
+
+// A malformed file is refused with the line and the field at fault.
+TEST(PredictBinaryTest, MalformedClusterFileIsRefused) {
+  const std::string path = TempPath("bad.cluster");
+  {
+    std::ofstream out(path);
+    out << "nodes = 2\ngpus_per_node = many\n";
+  }
+  const PredictRun run = RunPredict("--cluster=" + path);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("bad.cluster:2: field 'gpus_per_node': 'many' is not "
+                        "an integer"));
+}
+
 }  // namespace
 }  // namespace ringside

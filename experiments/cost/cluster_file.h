@@ -1,0 +1,88 @@
+// Cluster files: the cluster a user does not have yet, for
+// `predict --cluster=FILE` (experiments/predict_main.cc). One "key = value"
+// per line; '#' starts a comment; blank lines are ignored; every key at
+// most once:
+//
+//   nodes = 16                  hosts, >= 1
+//   gpus_per_node = 8           workers per host, >= 1
+//   intra_node_gbit = 2400      link between the GPUs of a host (Gbit/s)
+//   intra_node_latency_us = 3   its per-message latency (µs)
+//   inter_node_gbit = 100       each host's network link (Gbit/s)
+//   inter_node_latency_us = 5   its latency (µs)
+//   compute_ms = 100            t_c: one worker's compute per step, or
+//   compute_from = out/compare.json:ring
+//                               the compute per step of that strategy's
+//                               run with the fewest workers in a compare
+//                               run's JSON (relative to the file's folder)
+//   profile = resnet50          the model: a gradient profile, or
+//   model_bytes = 102228128     M and
+//   tensors = 161               T
+//   batch_size = 32             per worker, for throughput (default 32)
+//   servers = 4                 K of dps and async_ps (default: nodes)
+//   optimizer = sgd             sgd or adam, for the memory columns
+//   momentum = 0.9              (default sgd, 0.9)
+//
+// The workers of a job of n fill hosts in order: n <= gpus_per_node runs
+// on one host, over the intra-node link; beyond, every flat collective and
+// every parameter-server transfer crosses the inter-node link (the slowest
+// on the path), and hierarchical reduces within hosts of gpus_per_node
+// ranks on the intra-node link and across hosts on the inter-node one.
+#ifndef RINGSIDE_EXPERIMENTS_COST_CLUSTER_FILE_H_
+#define RINGSIDE_EXPERIMENTS_COST_CLUSTER_FILE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "experiments/cost/cost_model.h"
+
+namespace ringside {
+
+struct ClusterSpec {
+  std::string path;  // where it was read from
+  int64_t nodes = 0;
+  int64_t gpus_per_node = 0;
+  double intra_node_gbit = 0;
+  double intra_node_latency_us = 0;
+  double inter_node_gbit = 0;
+  double inter_node_latency_us = 0;
+  double compute_ms = 0;     // given, or read from compute_from
+  std::string compute_from;  // "PATH:STRATEGY", "" when given
+  std::string profile;       // "" when model_bytes and tensors are given
+  int64_t model_bytes = 0;
+  int64_t tensors = 0;
+  int64_t batch_size = 32;
+  int64_t servers = 0;  // 0: nodes
+  std::string optimizer = "sgd";
+  double momentum = 0.9;
+
+  int64_t gpus() const { return nodes * gpus_per_node; }
+};
+
+// Parses a cluster file's text. INVALID_ARGUMENT "PATH:LINE: field 'KEY':
+// what is wrong" for an unknown key, a key given twice, a value that does
+// not parse or is out of range, a line that is not KEY = VALUE; "PATH:
+// ..." for a missing field (the link fields, nodes, gpus_per_node, one of
+// compute_ms / compute_from, one of profile / model_bytes + tensors).
+absl::StatusOr<ClusterSpec> ParseClusterFile(const std::string& text,
+                                             const std::string& path);
+
+// Reads and parses the file at `path`; NOT_FOUND when it cannot be read.
+// compute_from is resolved here (ComputeFromCompareJson).
+absl::StatusOr<ClusterSpec> ReadClusterFile(const std::string& path);
+
+// t_c in ms of `strategy`'s run with the fewest workers in compare's
+// JSON (its cost_model.runs[].compute_s). NOT_FOUND naming the strategies
+// there when it has none; INVALID_ARGUMENT when the file is not compare's.
+absl::StatusOr<double> ComputeFromCompareJson(const std::string& json_path,
+                                              const std::string& strategy);
+
+// The cost model's inputs for a job of n workers on the cluster (see the
+// file comment), from `base` (fusion, overlap, optimizer state: as given)
+// with the cluster's model, compute and links.
+CostInputs ClusterInputs(const ClusterSpec& cluster, const CostInputs& base,
+                         int64_t workers);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_COST_CLUSTER_FILE_H_

@@ -1,0 +1,122 @@
+// Cluster files: parsing, the refusal of a malformed file naming the line
+// and the field, the links a job of n uses, and the compute taken from a
+// compare run's JSON.
+#include "experiments/cost/cluster_file.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kGood[] = R"(# two nodes of four
+nodes = 2
+gpus_per_node = 4
+intra_node_gbit = 800     # NVLink-ish
+intra_node_latency_us = 2
+inter_node_gbit = 80
+inter_node_latency_us = 10
+
+compute_ms = 50
+model_bytes = 1000000
+tensors = 10
+batch_size = 16
+)";
+
+TEST(ClusterFileTest, ParsesEveryField) {
+  absl::StatusOr<ClusterSpec> c = ParseClusterFile(kGood, "c.cluster");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->nodes, 2);
+  EXPECT_EQ(c->gpus_per_node, 4);
+  EXPECT_EQ(c->gpus(), 8);
+  EXPECT_DOUBLE_EQ(c->intra_node_gbit, 800);
+  EXPECT_DOUBLE_EQ(c->inter_node_latency_us, 10);
+  EXPECT_DOUBLE_EQ(c->compute_ms, 50);
+  EXPECT_EQ(c->model_bytes, 1000000);
+  EXPECT_EQ(c->tensors, 10);
+  EXPECT_EQ(c->batch_size, 16);
+  EXPECT_EQ(c->servers, 0);  // nodes, in ClusterInputs
+}
+
+TEST(ClusterFileTest, MalformedFilesNameTheLineAndTheField) {
+  struct Case {
+    std::string replace, with, message;
+  };
+  const Case cases[] = {
+      {"nodes = 2", "nodes = two", "c.cluster:2: field 'nodes': 'two' is not"},
+      {"nodes = 2", "nodes = 0", "c.cluster:2: field 'nodes': 0 is below 1"},
+      {"inter_node_gbit = 80", "inter_node_gbit = -1",
+       "c.cluster:6: field 'inter_node_gbit': -1 must be > 0"},
+      {"batch_size = 16", "batch_sz = 16",
+       "c.cluster:12: field 'batch_sz': unknown"},
+      {"batch_size = 16", "batch_size 16",
+       "c.cluster:12: 'batch_size 16' is not KEY = VALUE"},
+      {"batch_size = 16", "nodes = 3",
+       "c.cluster:12: field 'nodes': given twice"},
+      {"compute_ms = 50", "", "exactly one of compute_ms and compute_from"},
+      {"tensors = 10", "profile = resnet50",
+       "either profile or both model_bytes and tensors"},
+      {"gpus_per_node = 4", "", "field 'gpus_per_node' is missing"},
+  };
+  for (const Case& c : cases) {
+    std::string text = kGood;
+    text.replace(text.find(c.replace), c.replace.size(), c.with);
+    const absl::Status s = ParseClusterFile(text, "c.cluster").status();
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << c.with << ": " << s;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(c.message)) << c.with;
+  }
+}
+
+// n <= GPUs per node stays on one node's link; beyond, the inter-node one;
+// hierarchical always sees both.
+TEST(ClusterFileTest, JobsUseTheLinkOfTheirPlacement) {
+  const ClusterSpec c = *ParseClusterFile(kGood, "c.cluster");
+  const CostInputs four = ClusterInputs(c, CostInputs(), 4);
+  EXPECT_DOUBLE_EQ(four.bandwidth_Bps, 800e9 / 8);
+  EXPECT_DOUBLE_EQ(four.latency_s, 2e-6);
+  const CostInputs eight = ClusterInputs(c, CostInputs(), 8);
+  EXPECT_DOUBLE_EQ(eight.bandwidth_Bps, 80e9 / 8);
+  EXPECT_DOUBLE_EQ(eight.latency_s, 10e-6);
+  EXPECT_EQ(eight.ranks_per_host, 4);
+  EXPECT_DOUBLE_EQ(eight.intra_bandwidth_Bps, 800e9 / 8);
+  EXPECT_EQ(eight.servers, 2);  // K = nodes by default
+  EXPECT_DOUBLE_EQ(eight.compute_s, 0.05);
+  EXPECT_EQ(eight.workers, 8);
+}
+
+TEST(ClusterFileTest, ComputeFromACompareRun) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  {
+    std::ofstream json(dir + "/compare.json");
+    json << R"({"cost_model": {"runs": [
+      {"strategy": "ring", "workers": 4, "compute_s": 0.030},
+      {"strategy": "ring", "workers": 2, "compute_s": 0.020},
+      {"strategy": "sps", "workers": 2, "compute_s": 0.040}]}})";
+  }
+  EXPECT_DOUBLE_EQ(*ComputeFromCompareJson(dir + "/compare.json", "ring"), 20);
+  const absl::Status none =
+      ComputeFromCompareJson(dir + "/compare.json", "dps").status();
+  EXPECT_TRUE(absl::IsNotFound(none)) << none;
+  EXPECT_THAT(std::string(none.message()), HasSubstr("runs: ring, sps"));
+  // A cluster file naming it, relative to the file's folder.
+  std::string text = kGood;
+  text.replace(text.find("compute_ms = 50"), 15,
+               "compute_from = compare.json:sps");
+  {
+    std::ofstream file(dir + "/from.cluster");
+    file << text;
+  }
+  absl::StatusOr<ClusterSpec> c = ReadClusterFile(dir + "/from.cluster");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->compute_ms, 40);
+  EXPECT_TRUE(absl::IsNotFound(ReadClusterFile(dir + "/none").status()));
+}
+
+}  // namespace
+}  // namespace ringside
