@@ -427,6 +427,20 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
       v && !absl::SimpleAtod(*v, &in.fusion_threshold_bytes)) {
     return absl::InvalidArgumentError("bad --fusion_threshold_bytes=" + *v);
   }
+  // ring's buckets, as the workers will bucket (--ring_bucket_kb,
+  // --ring_first_bucket_kb; else the defaults, 25 MiB and 1 MiB).
+  for (const auto& [flag, field] :
+       {std::pair<const char*, double*>{"ring_bucket_kb", &in.bucket_bytes},
+        {"ring_first_bucket_kb", &in.first_bucket_bytes}}) {
+    if (std::optional<std::string> v = WorkerFlag(worker_args, flag)) {
+      double kb = 0;
+      if (!absl::SimpleAtod(*v, &kb)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("bad --", flag, "=", *v));
+      }
+      *field = kb * 1024;
+    }
+  }
   if (std::optional<std::string> v = WorkerFlag(worker_args, "cycle_time_ms")) {
     double ms = 0;
     if (!absl::SimpleAtod(*v, &ms)) {

@@ -47,6 +47,11 @@ ABSL_FLAG(double, bandwidth_gbps, 25, "B: bandwidth of every link (Gbit/s).");
 ABSL_FLAG(double, latency_us, 5, "alpha: latency of one message (us).");
 ABSL_FLAG(int64_t, servers, 4,
           "K: parameter servers of dps and async_ps (sps has 1).");
+ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
+          "ring's gradient buckets (KiB), as the worker's flag; 0: one "
+          "all-reduce per tensor.");
+ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
+          "ring's first (smaller) bucket (KiB), as the worker's flag.");
 ABSL_FLAG(int64_t, ranks_per_host, 0,
           "r: hierarchical's ranks per host (0: every worker on one host).");
 ABSL_FLAG(double, intra_bandwidth_gbps, 0,
@@ -127,6 +132,9 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.bandwidth_Bps = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
   in.latency_s = absl::GetFlag(FLAGS_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
+  in.bucket_bytes = static_cast<double>(absl::GetFlag(FLAGS_ring_bucket_kb)) * 1024;
+  in.first_bucket_bytes =
+      static_cast<double>(absl::GetFlag(FLAGS_ring_first_bucket_kb)) * 1024;
   in.ranks_per_host = absl::GetFlag(FLAGS_ranks_per_host);
   in.intra_bandwidth_Bps = absl::GetFlag(FLAGS_intra_bandwidth_gbps) * 1e9 / 8;
   in.intra_latency_s = absl::GetFlag(FLAGS_intra_latency_us) < 0

@@ -28,6 +28,16 @@ double RingLatencySeconds(const CostInputs& in) {
   return 2.0 * static_cast<double>(in.workers - 1) * in.latency_s;
 }
 
+// ring's all-reduces per step: DDP's buckets, a first one of first_bucket
+// bytes then bucket bytes each, b_r = min(T, 1 + ⌈max(0, M − first)/bucket⌉);
+// T (one per tensor) when bucket_bytes is 0.
+int64_t RingAllReduces(const CostInputs& in) {
+  if (in.bucket_bytes <= 0) return in.num_tensors;
+  const double rest = std::max(0.0, in.model_bytes - in.first_bucket_bytes);
+  const double buckets = 1.0 + std::ceil(rest / in.bucket_bytes);
+  return std::min<int64_t>(in.num_tensors, static_cast<int64_t>(buckets));
+}
+
 // b = min(T, ⌈M/F⌉); T when fusion is off (F = 0).
 int64_t FusedAllReduces(const CostInputs& in) {
   if (in.fusion_threshold_bytes <= 0) return in.num_tensors;
@@ -60,7 +70,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     if (in.workers > 1) {
       p.bandwidth_s = RingBandwidthSeconds(in);
       p.latency_s =
-          static_cast<double>(in.num_tensors) * RingLatencySeconds(in);
+          static_cast<double>(RingAllReduces(in)) * RingLatencySeconds(in);
     }
     return true;
   }
@@ -162,6 +172,12 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   }
   if (!(in.cycle_s >= 0) || std::isinf(in.cycle_s)) {
     return Bad("cycle_s (tau)", in.cycle_s, ">= 0 and finite");
+  }
+  if (!(in.bucket_bytes >= 0) || std::isinf(in.bucket_bytes) ||
+      !(in.first_bucket_bytes >= 0) || std::isinf(in.first_bucket_bytes)) {
+    return Bad("bucket_bytes / first_bucket_bytes",
+               std::min(in.bucket_bytes, in.first_bucket_bytes),
+               ">= 0 and finite");
   }
   if (in.ranks_per_host < 0) {
     return Bad("ranks_per_host (r)", static_cast<double>(in.ranks_per_host),
@@ -405,6 +421,8 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"cycle_s", in.cycle_s},
             {"overlap", in.overlap},
             {"ps_push_pull_overlap", in.ps_push_pull_overlap},
+            {"bucket_bytes", in.bucket_bytes},
+            {"first_bucket_bytes", in.first_bucket_bytes},
             {"ranks_per_host", in.ranks_per_host},
             {"intra_bandwidth_Bps", in.intra_bandwidth_Bps},
             {"intra_latency_s", in.intra_latency_s},

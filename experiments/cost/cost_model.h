@@ -11,9 +11,12 @@
 // Communication per step, `comm` (seconds), for n workers:
 //
 //   baseline  0                                      (always one worker)
-//   ring      n = 1: 0; else one all-reduce per tensor:
-//             Σ_i [2(n−1)/n · m_i/B + 2(n−1)α]
-//               = 2(n−1)/n · M/B + T · 2(n−1)α
+//   ring      n = 1: 0; else one all-reduce per bucket of gradients, as
+//             DDP buckets them (a first bucket of first_bucket_bytes, then
+//             bucket_bytes each; --ring_first_bucket_kb, --ring_bucket_kb):
+//             b_r = min(T, 1 + ⌈max(0, M − first)/bucket⌉) all-reduces
+//             (b_r = T, one per tensor, with bucket_bytes = 0):
+//               2(n−1)/n · M/B + b_r · 2(n−1)α
 //   fusion    n = 1: 0; else b fused all-reduces, b = min(T, ⌈M/F⌉)
 //             (b = T when F = 0: fusion off), plus one cycle of waiting
 //             for the background thread and one control all-reduce (the
@@ -116,6 +119,11 @@ struct CostInputs {
   double cycle_s = 1e-3;
   // o: share of compute that communication can overlap, in [0, 1].
   double overlap = 0;
+  // ring's gradient buckets (the worker's --ring_bucket_kb and
+  // --ring_first_bucket_kb, in bytes), >= 0; bucket_bytes 0 = one
+  // all-reduce per tensor.
+  double bucket_bytes = 25.0 * 1024 * 1024;
+  double first_bucket_bytes = 1024.0 * 1024;
   // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.
   int64_t ranks_per_host = 0;
   // B_i, α_i: the intra-host link of hierarchical; 0 (B_i) or < 0 (α_i):

@@ -71,6 +71,24 @@ TEST(CostModelTest, RingPerTensor) {
   EXPECT_NEAR(p.scaling_efficiency, 0.390625, kEps);
 }
 
+// ring all-reduces DDP's buckets, not each tensor: with T = 100 tensors of
+// a 1e9-byte model, b_r = 1 + ⌈(1e9 − 1 MiB) / 25 MiB⌉ = 1 + 39 = 40
+// all-reduces, 40 · 6 · 1 ms = 0.24 s of latency; buckets off (0): T.
+TEST(CostModelTest, RingAllReducesDdpBuckets) {
+  CostInputs in = Round();
+  in.num_tensors = 100;
+  EXPECT_NEAR(Predict("ring", in).latency_s, 0.24, kEps);
+  EXPECT_NEAR(Predict("ring", in).bandwidth_s, 1.5, kEps);
+  in.bucket_bytes = 0;
+  EXPECT_NEAR(Predict("ring", in).latency_s, 0.6, kEps);
+  // A model inside the first bucket: one all-reduce.
+  in = Round();
+  in.model_bytes = 1e6;
+  EXPECT_NEAR(Predict("ring", in).latency_s, 0.006, kEps);
+  in.bucket_bytes = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictStep("ring", in).status()));
+}
+
 TEST(CostModelTest, FusionFusedAllReducesPlusOneCycle) {
   // b = min(T, ⌈M/F⌉) = min(10, ⌈1e9/3e8⌉ = ⌈3.33⌉ = 4) = 4
   // bandwidth: 1.5 s (as ring)
@@ -202,12 +220,13 @@ TEST(CostModelTest, OverlapHidesCommunicationBehindCompute) {
   EXPECT_NEAR(p.comm_s, 1.56, kEps);
   EXPECT_NEAR(p.exposed_comm_s, 1.06, kEps);
   EXPECT_NEAR(p.step_s, 2.06, kEps);
-  // M = 1e8 (M/B = 0.1 s), n = 2: ring comm = 2·1/2·0.1 + 10·2·1e-3
-  // = 0.12 s ≤ 0.5 s: all hidden, step = t_c, speedup = 2.
+  // M = 1e8 (M/B = 0.1 s), n = 2, b_r = 1 + ⌈(1e8 − 1 MiB) / 25 MiB⌉ = 5
+  // buckets: ring comm = 2·1/2·0.1 + 5·2·1e-3 = 0.11 s ≤ 0.5 s: all
+  // hidden, step = t_c, speedup = 2.
   in.model_bytes = 1e8;
   in.workers = 2;
   p = Predict("ring", in);
-  EXPECT_NEAR(p.comm_s, 0.12, kEps);
+  EXPECT_NEAR(p.comm_s, 0.11, kEps);
   EXPECT_NEAR(p.exposed_comm_s, 0, kEps);
   EXPECT_NEAR(p.step_s, 1.0, kEps);
   EXPECT_NEAR(p.speedup, 2.0, kEps);
