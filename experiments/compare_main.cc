@@ -317,9 +317,10 @@ std::vector<std::string> ExtraWorkerArgs(
   return args;
 }
 
-// The worker flags compare passes on: from its own flags, then
-// ExtraWorkerArgs.
-std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
+// The worker flags compare passes on: from its own flags and `training`,
+// then ExtraWorkerArgs.
+std::vector<std::string> WorkerArgs(const TrainingFlags& training,
+                                    const std::vector<std::string>& extra) {
   const std::string model = absl::GetFlag(FLAGS_model);
   std::vector<std::string> args = {
       absl::StrCat("--model=", model),
@@ -337,12 +338,8 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
   if (const std::string device = absl::GetFlag(FLAGS_device); device != "cpu") {
     args.push_back(absl::StrCat("--device=", device));
   }
-  // Checked by PlanSweep before any process starts.
-  if (absl::StatusOr<TrainingFlags> training = TrainingFlagsFromFlags();
-      training.ok()) {
-    const std::vector<std::string> flags = training->WorkerArgs();
-    args.insert(args.end(), flags.begin(), flags.end());
-  }
+  const std::vector<std::string> flags = training.WorkerArgs();
+  args.insert(args.end(), flags.begin(), flags.end());
   const std::vector<std::string> more = ExtraWorkerArgs(extra);
   args.insert(args.end(), more.begin(), more.end());
   return args;
@@ -350,6 +347,7 @@ std::vector<std::string> WorkerArgs(const std::vector<std::string>& extra) {
 
 // One line on what ran, for the report.
 std::string RunLine(const std::vector<int>& workers,
+                    const TrainingFlags& training,
                     const std::vector<std::string>& extra_worker_args) {
   std::string model = absl::GetFlag(FLAGS_model);
   if (model == "synthetic") {
@@ -368,9 +366,8 @@ std::string RunLine(const std::vector<int>& workers,
   if (const int every = absl::GetFlag(FLAGS_eval_every); every > 0) {
     absl::StrAppend(&line, "; validation loss every ", every, " steps");
   }
-  if (absl::StatusOr<TrainingFlags> training = TrainingFlagsFromFlags();
-      training.ok() && !training->Describe().empty()) {
-    absl::StrAppend(&line, "; ", training->Describe());
+  if (const std::string described = training.Describe(); !described.empty()) {
+    absl::StrAppend(&line, "; ", described);
   }
   if (!absl::GetFlag(FLAGS_preset).empty()) {
     absl::StrAppend(&line, "; preset ", absl::GetFlag(FLAGS_preset));
@@ -527,6 +524,7 @@ struct SweepPlan {
   std::vector<std::string> extra;          // the flags after --
   std::vector<std::string> worker_args;    // every flag the workers get
   std::vector<std::string> server_args;
+  TrainingFlags training;  // checked once, before any process starts
   absl::StatusOr<DdpPeer> ddp = absl::UnknownError("not looked for");
   std::optional<CostModelLink> link;  // --cost_model
   int servers = -1;                   // --servers
@@ -568,9 +566,9 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   SweepPlan p;
   RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
   // Straggler ranks must exist at the largest n.
-  RS_RETURN_IF_ERROR(
-      TrainingFlagsFromFlags(*std::max_element(p.sweep.begin(), p.sweep.end()))
-          .status());
+  RS_ASSIGN_OR_RETURN(p.training,
+                      TrainingFlagsFromFlags(
+                          *std::max_element(p.sweep.begin(), p.sweep.end())));
   RS_RETURN_IF_ERROR(CheckLossCurveFlags());
   p.network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   p.network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
@@ -600,7 +598,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   p.dir = UserPath(absl::GetFlag(FLAGS_out_dir));
   RS_RETURN_IF_ERROR(MakeDir(p.dir));
   p.extra = extra;
-  p.worker_args = WorkerArgs(extra);
+  p.worker_args = WorkerArgs(p.training, extra);
   p.ddp = FindDdp(argv0);
   if (!p.ddp.ok()) {
     std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
@@ -914,7 +912,7 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
                      : "") +
                 ", n = " + absl::StrJoin(plan.sweep, ", ");
   r.doc.hardware = r.hardware_line;
-  r.doc.run = RunLine(plan.sweep, ExtraWorkerArgs(plan.extra));
+  r.doc.run = RunLine(plan.sweep, plan.training, ExtraWorkerArgs(plan.extra));
   r.doc.command = command;
   if (out.target) r.doc.target_loss = TargetLossLine(*out.target);
   r.doc.images = r.images;
@@ -944,12 +942,10 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                  {"worker_args", plan.worker_args},
                  {"command", command},
                  {"cores", plan.cores}};
-  if (absl::StatusOr<TrainingFlags> t = TrainingFlagsFromFlags(); t.ok()) {
-    config["accumulate_steps"] = t->accumulate_steps;
-    config["lr_scaling"] = LrScalingName(t->lr_scaling);
-    config["lr_reference_batch"] = t->lr_reference_batch;
-    config["lr_warmup_steps"] = t->lr_warmup_steps;
-  }
+  config["accumulate_steps"] = plan.training.accumulate_steps;
+  config["lr_scaling"] = LrScalingName(plan.training.lr_scaling);
+  config["lr_reference_batch"] = plan.training.lr_reference_batch;
+  config["lr_warmup_steps"] = plan.training.lr_warmup_steps;
   if (absl::GetFlag(FLAGS_model) == "synthetic") {
     config["profile"] = absl::GetFlag(FLAGS_profile);
     config["emulated_compute_ms"] = absl::GetFlag(FLAGS_emulated_compute_ms);
