@@ -1,9 +1,10 @@
 #include "worker/training_flags.h"
 
+#include <utility>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "worker/stragglers.h"
 
 ABSL_FLAG(int64_t, accumulate_steps, 1,
           "Gradient accumulation: forward/backward passes per step, each on "
@@ -54,11 +55,11 @@ absl::StatusOr<TrainingFlags> TrainingFlagsFromFlags(int max_workers) {
         "--lr_warmup_steps must be >= 0, got ", f.lr_warmup_steps));
   }
   f.slow_ranks = absl::GetFlag(FLAGS_slow_ranks);
-  f.compute_jitter = absl::GetFlag(FLAGS_compute_jitter);
   absl::StatusOr<Stragglers> stragglers =
-      ParseStragglers(f.slow_ranks, f.compute_jitter, max_workers, 1);
+      ParseStragglers(f.slow_ranks, absl::GetFlag(FLAGS_compute_jitter),
+                      max_workers, /*seed=*/1);
   if (!stragglers.ok()) return stragglers.status();
-  f.stragglers = stragglers->Describe();
+  f.stragglers = *std::move(stragglers);
   return f;
 }
 
@@ -79,8 +80,9 @@ std::vector<std::string> TrainingFlags::WorkerArgs() const {
   if (!slow_ranks.empty()) {
     args.push_back(absl::StrCat("--slow_ranks=", slow_ranks));
   }
-  if (compute_jitter != 0) {
-    args.push_back(absl::StrCat("--compute_jitter=", compute_jitter));
+  if (stragglers.compute_jitter != 0) {
+    args.push_back(
+        absl::StrCat("--compute_jitter=", stragglers.compute_jitter));
   }
   return args;
 }
@@ -104,8 +106,8 @@ std::string TrainingFlags::Describe() const {
         absl::StrCat("linear learning-rate warm-up over ", lr_warmup_steps,
                      " updates"));
   }
-  if (!stragglers.empty()) {
-    parts.push_back(absl::StrCat("STRAGGLERS: ", stragglers,
+  if (stragglers.any()) {
+    parts.push_back(absl::StrCat("STRAGGLERS: ", stragglers.Describe(),
                                  " (compute stretched on purpose)"));
   }
   return absl::StrJoin(parts, "; ");

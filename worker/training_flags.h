@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/lr_scaling.h"
+#include "worker/stragglers.h"
 
 namespace ringside {
 
@@ -22,11 +23,10 @@ struct TrainingFlags {
   LrScaling lr_scaling = LrScaling::kNone;
   int64_t lr_reference_batch = 0;  // 0: the per-worker batch
   int64_t lr_warmup_steps = 0;
-  // Stragglers (worker/stragglers.h), as given.
+  // Stragglers: --slow_ranks as given (passed on as is), and both flags
+  // parsed (worker/stragglers.h), seed 1: a worker sets its --seed.
   std::string slow_ranks;
-  double compute_jitter = 0;
-  // Their description ("rank 1 x1.5; jitter ±0.2"; "" for none).
-  std::string stragglers;
+  Stragglers stragglers;
 
   // The worker flags that say so (none for the defaults).
   std::vector<std::string> WorkerArgs() const;

@@ -277,11 +277,8 @@ absl::StatusOr<Setup> ReadFlags() {
   if (!training.ok()) return training.status();
   s.trainer.accumulate_steps = training->accumulate_steps;
   s.trainer.eval_every = absl::GetFlag(FLAGS_eval_every);
-  absl::StatusOr<Stragglers> stragglers =
-      ParseStragglers(training->slow_ranks, training->compute_jitter,
-                      s.rank.world_size, absl::GetFlag(FLAGS_seed));
-  if (!stragglers.ok()) return stragglers.status();
-  s.stragglers = *stragglers;
+  s.stragglers = training->stragglers;
+  s.stragglers.seed = absl::GetFlag(FLAGS_seed);
   if (absl::Status v = s.trainer.Validate(); !v.ok()) return v;
   s.lr_scaling = training->lr_scaling;
   s.lr_base = s.optimizer.lr;
