@@ -236,8 +236,8 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   };
   const GradientReadyFn no_sync;  // passes before the last: no strategy
   Batch batch;
-  Batch eval;
-  if (job.options.eval_every > 0) RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
+  Batch eval;  // the held-out set: mid-run and final evaluations
+  RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
   double train_start = -1;  // the first step's start
   double evaluating_s = 0;  // mid-run evaluations so far
   // Stragglers: each step's factor scales emulated compute, or stretches
@@ -313,7 +313,6 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       Annotate(strategy.Shutdown(), absl::StrCat(name, " shutdown")));
 
   TrainResult result;
-  if (job.options.eval_every == 0) RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
   RS_ASSIGN_OR_RETURN(result.eval_loss, backend.Evaluate(eval));
   RS_ASSIGN_OR_RETURN(result.params, backend.FinalParams());
   result.final_record =
