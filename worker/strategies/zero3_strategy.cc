@@ -152,22 +152,25 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   return stats;
 }
 
+absl::Status Zero3Strategy::GatherWholeBuffer(const std::string& what) {
+  const int64_t ticket = comm_->Enqueue([this, what]() {
+    return Annotate(
+        sharded_.collective->AllGatherV(context_.params,
+                                        sharded_.optimizer->counts(),
+                                        context_.options.rpc_timeout),
+        absl::StrCat("all-gather of ", what));
+  });
+  return comm_->Wait(ticket, context_.options.rpc_timeout,
+                     absl::StrCat("the all-gather of ", what));
+}
+
 absl::Status Zero3Strategy::PrepareEvaluation() {
   if (comm_ == nullptr) {
     return absl::FailedPreconditionError("zero3: evaluation before Init");
   }
   RS_RETURN_IF_ERROR(error_);
-  const int64_t step = step_;
-  const int64_t ticket = comm_->Enqueue([this, step]() {
-    return Annotate(sharded_.collective->AllGatherV(
-                        context_.params, sharded_.optimizer->counts(),
-                        context_.options.rpc_timeout),
-                    absl::StrCat("all-gather of the parameters to evaluate "
-                                 "before step ",
-                                 step));
-  });
-  return comm_->Wait(ticket, context_.options.rpc_timeout,
-                     "the parameters' all-gather for an evaluation");
+  return GatherWholeBuffer(
+      absl::StrCat("the parameters to evaluate before step ", step_));
 }
 
 absl::Status Zero3Strategy::EndEvaluation() {
@@ -180,15 +183,7 @@ absl::Status Zero3Strategy::EndEvaluation() {
 absl::Status Zero3Strategy::Shutdown() {
   if (comm_ == nullptr) return absl::OkStatus();
   // Every rank ends with the whole, identical buffer.
-  const int64_t ticket = comm_->Enqueue([this]() {
-    return Annotate(
-        sharded_.collective->AllGatherV(context_.params,
-                                        sharded_.optimizer->counts(),
-                                        context_.options.rpc_timeout),
-        "all-gather of the final parameters");
-  });
-  absl::Status s = comm_->Wait(ticket, context_.options.rpc_timeout,
-                               "the final parameters' all-gather");
+  absl::Status s = GatherWholeBuffer("the final parameters");
   comm_->Stop();
   comm_.reset();
   return s;

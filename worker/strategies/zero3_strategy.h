@@ -88,6 +88,9 @@ class Zero3Strategy final : public SyncStrategy {
   // Frees `tensor`'s parameters outside this rank's shard (after waiting
   // for a gather still on its way).
   void ReleaseParams(int tensor);
+  // All-gathers every shard into the whole buffer on the comm thread and
+  // waits (rpc_timeout); errors name `what` ("the final parameters").
+  absl::Status GatherWholeBuffer(const std::string& what);
   void Fail(absl::Status error);
   void NoteParams(int64_t delta);
 
