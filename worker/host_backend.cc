@@ -11,7 +11,6 @@ absl::Status HostBackend::Init(uint64_t init_seed, SyncContext& context) {
   params_.assign(layout.total_elements(), 0.0f);
   grads_.assign(layout.total_elements(), 0.0f);
   model_.InitParams(init_seed, absl::MakeSpan(params_));
-  layout_ = layout;
   context.layout = layout;
   context.params = absl::MakeSpan(params_);
   context.grads = absl::MakeSpan(grads_);
@@ -50,12 +49,12 @@ absl::Status HostBackend::StashGradients(bool first) {
 
 absl::Status HostBackend::FoldStashedGradient(int tensor, int passes) {
   if (stash_.size() != grads_.size() || tensor < 0 ||
-      tensor >= layout_.num_tensors() || passes < 1) {
+      tensor >= model_.layout().num_tensors() || passes < 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "FoldStashedGradient(", tensor, ", ", passes,
         ") without a stash of every gradient, or out of range"));
   }
-  const TensorSpec& spec = layout_.tensor(tensor);
+  const TensorSpec& spec = model_.layout().tensor(tensor);
   const float inverse = 1.0f / static_cast<float>(passes);
   float* g = grads_.data() + spec.offset;
   const float* s = stash_.data() + spec.offset;

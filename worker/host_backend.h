@@ -47,7 +47,6 @@ class HostBackend final : public ComputeBackend {
   std::vector<float> params_;
   std::vector<float> grads_;
   std::vector<float> stash_;  // gradient accumulation; empty until used
-  TensorLayout layout_;
 };
 
 }  // namespace ringside
