@@ -92,6 +92,27 @@ ABSL_FLAG(std::string, json_out, "",
 namespace ringside {
 namespace {
 
+// The inputs that do not depend on the links or the model, in `in`: the
+// workers' fusion flags (F, τ), --overlap, --ps_push_pull_overlap, and the
+// optimizer state per parameter of `optimizer` with `momentum`.
+// INVALID_ARGUMENT on a bad fusion flag or optimizer.
+absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
+                               CostInputs& in) {
+  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
+  if (!fusion.ok()) return fusion.status();
+  in.fusion_threshold_bytes =
+      static_cast<double>(fusion->fusion_threshold_bytes);
+  in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
+  in.overlap = absl::GetFlag(FLAGS_overlap);
+  in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
+  OptimizerConfig config;
+  config.type = optimizer;
+  config.momentum = static_cast<float>(momentum);
+  if (absl::Status s = config.Validate(); !s.ok()) return s;
+  in.optimizer_state_per_param = config.StateFloatsPerParameter();
+  return absl::OkStatus();
+}
+
 // Builds CostInputs from the flags; INVALID_ARGUMENT on bad input.
 absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   CostInputs in;
@@ -140,18 +161,11 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.intra_latency_s = absl::GetFlag(FLAGS_intra_latency_us) < 0
                            ? -1.0
                            : absl::GetFlag(FLAGS_intra_latency_us) * 1e-6;
-  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
-  if (!fusion.ok()) return fusion.status();
-  in.fusion_threshold_bytes =
-      static_cast<double>(fusion->fusion_threshold_bytes);
-  in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
-  in.overlap = absl::GetFlag(FLAGS_overlap);
-  in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
-  OptimizerConfig optimizer;
-  optimizer.type = absl::GetFlag(FLAGS_optimizer);
-  optimizer.momentum = static_cast<float>(absl::GetFlag(FLAGS_momentum));
-  if (absl::Status s = optimizer.Validate(); !s.ok()) return s;
-  in.optimizer_state_per_param = optimizer.StateFloatsPerParameter();
+  if (absl::Status s = SetWorkerSettings(absl::GetFlag(FLAGS_optimizer),
+                                        absl::GetFlag(FLAGS_momentum), in);
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
   return in;
 }
@@ -231,23 +245,13 @@ int RunCluster() {
     base.model_bytes = static_cast<double>(cluster->model_bytes);
     base.num_tensors = cluster->tensors;
   }
-  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
-  OptimizerConfig optimizer;
-  optimizer.type = cluster->optimizer;
-  optimizer.momentum = static_cast<float>(cluster->momentum);
-  if (!fusion.ok() || !optimizer.Validate().ok()) {
+  if (absl::Status s =
+          SetWorkerSettings(cluster->optimizer, cluster->momentum, base);
+      !s.ok()) {
     std::fprintf(stderr, "bad cluster file or flags: %s\n",
-                 std::string(!fusion.ok() ? fusion.status().message()
-                                          : optimizer.Validate().message())
-                     .c_str());
+                 std::string(s.message()).c_str());
     return 2;
   }
-  base.fusion_threshold_bytes =
-      static_cast<double>(fusion->fusion_threshold_bytes);
-  base.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
-  base.overlap = absl::GetFlag(FLAGS_overlap);
-  base.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
-  base.optimizer_state_per_param = optimizer.StateFloatsPerParameter();
 
   const int64_t max_n = std::min<int64_t>(cluster->gpus(), 1024);
   std::vector<int64_t> counts;
