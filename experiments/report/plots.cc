@@ -159,8 +159,7 @@ void AppendLossPlots(const std::vector<ReportRow>& rows,
                       "set offsets 0, 0, graph 0.05, graph 0.05\n",
                       LogTics(table, o.target_loss),
                       "set key right top\n", "plot ",
-                      absl::StrJoin(clauses, ", \\\n     "), "\n",
-                      "unset logscale y\n");
+                      absl::StrJoin(clauses, ", \\\n     "), "\n");
       script->images.push_back(
           {file, absl::StrCat("Validation loss (rank 0) against ", axis.against,
                               " by strategy, ", OfN(n))});
