@@ -56,6 +56,8 @@
 #include "experiments/cost/cost_model.h"
 #include "experiments/job/ddp_row.h"
 #include "experiments/report/hardware.h"
+#include "experiments/report/link_sweep.h"
+#include "experiments/job/netns_topology.h"
 #include "experiments/report/loss_curves.h"
 #include "experiments/job/job_binaries.h"
 #include "worker/stragglers.h"
@@ -128,14 +130,19 @@ ABSL_FLAG(bool, timeline, false,
           "Chrome-trace timeline of every worker (ui.perfetto.dev).");
 ABSL_FLAG(absl::Duration, deadline, absl::Minutes(10),
           "Wall-time limit of each run.");
-ABSL_FLAG(double, link_gbit, 0,
+ABSL_FLAG(std::vector<std::string>, link_gbit, std::vector<std::string>({"0"}),
           "Network shaping: run every server and worker in its own network "
           "namespace behind a link of this many Gbit/s per direction (needs "
           "root and iproute2; otherwise runs on loopback and says so). "
-          "0: no shaping, loopback.");
-ABSL_FLAG(double, link_latency_us, 0,
+          "0: no shaping, loopback. A list (0.1,1,10) sweeps the links: "
+          "the whole sweep runs once per link (in <out_dir>/link_*/), then "
+          "crossover.{md,csv,json} and throughput_vs_bandwidth_n<N>.png "
+          "compare them.");
+ABSL_FLAG(std::vector<std::string>, link_latency_us,
+          std::vector<std::string>({"0"}),
           "Network shaping: one-way latency between processes in "
-          "microseconds (netem; needs --link_gbit > 0).");
+          "microseconds (netem; needs --link_gbit > 0). A list sweeps it "
+          "with every shaped --link_gbit.");
 ABSL_FLAG(bool, cost_model, true,
           "Set the cost model's predicted step time and utilization beside "
           "every measured run, with the error (## Cost model vs measured).");
@@ -562,7 +569,9 @@ struct SweepReport {
 // the runs (the baseline once with one worker, then every strategy and the
 // DDP row at each n) and measures the cost model's link.
 absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
-                                    const std::vector<std::string>& extra) {
+                                    const std::vector<std::string>& extra,
+                                    const NetworkShape& network,
+                                    const fs::path& dir) {
   SweepPlan p;
   RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
   // Straggler ranks must exist at the largest n.
@@ -570,8 +579,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
                       TrainingFlagsFromFlags(
                           *std::max_element(p.sweep.begin(), p.sweep.end())));
   RS_RETURN_IF_ERROR(CheckLossCurveFlags());
-  p.network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
-  p.network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
+  p.network = network;
   RS_RETURN_IF_ERROR(p.network.Validate());
   RS_ASSIGN_OR_RETURN(p.worker_bin, WorkerBinary(argv0));
   RS_ASSIGN_OR_RETURN(p.registered, ListStrategies(p.worker_bin));
@@ -595,7 +603,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
     if (s.servers == ServerKind::kNone || !p.ps_server_bin.empty()) continue;
     RS_ASSIGN_OR_RETURN(p.ps_server_bin, PsServerBinary(argv0));
   }
-  p.dir = UserPath(absl::GetFlag(FLAGS_out_dir));
+  p.dir = dir;
   RS_RETURN_IF_ERROR(MakeDir(p.dir));
   p.extra = extra;
   p.worker_args = WorkerArgs(p.training, extra);
@@ -965,11 +973,31 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
           {"notes", r.notes}};
 }
 
+// Copies `images` (in `from`) to results/ beside the Markdown file `md`
+// and returns them with their paths relative to `md`.
+absl::StatusOr<std::vector<ReportImage>> CopyImagesBeside(
+    const fs::path& md, const fs::path& from, std::vector<ReportImage> images) {
+  const fs::path assets = md.parent_path() / "results";
+  RS_RETURN_IF_ERROR(MakeDir(assets));
+  for (ReportImage& image : images) {
+    std::error_code ec;
+    fs::copy_file(from / image.path, assets / image.path,
+                  fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return absl::InternalError(
+          absl::StrCat("cannot copy ", image.path, " to ", assets.string()));
+    }
+    image.path = "results/" + image.path;
+  }
+  return images;
+}
+
 // Writing: compare.{md,csv,json} (and loss_curves.csv when a run has a
 // curve) in --out_dir and, with --results_md, the report there with its
 // plots copied to results/ beside it.
 absl::Status WriteSweep(const SweepPlan& plan, const SweepOutcome& out,
-                        const SweepReport& r, const std::string& command) {
+                        const SweepReport& r, const std::string& command,
+                        const std::string& results) {
   const json all = SweepJsonDocument(plan, out, r, command);
   RS_RETURN_IF_ERROR(WriteFile(plan.dir / "compare.md", r.markdown));
   RS_RETURN_IF_ERROR(WriteFile(plan.dir / "compare.csv",
@@ -986,27 +1014,226 @@ absl::Status WriteSweep(const SweepPlan& plan, const SweepOutcome& out,
                r.images.empty() ? "" : ", the plots",
                absl::GetFlag(FLAGS_timeline) ? " and timeline_*.json" : "");
 
-  const std::string results = absl::GetFlag(FLAGS_results_md);
   if (results.empty()) return absl::OkStatus();
   const fs::path md = UserPath(results);
-  const fs::path assets = md.parent_path() / "results";
-  RS_RETURN_IF_ERROR(MakeDir(assets));
   SweepDocument results_doc = r.doc;
-  for (ReportImage& image : results_doc.images) {
-    std::error_code ec;
-    fs::copy_file(plan.dir / image.path, assets / image.path,
-                  fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      return absl::InternalError(
-          absl::StrCat("cannot copy ", image.path, " to ", assets.string()));
-    }
-    image.path = "results/" + image.path;
-  }
+  RS_ASSIGN_OR_RETURN(results_doc.images,
+                      CopyImagesBeside(md, plan.dir, r.images));
   RS_RETURN_IF_ERROR(
       WriteFile(md, SweepMarkdown(out.rows, plan.sweep, results_doc)));
-  std::fprintf(stderr, "compare: wrote %s (images in %s)\n",
-               md.string().c_str(), assets.string().c_str());
+  std::fprintf(stderr, "compare: wrote %s (images in %s/results)\n",
+               md.string().c_str(), md.parent_path().string().c_str());
   return absl::OkStatus();
+}
+
+// One link's sweep: plans, runs, reports (printed) and writes into `dir`
+// (`results`: also that Markdown file); the outcome and the plan.
+struct LinkRun {
+  SweepPlan plan;
+  SweepOutcome outcome;
+};
+absl::StatusOr<LinkRun> RunOneLink(const char* argv0,
+                                   const std::vector<std::string>& extra,
+                                   const std::string& command,
+                                   const NetworkShape& network,
+                                   const fs::path& dir,
+                                   const std::string& results) {
+  RS_ASSIGN_OR_RETURN(SweepPlan plan, PlanSweep(argv0, extra, network, dir));
+  SweepOutcome outcome = RunSweep(plan);
+  const SweepReport report = ReportSweep(plan, outcome, command);
+  RS_RETURN_IF_ERROR(WriteSweep(plan, outcome, report, command, results));
+  return LinkRun{std::move(plan), std::move(outcome)};
+}
+
+// --link_gbit x --link_latency_us, each checked: the links to run on,
+// unshaped first, then by bandwidth and latency. A latency goes only with
+// a shaped link (unless it is the only link asked for, which Validate then
+// refuses as before).
+absl::StatusOr<std::vector<NetworkShape>> LinkShapes() {
+  auto numbers = [](const char* flag) -> absl::StatusOr<std::vector<double>> {
+    std::set<double> values;
+    const std::vector<std::string> list =
+        std::string(flag) == "link_gbit" ? absl::GetFlag(FLAGS_link_gbit)
+                                         : absl::GetFlag(FLAGS_link_latency_us);
+    for (const std::string& s : list) {
+      double v = 0;
+      if (!absl::SimpleAtod(s, &v)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", flag, " wants numbers such as 0.1,1,10; got '", s, "'"));
+      }
+      values.insert(v);
+    }
+    if (values.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, " lists no value"));
+    }
+    return std::vector<double>(values.begin(), values.end());
+  };
+  RS_ASSIGN_OR_RETURN(const std::vector<double> gbits, numbers("link_gbit"));
+  RS_ASSIGN_OR_RETURN(const std::vector<double> latencies,
+                      numbers("link_latency_us"));
+  std::vector<NetworkShape> shapes;
+  for (double gbit : gbits) {
+    for (double latency : latencies) {
+      if (gbit == 0 && latency > 0 && gbits.size() > 1) continue;
+      NetworkShape shape;
+      shape.link_gbit = gbit;
+      shape.link_latency_us = gbit == 0 && gbits.size() > 1 ? 0 : latency;
+      RS_RETURN_IF_ERROR(shape.Validate());
+      if (gbit == 0 && !shapes.empty() && !shapes.back().enabled()) continue;
+      shapes.push_back(shape);
+    }
+  }
+  return shapes;
+}
+
+LinkPoint PointOf(const NetworkShape& shape) {
+  return LinkPoint{shape.link_gbit, shape.link_latency_us};
+}
+
+// Why shaped links cannot be made here ("" when they can): one trial
+// namespace pair, deleted again.
+std::string ShapingUnavailable(const NetworkShape& shape) {
+  const std::unique_ptr<JobNetwork> network =
+      JobNetwork::Start(shape, "127.0.0.1", 0, 1);
+  return network->shaped() ? "" : network->fallback_reason();
+}
+
+// A link sweep (more than one link): the whole sweep once per link in
+// <out_dir>/link_*/, then the crossover table (printed and written as
+// crossover.{md,csv,json}) and the throughput-against-bandwidth plots.
+// Where namespaces cannot be made it says so once, runs unshaped loopback
+// only and predicts the shaped links from that run. The exit code as
+// RunAll's.
+int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
+                 const std::string& command,
+                 const std::vector<NetworkShape>& shapes) {
+  auto fail = [](const absl::Status& s) {
+    std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
+    return 1;
+  };
+  const fs::path top = UserPath(absl::GetFlag(FLAGS_out_dir));
+  if (absl::Status s = MakeDir(top); !s.ok()) return fail(s);
+  std::vector<std::string> notes;
+  std::vector<NetworkShape> to_run = shapes;
+  for (const NetworkShape& shape : shapes) {
+    if (!shape.enabled()) continue;
+    if (const std::string why = ShapingUnavailable(shape); !why.empty()) {
+      const std::string note = absl::StrCat(
+          "Network shaping unavailable here (", why,
+          "): only unshaped loopback ran; the shaped links have the cost "
+          "model's predictions from that run, and no measurements.");
+      std::fprintf(stderr, "compare: %s\n", note.c_str());
+      notes.push_back(note);
+      to_run = {NetworkShape{}};
+    }
+    break;
+  }
+  std::vector<LinkSweepPoint> points;
+  std::vector<int> sweep;
+  std::vector<std::string> worker_args;
+  bool failed = false;
+  for (size_t i = 0; i < to_run.size(); ++i) {
+    const LinkPoint link = PointOf(to_run[i]);
+    std::fprintf(stderr, "compare: link %zu of %zu: %s\n", i + 1,
+                 to_run.size(), LinkLabel(link).c_str());
+    absl::StatusOr<LinkRun> run =
+        RunOneLink(argv0, extra, command, to_run[i], top / LinkDirName(link),
+                   /*results=*/"");
+    if (!run.ok()) return fail(run.status());
+    failed = failed || !run->outcome.failures.empty();
+    sweep = run->plan.sweep;
+    worker_args = run->plan.worker_args;
+    LinkSweepPoint point;
+    point.link = link;
+    point.dir = LinkDirName(link);
+    point.rows = run->outcome.rows;
+    if (run->plan.link) {
+      point.predicted = PredictRuns(point.rows, run->plan.link->inputs);
+    }
+    for (const std::string& net : run->outcome.networks) {
+      if (net.find("not emulated") != std::string::npos ||
+          net.find("unavailable") != std::string::npos) {
+        notes.push_back(absl::StrCat(LinkLabel(link), " ran on: ", net));
+      }
+    }
+    points.push_back(std::move(point));
+  }
+  if (to_run.size() < shapes.size() && absl::GetFlag(FLAGS_cost_model)) {
+    const std::vector<ReportRow> basis = points.front().rows;
+    for (const NetworkShape& shape : shapes) {
+      if (!shape.enabled()) continue;
+      absl::StatusOr<CostModelLink> link = MakeCostModelLink(shape, worker_args);
+      if (!link.ok()) return fail(link.status());
+      LinkSweepPoint point;
+      point.link = PointOf(shape);
+      point.measured = false;
+      point.predicted = PredictRuns(basis, link->inputs);
+      points.push_back(std::move(point));
+    }
+  }
+  // Samples per worker step from the rows (batch × passes; per-entry
+  // batches differ, so not --batch_size).
+  const double batch = 0;
+  const Crossover table = CrossoverTable(points, sweep, batch);
+  std::vector<ReportImage> images;
+  if (absl::GetFlag(FLAGS_plots)) {
+    absl::StatusOr<std::string> gnuplot =
+        FindProgram(absl::GetFlag(FLAGS_gnuplot));
+    PlotOptions options;
+    options.dir = fs::absolute(top).string();
+    options.subtitle = HardwareLine(ProbeHardware({}));
+    absl::StatusOr<std::vector<ReportImage>> drawn =
+        gnuplot.ok() ? DrawBandwidthPlots(*gnuplot, points, sweep, options, batch)
+                     : absl::StatusOr<std::vector<ReportImage>>(gnuplot.status());
+    if (drawn.ok()) {
+      images = *drawn;
+    } else {
+      notes.push_back(absl::StrCat("Bandwidth plots skipped: ",
+                                   drawn.status().message()));
+    }
+  }
+  auto document = [&](const std::vector<ReportImage>& shown) {
+    std::string md = absl::StrCat(
+        "# ringside compare: link sweep, n = ", absl::StrJoin(sweep, ", "),
+        "\n\nCommand: `", command, "`\n\nEach link's full report: ");
+    std::vector<std::string> links;
+    for (const LinkSweepPoint& p : points) {
+      if (p.measured) links.push_back(absl::StrCat("`", p.dir, "/compare.md`"));
+    }
+    absl::StrAppend(&md, absl::StrJoin(links, ", "), ".\n\n",
+                    CrossoverMarkdown(table));
+    for (const ReportImage& image : shown) {
+      absl::StrAppend(&md, "\n![", image.caption, "](", image.path, ")\n");
+    }
+    if (!notes.empty()) {
+      absl::StrAppend(&md, "\n## Notes\n\n");
+      for (const std::string& note : notes) absl::StrAppend(&md, "- ", note, "\n");
+    }
+    return md;
+  };
+  const std::string md = document(images);
+  std::printf("%s", md.c_str());
+  std::fflush(stdout);
+  for (const auto& [name, text] :
+       {std::pair<const char*, std::string>{"crossover.md", md},
+        {"crossover.csv", CrossoverCsv(table)},
+        {"crossover.json", CrossoverJson(table).dump(2) + "\n"}}) {
+    if (absl::Status s = WriteFile(top / name, text); !s.ok()) return fail(s);
+  }
+  std::fprintf(stderr, "compare: wrote %s/crossover.{md,csv,json}%s\n",
+               top.string().c_str(), images.empty() ? "" : " and the plots");
+  if (const std::string results = absl::GetFlag(FLAGS_results_md);
+      !results.empty()) {
+    const fs::path path = UserPath(results);
+    absl::StatusOr<std::vector<ReportImage>> copied =
+        CopyImagesBeside(path, top, images);
+    if (!copied.ok()) return fail(copied.status());
+    if (absl::Status s = WriteFile(path, document(*copied)); !s.ok()) {
+      return fail(s);
+    }
+  }
+  return failed ? 1 : 0;
 }
 
 // Plans, runs, reports and writes; returns the process exit code: 0 when
@@ -1017,14 +1244,15 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
     return 1;
   };
-  absl::StatusOr<SweepPlan> plan = PlanSweep(argv0, extra);
-  if (!plan.ok()) return fail(plan.status());
-  const SweepOutcome outcome = RunSweep(*plan);
-  const SweepReport report = ReportSweep(*plan, outcome, command);
-  if (absl::Status s = WriteSweep(*plan, outcome, report, command); !s.ok()) {
-    return fail(s);
-  }
-  return outcome.failures.empty() ? 0 : 1;
+  absl::StatusOr<std::vector<NetworkShape>> shapes = LinkShapes();
+  if (!shapes.ok()) return fail(shapes.status());
+  if (shapes->size() > 1) return RunLinkSweep(argv0, extra, command, *shapes);
+  absl::StatusOr<LinkRun> run =
+      RunOneLink(argv0, extra, command, shapes->front(),
+                 UserPath(absl::GetFlag(FLAGS_out_dir)),
+                 absl::GetFlag(FLAGS_results_md));
+  if (!run.ok()) return fail(run.status());
+  return run->outcome.failures.empty() ? 0 : 1;
 }
 
 // How the user ran us, for the report: under `bazel run` as the bazel

@@ -354,15 +354,14 @@ absl::StatusOr<std::string> FindProgram(absl::string_view program) {
   return absl::NotFoundError(absl::StrCat(program, " not found on PATH"));
 }
 
-absl::StatusOr<std::vector<ReportImage>> DrawPlots(
-    const std::string& gnuplot, const std::vector<ReportRow>& rows,
-    const std::vector<int>& workers, PlotOptions options,
+absl::StatusOr<std::vector<ReportImage>> RunGnuplotScript(
+    const std::string& gnuplot, const std::string& script_path,
+    const std::string& dir,
+    absl::FunctionRef<PlotScript(const std::string& terminal)> script_for,
     absl::Duration timeout) {
-  const std::string script_path = options.dir + "/plots.gp";
   absl::Status last = absl::OkStatus();
   for (const char* terminal : {"pngcairo", "png"}) {
-    options.terminal = terminal;
-    const PlotScript script = GnuplotScript(rows, workers, options);
+    const PlotScript script = script_for(terminal);
     {
       std::ofstream out(script_path);
       out << script.text;
@@ -381,7 +380,7 @@ absl::StatusOr<std::vector<ReportImage>> DrawPlots(
     if (!last.ok()) continue;
     for (const ReportImage& image : script.images) {
       std::error_code ec;
-      const std::string path = options.dir + "/" + image.path;
+      const std::string path = dir + "/" + image.path;
       if (std::filesystem::file_size(path, ec) == 0 || ec) {
         return absl::NotFoundError(
             absl::StrCat("gnuplot wrote no image ", path));
@@ -390,6 +389,19 @@ absl::StatusOr<std::vector<ReportImage>> DrawPlots(
     return script.images;
   }
   return last;
+}
+
+absl::StatusOr<std::vector<ReportImage>> DrawPlots(
+    const std::string& gnuplot, const std::vector<ReportRow>& rows,
+    const std::vector<int>& workers, PlotOptions options,
+    absl::Duration timeout) {
+  return RunGnuplotScript(
+      gnuplot, options.dir + "/plots.gp", options.dir,
+      [&](const std::string& terminal) {
+        options.terminal = terminal;
+        return GnuplotScript(rows, workers, options);
+      },
+      timeout);
 }
 
 }  // namespace ringside

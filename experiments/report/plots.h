@@ -16,16 +16,19 @@
 //
 // Titles carry a subtitle (the caller's: compute real/emulated, hardware).
 // GnuplotScript is pure; DrawPlots writes the script next to the images and
-// runs gnuplot, trying the pngcairo terminal first and then png.
+// runs gnuplot, trying the pngcairo terminal first and then png
+// (RunGnuplotScript, which other plot modules share).
 //
 // Thread-safety: GnuplotScript and FindProgram are thread-safe; DrawPlots
-// is blocking and may run on several threads for different folders.
+// and RunGnuplotScript are blocking and may run on several threads for
+// different folders.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_PLOTS_H_
 #define RINGSIDE_EXPERIMENTS_REPORT_PLOTS_H_
 
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -75,11 +78,24 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
 // executable `program` on $PATH. NOT_FOUND otherwise.
 absl::StatusOr<std::string> FindProgram(absl::string_view program);
 
+// Writes `script_for("pngcairo")` to `script_path` and runs `gnuplot` on it
+// (bounded by `timeout`); if that fails, writes `script_for("png")` there
+// and tries once more. Returns the script's images (file names, in `dir`),
+// each checked to be a non-empty file. Fails with the gnuplot error (its
+// last stderr lines), INTERNAL when the script cannot be written, or
+// NOT_FOUND for a missing image.
+absl::StatusOr<std::vector<ReportImage>> RunGnuplotScript(
+    const std::string& gnuplot, const std::string& script_path,
+    const std::string& dir,
+    absl::FunctionRef<PlotScript(const std::string& terminal)> script_for,
+    absl::Duration timeout);
+
 // Writes GnuplotScript to options.dir + "/plots.gp" and runs `gnuplot` on
-// it (bounded by `timeout`); if that fails with the pngcairo terminal, tries
-// once more with png. Returns the images (file names, in options.dir), each
-// checked to be a non-empty file. Fails with the gnuplot error (its last
-// stderr lines) or NOT_FOUND for a missing image.
+// it (RunGnuplotScript: bounded by `timeout`; if that fails with the
+// pngcairo terminal, tries once more with png). Returns the images (file
+// names, in options.dir), each checked to be a non-empty file. Fails with
+// the gnuplot error (its last stderr lines) or NOT_FOUND for a missing
+// image.
 absl::StatusOr<std::vector<ReportImage>> DrawPlots(
     const std::string& gnuplot, const std::vector<ReportRow>& rows,
     const std::vector<int>& workers, PlotOptions options,
