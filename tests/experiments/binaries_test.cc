@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "experiments/job/local_job.h"
 #include "experiments/job/process_group.h"
 #include "gmock/gmock.h"
@@ -523,6 +524,51 @@ TEST(CompareTest, RefusesBadLossCurveFlags) {
     EXPECT_THAT(std::string(out.status.message()),
                 Not(HasSubstr("/no/such/worker")))
         << flag;
+  }
+}
+
+TEST(CompareTest, LinkSweepWritesTheCrossoverTable) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/links";
+  const Outcome out = RunBinary(
+      "compare", {"--workers=2", "--strategies=sps,dps", "--link_gbit=0,1",
+                  "--eval_every=0", "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  // Each link's own report, then the crossover across them.
+  EXPECT_TRUE(std::filesystem::exists(dir + "/link_unshaped/compare.md"));
+  const std::string md = ReadFile(dir + "/crossover.md");
+  EXPECT_THAT(md, HasSubstr("| unshaped loopback "));
+  EXPECT_THAT(md, HasSubstr("| Fastest (measured) |"));
+  if (std::filesystem::exists(dir + "/link_1gbit/compare.md")) {
+    EXPECT_THAT(md, HasSubstr("| 1 Gbit/s "));
+    EXPECT_THAT(ReadFile(dir + "/link_1gbit/compare.md"),
+                HasSubstr("Network: netns: 1 Gbit/s links"));
+  } else {  // no namespaces here: said once, the shaped link predicted only
+    EXPECT_THAT(md, HasSubstr("Network shaping unavailable here"));
+    EXPECT_THAT(md, HasSubstr("1 Gbit/s (not measured)"));
+  }
+  const json j = json::parse(ReadFile(dir + "/crossover.json"));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["workers"], 2);
+  EXPECT_EQ(j["rows"][0]["link"]["gbit"], 0.0);
+  EXPECT_EQ(j["rows"][1]["link"]["gbit"], 1.0);
+  EXPECT_THAT(ReadFile(dir + "/crossover.csv"),
+              HasSubstr("link_gbit,link_latency_us,link,"));
+}
+
+TEST(CompareTest, RefusesBadLinkLists) {
+  for (const auto& [flag, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"--link_gbit=0,fast", "--link_gbit wants numbers"},
+           {"--link_gbit=0.1,-1", "--link_gbit must be a number >= 0"},
+           {"--link_latency_us=50", "needs --link_gbit > 0"},
+           {"--link_gbit=1 --link_latency_us=x", "--link_latency_us wants"}}) {
+    std::vector<std::string> args = absl::StrSplit(flag, ' ');
+    args.push_back("--worker_bin=/no/such/worker");
+    args.push_back("--out_dir=" + std::string(std::getenv("TEST_TMPDIR")) +
+                   "/refused");
+    const Outcome out = RunBinary("compare", args);
+    EXPECT_THAT(std::string(out.status.message()), HasSubstr("code 1")) << flag;
+    EXPECT_THAT(std::string(out.status.message()), HasSubstr(message)) << flag;
   }
 }
 
