@@ -53,6 +53,7 @@
 #include "common/security_flags.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "experiments/cost/calibration.h"
 #include "experiments/cost/cost_model.h"
 #include "experiments/job/ddp_row.h"
 #include "experiments/report/hardware.h"
@@ -146,6 +147,13 @@ ABSL_FLAG(std::vector<std::string>, link_latency_us,
 ABSL_FLAG(bool, cost_model, true,
           "Set the cost model's predicted step time and utilization beside "
           "every measured run, with the error (## Cost model vs measured).");
+ABSL_FLAG(bool, calibrate, true,
+          "Cost model: right after the baseline run, measure the CPU costs "
+          "the α-β terms lack (per byte and per call of the workers' "
+          "all-reduce, reduce-scatter and all-gather, and of the parameter "
+          "server's push+pull; experiments/cost/calibration.h) on this "
+          "machine for the run's model size, and use them in every "
+          "prediction of the run.");
 ABSL_FLAG(double, model_bandwidth_gbit, 0,
           "Cost model: link bandwidth B in Gbit/s; 0: --link_gbit when "
           "shaping, else measured on loopback before the runs.");
@@ -550,7 +558,28 @@ struct SweepOutcome {
   std::map<std::string, std::string> ignored_flags;
   std::vector<std::string> oversubscribed;
   std::set<std::string> networks;  // what the runs ran on, when shaping
+  // The cost model's calibration (after the baseline), or why there is
+  // none.
+  std::optional<Calibration> calibration;
+  std::string no_calibration = "not measured";
 };
+
+// The cost model's inputs for the run's predictions: the link, with the
+// calibrated CPU costs when there are some.
+CostInputs PredictionInputs(const CostModelLink& link,
+                            const SweepOutcome& out) {
+  CostInputs in = link.inputs;
+  if (out.calibration) in.cpu = out.calibration->cpu;
+  return in;
+}
+
+// The calibration's line for the report.
+std::string CalibrationNote(const SweepOutcome& out) {
+  return out.calibration ? CalibrationLine(*out.calibration)
+                         : absl::StrCat("Calibration: none (",
+                                        out.no_calibration,
+                                        "): the predictions have no CPU terms.");
+}
 
 // The report: printed once, written to compare.{md,csv,json} and, with
 // --results_md, there too.
@@ -698,6 +727,35 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
   return options;
 }
 
+// The calibration after the baseline's run `row` (its M and T), unless
+// --nocalibrate; a failure is said and the predictions go without.
+void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
+                    SweepOutcome* out) {
+  if (!absl::GetFlag(FLAGS_calibrate)) {
+    out->no_calibration = "--nocalibrate";
+    return;
+  }
+  if (row.model_bytes <= 0 || row.num_tensors <= 0) {
+    out->no_calibration = "the baseline's record lacks the model's size";
+    return;
+  }
+  CalibrationOptions options;
+  options.model_bytes = row.model_bytes;
+  options.num_tensors = row.num_tensors;
+  options.cores = plan.cores;
+  std::fprintf(stderr, "compare: calibrating the cost model (%.1f MB)\n",
+               row.model_bytes / 1e6);
+  absl::StatusOr<Calibration> c = Calibrate(options);
+  if (c.ok()) {
+    out->calibration = *c;
+    std::fprintf(stderr, "compare: %s\n", CalibrationLine(*c).c_str());
+  } else {
+    out->no_calibration = absl::StrCat("it failed: ", c.status().ToString());
+    std::fprintf(stderr, "compare: calibration failed: %s\n",
+                 c.status().ToString().c_str());
+  }
+}
+
 // Running: every planned run in order, with a progress line before each
 // and its result (or failure) after it on stderr.
 SweepOutcome RunSweep(const SweepPlan& plan) {
@@ -771,6 +829,7 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
       std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
     }
     out.rows.push_back(*row);
+    if (i == 0 && plan.link) MaybeCalibrate(plan, *row, &out);
     out.runs.push_back({{"strategy", s.name},
                         {"workers", n},
                         {"servers", options.num_servers},
@@ -907,12 +966,16 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
 
   std::string cost_model_md;
   if (plan.link.has_value()) {
-    const std::vector<PredictedRun> predicted =
-        PredictRuns(out.rows, plan.link->inputs);
-    cost_model_md =
-        PredictionMarkdown(predicted, plan.link->inputs, plan.link->source);
-    r.cost_model =
-        PredictionJson(predicted, plan.link->inputs, plan.link->source);
+    const CostInputs inputs = PredictionInputs(*plan.link, out);
+    const std::vector<PredictedRun> predicted = PredictRuns(out.rows, inputs);
+    cost_model_md = absl::StrCat(
+        PredictionMarkdown(predicted, inputs, plan.link->source), "\n",
+        CalibrationNote(out), "\n");
+    r.cost_model = PredictionJson(predicted, inputs, plan.link->source);
+    r.cost_model["calibration"] =
+        out.calibration ? CalibrationJson(*out.calibration) : json();
+    r.cost_model["no_calibration"] =
+        out.calibration ? json() : json(out.no_calibration);
   }
   r.doc.title = "ringside compare: " + absl::GetFlag(FLAGS_model) +
                 (absl::GetFlag(FLAGS_model) == "synthetic"
@@ -1132,6 +1195,7 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
   std::vector<LinkSweepPoint> points;
   std::vector<int> sweep;
   std::vector<std::string> worker_args;
+  std::optional<Calibration> calibration;  // the first link's
   bool failed = false;
   for (size_t i = 0; i < to_run.size(); ++i) {
     const LinkPoint link = PointOf(to_run[i]);
@@ -1149,8 +1213,10 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
     point.dir = LinkDirName(link);
     point.rows = run->outcome.rows;
     if (run->plan.link) {
-      point.predicted = PredictRuns(point.rows, run->plan.link->inputs);
+      point.predicted = PredictRuns(
+          point.rows, PredictionInputs(*run->plan.link, run->outcome));
     }
+    if (!calibration) calibration = run->outcome.calibration;
     for (const std::string& net : run->outcome.networks) {
       if (net.find("not emulated") != std::string::npos ||
           net.find("unavailable") != std::string::npos) {
@@ -1165,10 +1231,12 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
       if (!shape.enabled()) continue;
       absl::StatusOr<CostModelLink> link = MakeCostModelLink(shape, worker_args);
       if (!link.ok()) return fail(link.status());
+      CostInputs inputs = link->inputs;
+      if (calibration) inputs.cpu = calibration->cpu;
       LinkSweepPoint point;
       point.link = PointOf(shape);
       point.measured = false;
-      point.predicted = PredictRuns(basis, link->inputs);
+      point.predicted = PredictRuns(basis, inputs);
       points.push_back(std::move(point));
     }
   }

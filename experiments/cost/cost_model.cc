@@ -56,6 +56,53 @@ int64_t RanksPerHost(const CostInputs& in) {
   return std::min(in.ranks_per_host, in.workers);
 }
 
+// The calibrated CPU seconds of `strategy` (the file comment's CPU terms);
+// 0 when in.cpu is not calibrated or the strategy has none.
+double CpuSeconds(absl::string_view strategy, const CostInputs& in) {
+  const CpuCosts& c = in.cpu;
+  const double n = static_cast<double>(in.workers);
+  const double M = in.model_bytes;
+  const double share = (n - 1.0) / n;  // of M a rank sends per phase
+  const double T = static_cast<double>(in.num_tensors);
+  if (strategy == "sps") {
+    return M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s + c.ps_round_s;
+  }
+  if (strategy == "dps" || strategy == "async_ps") {
+    const double k = static_cast<double>(in.servers);
+    const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
+    return M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel +
+           c.ps_round_s;
+  }
+  if (in.workers <= 1) return 0;
+  if (strategy == "ring") {
+    return 2 * share * M * c.allreduce_byte_s +
+           static_cast<double>(RingAllReduces(in)) * c.collective_call_s;
+  }
+  if (strategy == "fusion") {
+    return 2 * share * M * c.allreduce_byte_s +
+           static_cast<double>(FusedAllReduces(in) + 1) * c.collective_call_s;
+  }
+  if (strategy == "hierarchical") {
+    const double r = static_cast<double>(RanksPerHost(in));
+    const double h = std::ceil(n / r);
+    return (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
+           T * c.collective_call_s * (h > 1 ? 3 : 2);
+  }
+  if (strategy == "zero1") {
+    return 2 * share * M * c.allreduce_byte_s +
+           share * M * c.allgather_byte_s + 2 * c.collective_call_s;
+  }
+  if (strategy == "zero2") {
+    return share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+           static_cast<double>(RingAllReduces(in) + 1) * c.collective_call_s;
+  }
+  if (strategy == "zero3") {
+    return share * M * (2 * c.allgather_byte_s + c.reduce_scatter_byte_s) +
+           3 * T * c.collective_call_s;
+  }
+  return 0;
+}
+
 // Fills the communication terms of `p` for `strategy`; false if unknown.
 bool CommTerms(absl::string_view strategy, const CostInputs& in,
                Prediction& p) {
@@ -194,6 +241,22 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.overlap >= 0 && in.overlap <= 1)) {
     return Bad("overlap (o)", in.overlap, "in [0, 1]");
   }
+  for (const auto& [name, value] :
+       {std::pair<const char*, double>{"cpu.allreduce_byte_s",
+                                       in.cpu.allreduce_byte_s},
+        {"cpu.reduce_scatter_byte_s", in.cpu.reduce_scatter_byte_s},
+        {"cpu.allgather_byte_s", in.cpu.allgather_byte_s},
+        {"cpu.collective_call_s", in.cpu.collective_call_s},
+        {"cpu.ps_worker_byte_s", in.cpu.ps_worker_byte_s},
+        {"cpu.ps_server_byte_s", in.cpu.ps_server_byte_s},
+        {"cpu.ps_round_s", in.cpu.ps_round_s}}) {
+    if (!(value >= 0) || std::isinf(value)) {
+      return Bad(name, value, ">= 0 and finite");
+    }
+  }
+  if (in.cpu.cores < 0) {
+    return Bad("cpu.cores (C)", in.cpu.cores, ">= 0 (0: every server)");
+  }
   if (!(in.optimizer_state_per_param >= 0) ||
       std::isinf(in.optimizer_state_per_param)) {
     return Bad("optimizer_state_per_param (s)", in.optimizer_state_per_param,
@@ -278,7 +341,8 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   if (!memory.ok()) return memory.status();
   p.worker_memory_bytes = memory->worker_bytes;
   p.server_memory_bytes = memory->server_bytes;
-  p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s;
+  p.cpu_s = CpuSeconds(strategy, in);
+  p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s + p.cpu_s;
   p.exposed_comm_s = std::max(0.0, p.comm_s - in.overlap * in.compute_s);
   p.step_s = in.compute_s + p.exposed_comm_s;
   p.utilization = in.compute_s / p.step_s;
@@ -401,6 +465,7 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"bandwidth_s", p.bandwidth_s},
                     {"latency_s", p.latency_s},
                     {"overhead_s", p.overhead_s},
+                    {"cpu_s", p.cpu_s},
                     {"comm_s", p.comm_s},
                     {"exposed_comm_s", p.exposed_comm_s},
                     {"step_s", p.step_s},

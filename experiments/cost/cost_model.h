@@ -52,6 +52,17 @@
 //             gradient (1.5× an all-reduce's bytes):
 //               3(n−1)/n · M/B + T · 3(n−1)α
 //
+// CPU terms (cpu_s; 0 unless CostInputs::cpu is calibrated), in CpuCosts'
+// symbols, with M the bytes the strategy moves and n > 1 for the
+// collective ones:
+//   ring, fusion  2(n−1)/n · M · a_b + calls · c  (calls: b_r; fusion b + 1)
+//   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + T · c · (h > 1 ? 3 : 2)
+//   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 2c
+//   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1) · c
+//   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T · c
+//   sps       M · w + n · M · s + ρ
+//   dps, async_ps  M · w + n · M · s / min(K, C) + ρ   (C: cores, else K)
+//
 // Memory per rank (bytes; Prediction::worker_memory_bytes and
 // server_memory_bytes), with P = M the parameters' bytes (float32) and s
 // the optimizer's state per parameter (CostInputs::optimizer_state_per_param:
@@ -96,6 +107,29 @@
 
 namespace ringside {
 
+// The CPU costs of ringside's own paths that the α-β terms leave out
+// (calibration.h measures them on a machine; all 0, the default: an
+// uncalibrated model). Per byte: seconds per byte a rank sends in that
+// operation beyond the link's 1/B; the parameter server's per model byte.
+struct CpuCosts {
+  double allreduce_byte_s = 0;       // a_b: all-reduce (summation, copies)
+  double reduce_scatter_byte_s = 0;  // r_b: reduce-scatter
+  double allgather_byte_s = 0;       // g_b: all-gather
+  double collective_call_s = 0;      // c: one collective call
+  double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
+  double ps_server_byte_s = 0;       // s: a server's, per worker per step
+  double ps_round_s = 0;             // ρ: one push+pull round
+  // C: servers whose CPU work can run at once (the cores of the machine
+  // they share); 0: all K.
+  int cores = 0;
+
+  bool calibrated() const {
+    return allreduce_byte_s > 0 || reduce_scatter_byte_s > 0 ||
+           allgather_byte_s > 0 || collective_call_s > 0 ||
+           ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
+  }
+};
+
 struct CostInputs {
   // t_c: compute (forward + backward + local optimizer) per step, seconds,
   // > 0.
@@ -137,6 +171,8 @@ struct CostInputs {
   // Adam 2: OptimizerConfig::StateFloatsPerParameter), for the memory
   // formulas; >= 0.
   double optimizer_state_per_param = 1;
+  // The CPU terms (calibration); all 0: none.
+  CpuCosts cpu;
 };
 
 
@@ -148,10 +184,12 @@ struct Prediction {
   int64_t workers = 1;   // n the prediction is for (1 for baseline)
   int64_t servers = 0;   // parameter-server processes (0, 1 or K)
   double compute_s = 0;  // t_c
-  // comm = bandwidth_s + latency_s + overhead_s (seconds per step).
+  // comm = bandwidth_s + latency_s + overhead_s + cpu_s (seconds per
+  // step).
   double bandwidth_s = 0;  // bytes / B terms
   double latency_s = 0;    // α terms
   double overhead_s = 0;   // fusion: the cycle τ; else 0
+  double cpu_s = 0;        // the calibrated CPU terms (CpuCosts); else 0
   double comm_s = 0;
   double exposed_comm_s = 0;      // max(0, comm − o·t_c)
   double step_s = 0;              // t_c + exposed

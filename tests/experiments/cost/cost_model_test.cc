@@ -241,6 +241,88 @@ TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
   EXPECT_NEAR(Predict("sps", in).comm_s, 4.0, kEps);
 }
 
+// Calibrated CPU terms, in round numbers: each per-byte cost 1e-10 s/B
+// (0.1 s per M), a call 1 ms, a round 2 ms.
+CpuCosts RoundCpu() {
+  CpuCosts c;
+  c.allreduce_byte_s = 1e-10;
+  c.reduce_scatter_byte_s = 2e-10;
+  c.allgather_byte_s = 3e-10;
+  c.collective_call_s = 1e-3;
+  c.ps_worker_byte_s = 1e-10;
+  c.ps_server_byte_s = 2e-10;
+  c.ps_round_s = 2e-3;
+  return c;
+}
+
+TEST(CostModelTest, UncalibratedModelHasNoCpuTerms) {
+  EXPECT_FALSE(CpuCosts{}.calibrated());
+  EXPECT_TRUE(RoundCpu().calibrated());
+  for (const std::string& s : CostModelStrategies()) {
+    EXPECT_EQ(Predict(s, Round()).cpu_s, 0) << s;
+  }
+}
+
+TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
+  CostInputs in = Round();  // n = 4, K = 2, T = 10, M = 1e9
+  in.cpu = RoundCpu();
+  in.bucket_bytes = 0;  // ring: one all-reduce per tensor
+  struct Case {
+    const char* strategy;
+    double cpu_s;
+  };
+  for (const Case& c : {
+           // 2·3/4 · 0.1 + 10 calls · 1 ms
+           Case{"ring", 0.15 + 0.010},
+           // the same bytes; b = ⌈1e9/3e8⌉ = 4 fused + 1 control call
+           Case{"fusion", 0.15 + 0.005},
+           // 0.1 (worker) + 4 · 0.2 (server) + 2 ms
+           Case{"sps", 0.1 + 0.8 + 0.002},
+           // the server part over K = 2 servers
+           Case{"dps", 0.1 + 0.4 + 0.002},
+           Case{"async_ps", 0.1 + 0.4 + 0.002},
+           // 1.5 · 0.1 + 3/4 · 0.3 + 2 calls
+           Case{"zero1", 0.15 + 0.225 + 0.002},
+           // 3/4 · (0.2 + 0.3) + (T + 1) calls (bucket_bytes 0: per tensor)
+           Case{"zero2", 0.375 + 0.011},
+           // 3/4 · (2 · 0.3 + 0.2) + 3T calls
+           Case{"zero3", 0.6 + 0.030},
+           // one host of 4: 2·3/4 · 0.1 + T · 2 calls
+           Case{"hierarchical", 0.15 + 0.020}}) {
+    const Prediction p = Predict(c.strategy, in);
+    EXPECT_NEAR(p.cpu_s, c.cpu_s, 1e-9) << c.strategy;
+    EXPECT_NEAR(p.comm_s, p.bandwidth_s + p.latency_s + p.overhead_s + c.cpu_s,
+                1e-9)
+        << c.strategy;
+  }
+  // The servers' CPU runs on at most C cores at once.
+  in.servers = 4;
+  in.cpu.cores = 2;
+  EXPECT_NEAR(Predict("dps", in).cpu_s, 0.1 + 0.4 + 0.002, 1e-9);
+  in.cpu.cores = 0;
+  EXPECT_NEAR(Predict("dps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
+  // One worker: no collective, so no collective CPU.
+  in.workers = 1;
+  EXPECT_EQ(Predict("ring", in).cpu_s, 0);
+  EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
+}
+
+TEST(CostModelTest, RejectsNegativeOrInfiniteCpuCosts) {
+  CostInputs in = Round();
+  in.cpu.ps_server_byte_s = -1e-9;
+  absl::StatusOr<Prediction> p = PredictStep("sps", in);
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(std::string(p.status().message()),
+              HasSubstr("cpu.ps_server_byte_s must be >= 0"));
+  in = Round();
+  in.cpu.allreduce_byte_s = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(PredictStep("ring", in).ok());
+  in = Round();
+  in.cpu.cores = -1;
+  EXPECT_FALSE(PredictStep("dps", in).ok());
+}
+
 TEST(CostModelTest, RejectsBadInputWithInvalidArgument) {
   struct Case {
     const char* what;

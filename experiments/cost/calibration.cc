@@ -1,0 +1,283 @@
+#include "experiments/cost/calibration.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/barrier.h"
+#include "collectives/collective.h"
+#include "collectives/gloo_collective.h"
+#include "collectives/in_memory_store.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "core/tensor_layout.h"
+#include "experiments/cost/link_estimate.h"
+#include "server/local_ps_cluster.h"
+#include "worker/strategies/ps_session.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+namespace {
+
+constexpr int64_t kMaxBenchmarkBytes = int64_t{256} << 20;
+constexpr int64_t kSmallBytes = int64_t{64} << 10;
+constexpr int64_t kSmallPsBytes = int64_t{16} << 10;
+constexpr int kRanks = 2;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Calls per timing: more for small buffers, at least 3, each after one
+// untimed call.
+int CallsFor(int64_t bytes) {
+  return bytes <= kSmallBytes ? 15 : (bytes <= (int64_t{16} << 20) ? 7 : 3);
+}
+
+using CollectiveOp =
+    std::function<absl::Status(Collective&, std::vector<float>&,
+                               const std::vector<int64_t>& counts)>;
+
+// Times `op` on `floats` floats between kRanks ranks (threads, one Gloo
+// group): the median over CallsFor calls of the slowest rank's time.
+absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
+                                      absl::Duration timeout) {
+  InMemoryStore store;
+  std::vector<int64_t> counts(kRanks, floats / kRanks);
+  counts.back() += floats % kRanks;
+  const int calls = CallsFor(floats * 4);
+  std::vector<std::vector<double>> seconds(kRanks);
+  std::vector<absl::Status> status(kRanks);
+  std::vector<std::unique_ptr<absl::Barrier>> rounds;
+  for (int i = 0; i < calls + 1; ++i) {
+    rounds.push_back(std::make_unique<absl::Barrier>(kRanks));
+  }
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      GlooCollectiveOptions options;
+      options.connect_timeout = timeout;
+      options.store_prefix = "calibration";
+      absl::StatusOr<std::unique_ptr<Collective>> group =
+          CreateGlooCollective(store, r, kRanks, options);
+      if (!group.ok()) {
+        status[r] = group.status();
+        for (auto& b : rounds) b->Block();
+        return;
+      }
+      std::vector<float> data(static_cast<size_t>(floats), 1.0f + r);
+      for (int i = 0; i < calls + 1; ++i) {
+        rounds[i]->Block();  // every rank starts each call together
+        if (!status[r].ok()) continue;
+        const Stopwatch watch;
+        status[r] = op(**group, data, counts);
+        if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& s : status) RS_RETURN_IF_ERROR(s);
+  std::vector<double> slowest(static_cast<size_t>(calls), 0);
+  for (int r = 0; r < kRanks; ++r) {
+    for (int i = 0; i < calls; ++i) {
+      slowest[i] = std::max(slowest[i], seconds[r][i]);
+    }
+  }
+  return Median(slowest);
+}
+
+// The median time of one push+pull round of `workers` PsSessions (threads)
+// against one in-process server, for `bytes` in `tensors` tensors.
+absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
+                                   absl::Duration timeout) {
+  const int64_t floats = std::max<int64_t>(bytes / 4, tensors);
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  for (int64_t i = 0; i < tensors; ++i) {
+    shapes.push_back({absl::StrCat("t", i),
+                      {floats / tensors + (i < floats % tensors ? 1 : 0)}});
+  }
+  RS_ASSIGN_OR_RETURN(const TensorLayout layout,
+                      TensorLayout::FromShapes(shapes));
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> servers,
+                      LocalPsCluster::Start(1, workers, timeout));
+  const int rounds = CallsFor(bytes);
+  std::vector<std::vector<double>> seconds(workers);
+  std::vector<absl::Status> status(workers);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < workers; ++r) {
+    threads.emplace_back([&, r] {
+      std::vector<float> params(layout.total_elements(), 0.01f);
+      std::vector<float> grads(layout.total_elements(), 0.001f);
+      SyncContext context;
+      context.rank = r;
+      context.world_size = workers;
+      context.layout = layout;
+      context.params = absl::MakeSpan(params);
+      context.grads = absl::MakeSpan(grads);
+      context.options.rpc_timeout = timeout;
+      context.options.connect_timeout = timeout;
+      context.options.servers = servers->addresses();
+      absl::StatusOr<std::unique_ptr<PsSession>> session =
+          PsSession::Start(context, /*overlap=*/false);
+      if (!session.ok()) {
+        status[r] = session.status();
+        return;
+      }
+      // Every worker's push is needed for each pull, so the rounds keep
+      // the workers in step by themselves.
+      for (int i = 0; i < rounds + 1 && status[r].ok(); ++i) {
+        const Stopwatch watch;
+        absl::StatusOr<StepStats> step = (*session)->FinishStep(i);
+        if (!step.ok()) status[r] = step.status();
+        if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());
+      }
+      const absl::Status done = (*session)->Shutdown();
+      if (status[r].ok()) status[r] = done;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& s : status) RS_RETURN_IF_ERROR(s);
+  std::vector<double> slowest(static_cast<size_t>(rounds), 0);
+  for (int r = 0; r < workers; ++r) {
+    for (int i = 0; i < rounds; ++i) {
+      slowest[i] = std::max(slowest[i], seconds[r][i]);
+    }
+  }
+  return Median(slowest);
+}
+
+// Seconds per byte of the slope between two timings, less the link's 1/B;
+// clipped at 0.
+double CpuPerByte(double big_s, double small_s, double big_bytes,
+                  double small_bytes, double bandwidth_Bps) {
+  if (big_bytes <= small_bytes) return 0;
+  const double slope = (big_s - small_s) / (big_bytes - small_bytes);
+  return std::max(0.0, slope - 1.0 / bandwidth_Bps);
+}
+
+}  // namespace
+
+absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
+  if (o.model_bytes <= 0 || o.num_tensors < 1 || o.cores < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "calibration: model_bytes must be > 0, num_tensors >= 1 and cores "
+        ">= 0; got ",
+        o.model_bytes, ", ", o.num_tensors, ", ", o.cores));
+  }
+  const Stopwatch clock;
+  Calibration c;
+  c.benchmark_bytes = std::min(o.model_bytes, kMaxBenchmarkBytes);
+  const int64_t tensors =
+      std::min<int64_t>(o.num_tensors, c.benchmark_bytes / 4);
+  RS_ASSIGN_OR_RETURN(const LinkEstimate link,
+                      EstimateLink(LinkHints{}, o.timeout));
+  c.loopback_bandwidth_Bps = link.bandwidth_Bps;
+  c.loopback_latency_s = link.latency_s;
+  const double B = link.bandwidth_Bps;
+
+  const CollectiveOp allreduce = [&](Collective& g, std::vector<float>& d,
+                                     const std::vector<int64_t>&) {
+    return g.AllReduce(absl::MakeSpan(d), ReduceOp::kSum, o.timeout);
+  };
+  const CollectiveOp reduce_scatter = [&](Collective& g,
+                                          std::vector<float>& d,
+                                          const std::vector<int64_t>& counts) {
+    return g.ReduceScatter(absl::MakeSpan(d), counts, ReduceOp::kSum,
+                           o.timeout);
+  };
+  const CollectiveOp allgather = [&](Collective& g, std::vector<float>& d,
+                                     const std::vector<int64_t>& counts) {
+    return g.AllGatherV(absl::MakeSpan(d), counts, o.timeout);
+  };
+  const int64_t big = c.benchmark_bytes / 4, small = kSmallBytes / 4;
+  // Bytes a rank sends at 2 ranks: all-reduce M, the others M/2.
+  const double m = static_cast<double>(big) * 4,
+               s = static_cast<double>(small) * 4;
+  RS_ASSIGN_OR_RETURN(c.allreduce_s, TimeCollective(allreduce, big, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.allreduce_small_s,
+                      TimeCollective(allreduce, small, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.reduce_scatter_s,
+                      TimeCollective(reduce_scatter, big, o.timeout));
+  RS_ASSIGN_OR_RETURN(const double reduce_scatter_small,
+                      TimeCollective(reduce_scatter, small, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.allgather_s, TimeCollective(allgather, big, o.timeout));
+  RS_ASSIGN_OR_RETURN(const double allgather_small,
+                      TimeCollective(allgather, small, o.timeout));
+  c.cpu.allreduce_byte_s = CpuPerByte(c.allreduce_s, c.allreduce_small_s, m, s, B);
+  c.cpu.reduce_scatter_byte_s =
+      CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
+  c.cpu.allgather_byte_s =
+      CpuPerByte(c.allgather_s, allgather_small, m / 2, s / 2, B);
+  const double allreduce_slope =
+      c.cpu.allreduce_byte_s + 1.0 / B;  // all of a byte's time
+  c.cpu.collective_call_s =
+      std::max(0.0, c.allreduce_small_s - s * allreduce_slope -
+                        2 * (kRanks - 1) * link.latency_s);
+
+  RS_ASSIGN_OR_RETURN(c.ps_round_1_s,
+                      TimePsRound(1, c.benchmark_bytes, tensors, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.ps_round_2_s,
+                      TimePsRound(2, c.benchmark_bytes, tensors, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.ps_round_small_s,
+                      TimePsRound(1, kSmallPsBytes, 1, o.timeout));
+  c.cpu.ps_round_s = c.ps_round_small_s;
+  // CPU of a round at n workers: its time less its link time n·M/B and the
+  // per-round cost; = M·w + n·M·s.
+  const double cpu1 = std::max(0.0, c.ps_round_1_s - m / B - c.cpu.ps_round_s);
+  const double cpu2 = std::max(0.0, c.ps_round_2_s - 2 * m / B - c.cpu.ps_round_s);
+  c.cpu.ps_server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
+  c.cpu.ps_worker_byte_s = std::max(0.0, cpu1 / m - c.cpu.ps_server_byte_s);
+  c.cpu.cores = o.cores;
+  c.wall_s = clock.ElapsedSeconds();
+  return c;
+}
+
+std::string CalibrationLine(const Calibration& c) {
+  auto ns = [](double s_per_byte) {
+    return absl::StrFormat("%.2f ns/B", s_per_byte * 1e9);
+  };
+  auto us = [](double s) { return absl::StrFormat("%.0f µs", s * 1e6); };
+  return absl::StrCat(
+      "Calibration (measured on this machine before the strategies ran, ",
+      absl::StrFormat("%.1f s, M = %.1f MB; loopback B = %.2f Gbit/s", c.wall_s,
+                      c.benchmark_bytes / 1e6,
+                      c.loopback_bandwidth_Bps * 8 / 1e9),
+      "), CPU beyond the link: all-reduce ", ns(c.cpu.allreduce_byte_s),
+      ", reduce-scatter ", ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
+      ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_call_s),
+      " per collective call; parameter server: worker ",
+      ns(c.cpu.ps_worker_byte_s), " per step, server ",
+      ns(c.cpu.ps_server_byte_s), " per worker, ", us(c.cpu.ps_round_s),
+      " per round; servers' CPU shared by ",
+      c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit",
+      ".");
+}
+
+nlohmann::json CalibrationJson(const Calibration& c) {
+  return {{"allreduce_byte_s", c.cpu.allreduce_byte_s},
+          {"reduce_scatter_byte_s", c.cpu.reduce_scatter_byte_s},
+          {"allgather_byte_s", c.cpu.allgather_byte_s},
+          {"collective_call_s", c.cpu.collective_call_s},
+          {"ps_worker_byte_s", c.cpu.ps_worker_byte_s},
+          {"ps_server_byte_s", c.cpu.ps_server_byte_s},
+          {"ps_round_s", c.cpu.ps_round_s},
+          {"cores", c.cpu.cores},
+          {"loopback_bandwidth_Bps", c.loopback_bandwidth_Bps},
+          {"loopback_latency_s", c.loopback_latency_s},
+          {"allreduce_s", c.allreduce_s},
+          {"allreduce_small_s", c.allreduce_small_s},
+          {"reduce_scatter_s", c.reduce_scatter_s},
+          {"allgather_s", c.allgather_s},
+          {"ps_round_1_s", c.ps_round_1_s},
+          {"ps_round_2_s", c.ps_round_2_s},
+          {"ps_round_small_s", c.ps_round_small_s},
+          {"benchmark_bytes", c.benchmark_bytes},
+          {"wall_s", c.wall_s}};
+}
+
+}  // namespace ringside

@@ -1,0 +1,81 @@
+// Calibration: the CPU costs the α-β model (cost_model.h) lacks, measured
+// on this machine by small in-process benchmarks of ringside's own paths,
+// for the model size of the run they will serve. compare measures them once
+// per run, right after the baseline (whose final record gives M and T) and
+// before any strategy runs, and every prediction of the run uses them.
+// They are never fitted to the runs they predict: each benchmark times only
+// its own traffic.
+//
+//   collectives       the workers' Collective (CreateGlooCollective, ring)
+//                     between 2 ranks as threads over loopback TCP:
+//                     AllReduce, ReduceScatter and AllGatherV of M bytes
+//                     and of 64 KiB, each the median of a few calls. The
+//                     slope per byte a rank sends, less the loopback link's
+//                     own 1/B (LinkEstimate, measured here too), is the CPU
+//                     per byte of that operation (summation, copies, the
+//                     transport's system calls); AllReduce's 64 KiB time
+//                     less its bytes and its 2α is the cost of one call.
+//   parameter server  the workers' PsSession push+pull against one
+//                     in-process server (LocalPsCluster) with SGD with
+//                     momentum, M bytes in T tensors, with 1 and with 2
+//                     workers (threads): each round's time less its link
+//                     time n·M/B is CPU; the 2-worker round's extra over the
+//                     1-worker round is the server's CPU per byte per worker
+//                     (parsing, summing, serving the pull), the rest the
+//                     worker's per step (chunking, copies into place) and
+//                     the server's optimizer once per step; a 16 KiB model's
+//                     round is the cost of one round.
+//
+// Costs are clipped at 0. `cores` (the caller's) is how many servers' CPU
+// work can proceed at once on this machine.
+//
+// Blocking: a few seconds for a 100 MB model on 2 cores; every call and
+// wait is bounded by `timeout`. Not thread-safe (it uses the machine).
+#ifndef RINGSIDE_EXPERIMENTS_COST_CALIBRATION_H_
+#define RINGSIDE_EXPERIMENTS_COST_CALIBRATION_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "experiments/cost/cost_model.h"
+
+namespace ringside {
+
+struct CalibrationOptions {
+  int64_t model_bytes = 0;  // M, > 0 (capped at 256 MiB for the benchmarks)
+  int64_t num_tensors = 1;  // T, >= 1
+  int cores = 0;            // CpuCosts::cores; 0: unlimited
+  absl::Duration timeout = absl::Seconds(120);
+};
+
+struct Calibration {
+  CpuCosts cpu;
+  // The loopback link the costs are net of, and the raw timings behind
+  // them (seconds per call or round), for the report.
+  double loopback_bandwidth_Bps = 0;
+  double loopback_latency_s = 0;
+  double allreduce_s = 0, allreduce_small_s = 0;
+  double reduce_scatter_s = 0, allgather_s = 0;
+  double ps_round_1_s = 0, ps_round_2_s = 0, ps_round_small_s = 0;
+  int64_t benchmark_bytes = 0;  // the M the benchmarks moved
+  double wall_s = 0;            // the calibration's own time
+};
+
+// Measures the costs (file comment). INVALID_ARGUMENT on bad options; the
+// first benchmark's error otherwise.
+absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& options);
+
+// One line for reports: "Calibration (measured here, 3.1 s, M = 4.5 MB):
+// all-reduce 0.95 ns/B + 120 µs/call, reduce-scatter ..., parameter server
+// worker 0.8 ns/B, server 0.3 ns/B per worker, 150 µs/round; 2 cores".
+std::string CalibrationLine(const Calibration& c);
+
+// The costs and the raw timings as JSON (keys as the field names).
+nlohmann::json CalibrationJson(const Calibration& c);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_COST_CALIBRATION_H_

@@ -1,0 +1,65 @@
+// The calibration's benchmarks run the real collective and parameter-server
+// paths (threads over loopback) and give finite, non-negative costs; bad
+// options are refused.
+#include "experiments/cost/calibration.h"
+
+#include <cmath>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ringside {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
+  CalibrationOptions options;
+  options.model_bytes = 1 << 20;
+  options.num_tensors = 4;
+  options.cores = 2;
+  options.timeout = absl::Seconds(60);
+  absl::StatusOr<Calibration> c = Calibrate(options);
+  ASSERT_TRUE(c.ok()) << c.status();
+  // Every benchmark ran: its timing is positive and finite.
+  for (double s : {c->allreduce_s, c->allreduce_small_s, c->reduce_scatter_s,
+                   c->allgather_s, c->ps_round_1_s, c->ps_round_2_s,
+                   c->ps_round_small_s, c->loopback_bandwidth_Bps}) {
+    EXPECT_GT(s, 0);
+    EXPECT_TRUE(std::isfinite(s));
+  }
+  EXPECT_EQ(c->benchmark_bytes, 1 << 20);
+  EXPECT_EQ(c->cpu.cores, 2);
+  for (double cost :
+       {c->cpu.allreduce_byte_s, c->cpu.reduce_scatter_byte_s,
+        c->cpu.allgather_byte_s, c->cpu.collective_call_s,
+        c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s}) {
+    EXPECT_GE(cost, 0);
+    EXPECT_TRUE(std::isfinite(cost));
+  }
+  // The per-round cost is the small model's round itself.
+  EXPECT_EQ(c->cpu.ps_round_s, c->ps_round_small_s);
+  EXPECT_GT(c->wall_s, 0);
+  const std::string line = CalibrationLine(*c);
+  EXPECT_THAT(line, HasSubstr("Calibration (measured on this machine"));
+  EXPECT_THAT(line, HasSubstr("M = 1.0 MB"));
+  EXPECT_THAT(line, HasSubstr("shared by 2 cores"));
+  const nlohmann::json j = CalibrationJson(*c);
+  EXPECT_EQ(j["ps_round_s"].get<double>(), c->cpu.ps_round_s);
+  EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);
+}
+
+TEST(CalibrationTest, RefusesBadOptions) {
+  for (CalibrationOptions bad :
+       {CalibrationOptions{0, 1, 0}, CalibrationOptions{1 << 20, 0, 0},
+        CalibrationOptions{1 << 20, 1, -1}}) {
+    absl::StatusOr<Calibration> c = Calibrate(bad);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(c.status().message()), HasSubstr("calibration:"));
+  }
+}
+
+}  // namespace
+}  // namespace ringside
