@@ -40,6 +40,19 @@ SyncStrategy& CudaBackend::Adapt(SyncStrategy& strategy) {
   return *staging_;
 }
 
+absl::Status CudaBackend::InstallParamUse(const ParamUseHooks* hooks) {
+  if (hooks != nullptr && !model_.ReportsParamUse()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "CUDA model ", model_.name(),
+        " does not report parameter use (models/cuda/cuda_model.h), which a "
+        "strategy keeping the parameters sharded needs; CUDA models that do: "
+        "mlp, charlm"));
+  }
+  model_.SetParamUseHooks(hooks);
+  param_use_ = param_use_ || hooks != nullptr;
+  return absl::OkStatus();
+}
+
 void CudaBackend::BeginStep(int64_t, bool measured) {
   if (nvml_tried_ || !measured || !options_.nvml) return;
   nvml_tried_ = true;
@@ -110,6 +123,8 @@ nlohmann::json CudaBackend::RecordFields() const {
       {"utilization_check", nvml_utilization_.ok() ? "nvml" : "none"},
   };
   if (nvml_utilization_.ok()) fields["nvml_utilization"] = *nvml_utilization_;
+  // Sharded parameters on a device: the buffers stayed whole-size.
+  if (param_use_) fields["memory_saving"] = "counted_not_realised";
   return fields;
 }
 

@@ -5,10 +5,17 @@
 //     the CudaModel's layout (CudaMlp or CudaCharLm); the model runs on a
 //     compute stream of its own and reports gradient i as QUEUED
 //     (SyncContext::grad_ready_event(i) says when it is final);
-//   - a strategy with SupportsDevice(kCuda) (baseline, ring, fusion) gets
-//     the device buffers (NCCL and the optimizer on the GPU); any other
-//     (sps, dps) runs through HostStagingStrategy (pinned host copies),
-//     which this backend owns;
+//   - a strategy with SupportsDevice(kCuda) (baseline, ring, fusion,
+//     zero1, zero2, zero3) gets the device buffers (NCCL and the optimizer
+//     on the GPU); any other (sps, dps, ...) runs through
+//     HostStagingStrategy (pinned host copies), which this backend owns;
+//   - parameter use (zero3): InstallParamUse hands the hooks to a model
+//     that ReportsParamUse (CudaMlp per tensor, CudaCharLm as one unit;
+//     UNIMPLEMENTED otherwise); they run at enqueue time
+//     (models/cuda/cuda_model.h). Device memory is never given back, so the
+//     buffers stay whole-size: with hooks installed the final record adds
+//     "memory_saving":"counted_not_realised" -- param_bytes / grad_bytes
+//     are what the strategy holds logically, not device memory freed;
 //   - the model's compute time per step = its kernels' time from CUDA
 //     events (CudaModel::last_compute_seconds; the loop adds the strategy's
 //     local optimizer time, device time for the CUDA optimizer), so the
@@ -50,6 +57,7 @@ class CudaBackend final : public ComputeBackend {
 
   absl::Status Init(uint64_t init_seed, SyncContext& context) override;
   SyncStrategy& Adapt(SyncStrategy& strategy) override;
+  absl::Status InstallParamUse(const ParamUseHooks* hooks) override;
   bool ShutDownStrategyOnEarlyReturn() const override { return true; }
   void BeginStep(int64_t step, bool measured) override;
   absl::StatusOr<double> ForwardBackward(
@@ -81,6 +89,9 @@ class CudaBackend final : public ComputeBackend {
   OwnedCudaStream stream_;
   std::optional<GradientStash> stash_;  // gradient accumulation
   std::unique_ptr<HostStagingStrategy> staging_;
+  // Whether hooks were ever installed (a strategy that shards the
+  // parameters): the record's "memory_saving".
+  bool param_use_ = false;
   // NVML: started at the first measured step, stopped by EndSteps.
   bool nvml_tried_ = false;
   std::unique_ptr<NvmlSampler> nvml_;

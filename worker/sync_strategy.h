@@ -17,9 +17,10 @@
 //
 // Devices: SyncContext::device says where params and grads live. A strategy
 // that takes CUDA device buffers says so with SupportsDevice(kCuda) (ring,
-// fusion, baseline: NCCL and the optimizer on the device); the CUDA backend
-// (worker/cuda_backend.h) runs the others (sps, dps) through HostStagingStrategy, which hands them
-// pinned host copies (worker/strategies/host_staging_strategy.h).
+// fusion, baseline, zero1 to zero3: NCCL and the optimizer on the device);
+// the CUDA backend (worker/cuda_backend.h) runs the others (sps, dps)
+// through HostStagingStrategy, which hands them pinned host copies
+// (worker/strategies/host_staging_strategy.h).
 //
 // Strategies register themselves in their own .cc (linked with
 // alwayslink), with everything else needs to know about them, so adding one
@@ -188,7 +189,9 @@ class SyncStrategy {
   // Strategies that keep the parameters sharded (zero3): the hooks the
   // model must call as it reads parameters (models/model.h's parameter-use
   // contract), available from construction; the training loop refuses a
-  // model or backend that cannot report parameter use. nullptr (default):
+  // model or backend that cannot report parameter use, and such a strategy
+  // without SupportsDevice for the backend's buffers (host staging would
+  // gather into copies the model does not read). nullptr (default):
   // the model reads the whole buffer whenever it likes.
   virtual const ParamUseHooks* ParamUse() const { return nullptr; }
   // After the last step: the most parameter and gradient bytes this worker

@@ -203,6 +203,13 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   RS_RETURN_IF_ERROR(Annotate(backend.InstallParamUse(param_use),
                               absl::StrCat(name, " needs parameter use")));
   absl::Cleanup uninstall = [&] { backend.InstallParamUse(nullptr).IgnoreError(); };
+  // Its hooks gather into the buffers the model reads: never host staging.
+  if (param_use != nullptr && !job.strategy->SupportsDevice(context.device)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(name,
+                     " keeps the parameters sharded and does not run on this "
+                     "backend's buffers"));
+  }
   SyncStrategy& strategy = backend.Adapt(*job.strategy);
   RS_RETURN_IF_ERROR(
       Annotate(strategy.Init(context), absl::StrCat(name, " init")));

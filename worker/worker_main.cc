@@ -382,12 +382,13 @@ int Run() {
                  {"options", info.options},
                  {"study_flags", info.study_flags},
                  {"checkpoints", info.Checkpoints()},
-                 {"cuda_runs", made->ParamUse() == nullptr},
-                 {"cuda", made->ParamUse() != nullptr
-                              ? "not supported (needs a model that reports "
-                                "parameter use; the CUDA models do not)"
-                          : made->SupportsDevice(Device::kCuda)
-                              ? "device buffers"
+                 // Sharded parameters cannot go through host staging.
+                 {"cuda_runs", made->ParamUse() == nullptr ||
+                                   made->SupportsDevice(Device::kCuda)},
+                 {"cuda", made->SupportsDevice(Device::kCuda) ? "device buffers"
+                          : made->ParamUse() != nullptr
+                              ? "not supported (keeps the parameters "
+                                "sharded, needs the device buffers)"
                               : "staged through host memory"},
                  {"oracle_tolerance", info.oracle_tolerance}});
     }

@@ -322,7 +322,9 @@ std::string MemoryMarkdown(const std::vector<ReportRow>& rows) {
       "their shards plus the gradients written and not yet "
       "reduce-scattered (the whole gradient buffer when backward outruns "
       "the reductions) and, for zero3, the tensors gathered for use, which "
-      "ZeRO's formulas leave out.\n");
+      "ZeRO's formulas leave out. On CUDA workers zero3's device buffers "
+      "stay whole-size: its Mem/worker there is counted, not realised (its "
+      "final record's memory_saving: counted_not_realised).\n");
 }
 
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,

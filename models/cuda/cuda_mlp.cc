@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -26,6 +27,12 @@ static_assert(sizeof(int32_t) == sizeof(float), "labels_ holds int32 labels");
 
 int WeightIndex(int layer) { return 2 * layer; }
 int BiasIndex(int layer) { return 2 * layer + 1; }
+
+// Calls `hook` (when `hooks` and it are set) for `tensor`.
+void Call(const ParamUseHooks* hooks,
+          std::function<void(int)> ParamUseHooks::*hook, int tensor) {
+  if (hooks != nullptr && hooks->*hook) (hooks->*hook)(tensor);
+}
 
 // C = op(A) * op(B) for row-major matrices: C is m x n, op(A) m x k,
 // op(B) k x n; A is stored m x k (k x m if trans_a), B k x n (n x k if
@@ -83,7 +90,7 @@ class CudaMlpImpl final : public CudaMlp {
     const int64_t n = batch.size;
     const int layers = static_cast<int>(widths_.size()) - 1;
     RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.start(), stream));
-    RS_RETURN_IF_ERROR(Forward(n, d_params, stream));
+    RS_RETURN_IF_ERROR(Forward(n, d_params, hooks_, stream));
     RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
         delta_[0].data(), labels(), n, widths_.back(),
         1.0f / static_cast<float>(n), /*want_gradient=*/true, row_loss_.data(),
@@ -106,6 +113,7 @@ class CudaMlpImpl final : public CudaMlp {
       if (l > 0) {
         // dX (n x in) = delta (n x out) * W^T, masked by ReLU: the last
         // read of layer l's weights.
+        Call(hooks_, &ParamUseHooks::needed, WeightIndex(l));
         const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
         float* dx = delta_[1 - cur].data();
         RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), /*trans_a=*/false,
@@ -131,7 +139,7 @@ class CudaMlpImpl final : public CudaMlp {
                                   CudaStream stream) override {
     RS_RETURN_IF_ERROR(Prepare(batch, d_params, stream));
     const int64_t n = batch.size;
-    RS_RETURN_IF_ERROR(Forward(n, d_params, stream));
+    RS_RETURN_IF_ERROR(Forward(n, d_params, /*hooks=*/nullptr, stream));
     RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
         delta_[0].data(), labels(), n, widths_.back(), 1.0f,
         /*want_gradient=*/false, row_loss_.data(), stream));
@@ -221,10 +229,14 @@ class CudaMlpImpl final : public CudaMlp {
     return absl::OkStatus();
   }
 
-  // Hidden activations into acts_[1..], logits into delta_[0].
-  absl::Status Forward(int64_t n, const float* d_params, cudaStream_t stream) {
+  // Hidden activations into acts_[1..], logits into delta_[0]; reports
+  // parameter use to `hooks` (may be null) as each layer is enqueued.
+  absl::Status Forward(int64_t n, const float* d_params,
+                       const ParamUseHooks* hooks, cudaStream_t stream) {
     const int layers = static_cast<int>(widths_.size()) - 1;
     for (int l = 0; l < layers; ++l) {
+      Call(hooks, &ParamUseHooks::needed, WeightIndex(l));
+      Call(hooks, &ParamUseHooks::needed, BiasIndex(l));
       const int in_w = static_cast<int>(widths_[l]);
       const int out_w = static_cast<int>(widths_[l + 1]);
       const float* x = l == 0 ? features_.data() : acts_[l].data();
@@ -237,6 +249,8 @@ class CudaMlpImpl final : public CudaMlp {
                                        z));
       RS_CUDA_RETURN_IF_ERROR(kernels::LaunchAddBias(
           z, b, n, out_w, /*relu=*/l + 1 < layers, stream));
+      Call(hooks, &ParamUseHooks::forward_done, WeightIndex(l));
+      Call(hooks, &ParamUseHooks::forward_done, BiasIndex(l));
     }
     return absl::OkStatus();
   }

@@ -28,6 +28,13 @@
 // `d_grads` free to overwrite for work on `stream` (e.g. make `stream` wait
 // for the events of the comm stream's last all-reduce / optimizer step).
 //
+// Parameter use (cuda_model.h; the CPU Mlp's order, so zero3 runs on it):
+// with hooks set, per layer l in forward needed(weight l), needed(bias l)
+// before its SGEMM is enqueued and forward_done(weight l), forward_done(bias
+// l) after its bias kernel is; in backward needed(weight l) before the
+// input-gradient SGEMM of each layer l > 0 (backward never reads the biases
+// or layer 0's weights). Evaluate calls no hook.
+//
 // Utilization: compute time is measured with CUDA events recorded on
 // `stream` around the step's kernels (after the input copies, before the
 // loss read-back): last_compute_seconds() is that device time of the last
@@ -66,6 +73,11 @@ class CudaMlp : public CudaModel {
   static absl::StatusOr<std::unique_ptr<CudaMlp>> Create(
       std::vector<int64_t> widths, int device = 0);
   std::string name() const override { return "mlp"; }
+  bool ReportsParamUse() const override { return true; }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override { hooks_ = hooks; }
+
+ protected:
+  const ParamUseHooks* hooks_ = nullptr;  // not owned; null: none
 };
 
 }  // namespace ringside

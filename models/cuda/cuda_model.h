@@ -10,7 +10,16 @@
 //   - ForwardBackward enqueues the step on `stream`, records
 //     grad_ready_event(i) right after the kernels that finish gradient i and
 //     then calls on_ready(i): the gradient is ENQUEUED, not computed;
-//   - last_compute_seconds() is the device time of the last step's kernels.
+//   - last_compute_seconds() is the device time of the last step's kernels;
+//   - parameter use (ReportsParamUse models: CudaMlp per tensor, CudaCharLm
+//     as one unit), for zero3 on a device: models/model.h's parameter-use
+//     contract, with "reads" meaning the kernels ENQUEUED on `stream`. The
+//     hooks run on the calling thread at enqueue time: needed(i) before the
+//     first kernel that reads parameters i is enqueued (the hook orders
+//     `stream` after whatever writes them), forward_done(i) after the last
+//     forward kernel reading them is enqueued (the kernels may still be
+//     queued or running: a hook that lets parameters i be overwritten
+//     orders that after an event it records on `stream`).
 //
 // This header needs no CUDA headers (handles are opaque,
 // device/cuda_handles.h). Thread-compatible: one instance per worker thread.
@@ -77,6 +86,14 @@ class CudaModel {
 
   // As the CPU model's FlopsPerExample.
   virtual double FlopsPerExample() const = 0;
+
+  // Whether ForwardBackward reports parameter use (the file comment);
+  // false by default.
+  virtual bool ReportsParamUse() const { return false; }
+  // The hooks later ForwardBackward calls use (not owned; they must outlive
+  // those calls); null: none. Evaluate calls none. Ignored unless
+  // ReportsParamUse.
+  virtual void SetParamUseHooks(const ParamUseHooks* hooks) { (void)hooks; }
 };
 
 }  // namespace ringside

@@ -2,8 +2,10 @@
 // end with the parameters of one CPU baseline worker of batch N*b, to
 // float32 tolerance (cuBLAS sums in another order than Eigen), and every
 // rank holds bit-identical parameters -- for baseline, sps and dps (through
-// pinned host staging; the workers may share one GPU), ring and fusion
-// (NCCL on device buffers; one GPU per rank). Also: a CUDA worker equals a
+// pinned host staging; the workers may share one GPU), ring, fusion and
+// zero1 to zero3 (NCCL on device buffers; one GPU per rank; zero3 through
+// the CUDA MLP's parameter-use hooks, its final record saying the memory
+// saving is counted, not realised). Also: a CUDA worker equals a
 // CPU worker step for step (SGD and Adam), its record says how it was timed,
 // and NCCL refuses two ranks on one GPU with a clear message.
 // Every case skips, with the reason, without --config=cuda or a GPU; N=2
@@ -63,6 +65,12 @@ TEST_P(CudaOracleTest, MatchesCpuSingleWorkerWithGlobalBatch) {
     EXPECT_EQ(f["timing"], "cuda_events");
     EXPECT_EQ(f["host_staging"], c.strategy == "sps" || c.strategy == "dps")
         << f.dump();
+    if (c.strategy == "zero3") {
+      // The device buffers stay whole-size: the saving is counted only.
+      EXPECT_EQ(f["memory_saving"], "counted_not_realised") << f.dump();
+    } else {
+      EXPECT_FALSE(f.contains("memory_saving")) << f.dump();
+    }
   }
 }
 
@@ -74,14 +82,49 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"ring", 2, 0, true}, Case{"fusion", 1, 0, true},
                       Case{"fusion", 2, 0, true}, Case{"zero1", 1, 0, true},
                       Case{"zero1", 2, 0, true}, Case{"zero2", 1, 0, true},
-                      Case{"zero2", 2, 0, true}),
+                      Case{"zero2", 2, 0, true}, Case{"zero3", 1, 0, true},
+                      Case{"zero3", 2, 0, true}),
     CaseName);
 
-// zero3 needs the model's parameter-use hooks, which the CUDA models do not
-// report: a CUDA worker refuses it before contacting any peer.
-TEST(CudaOracleTest, Zero3IsRefusedOnCudaWorkers) {
+// zero3 on two GPUs with ten equal hidden layers (as Zero3Test's CPU
+// case): param_bytes and grad_bytes count what a rank holds logically --
+// its half plus the tensors in use -- though the device buffers stay
+// whole-size, which the record says.
+TEST(CudaOracleTest, Zero3CountsItsShardAndTheTensorsInUse) {
+  SKIP_WITHOUT_GPU();
+  if (*CudaDeviceCount() < 2) {
+    GTEST_SKIP() << "zero3 with 2 workers needs 2 GPUs (NCCL: one per rank)";
+  }
+  OracleSetup setup;
+  setup.model.mlp_widths = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 10};
+  absl::StatusOr<TrainResult> reference = RunReference(setup, 2);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  std::vector<nlohmann::json> finals;
+  absl::StatusOr<OracleRun> run =
+      RunCudaWorkers(setup, "zero3", {0, 1}, &finals);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_TRUE(MatchesReference(*run, *reference, kTolerance));
+  const int64_t model_bytes =
+      4 * static_cast<int64_t>(reference->params.size());
+  ASSERT_EQ(finals.size(), 2u);
+  for (const nlohmann::json& f : finals) {
+    EXPECT_EQ(f["memory_saving"], "counted_not_realised") << f.dump();
+    const int64_t params = f["param_bytes"].get<int64_t>();
+    EXPECT_GE(params, model_bytes / 2 - 8) << f.dump();
+    EXPECT_LT(params, model_bytes * 9 / 10) << f.dump();
+    const int64_t grads = f["grad_bytes"].get<int64_t>();
+    EXPECT_GE(grads, model_bytes / 2 - 8) << f.dump();
+    EXPECT_LE(grads, model_bytes) << f.dump();
+  }
+}
+
+// zero3 keeps no checkpoints on CUDA workers (as zero1/zero2 there): asked
+// for one, it refuses before the first step.
+TEST(CudaOracleTest, Zero3CheckpointsAreRefusedOnCudaWorkers) {
   SKIP_WITHOUT_GPU();
   OracleSetup setup;
+  setup.sync.checkpoint_every = 1;
+  setup.sync.checkpoint_dir = ::testing::TempDir();
   absl::StatusOr<OracleRun> run = RunCudaWorkers(setup, "zero3", {0});
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().code(), absl::StatusCode::kUnimplemented)
@@ -137,12 +180,14 @@ TEST(CudaOracleTest, CudaWorkerEqualsCpuWorker) {
 // Gradient accumulation (3 passes a step: the stash on the device, each
 // gradient folded on the compute stream before the strategy sees it) and a
 // learning-rate warm-up (the CUDA optimizer's and the servers' rate), on
-// the device path (baseline, ring, zero2) and through host staging (sps,
-// two workers sharing the GPU): equal to one CPU worker of batch N*b*k.
+// the device path (baseline, ring, zero2, zero3: its hooks in every pass)
+// and through host staging (sps, two workers sharing the GPU): equal to one
+// CPU worker of batch N*b*k.
 TEST(CudaOracleTest, AccumulationAndWarmUp) {
   SKIP_WITHOUT_GPU();
   for (const Case& c : {Case{"baseline", 1, 0, false}, Case{"sps", 2, 1, false},
-                        Case{"ring", 1, 0, true}, Case{"zero2", 1, 0, true}}) {
+                        Case{"ring", 1, 0, true}, Case{"zero2", 1, 0, true},
+                        Case{"zero3", 1, 0, true}}) {
     OracleSetup setup;
     setup.num_servers = c.servers;
     setup.accumulate_steps = 3;

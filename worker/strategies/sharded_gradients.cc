@@ -15,19 +15,19 @@ namespace ringside {
 ShardedGradients::ShardedGradients(const SyncContext& context,
                                    Collective& collective,
                                    const TensorShards& shards,
-                                   SequencedCommThread& comm)
+                                   SequencedCommThread& comm, bool logical)
     : context_(context),
       collective_(collective),
       shards_(shards),
-      comm_(comm) {
+      comm_(comm),
+      counts_shard_(context.device == Device::kCpu || logical) {
   if (context.device == Device::kCpu) {
     for (int t = 0; t < context.layout.num_tensors(); ++t) {
       shards.Release(context.grads, t);
     }
-    held_bytes_ = shards.shard().size() * 4;
-  } else {
-    held_bytes_ = context.layout.total_bytes();
   }
+  held_bytes_ =
+      counts_shard_ ? shards.shard().size() * 4 : context.layout.total_bytes();
   peak_bytes_ = held_bytes_;
 }
 
@@ -35,8 +35,7 @@ void ShardedGradients::Reduce(int first_tensor, int last_tensor,
                               int64_t step) {
   const KeyRange range{shards_.RangeOf(first_tensor).begin,
                        shards_.RangeOf(last_tensor).end};
-  const int64_t outside =
-      context_.device == Device::kCpu ? shards_.OutsideBytes(range) : 0;
+  const int64_t outside = counts_shard_ ? shards_.OutsideBytes(range) : 0;
   peak_bytes_ = std::max(peak_bytes_, held_bytes_ += outside);
   step_bytes_ += ShardedPhaseBytes(range.size() * 4, context_.world_size);
   comm_.Enqueue([this, first_tensor, last_tensor, step, outside]() {

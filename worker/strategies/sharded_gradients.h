@@ -10,9 +10,11 @@
 //
 // It counts what the gradients take: this rank's shard plus the gradients
 // queued and not yet reduced on CPU workers, the whole buffer on CUDA ones
-// (device memory is never given back): peak_bytes, the final record's
-// grad_bytes. TakeStepBytes: the bytes each way the reductions queued
-// since its last call.
+// (device memory is never given back) unless `logical` (zero3: the shard
+// plus the unreduced gradients there too, what the strategy holds
+// logically; the final record says the saving is counted, not realised):
+// peak_bytes, the final record's grad_bytes. TakeStepBytes: the bytes each
+// way the reductions queued since its last call.
 //
 // Thread-safety: construction, Reduce, peak_bytes and TakeStepBytes on the
 // training thread; the queued work runs on `comm`'s thread. `context`,
@@ -34,7 +36,8 @@ namespace ringside {
 class ShardedGradients {
  public:
   ShardedGradients(const SyncContext& context, Collective& collective,
-                   const TensorShards& shards, SequencedCommThread& comm);
+                   const TensorShards& shards, SequencedCommThread& comm,
+                   bool logical = false);
   ShardedGradients(const ShardedGradients&) = delete;
   ShardedGradients& operator=(const ShardedGradients&) = delete;
 
@@ -54,6 +57,7 @@ class ShardedGradients {
   Collective& collective_;
   const TensorShards& shards_;
   SequencedCommThread& comm_;
+  const bool counts_shard_;  // CPU, or `logical`: the shard is what's held
   std::atomic<int64_t> held_bytes_{0};  // both threads
   int64_t peak_bytes_ = 0;
   int64_t step_bytes_ = 0;

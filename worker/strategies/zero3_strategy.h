@@ -1,10 +1,11 @@
 // Zero3Strategy ("zero3"): ZeRO stage 3 / FSDP (Rajbhandari et al., SC'20;
-// PyTorch FSDP with one unit per tensor) over the job's Gloo group. Each
-// rank keeps only its byte-balanced shard of the parameters, of the
-// averaged gradients and of the optimizer state (ShardedOptimizer, the
-// partition of zero1/zero2); the rest of the flat buffers is given back to
-// the operating system (madvise(MADV_DONTNEED) on the pages wholly outside
-// the shard) and gathered tensor by tensor when the model needs it:
+// PyTorch FSDP with one unit per tensor) over the job's Gloo group (NCCL on
+// CUDA workers). Each rank keeps only its byte-balanced shard of the
+// parameters, of the averaged gradients and of the optimizer state
+// (ShardedOptimizer, the partition of zero1/zero2); the rest of the flat
+// buffers is given back to the operating system (CPU: madvise(MADV_DONTNEED)
+// on the pages wholly outside the shard; CUDA: counted only, below) and
+// gathered tensor by tensor when the model needs it:
 //
 //   forward    before the model reads tensor i: all-gather tensor i (the
 //              next tensor's all-gather is already queued: prefetch);
@@ -20,19 +21,34 @@
 //
 // The model reports where it reads parameters through the parameter-use
 // hooks (models/model.h; ParamUse()); the training loop refuses a model or
-// backend that cannot (the CUDA backend: not built). The prefetch order is
-// the order step 0 asked for tensors in, the same on every rank. Moves
+// backend that cannot. The prefetch order is the order step 0 asked for
+// tensors in, the same on every rank. Moves
 // 3(n-1)/n of the buffer per step (two all-gathers, one reduce-scatter)
 // when backward reads every tensor; the MLP's first layer is not read in
 // backward. Shutdown all-gathers the whole buffer, so every rank ends with
 // bit-identical parameters for evaluation and the oracle.
 //
+// CUDA workers (SupportsDevice(kCuda); compile-checked only until a GPU
+// session runs tools/gpu_check.sh): the same steps on the device buffers,
+// the collectives over the job's NCCL group from the communication thread,
+// the shard's optimizer on the device (ShardedOptimizer). The model's hooks
+// run as it ENQUEUES kernels (models/cuda/cuda_model.h), so the order is
+// kept with events (Zero3DeviceOrder, zero3_device_order.h): needed(i)
+// waits for gather i's ticket and makes the compute stream wait for its
+// event; a release records an event on the compute stream that the next
+// all-gather into that region waits for; gradient i's reduce-scatter waits
+// for grad_ready_event(i). Device memory cannot be partly given back: the
+// buffers stay whole-size, and PeakParamBytes / PeakGradBytes count what
+// zero3 holds logically -- the final record says so
+// ("memory_saving":"counted_not_realised", worker/cuda_backend.h). No
+// checkpoints there (refused, as zero1/zero2's).
+//
 // Memory: PeakParamBytes / PeakGradBytes report the most bytes held at once
 // during the steps (the shard plus the tensors gathered or written and not
 // yet freed); the process's peak RSS still includes the whole buffers that
 // the backend fills before Init (every rank seeds the whole model).
-// Checkpoints: every rank writes its own shard, as zero1/zero2; --resume
-// needs the same number of workers. Every wait is bounded by
+// Checkpoints (CPU): every rank writes its own shard, as zero1/zero2;
+// --resume needs the same number of workers. Every wait is bounded by
 // options.rpc_timeout. Timeline: ALLGATHER and REDUCE_SCATTER on each
 // tensor's lane, OPTIMIZER and CHECKPOINT on lane "step".
 // Not thread-safe (SyncStrategy contract); the hooks run on the training
@@ -50,6 +66,7 @@
 #include "worker/strategies/sharded_gradients.h"
 #include "worker/strategies/sharded_optimizer.h"
 #include "worker/strategies/tensor_shards.h"
+#include "worker/strategies/zero3_device_order.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -68,6 +85,9 @@ class Zero3Strategy final : public SyncStrategy {
   absl::Status PrepareEvaluation() override;
   absl::Status EndEvaluation() override;
   int64_t start_step() const override { return sharded_.start_step; }
+  bool SupportsDevice(Device device) const override {
+    return device == Device::kCpu || device == Device::kCuda;
+  }
   int64_t OptimizerStateBytes() const override {
     return sharded_.optimizer == nullptr ? 0
                                          : sharded_.optimizer->state_bytes();
@@ -88,6 +108,9 @@ class Zero3Strategy final : public SyncStrategy {
   // Frees `tensor`'s parameters outside this rank's shard (after waiting
   // for a gather still on its way).
   void ReleaseParams(int tensor);
+  // The freeing itself: CPU, the pages go (TensorShards::Release); CUDA,
+  // an event after the kernels enqueued so far (Zero3DeviceOrder).
+  absl::Status GiveBack(int tensor);
   // All-gathers every shard into the whole buffer on the comm thread and
   // waits (rpc_timeout); errors name `what` ("the final parameters").
   absl::Status GatherWholeBuffer(const std::string& what);
@@ -100,6 +123,7 @@ class Zero3Strategy final : public SyncStrategy {
   std::unique_ptr<TensorShards> shards_;
   std::unique_ptr<SequencedCommThread> comm_;
   std::unique_ptr<ShardedGradients> gradients_;
+  std::unique_ptr<Zero3DeviceOrder> device_;  // CUDA workers only
   // Per tensor: the ticket of the gather that brought its parameters (-1:
   // freed).
   std::vector<int64_t> gather_ticket_;

@@ -103,6 +103,10 @@ class CudaCharLmImpl final : public CudaCharLm {
     const int64_t b = batch.size;
     RS_RETURN_IF_ERROR(Upload(batch, 0, b, stream));
     RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.start(), stream));
+    // Parameter use as one unit, before the first kernel that reads any.
+    if (hooks_ != nullptr && hooks_->needed) {
+      for (int t = 0; t < layout_.num_tensors(); ++t) hooks_->needed(t);
+    }
     RS_RETURN_IF_ERROR(Forward(b, d_params, stream));
     const int64_t n = b * config_.block_size;
     RS_CUDA_RETURN_IF_ERROR(k::LaunchCrossEntropy(

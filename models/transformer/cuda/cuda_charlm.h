@@ -18,6 +18,11 @@
 // scratch (activations for backward), grown to the largest batch seen.
 // Each call makes device() current on the calling thread.
 //
+// Parameter use (models/cuda/cuda_model.h), as the CPU CharLm: one unit --
+// with hooks set, ForwardBackward calls needed(i) for every tensor, in
+// layout order, before it enqueues the first forward kernel, and no
+// forward_done; on_ready(i) then ends tensor i's use. Evaluate calls none.
+//
 // Utilization: last_compute_seconds() is the device time between CUDA
 // events recorded around the step's kernels.
 //
@@ -61,6 +66,11 @@ class CudaCharLm : public CudaModel {
     return CharLmFlopsPerExample(config());
   }
   std::string name() const override { return "charlm"; }
+  bool ReportsParamUse() const override { return true; }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override { hooks_ = hooks; }
+
+ protected:
+  const ParamUseHooks* hooks_ = nullptr;  // not owned; null: none
 };
 
 }  // namespace ringside

@@ -3,8 +3,8 @@
 // float32 tolerance over several shapes (widths that are not multiples of
 // 32, one head and several, batch 1), the same readiness order with an
 // event per tensor, Evaluate over more than one chunk, seeded init on the
-// device, bad input as INVALID_ARGUMENT, and a few SGD steps lowering the
-// loss.
+// device, bad input as INVALID_ARGUMENT, a few SGD steps lowering the
+// loss, and the parameter-use hooks of the CPU CharLm (one unit).
 //
 // Where CUDA cannot run, the GPU tests skip and say why (gpu_skip.h); the
 // factory's "built without CUDA" answer is checked everywhere else.
@@ -22,6 +22,7 @@
 #include "models/transformer/charlm.h"
 #include "models/transformer/charlm_layout.h"
 #include "tests/testing/gpu_skip.h"
+#include "tests/testing/param_use_log.h"
 
 namespace ringside {
 namespace {
@@ -162,6 +163,36 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"one_head_batch1", Config(30, 3, 1, 20, 33), 1},
                       Case{"wide", Config(65, 1, 4, 128, 64), 4}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+
+// Parameter use as one unit, as the CPU CharLm: needed for every tensor
+// before the first kernel, then the readiness calls; Evaluate calls none.
+TEST(CudaCharLmTest, ReportsParameterUseAsTheCpuCharLm) {
+  SKIP_WITHOUT_GPU();
+  const CharLmConfig config = Config(10, 2, 2, 8, 6);
+  absl::StatusOr<std::unique_ptr<CharLm>> cpu = CharLm::Create(config);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const std::vector<float> params = RandomParams((*cpu)->layout(), 5);
+  Device gpu = MustUpload(config, params);
+  ASSERT_NE(gpu.model, nullptr);
+  ASSERT_TRUE(gpu.model->ReportsParamUse());
+  testing::ParamUseLog cpu_log, gpu_log;
+  (*cpu)->SetParamUseHooks(&cpu_log.hooks);
+  gpu.model->SetParamUseHooks(&gpu_log.hooks);
+  const Batch batch = RandomBatch(config, 3, 7);
+  std::vector<float> cpu_grads(params.size());
+  ASSERT_TRUE((*cpu)
+                  ->ForwardBackward(batch, params, absl::MakeSpan(cpu_grads),
+                                    cpu_log.Ready())
+                  .ok());
+  ASSERT_TRUE(gpu.model
+                  ->ForwardBackward(batch, gpu.params.data(), gpu.grads.data(),
+                                    gpu_log.Ready(), /*stream=*/nullptr)
+                  .ok());
+  EXPECT_EQ(gpu_log.calls, cpu_log.calls);
+  gpu_log.calls.clear();
+  ASSERT_TRUE(gpu.model->Evaluate(batch, gpu.params.data(), nullptr).ok());
+  EXPECT_TRUE(gpu_log.calls.empty());
+}
 
 TEST(CudaCharLmTest, InitDeviceParamsEqualsHostInit) {
   SKIP_WITHOUT_GPU();

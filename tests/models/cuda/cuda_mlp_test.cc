@@ -1,7 +1,8 @@
 // The CUDA MLP (models/cuda/cuda_mlp.h) against the CPU Mlp: equal loss and
 // gradients to float32 tolerance on random inputs over several widths
 // (including non-multiples of 32) and batch sizes, the same readiness order
-// with an event per tensor, and CUDA errors as Status with CUDA's message.
+// with an event per tensor and the same parameter-use hooks, and CUDA
+// errors as Status with CUDA's message.
 //
 // Where CUDA cannot run, the GPU tests skip and say why: "built without
 // --config=cuda" in the default build, "no GPU here: <the CUDA runtime's
@@ -27,6 +28,7 @@
 #include "models/mlp.h"
 #include "tests/models/cuda/mlp_test_data.h"
 #include "tests/testing/gpu_skip.h"
+#include "tests/testing/param_use_log.h"
 
 namespace ringside {
 namespace {
@@ -145,6 +147,42 @@ TEST(CudaMlpTest, ReusesScratchAcrossBatchSizes) {
     SCOPED_TRACE(absl::StrCat("batch ", size));
     ExpectStepMatchesCpu(**cpu, gpu, params, RandomBatch(size, 17, 9, ++seed));
   }
+}
+
+// The parameter-use hooks (zero3 on a device) come in the CPU Mlp's order,
+// at enqueue time; Evaluate calls none, nor a model whose hooks were taken
+// back.
+TEST(CudaMlpTest, ReportsParameterUseAsTheCpuMlp) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<int64_t> widths = {5, 7, 6, 3};
+  absl::StatusOr<std::unique_ptr<Mlp>> cpu = Mlp::Create(widths);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const std::vector<float> params = RandomParams(**cpu, 5);
+  Device gpu = MustUpload(widths, params);
+  ASSERT_NE(gpu.model, nullptr);
+  ASSERT_TRUE(gpu.model->ReportsParamUse());
+  testing::ParamUseLog cpu_log, gpu_log;
+  (*cpu)->SetParamUseHooks(&cpu_log.hooks);
+  gpu.model->SetParamUseHooks(&gpu_log.hooks);
+  const Batch batch = RandomBatch(4, 5, 3, 9);
+  std::vector<float> cpu_grads(params.size());
+  ASSERT_TRUE((*cpu)
+                  ->ForwardBackward(batch, params, absl::MakeSpan(cpu_grads),
+                                    cpu_log.Ready())
+                  .ok());
+  ASSERT_TRUE(gpu.model
+                  ->ForwardBackward(batch, gpu.params.data(), gpu.grads.data(),
+                                    gpu_log.Ready(), /*stream=*/nullptr)
+                  .ok());
+  EXPECT_EQ(gpu_log.calls, cpu_log.calls) << absl::StrJoin(gpu_log.calls, ",");
+  gpu_log.calls.clear();
+  ASSERT_TRUE(gpu.model->Evaluate(batch, gpu.params.data(), nullptr).ok());
+  gpu.model->SetParamUseHooks(nullptr);
+  ASSERT_TRUE(gpu.model
+                  ->ForwardBackward(batch, gpu.params.data(), gpu.grads.data(),
+                                    {}, nullptr)
+                  .ok());
+  EXPECT_TRUE(gpu_log.calls.empty()) << absl::StrJoin(gpu_log.calls, ",");
 }
 
 TEST(CudaMlpTest, InitDeviceParamsEqualsCpuInit) {
