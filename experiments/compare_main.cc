@@ -102,7 +102,7 @@ ABSL_FLAG(std::string, device, "cpu",
           "need one GPU per worker).");
 ABSL_FLAG(std::string, profile, "resnet50",
           "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
-          "gpt2) passed to the workers.");
+          "gpt2, mobilenet_v2) passed to the workers.");
 ABSL_FLAG(double, emulated_compute_ms, 0,
           "--model=synthetic: emulated compute per step (ms) passed to the "
           "workers; the outputs say 'emulated'.");

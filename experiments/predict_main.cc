@@ -36,7 +36,7 @@
 
 ABSL_FLAG(std::string, profile, "resnet50",
           "Gradient profile giving M and T (resnet50, vgg16, bert-base, "
-          "gpt2); empty: give --model_bytes and --tensors.");
+          "gpt2, mobilenet_v2); empty: give --model_bytes and --tensors.");
 ABSL_FLAG(int64_t, model_bytes, 0,
           "M: gradient bytes per step; > 0 overrides the profile's.");
 ABSL_FLAG(int64_t, tensors, 0,

@@ -173,6 +173,53 @@ GradientProfile Gpt2Small() {
   return p;
 }
 
+// torchvision.models.mobilenet_v2 (width 1.0, 1000 classes): features.0
+// (3x3 conv, stride 2, BN), 17 InvertedResiduals from the settings (t, c,
+// n, s) below -- expansion 1: depthwise 3x3 + BN, project 1x1 + BN; else
+// expand 1x1 + BN, depthwise 3x3 + BN, project 1x1 + BN -- features.18
+// (1x1 conv to 1280, BN), classifier.1 Linear(1280, 1000). Convolutions
+// have no bias.
+GradientProfile MobileNetV2() {
+  GradientProfile p;
+  p.name = "mobilenet_v2";
+  p.description =
+      "MobileNetV2 (torchvision mobilenet_v2, width 1.0, 1000 classes; BN "
+      "affine parameters, no running stats)";
+  p.published_parameters = 3504872;
+  Builder b(&p);
+  b.Add("features.0.0.weight", {32, 3, 3, 3});
+  b.Norm("features.0.1", 32);
+  struct Setting {
+    int64_t t, c, n;
+  };
+  const Setting settings[] = {{1, 16, 1},  {6, 24, 2},  {6, 32, 3}, {6, 64, 4},
+                              {6, 96, 3},  {6, 160, 3}, {6, 320, 1}};
+  int64_t in = 32;
+  int index = 1;
+  for (const Setting& s : settings) {
+    for (int64_t i = 0; i < s.n; ++i, ++index) {
+      const std::string pre = absl::StrCat("features.", index, ".conv.");
+      const int64_t hidden = in * s.t;
+      int layer = 0;
+      if (s.t != 1) {  // expand
+        b.Add(absl::StrCat(pre, layer, ".0.weight"), {hidden, in, 1, 1});
+        b.Norm(absl::StrCat(pre, layer, ".1"), hidden);
+        ++layer;
+      }
+      b.Add(absl::StrCat(pre, layer, ".0.weight"), {hidden, 1, 3, 3});
+      b.Norm(absl::StrCat(pre, layer, ".1"), hidden);
+      ++layer;
+      b.Add(absl::StrCat(pre, layer, ".weight"), {s.c, hidden, 1, 1});
+      b.Norm(absl::StrCat(pre, layer + 1), s.c);
+      in = s.c;
+    }
+  }
+  b.Add(absl::StrCat("features.", index, ".0.weight"), {1280, in, 1, 1});
+  b.Norm(absl::StrCat("features.", index, ".1"), 1280);
+  b.WeightAndBias("classifier.1", {1000, 1280});
+  return p;
+}
+
 struct Entry {
   const char* name;
   GradientProfile (*build)();
@@ -183,6 +230,7 @@ constexpr Entry kProfiles[] = {
     {"vgg16", Vgg16},
     {"bert-base", BertBase},
     {"gpt2", Gpt2Small},
+    {"mobilenet_v2", MobileNetV2},
 };
 
 }  // namespace

@@ -19,6 +19,9 @@
 //   gpt2       HuggingFace GPT2Model, GPT-2 small (124M); the LM head is
 //              tied to wte, so not a separate tensor — 148 tensors,
 //              124,439,808 parameters.
+//   mobilenet_v2  torchvision mobilenet_v2 (width 1.0, 1000 classes) —
+//              158 tensors, 3,504,872 parameters (14 MB: small enough for
+//              shaped links of 0.1 Gbit/s).
 //
 // Pure functions; thread-safe.
 #ifndef RINGSIDE_MODELS_GRADIENT_PROFILES_H_

@@ -46,7 +46,7 @@ struct ModelOptions {
   // MLP layer widths, input first, classes last (>= 2 entries, each > 0).
   std::vector<int64_t> mlp_widths = {64, 1024, 1024, 10};
   // "synthetic" only: the gradient profile whose tensors the model has
-  // (GradientProfileNames(): resnet50, vgg16, bert-base, gpt2).
+  // (GradientProfileNames(): resnet50, vgg16, bert-base, gpt2, mobilenet_v2).
   std::string profile = "resnet50";
   // "synthetic" only: emulated wall time of one forward+backward, in
   // milliseconds (>= 0; 0 = only the model's cheap real arithmetic).

@@ -24,6 +24,7 @@ constexpr Published kPublished[] = {
     {"vgg16", 32, 138357544},
     {"bert-base", 199, 109482240},
     {"gpt2", 148, 124439808},
+    {"mobilenet_v2", 158, 3504872},
 };
 
 GradientProfile MustFind(const std::string& name) {
@@ -35,8 +36,10 @@ GradientProfile MustFind(const std::string& name) {
 TEST(GradientProfilesTest, NamesAreTheFourNetworks) {
   EXPECT_EQ(
       GradientProfileNames(),
-      (std::vector<std::string>{"resnet50", "vgg16", "bert-base", "gpt2"}));
-  EXPECT_EQ(GradientProfileNameList(), "resnet50, vgg16, bert-base, gpt2");
+      (std::vector<std::string>{"resnet50", "vgg16", "bert-base", "gpt2",
+                                 "mobilenet_v2"}));
+  EXPECT_EQ(GradientProfileNameList(),
+            "resnet50, vgg16, bert-base, gpt2, mobilenet_v2");
 }
 
 TEST(GradientProfilesTest, CountsAndTotalsMatchPublishedNumbers) {
@@ -153,7 +156,7 @@ TEST(GradientProfilesTest, UnknownNameListsKnownOnes) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "unknown gradient profile 'resnet18' (known: resnet50, vgg16, "
-            "bert-base, gpt2)");
+            "bert-base, gpt2, mobilenet_v2)");
 }
 
 }  // namespace
