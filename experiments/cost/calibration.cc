@@ -11,6 +11,7 @@
 #include "absl/synchronization/barrier.h"
 #include "collectives/collective.h"
 #include "collectives/gloo_collective.h"
+#include "collectives/gloo_half_allreduce.h"
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -39,18 +40,17 @@ int CallsFor(int64_t bytes) {
   return bytes <= kSmallBytes ? 15 : (bytes <= (int64_t{16} << 20) ? 7 : 3);
 }
 
-using CollectiveOp =
-    std::function<absl::Status(Collective&, std::vector<float>&,
-                               const std::vector<int64_t>& counts)>;
+// One rank's part of a timed collective: connects (collective, blocking)
+// and returns the call to time.
+using RankCall = std::function<absl::Status()>;
+using RankSetup =
+    std::function<absl::StatusOr<RankCall>(InMemoryStore& store, int rank)>;
 
-// Times `op` on `floats` floats between kRanks ranks (threads, one Gloo
-// group): the median over CallsFor calls of the slowest rank's time.
-absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
-                                      absl::Duration timeout) {
+// Times the calls `setup` makes between kRanks ranks (threads): the median
+// over `calls` calls of the slowest rank's time, each after one untimed
+// call, every rank starting each call together.
+absl::StatusOr<double> TimeRanks(const RankSetup& setup, int calls) {
   InMemoryStore store;
-  std::vector<int64_t> counts(kRanks, floats / kRanks);
-  counts.back() += floats % kRanks;
-  const int calls = CallsFor(floats * 4);
   std::vector<std::vector<double>> seconds(kRanks);
   std::vector<absl::Status> status(kRanks);
   std::vector<std::unique_ptr<absl::Barrier>> rounds;
@@ -60,22 +60,13 @@ absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
   std::vector<std::thread> threads;
   for (int r = 0; r < kRanks; ++r) {
     threads.emplace_back([&, r] {
-      GlooCollectiveOptions options;
-      options.connect_timeout = timeout;
-      options.store_prefix = "calibration";
-      absl::StatusOr<std::unique_ptr<Collective>> group =
-          CreateGlooCollective(store, r, kRanks, options);
-      if (!group.ok()) {
-        status[r] = group.status();
-        for (auto& b : rounds) b->Block();
-        return;
-      }
-      std::vector<float> data(static_cast<size_t>(floats), 1.0f + r);
+      absl::StatusOr<RankCall> call = setup(store, r);
+      if (!call.ok()) status[r] = call.status();
       for (int i = 0; i < calls + 1; ++i) {
-        rounds[i]->Block();  // every rank starts each call together
+        rounds[i]->Block();
         if (!status[r].ok()) continue;
         const Stopwatch watch;
-        status[r] = op(**group, data, counts);
+        status[r] = (*call)();
         if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());
       }
     });
@@ -89,6 +80,58 @@ absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
     }
   }
   return Median(slowest);
+}
+
+// A Collective operation on a rank's `data`, split in kRanks shards.
+using CollectiveOp = std::function<absl::Status(
+    Collective&, absl::Span<float> data, const std::vector<int64_t>& counts)>;
+
+// Times `op` on `floats` floats in the workers' Gloo Collective.
+absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
+                                      absl::Duration timeout) {
+  std::vector<int64_t> counts(kRanks, floats / kRanks);
+  counts.back() += floats % kRanks;
+  return TimeRanks(
+      [&](InMemoryStore& store, int rank) -> absl::StatusOr<RankCall> {
+        GlooCollectiveOptions options;
+        options.connect_timeout = timeout;
+        options.store_prefix = "calibration";
+        RS_ASSIGN_OR_RETURN(std::shared_ptr<Collective> group,
+                            CreateGlooCollective(store, rank, kRanks, options));
+        auto data = std::make_shared<std::vector<float>>(
+            static_cast<size_t>(floats), 1.0f + rank);
+        return RankCall([=, &op] {
+          return op(*group, absl::MakeSpan(*data), counts);
+        });
+      },
+      CallsFor(floats * 4));
+}
+
+// Times ring_fp16's all-reduce of `floats` floats: to fp16, Gloo's fp16
+// sum all-reduce (GlooHalfAllReduce), back to float32.
+absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
+                                         absl::Duration timeout) {
+  return TimeRanks(
+      [&](InMemoryStore& store, int rank) -> absl::StatusOr<RankCall> {
+        GlooCollectiveOptions options;
+        options.connect_timeout = timeout;
+        options.store_prefix = "calibration/half";
+        RS_ASSIGN_OR_RETURN(
+            std::shared_ptr<GlooHalfAllReduce> group,
+            GlooHalfAllReduce::Create(store, rank, kRanks, options));
+        auto data = std::make_shared<std::vector<float>>(
+            static_cast<size_t>(floats), 0.5f + rank);
+        auto halves =
+            std::make_shared<std::vector<uint16_t>>(static_cast<size_t>(floats));
+        return RankCall([=] {
+          FloatToHalf(*data, absl::MakeSpan(*halves));
+          RS_RETURN_IF_ERROR(
+              group->AllReduceSum(absl::MakeSpan(*halves), timeout));
+          HalfToFloat(*halves, absl::MakeSpan(*data));
+          return absl::OkStatus();
+        });
+      },
+      CallsFor(floats * 2));
 }
 
 // The median time of one push+pull round of `workers` PsSessions (threads)
@@ -180,19 +223,17 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   c.loopback_latency_s = link.latency_s;
   const double B = link.bandwidth_Bps;
 
-  const CollectiveOp allreduce = [&](Collective& g, std::vector<float>& d,
+  const CollectiveOp allreduce = [&](Collective& g, absl::Span<float> d,
                                      const std::vector<int64_t>&) {
-    return g.AllReduce(absl::MakeSpan(d), ReduceOp::kSum, o.timeout);
+    return g.AllReduce(d, ReduceOp::kSum, o.timeout);
   };
-  const CollectiveOp reduce_scatter = [&](Collective& g,
-                                          std::vector<float>& d,
+  const CollectiveOp reduce_scatter = [&](Collective& g, absl::Span<float> d,
                                           const std::vector<int64_t>& counts) {
-    return g.ReduceScatter(absl::MakeSpan(d), counts, ReduceOp::kSum,
-                           o.timeout);
+    return g.ReduceScatter(d, counts, ReduceOp::kSum, o.timeout);
   };
-  const CollectiveOp allgather = [&](Collective& g, std::vector<float>& d,
+  const CollectiveOp allgather = [&](Collective& g, absl::Span<float> d,
                                      const std::vector<int64_t>& counts) {
-    return g.AllGatherV(absl::MakeSpan(d), counts, o.timeout);
+    return g.AllGatherV(d, counts, o.timeout);
   };
   const int64_t big = c.benchmark_bytes / 4, small = kSmallBytes / 4;
   // Bytes a rank sends at 2 ranks: all-reduce M, the others M/2.
@@ -213,6 +254,12 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
   c.cpu.allgather_byte_s =
       CpuPerByte(c.allgather_s, allgather_small, m / 2, s / 2, B);
+  RS_ASSIGN_OR_RETURN(c.half_allreduce_s, TimeHalfAllReduce(big, o.timeout));
+  RS_ASSIGN_OR_RETURN(const double half_small,
+                      TimeHalfAllReduce(small, o.timeout));
+  // fp16 on the wire: a rank sends half the float bytes.
+  c.cpu.half_allreduce_byte_s =
+      CpuPerByte(c.half_allreduce_s, half_small, m / 2, s / 2, B);
   const double allreduce_slope =
       c.cpu.allreduce_byte_s + 1.0 / B;  // all of a byte's time
   c.cpu.collective_call_s =
@@ -248,7 +295,9 @@ std::string CalibrationLine(const Calibration& c) {
                       c.benchmark_bytes / 1e6,
                       c.loopback_bandwidth_Bps * 8 / 1e9),
       "), CPU beyond the link: all-reduce ", ns(c.cpu.allreduce_byte_s),
-      ", reduce-scatter ", ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
+      ", fp16 all-reduce ", ns(c.cpu.half_allreduce_byte_s),
+      " (per wire byte, with the conversions), reduce-scatter ",
+      ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
       ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_call_s),
       " per collective call; parameter server: worker ",
       ns(c.cpu.ps_worker_byte_s), " per step, server ",
@@ -260,6 +309,7 @@ std::string CalibrationLine(const Calibration& c) {
 
 nlohmann::json CalibrationJson(const Calibration& c) {
   return {{"allreduce_byte_s", c.cpu.allreduce_byte_s},
+          {"half_allreduce_byte_s", c.cpu.half_allreduce_byte_s},
           {"reduce_scatter_byte_s", c.cpu.reduce_scatter_byte_s},
           {"allgather_byte_s", c.cpu.allgather_byte_s},
           {"collective_call_s", c.cpu.collective_call_s},
@@ -271,6 +321,7 @@ nlohmann::json CalibrationJson(const Calibration& c) {
           {"loopback_latency_s", c.loopback_latency_s},
           {"allreduce_s", c.allreduce_s},
           {"allreduce_small_s", c.allreduce_small_s},
+          {"half_allreduce_s", c.half_allreduce_s},
           {"reduce_scatter_s", c.reduce_scatter_s},
           {"allgather_s", c.allgather_s},
           {"ps_round_1_s", c.ps_round_1_s},

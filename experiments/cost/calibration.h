@@ -9,7 +9,9 @@
 //   collectives       the workers' Collective (CreateGlooCollective, ring)
 //                     between 2 ranks as threads over loopback TCP:
 //                     AllReduce, ReduceScatter and AllGatherV of M bytes
-//                     and of 64 KiB, each the median of a few calls. The
+//                     and of 64 KiB, and ring_fp16's all-reduce (to fp16,
+//                     GlooHalfAllReduce, back), each the median of a few
+//                     calls. The
 //                     slope per byte a rank sends, less the loopback link's
 //                     own 1/B (LinkEstimate, measured here too), is the CPU
 //                     per byte of that operation (summation, copies, the
@@ -58,7 +60,7 @@ struct Calibration {
   double loopback_bandwidth_Bps = 0;
   double loopback_latency_s = 0;
   double allreduce_s = 0, allreduce_small_s = 0;
-  double reduce_scatter_s = 0, allgather_s = 0;
+  double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
   double ps_round_1_s = 0, ps_round_2_s = 0, ps_round_small_s = 0;
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved
   double wall_s = 0;            // the calibration's own time

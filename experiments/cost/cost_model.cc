@@ -46,6 +46,9 @@ int64_t FusedAllReduces(const CostInputs& in) {
                            std::max<int64_t>(1, static_cast<int64_t>(batches)));
 }
 
+// ⌈log2 r⌉: the rounds of a binomial-tree broadcast among r ranks.
+double BroadcastRounds(double r) { return r > 1 ? std::ceil(std::log2(r)) : 0; }
+
 double DuplexFactor(const CostInputs& in) {
   return in.ps_push_pull_overlap ? 1.0 : 2.0;
 }
@@ -86,6 +89,7 @@ double CpuSeconds(absl::string_view strategy, const CostInputs& in) {
     const double r = static_cast<double>(RanksPerHost(in));
     const double h = std::ceil(n / r);
     return (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
+           BroadcastRounds(r) * M * c.allgather_byte_s +
            T * c.collective_call_s * (h > 1 ? 3 : 2);
   }
   if (strategy == "zero1") {
@@ -166,13 +170,16 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
           in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : B;
       const double a_intra =
           in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
-      // Per tensor: reduce to the host's leader and broadcast back (each
-      // half an all-reduce within the host), and an all-reduce among the
-      // h leaders across hosts.
-      p.bandwidth_s = 2.0 * (r - 1.0) / r * M / b_intra +
+      // Per tensor: an all-reduce within the host (the implementation's
+      // reduce to the leader), an all-reduce among the h leaders across
+      // hosts, and Gloo's binomial-tree broadcast from the leader within
+      // the host (⌈log2 r⌉ rounds of the whole tensor).
+      const double tree = BroadcastRounds(r);
+      p.bandwidth_s = (2.0 * (r - 1.0) / r + tree) * M / b_intra +
                       2.0 * (h - 1.0) / h * M / B;
       p.latency_s = static_cast<double>(in.num_tensors) *
-                    (2.0 * (r - 1.0) * a_intra + 2.0 * (h - 1.0) * in.latency_s);
+                    ((2.0 * (r - 1.0) + tree) * a_intra +
+                     2.0 * (h - 1.0) * in.latency_s);
     }
     return true;
   }
@@ -244,6 +251,7 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   for (const auto& [name, value] :
        {std::pair<const char*, double>{"cpu.allreduce_byte_s",
                                        in.cpu.allreduce_byte_s},
+        {"cpu.half_allreduce_byte_s", in.cpu.half_allreduce_byte_s},
         {"cpu.reduce_scatter_byte_s", in.cpu.reduce_scatter_byte_s},
         {"cpu.allgather_byte_s", in.cpu.allgather_byte_s},
         {"cpu.collective_call_s", in.cpu.collective_call_s},

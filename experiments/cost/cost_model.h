@@ -33,12 +33,13 @@
 //             what it buys is tolerance of uneven workers (stragglers),
 //             which a model of identical workers does not capture
 //   hierarchical  n = 1: 0; else, with r ranks per host (ranks_per_host,
-//             0: all n on one host) and h = ⌈n/r⌉ hosts, per tensor a
-//             reduce to the host's leader and a broadcast back (each half
-//             an all-reduce within the host, on the intra-host link
-//             B_i, α_i) and an all-reduce among the h leaders (B, α):
-//               2(r−1)/r · M/B_i + 2(h−1)/h · M/B
-//                 + T · [2(r−1)α_i + 2(h−1)α]
+//             0: all n on one host) and h = ⌈n/r⌉ hosts, per tensor an
+//             all-reduce within the host (the reduce to the host's leader;
+//             the intra-host link B_i, α_i), an all-reduce among the h
+//             leaders (B, α) and a binomial-tree broadcast from the leader
+//             within the host, ⌈log2 r⌉ rounds of the whole tensor:
+//               [2(r−1)/r + ⌈log2 r⌉] · M/B_i + 2(h−1)/h · M/B
+//                 + T · [(2(r−1) + ⌈log2 r⌉)α_i + 2(h−1)α]
 //   zero1     n = 1: 0; else one all-reduce of the whole gradient buffer,
 //             then one all-gather of the updated parameters (each rank
 //             sends its shard (n−1) times, receives the others'):
@@ -56,7 +57,8 @@
 // symbols, with M the bytes the strategy moves and n > 1 for the
 // collective ones:
 //   ring, fusion  2(n−1)/n · M · a_b + calls · c  (calls: b_r; fusion b + 1)
-//   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + T · c · (h > 1 ? 3 : 2)
+//   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + ⌈log2 r⌉ · M · g_b
+//             + T · c · (h > 1 ? 3 : 2)
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 2c
 //   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1) · c
 //   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T · c
@@ -113,6 +115,9 @@ namespace ringside {
 // operation beyond the link's 1/B; the parameter server's per model byte.
 struct CpuCosts {
   double allreduce_byte_s = 0;       // a_b: all-reduce (summation, copies)
+  // a_h: ring_fp16's all-reduce, per fp16 byte sent (with the float32
+  // conversions); replaces a_b for rows sending fp16 (prediction_report.h)
+  double half_allreduce_byte_s = 0;
   double reduce_scatter_byte_s = 0;  // r_b: reduce-scatter
   double allgather_byte_s = 0;       // g_b: all-gather
   double collective_call_s = 0;      // c: one collective call
@@ -124,7 +129,8 @@ struct CpuCosts {
   int cores = 0;
 
   bool calibrated() const {
-    return allreduce_byte_s > 0 || reduce_scatter_byte_s > 0 ||
+    return allreduce_byte_s > 0 || half_allreduce_byte_s > 0 ||
+           reduce_scatter_byte_s > 0 ||
            allgather_byte_s > 0 || collective_call_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
   }

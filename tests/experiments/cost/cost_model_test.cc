@@ -164,19 +164,20 @@ TEST(CostModelTest, AsyncPsIsDpsWithIdenticalWorkers) {
 // 2(h−1)α per tensor).
 TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
   CostInputs in = Round();  // n = 4, M/B = 1 s, α = 1 ms, T = 10
-  // One host (r = 0: all four): the leaders' term vanishes, B_i = B.
+  // One host (r = 0: all four): the leaders' term vanishes, B_i = B; the
+  // local all-reduce 2·3/4 plus the broadcast tree's ⌈log2 4⌉ = 2 rounds.
   Prediction one = Predict("hierarchical", in);
-  EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4, kEps);
-  EXPECT_NEAR(one.latency_s, 10 * 2.0 * 3 * 1e-3, kEps);
+  EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4 + 2, kEps);
+  EXPECT_NEAR(one.latency_s, 10 * (2.0 * 3 + 2) * 1e-3, kEps);
   // 2 hosts × 2 ranks, the intra-host link 10× faster with α_i = 0.1 ms:
-  // 2·(1/2)·0.1 + 2·(1/2)·1 = 1.1 s; 10·(2·1·1e-4 + 2·1·1e-3) = 0.022 s.
+  // (2·(1/2) + 1)·0.1 + 2·(1/2)·1 = 1.2 s; 10·(3·1e-4 + 2·1e-3) = 0.023 s.
   in.ranks_per_host = 2;
   in.intra_bandwidth_Bps = 1e10;
   in.intra_latency_s = 1e-4;
   Prediction two = Predict("hierarchical", in);
-  EXPECT_NEAR(two.bandwidth_s, 1.1, kEps);
-  EXPECT_NEAR(two.latency_s, 0.022, kEps);
-  EXPECT_NEAR(two.step_s, 1.0 + 1.122, kEps);
+  EXPECT_NEAR(two.bandwidth_s, 1.2, kEps);
+  EXPECT_NEAR(two.latency_s, 0.023, kEps);
+  EXPECT_NEAR(two.step_s, 1.0 + 1.223, kEps);
   // One rank per host: a flat all-reduce among n leaders, which is ring's
   // bandwidth term.
   in.ranks_per_host = 1;
@@ -246,6 +247,7 @@ TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
 CpuCosts RoundCpu() {
   CpuCosts c;
   c.allreduce_byte_s = 1e-10;
+  c.half_allreduce_byte_s = 4e-10;
   c.reduce_scatter_byte_s = 2e-10;
   c.allgather_byte_s = 3e-10;
   c.collective_call_s = 1e-3;
@@ -287,8 +289,9 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
            Case{"zero2", 0.375 + 0.011},
            // 3/4 · (2 · 0.3 + 0.2) + 3T calls
            Case{"zero3", 0.6 + 0.030},
-           // one host of 4: 2·3/4 · 0.1 + T · 2 calls
-           Case{"hierarchical", 0.15 + 0.020}}) {
+           // one host of 4: 2·3/4 · 0.1 + ⌈log2 4⌉ · 0.3 (the broadcast
+           // tree, at the all-gather's cost) + T · 2 calls
+           Case{"hierarchical", 0.15 + 0.6 + 0.020}}) {
     const Prediction p = Predict(c.strategy, in);
     EXPECT_NEAR(p.cpu_s, c.cpu_s, 1e-9) << c.strategy;
     EXPECT_NEAR(p.comm_s, p.bandwidth_s + p.latency_s + p.overhead_s + c.cpu_s,

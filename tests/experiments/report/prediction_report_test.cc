@@ -69,10 +69,27 @@ TEST(PredictionReportTest, RingFp16IsRingWithHalfTheBytes) {
   EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
 }
 
+// Calibrated, a row sending fp16 takes the fp16 all-reduce's CPU per byte,
+// the others the float32 one's: ring_fp16's 0.5 MB of halves at 1e-9 s/B
+// adds 2·(1/2)·0.5e6·1e-9 = 0.5 ms; ring's 1 MB at 1e-10 s/B adds 0.1 ms.
+TEST(PredictionReportTest, Fp16RowsUseTheFp16AllReducesCpuCost) {
+  CostInputs link = Link();
+  link.cpu.allreduce_byte_s = 1e-10;
+  link.cpu.half_allreduce_byte_s = 1e-9;
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025),
+                   Measured("ring", 2, 0, 0.020, 0.025)},
+                  link);
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  EXPECT_NEAR(runs[0].prediction->cpu_s, 0.5e-3, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->cpu_s, 0.1e-3, 1e-12);
+}
+
 // hierarchical's ranks per host come from its variant "h×r": 4 workers as
-// 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth and
-// 10·(2·1 + 2·1)·10 µs of latency = 2.4 ms; all four on one host (1×4):
-// 2·(3/4)·1 ms + 10·2·3·10 µs = 2.1 ms.
+// 2 hosts × 2 ranks: (2·(1/2) + 1)·1 ms + 2·(1/2)·1 ms of bandwidth (the
+// local all-reduce, the broadcast tree's one round, the leaders') and
+// 10·((2·1 + 1) + 2·1)·10 µs of latency = 3.5 ms; all four on one host
+// (1×4): (2·(3/4) + 2)·1 ms + 10·(2·3 + 2)·10 µs = 4.3 ms.
 TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
   ReportRow two_hosts = Measured("hierarchical", 4, 0, 0.020, 0.025);
   two_hosts.variant = "2×2";
@@ -81,8 +98,8 @@ TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
   const std::vector<PredictedRun> runs =
       PredictRuns({two_hosts, one_host}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
-  EXPECT_NEAR(runs[0].prediction->comm_s, 0.0024, 1e-12);
-  EXPECT_NEAR(runs[1].prediction->comm_s, 0.0021, 1e-12);
+  EXPECT_NEAR(runs[0].prediction->comm_s, 0.0035, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->comm_s, 0.0043, 1e-12);
   EXPECT_EQ(runs[0].modelled_as, "hierarchical");
 }
 
