@@ -13,6 +13,7 @@
 // success, 2 on bad flags, 1 when --json_out cannot be written.
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <algorithm>
 #include <filesystem>
@@ -86,6 +87,10 @@ ABSL_FLAG(std::string, cluster, "",
           "experiments/clusters/): predicts for that cluster's nodes, GPUs "
           "per node, links, compute and model instead of the flags above, "
           "printing the study-format table per n and the crossover.");
+ABSL_FLAG(std::string, calibration, "",
+          "A compare run's compare.json: add the CPU costs it measured on its "
+          "machine (cost_model.calibration; experiments/cost/calibration.h) "
+          "to every prediction. Empty: none, the alpha-beta terms only.");
 ABSL_FLAG(std::string, json_out, "",
           "Also write the inputs and predictions here as one JSON line.");
 
@@ -96,6 +101,48 @@ namespace {
 // workers' fusion flags (F, τ), --overlap, --ps_push_pull_overlap, and the
 // optimizer state per parameter of `optimizer` with `momentum`.
 // INVALID_ARGUMENT on a bad fusion flag or optimizer.
+// --calibration's CPU costs into `in.cpu` (none without the flag), and the
+// line saying which the predictions use. INVALID_ARGUMENT naming the file
+// when it cannot be read or has no usable calibration.
+absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
+  const std::string path = absl::GetFlag(FLAGS_calibration);
+  if (path.empty()) {
+    return std::string(
+        "Calibration: none -- the alpha-beta terms only (--calibration="
+        "compare.json adds the CPU costs a compare run measured on its "
+        "machine; they hold for machines like that one).");
+  }
+  std::ifstream file(path);
+  const nlohmann::json doc = nlohmann::json::parse(file, nullptr, false);
+  if (!file.is_open() || doc.is_discarded()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--calibration=", path, ": not a readable JSON file"));
+  }
+  if (!doc.contains("cost_model") || !doc["cost_model"].is_object() ||
+      !doc["cost_model"].contains("calibration") ||
+      doc["cost_model"]["calibration"].is_null()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--calibration=", path,
+        ": no cost_model.calibration (a compare.json from a run with the "
+        "cost model and --calibrate)"));
+  }
+  absl::StatusOr<CpuCosts> cpu =
+      CpuCostsFromJson(doc["cost_model"]["calibration"]);
+  if (!cpu.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--calibration=", path, ": ", cpu.status().message()));
+  }
+  in.cpu = *cpu;
+  std::string where = "its machine";
+  if (doc.contains("hardware") && doc["hardware"].is_object() &&
+      doc["hardware"].contains("cpu_model") &&
+      doc["hardware"]["cpu_model"].is_string()) {
+    where = doc["hardware"]["cpu_model"].get<std::string>();
+  }
+  return absl::StrCat("Calibration: from ", path, " (measured on ", where,
+                      "): ", CpuCostsJson(in.cpu).dump(), ".");
+}
+
 absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
                                CostInputs& in) {
   absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
@@ -253,6 +300,12 @@ int RunCluster() {
     return 2;
   }
 
+  const absl::StatusOr<std::string> calibration = SetCalibration(base);
+  if (!calibration.ok()) {
+    std::fprintf(stderr, "bad flags: %s\n",
+                 std::string(calibration.status().message()).c_str());
+    return 2;
+  }
   const int64_t max_n = std::min<int64_t>(cluster->gpus(), 1024);
   std::vector<int64_t> counts;
   for (int64_t n = 1; n < max_n; n *= 2) counts.push_back(n);
@@ -260,10 +313,7 @@ int RunCluster() {
   absl::PrintF(
       "Cluster %s (predicted, not measured): %d nodes x %d GPUs; intra-node "
       "%.3g Gbit/s, %.3g us; inter-node %.3g Gbit/s, %.3g us; t_c = %.3g ms "
-      "per step%s; M = %.1f MB in %d tensors; batch %d per worker.\n"
-      "Calibration: none -- the alpha-beta terms only; the CPU costs of "
-      "serialization, copies and summation are not in the model yet, which "
-      "under-predicts loopback runs by 40-80%% (docs/RESULTS.md).\n",
+      "per step%s; M = %.1f MB in %d tensors; batch %d per worker.\n%s\n",
       cluster->path, cluster->nodes, cluster->gpus_per_node,
       cluster->intra_node_gbit, cluster->intra_node_latency_us,
       cluster->inter_node_gbit, cluster->inter_node_latency_us,
@@ -272,7 +322,7 @@ int RunCluster() {
           ? ""
           : absl::StrCat(" (from ", cluster->compute_from, ")"),
       base.model_bytes / 1e6, static_cast<int>(base.num_tensors),
-      static_cast<int>(cluster->batch_size));
+      static_cast<int>(cluster->batch_size), calibration->c_str());
   std::string crossover =
       "\n## Crossover: the fastest strategy per n\n\n| n | link | fastest "
       "| samples/s | runner-up | samples/s |\n|--:|:--|:--|--:|:--|--:|\n";
@@ -324,6 +374,12 @@ int Run() {
                  std::string(in.status().message()).c_str());
     return 2;
   }
+  const absl::StatusOr<std::string> calibration = SetCalibration(*in);
+  if (!calibration.ok()) {
+    std::fprintf(stderr, "bad flags: %s\n",
+                 std::string(calibration.status().message()).c_str());
+    return 2;
+  }
   absl::StatusOr<std::vector<Prediction>> predictions = PredictSweep(
       absl::GetFlag(FLAGS_strategies), *in, absl::GetFlag(FLAGS_max_workers));
   if (!predictions.ok()) {
@@ -351,6 +407,7 @@ int Run() {
                                    : in->bandwidth_Bps) *
           8 / 1e9,
       (in->intra_latency_s >= 0 ? in->intra_latency_s : in->latency_s) * 1e6);
+  absl::PrintF("%s\n\n", *calibration);
   std::fputs(PredictionsMarkdown(*predictions).c_str(), stdout);
   std::fflush(stdout);
   if (!absl::GetFlag(FLAGS_json_out).empty()) {

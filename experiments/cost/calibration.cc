@@ -308,27 +308,20 @@ std::string CalibrationLine(const Calibration& c) {
 }
 
 nlohmann::json CalibrationJson(const Calibration& c) {
-  return {{"allreduce_byte_s", c.cpu.allreduce_byte_s},
-          {"half_allreduce_byte_s", c.cpu.half_allreduce_byte_s},
-          {"reduce_scatter_byte_s", c.cpu.reduce_scatter_byte_s},
-          {"allgather_byte_s", c.cpu.allgather_byte_s},
-          {"collective_call_s", c.cpu.collective_call_s},
-          {"ps_worker_byte_s", c.cpu.ps_worker_byte_s},
-          {"ps_server_byte_s", c.cpu.ps_server_byte_s},
-          {"ps_round_s", c.cpu.ps_round_s},
-          {"cores", c.cpu.cores},
-          {"loopback_bandwidth_Bps", c.loopback_bandwidth_Bps},
-          {"loopback_latency_s", c.loopback_latency_s},
-          {"allreduce_s", c.allreduce_s},
-          {"allreduce_small_s", c.allreduce_small_s},
-          {"half_allreduce_s", c.half_allreduce_s},
-          {"reduce_scatter_s", c.reduce_scatter_s},
-          {"allgather_s", c.allgather_s},
-          {"ps_round_1_s", c.ps_round_1_s},
-          {"ps_round_2_s", c.ps_round_2_s},
-          {"ps_round_small_s", c.ps_round_small_s},
-          {"benchmark_bytes", c.benchmark_bytes},
-          {"wall_s", c.wall_s}};
+  nlohmann::json j = CpuCostsJson(c.cpu);
+  j.update({{"loopback_bandwidth_Bps", c.loopback_bandwidth_Bps},
+            {"loopback_latency_s", c.loopback_latency_s},
+            {"allreduce_s", c.allreduce_s},
+            {"allreduce_small_s", c.allreduce_small_s},
+            {"half_allreduce_s", c.half_allreduce_s},
+            {"reduce_scatter_s", c.reduce_scatter_s},
+            {"allgather_s", c.allgather_s},
+            {"ps_round_1_s", c.ps_round_1_s},
+            {"ps_round_2_s", c.ps_round_2_s},
+            {"ps_round_small_s", c.ps_round_small_s},
+            {"benchmark_bytes", c.benchmark_bytes},
+            {"wall_s", c.wall_s}});
+  return j;
 }
 
 }  // namespace ringside

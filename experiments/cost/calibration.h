@@ -75,7 +75,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& options);
 // worker 0.8 ns/B, server 0.3 ns/B per worker, 150 µs/round; 2 cores".
 std::string CalibrationLine(const Calibration& c);
 
-// The costs and the raw timings as JSON (keys as the field names).
+// The costs (CpuCostsJson, which CpuCostsFromJson reads back) and the raw
+// timings as JSON (keys as the field names).
 nlohmann::json CalibrationJson(const Calibration& c);
 
 }  // namespace ringside

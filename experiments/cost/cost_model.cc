@@ -196,6 +196,52 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
 
 }  // namespace
 
+namespace {
+
+// The per-byte and per-call fields of CpuCosts with their JSON keys.
+std::vector<std::pair<const char*, double CpuCosts::*>> CpuCostFields() {
+  return {{"allreduce_byte_s", &CpuCosts::allreduce_byte_s},
+          {"half_allreduce_byte_s", &CpuCosts::half_allreduce_byte_s},
+          {"reduce_scatter_byte_s", &CpuCosts::reduce_scatter_byte_s},
+          {"allgather_byte_s", &CpuCosts::allgather_byte_s},
+          {"collective_call_s", &CpuCosts::collective_call_s},
+          {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s},
+          {"ps_server_byte_s", &CpuCosts::ps_server_byte_s},
+          {"ps_round_s", &CpuCosts::ps_round_s}};
+}
+
+}  // namespace
+
+nlohmann::json CpuCostsJson(const CpuCosts& c) {
+  nlohmann::json j;
+  for (const auto& [key, field] : CpuCostFields()) j[key] = c.*field;
+  j["cores"] = c.cores;
+  return j;
+}
+
+absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j) {
+  CpuCosts c;
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError("calibration: not a JSON object");
+  }
+  for (const auto& [key, field] : CpuCostFields()) {
+    if (!j.contains(key) || !j[key].is_number() ||
+        !(j[key].get<double>() >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "calibration: '", key, "' must be a number >= 0, got ",
+          j.contains(key) ? j[key].dump() : "nothing"));
+    }
+    c.*field = j[key].get<double>();
+  }
+  if (!j.contains("cores") || !j["cores"].is_number_integer() ||
+      j["cores"].get<int>() < 0) {
+    return absl::InvalidArgumentError(
+        "calibration: 'cores' must be an integer >= 0");
+  }
+  c.cores = j["cores"].get<int>();
+  return c;
+}
+
 absl::Status ValidateCostInputs(const CostInputs& in) {
   // Written as !(x > 0) so that NaN is rejected too.
   if (!(in.compute_s > 0) || std::isinf(in.compute_s)) {
@@ -248,18 +294,10 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.overlap >= 0 && in.overlap <= 1)) {
     return Bad("overlap (o)", in.overlap, "in [0, 1]");
   }
-  for (const auto& [name, value] :
-       {std::pair<const char*, double>{"cpu.allreduce_byte_s",
-                                       in.cpu.allreduce_byte_s},
-        {"cpu.half_allreduce_byte_s", in.cpu.half_allreduce_byte_s},
-        {"cpu.reduce_scatter_byte_s", in.cpu.reduce_scatter_byte_s},
-        {"cpu.allgather_byte_s", in.cpu.allgather_byte_s},
-        {"cpu.collective_call_s", in.cpu.collective_call_s},
-        {"cpu.ps_worker_byte_s", in.cpu.ps_worker_byte_s},
-        {"cpu.ps_server_byte_s", in.cpu.ps_server_byte_s},
-        {"cpu.ps_round_s", in.cpu.ps_round_s}}) {
+  for (const auto& [key, field] : CpuCostFields()) {
+    const double value = in.cpu.*field;
     if (!(value >= 0) || std::isinf(value)) {
-      return Bad(name, value, ">= 0 and finite");
+      return Bad(absl::StrCat("cpu.", key), value, ">= 0 and finite");
     }
   }
   if (in.cpu.cores < 0) {

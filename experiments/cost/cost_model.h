@@ -185,6 +185,13 @@ struct CostInputs {
 // OK, or INVALID_ARGUMENT naming the first bad field and its value.
 absl::Status ValidateCostInputs(const CostInputs& in);
 
+// The CPU costs as JSON ({"allreduce_byte_s": ..., "cores": C}, keys as
+// the field names) and back: CpuCostsFromJson reads the same keys (a
+// compare.json's cost_model.calibration has them) and refuses a missing,
+// non-numeric or negative one with INVALID_ARGUMENT naming it.
+nlohmann::json CpuCostsJson(const CpuCosts& c);
+absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j);
+
 struct Prediction {
   std::string strategy;  // one of CostModelStrategies()
   int64_t workers = 1;   // n the prediction is for (1 for baseline)

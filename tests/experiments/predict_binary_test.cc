@@ -165,6 +165,42 @@ TEST(PredictBinaryTest, ClusterFilesPrintTheCrossoverAndTheTables) {
   EXPECT_THAT(small.output, Not(HasSubstr("| 8 |")));
 }
 
+// --calibration adds a compare run's measured CPU costs: ring at n = 4
+// moves 2·3/4 · 1e9 B, so an all-reduce CPU cost of 1e-10 s/B adds 0.15 s
+// and 10 calls of 1 ms add 0.01 s to the hand-worked 2.56 s; a file
+// without a calibration is refused, naming it.
+TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
+  const std::string path = TempPath("compare.json");
+  {
+    std::ofstream out(path);
+    out << R"({"hardware": {"cpu_model": "Test CPU"}, "cost_model":
+              {"calibration": {"allreduce_byte_s": 1e-10,
+               "half_allreduce_byte_s": 0, "reduce_scatter_byte_s": 0,
+               "allgather_byte_s": 0, "collective_call_s": 0.001,
+               "ps_worker_byte_s": 0, "ps_server_byte_s": 0,
+               "ps_round_s": 0, "cores": 2}}})";
+  }
+  const std::string ring =
+      "--profile= --model_bytes=1000000000 --tensors=10 --compute_ms=1000 "
+      "--bandwidth_gbps=8 --latency_us=1000 --max_workers=4 "
+      "--strategies=ring --ring_bucket_kb=0 ";
+  const PredictRun run = RunPredict(ring + "--calibration=" + path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2720.000 |"));
+  EXPECT_THAT(run.output, HasSubstr("Calibration: from " + path +
+                                    " (measured on Test CPU)"));
+  EXPECT_THAT(RunPredict(ring).output, HasSubstr("Calibration: none"));
+
+  const std::string bare = TempPath("bare.json");
+  {
+    std::ofstream out(bare);
+    out << R"({"cost_model": {"calibration": null}})";
+  }
+  const PredictRun refused = RunPredict(ring + "--calibration=" + bare);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.output, HasSubstr("no cost_model.calibration"));
+}
+
 // A malformed file is refused with the line and the field at fault.
 TEST(PredictBinaryTest, MalformedClusterFileIsRefused) {
   const std::string path = TempPath("bad.cluster");

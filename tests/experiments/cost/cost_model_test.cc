@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -309,6 +310,24 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   EXPECT_EQ(Predict("ring", in).cpu_s, 0);
   EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
+}
+
+TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
+  CpuCosts c = RoundCpu();
+  c.cores = 3;
+  const nlohmann::json j = CpuCostsJson(c);
+  absl::StatusOr<CpuCosts> back = CpuCostsFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(CpuCostsJson(*back), j);
+  EXPECT_EQ(back->cores, 3);
+  nlohmann::json missing = j;
+  missing.erase("ps_round_s");
+  EXPECT_THAT(std::string(CpuCostsFromJson(missing).status().message()),
+              HasSubstr("'ps_round_s' must be a number >= 0"));
+  nlohmann::json negative = j;
+  negative["allgather_byte_s"] = -1;
+  EXPECT_FALSE(CpuCostsFromJson(negative).ok());
+  EXPECT_FALSE(CpuCostsFromJson(nlohmann::json::array()).ok());
 }
 
 TEST(CostModelTest, RejectsNegativeOrInfiniteCpuCosts) {
