@@ -53,6 +53,9 @@ ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
           "all-reduce per tensor.");
 ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
           "ring's first (smaller) bucket (KiB), as the worker's flag.");
+ABSL_FLAG(int64_t, staleness, 2,
+          "async_ps's staleness bound tau (the registry's study setting, 2): "
+          ">= 1 overlaps its push+pull with compute; 0 is dps.");
 ABSL_FLAG(int64_t, ranks_per_host, 0,
           "r: hierarchical's ranks per host (0: every worker on one host).");
 ABSL_FLAG(double, intra_bandwidth_gbps, 0,
@@ -151,6 +154,7 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
       static_cast<double>(fusion->fusion_threshold_bytes);
   in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
   in.overlap = absl::GetFlag(FLAGS_overlap);
+  in.staleness = absl::GetFlag(FLAGS_staleness);
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
   OptimizerConfig config;
   config.type = optimizer;

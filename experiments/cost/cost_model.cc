@@ -279,6 +279,10 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
                std::min(in.bucket_bytes, in.first_bucket_bytes),
                ">= 0 and finite");
   }
+  if (in.staleness < 0) {
+    return Bad("staleness (tau_s)", static_cast<double>(in.staleness),
+               ">= 0 (0: synchronous)");
+  }
   if (in.ranks_per_host < 0) {
     return Bad("ranks_per_host (r)", static_cast<double>(in.ranks_per_host),
                ">= 0 (0: every worker on one host)");
@@ -389,7 +393,10 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   p.server_memory_bytes = memory->server_bytes;
   p.cpu_s = CpuSeconds(strategy, in);
   p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s + p.cpu_s;
-  p.exposed_comm_s = std::max(0.0, p.comm_s - in.overlap * in.compute_s);
+  // async_ps with a staleness bound communicates in the background.
+  const double overlap =
+      strategy == "async_ps" && in.staleness > 0 ? 1.0 : in.overlap;
+  p.exposed_comm_s = std::max(0.0, p.comm_s - overlap * in.compute_s);
   p.step_s = in.compute_s + p.exposed_comm_s;
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;

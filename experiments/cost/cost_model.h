@@ -28,10 +28,12 @@
 //   dps       each worker's link carries M each way, each of the K
 //             servers' links n·M/K each way (byte-balanced key ranges):
 //               d · max(M/B, n·M/(K·B)) + 2α
-//   async_ps  as dps, whatever the staleness bound τ: with identical
-//             workers none reaches the bound, so τ hides no transfer;
-//             what it buys is tolerance of uneven workers (stragglers),
-//             which a model of identical workers does not capture
+//   async_ps  as dps; with a staleness bound τ_s ≥ 1 (staleness) the
+//             push+pull of step t runs on a background thread while the
+//             worker computes the next steps, so all of it overlaps
+//             compute (o = 1 for this strategy): the step is the slower of
+//             the two, max(t_c, comm); τ_s = 0 waits every round trip, as
+//             dps
 //   hierarchical  n = 1: 0; else, with r ranks per host (ranks_per_host,
 //             0: all n on one host) and h = ⌈n/r⌉ hosts, per tensor an
 //             all-reduce within the host (the reduce to the host's leader;
@@ -164,6 +166,8 @@ struct CostInputs {
   // all-reduce per tensor.
   double bucket_bytes = 25.0 * 1024 * 1024;
   double first_bucket_bytes = 1024.0 * 1024;
+  // τ_s: async_ps's staleness bound (--staleness), >= 0; 0 = synchronous.
+  int64_t staleness = 0;
   // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.
   int64_t ranks_per_host = 0;
   // B_i, α_i: the intra-host link of hierarchical; 0 (B_i) or < 0 (α_i):

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ringside {
 namespace {
@@ -35,6 +36,16 @@ int64_t RanksPerHostOf(const ReportRow& row) {
   return 0;
 }
 
+// async_ps's staleness bound from its variant "τ=2"; 0 otherwise.
+int64_t StalenessOf(const ReportRow& row) {
+  absl::string_view v = row.variant;
+  int64_t tau = 0;
+  if (absl::ConsumePrefix(&v, "τ=") && absl::SimpleAtoi(v, &tau) && tau > 0) {
+    return tau;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
@@ -57,6 +68,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.workers = row.workers();
     in.servers = std::max(1, row.prm_srv);
     in.ranks_per_host = RanksPerHostOf(row);
+    in.staleness = StalenessOf(row);
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;

@@ -8,9 +8,11 @@
 // over-predicts.
 //
 // Each row is predicted by the formula its registry entry names
-// (ReportRow::modelled_as: baseline, sps, dps, ring, fusion; ring_fp16 as
-// ring moving M×0.5 bytes, the DDP row as ring); rows with none (async_ps,
-// hierarchical, user strategies) get no prediction and say so.
+// (ReportRow::modelled_as; ring_fp16 as ring moving M×0.5 bytes with the
+// fp16 all-reduce's calibrated CPU cost, the DDP row as ring); the row's
+// variant gives hierarchical its ranks per host ("2×4": r = 4) and
+// async_ps its staleness bound ("τ=2"); rows with none (user strategies)
+// get no prediction and say so.
 //
 // Thread-safety: stateless functions, safe to call concurrently.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_PREDICTION_REPORT_H_

@@ -146,9 +146,8 @@ TEST(CostModelTest, DistributedParameterServers) {
   EXPECT_NEAR(Predict("dps", in).comm_s, 4.002, kEps);
 }
 
-// async_ps moves what dps moves, whatever τ (identical workers never reach
-// the bound), with dps's memory.
-TEST(CostModelTest, AsyncPsIsDpsWithIdenticalWorkers) {
+// async_ps moves what dps moves, with dps's memory; τ = 0 is dps.
+TEST(CostModelTest, AsyncPsIsDpsOverlappedByItsStaleness) {
   CostInputs in = Round();
   const Prediction a = Predict("async_ps", in);
   const Prediction d = Predict("dps", in);
@@ -157,6 +156,16 @@ TEST(CostModelTest, AsyncPsIsDpsWithIdenticalWorkers) {
   EXPECT_NEAR(a.step_s, d.step_s, kEps);
   EXPECT_NEAR(a.server_memory_bytes, d.server_memory_bytes, kEps);
   EXPECT_EQ(MemoryFormula("async_ps"), MemoryFormula("dps"));
+  // With a staleness bound the push+pull runs behind the compute: the
+  // step is max(t_c, comm) = max(1, 2.002); dps ignores the bound.
+  in.staleness = 2;
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 2.002, kEps);
+  EXPECT_NEAR(Predict("dps", in).step_s, d.step_s, kEps);
+  in.compute_s = 3;  // compute-bound: communication is hidden entirely
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3, kEps);
+  EXPECT_NEAR(Predict("async_ps", in).utilization, 1, kEps);
+  in.staleness = -1;
+  EXPECT_FALSE(PredictStep("async_ps", in).ok());
 }
 
 // hierarchical with r ranks per host and h = ⌈n/r⌉ hosts: per tensor a

@@ -85,6 +85,20 @@ TEST(PredictionReportTest, Fp16RowsUseTheFp16AllReducesCpuCost) {
   EXPECT_NEAR(runs[1].prediction->cpu_s, 0.1e-3, 1e-12);
 }
 
+// async_ps's staleness bound comes from its variant "τ=2": its push+pull
+// overlaps compute, so the step is max(t_c, comm); at τ=0 it is dps's.
+TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheVariant) {
+  ReportRow stale = Measured("async_ps", 2, 4, 0.020, 0.025);
+  stale.variant = "τ=2";
+  ReportRow strict = Measured("async_ps", 2, 4, 0.020, 0.025);
+  strict.variant = "τ=0";
+  const std::vector<PredictedRun> runs = PredictRuns({stale, strict}, Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  // comm = max(1, 2/4)·1 ms + 2·10 µs = 1.02 ms < t_c = 20 ms: all hidden.
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.020, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->step_s, 0.02102, 1e-12);
+}
+
 // hierarchical's ranks per host come from its variant "h×r": 4 workers as
 // 2 hosts × 2 ranks: (2·(1/2) + 1)·1 ms + 2·(1/2)·1 ms of bandwidth (the
 // local all-reduce, the broadcast tree's one round, the leaders') and
