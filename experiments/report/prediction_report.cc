@@ -106,6 +106,7 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
   std::string out = absl::StrFormat(
       "Link: B = %.2f Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
       "%.1f ms; overlap o = %.2f. Each run's own measured compute per step "
+      "(its slowest rank's) "
       "is t_c; error = (predicted − measured) / measured step time.\n\n",
       link.bandwidth_Bps * 8 / 1e9, link.latency_s * 1e6, link_source,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,

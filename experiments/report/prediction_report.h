@@ -1,8 +1,8 @@
 // Prediction report: the cost model (cost_model.h) beside measured runs.
 // For every measured row the strategy's step time is predicted from that
-// run's own numbers: t_c = rank 0's measured compute per step, M and T =
-// the model's gradient bytes and tensors, n = the row's workers, K = its
-// servers; the link (B, α), fusion threshold F and cycle τ come from the
+// run's own numbers: t_c = the slowest rank's measured compute per step
+// (the pace of a synchronous step), M and T = the model's gradient bytes
+// and tensors, n = the row's workers, K = its servers; the link (B, α), fusion threshold F and cycle τ come from the
 // caller (compare measures the link or takes the shaped one). The error is
 // (predicted − measured) / measured step time; positive = the model
 // over-predicts.

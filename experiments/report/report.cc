@@ -186,8 +186,14 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   if (IsNumber(f0, "measured_steps") &&
       f0["measured_steps"].get<double>() > 0) {
     const double steps = f0["measured_steps"].get<double>();
-    if (IsNumber(f0, "compute_s")) {
-      row.compute_step_s = f0["compute_s"].get<double>() / steps;
+    // The slowest rank's compute sets a synchronous step's pace.
+    for (const json& f : finals) {
+      if (IsNumber(f, "compute_s") && IsNumber(f, "measured_steps") &&
+          f["measured_steps"].get<double>() > 0) {
+        row.compute_step_s =
+            std::max(row.compute_step_s, f["compute_s"].get<double>() /
+                                             f["measured_steps"].get<double>());
+      }
     }
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
   }

@@ -57,8 +57,9 @@ struct ReportRow {
   bool emulated = false;            // any worker ran emulated compute
   std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
   std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
-  // Per measured step on rank 0 (0 when its record lacks them): compute
-  // (forward + backward + local optimizer) and wall time.
+  // Per measured step (0 when the records lack them): compute (forward +
+  // backward + local optimizer) of the slowest rank, which sets the pace
+  // of a synchronous step, and rank 0's wall time.
   double compute_step_s = 0;
   double step_s = 0;
   // The model (0 when the record lacks them): gradient bytes exchanged per

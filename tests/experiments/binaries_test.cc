@@ -133,7 +133,8 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
       std::string(std::getenv("TEST_TMPDIR")) + "/compare_out";
   const Outcome out = RunBinary(
       "compare", {"--workers=2", "--servers=3", "--steps=5", "--out_dir=" + dir,
-                  "--model_bandwidth_gbit=8", "--model_latency_us=10"});
+                  "--model_bandwidth_gbit=8", "--model_latency_us=10",
+                  "--nocalibrate"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   std::string table;
   for (const std::string& l : out.stdout_lines) table += l + "\n";
@@ -156,6 +157,8 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
                                "|              20.00 |  -10% |"));
   EXPECT_THAT(table, HasSubstr("| DPS           |   2 |      3 |         dps "
                                "|        10.00 |               14.02 |"));
+  EXPECT_THAT(table, HasSubstr("Calibration: none (--nocalibrate): the "
+                               "predictions have no CPU terms."));
   EXPECT_THAT(table, HasSubstr("- **Hardware:** "));
   EXPECT_THAT(table, HasSubstr("- **Compute:** real"));
   // 2 workers + 3 servers exceed the cores of most test machines.
@@ -404,6 +407,15 @@ TEST(CompareTest, ChosenStrategiesRunAfterTheBaseline) {
   ASSERT_EQ(j["report"]["rows"].size(), 2u);
   EXPECT_EQ(j["report"]["rows"][0]["strategy"], "baseline");
   EXPECT_EQ(j["report"]["rows"][1]["strategy"], "sps");
+  // By default the cost model is calibrated after the baseline, for the
+  // fake's 4 MB model, and the report says what it measured.
+  const json& c = j["cost_model"]["calibration"];
+  ASSERT_TRUE(c.is_object()) << j["cost_model"].dump();
+  EXPECT_EQ(c["benchmark_bytes"], 4000000);
+  EXPECT_GT(c["allreduce_s"].get<double>(), 0);
+  EXPECT_GT(c["ps_round_1_s"].get<double>(), 0);
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("Calibration (measured on this machine"));
 }
 
 TEST(CompareTest, CudaWorkersLeaveOutWhatTheyCannotRun) {

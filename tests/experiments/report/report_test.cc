@@ -183,6 +183,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"utilization", 0.4},
                                      {"throughput", 1.0},
                                      {"eval_loss", 9.0},
+                                     {"measured_steps", 4},
+                                     {"compute_s", 0.24},
                                      {"emulated", true}}};
   const absl::StatusOr<ReportRow> row = RowFromFinals("ring", 0, finals);
   ASSERT_TRUE(row.ok()) << row.status();
@@ -192,7 +194,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_DOUBLE_EQ(row->throughput, 250.0);
   // A rank ran emulated compute: the row has no validation loss.
   EXPECT_FALSE(row->eval_loss.has_value());
-  EXPECT_DOUBLE_EQ(row->compute_step_s, 0.05);
+  // The slowest rank's compute: rank 1's 0.24 s over 4 steps.
+  EXPECT_DOUBLE_EQ(row->compute_step_s, 0.06);
   EXPECT_DOUBLE_EQ(row->step_s, 0.125);
   EXPECT_EQ(row->model_bytes, 4000);
   EXPECT_EQ(row->num_tensors, 6);
