@@ -396,7 +396,9 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   // async_ps with a staleness bound communicates in the background.
   const double overlap =
       strategy == "async_ps" && in.staleness > 0 ? 1.0 : in.overlap;
-  p.exposed_comm_s = std::max(0.0, p.comm_s - overlap * in.compute_s);
+  // The CPU terms share the cores with the compute: never hidden.
+  p.exposed_comm_s =
+      std::max(0.0, p.comm_s - p.cpu_s - overlap * in.compute_s) + p.cpu_s;
   p.step_s = in.compute_s + p.exposed_comm_s;
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;

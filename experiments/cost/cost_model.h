@@ -91,9 +91,11 @@
 // issue's "sps n·M/B"); d = 2 when they do not overlap
 // (`ps_push_pull_overlap = false`).
 //
-// Step time = t_c + exposed, exposed = max(0, comm − o·t_c), where o, the
-// overlap fraction in [0, 1], is the share of compute during which
-// communication can proceed (0, the default: none hidden). Then:
+// Step time = t_c + exposed, exposed = max(0, comm − cpu − o·t_c) + cpu,
+// where o, the overlap fraction in [0, 1], is the share of compute during
+// which communication can proceed (0, the default: none hidden), and cpu
+// the calibrated CPU terms, which share the cores with the compute and so
+// are never hidden. Then:
 //   utilization        = t_c / step
 //   speedup            = n · t_c / step    (throughput vs one worker)
 //   scaling efficiency = speedup / n       (= utilization)
@@ -208,7 +210,7 @@ struct Prediction {
   double overhead_s = 0;   // fusion: the cycle τ; else 0
   double cpu_s = 0;        // the calibrated CPU terms (CpuCosts); else 0
   double comm_s = 0;
-  double exposed_comm_s = 0;      // max(0, comm − o·t_c)
+  double exposed_comm_s = 0;      // max(0, comm − cpu − o·t_c) + cpu
   double step_s = 0;              // t_c + exposed
   double utilization = 0;         // t_c / step
   double speedup = 0;             // n · t_c / step

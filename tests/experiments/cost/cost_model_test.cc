@@ -339,6 +339,19 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   EXPECT_FALSE(CpuCostsFromJson(nlohmann::json::array()).ok());
 }
 
+TEST(CostModelTest, OverlapNeverHidesTheCpuTerms) {
+  // sps, n = 4: link 4·1 + 0.002 s, CPU 0.902 s; o = 1 with t_c = 5 s
+  // hides the link terms only.
+  CostInputs in = Round();
+  in.cpu = RoundCpu();
+  in.overlap = 1;
+  in.compute_s = 5;
+  const Prediction p = Predict("sps", in);
+  EXPECT_NEAR(p.cpu_s, 0.902, 1e-9);
+  EXPECT_NEAR(p.exposed_comm_s, 0.902, 1e-9);
+  EXPECT_NEAR(p.step_s, 5.902, 1e-9);
+}
+
 TEST(CostModelTest, RejectsNegativeOrInfiniteCpuCosts) {
   CostInputs in = Round();
   in.cpu.ps_server_byte_s = -1e-9;
