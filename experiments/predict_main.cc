@@ -83,7 +83,7 @@ ABSL_FLAG(int64_t, max_workers, 1024,
 ABSL_FLAG(std::vector<std::string>, strategies,
           std::vector<std::string>({"baseline", "sps", "dps", "ring",
                                     "fusion", "async_ps", "hierarchical",
-                                    "zero1", "zero2", "zero3"}),
+                                    "ring_fp16", "zero1", "zero2", "zero3"}),
           "Strategies to predict, in table order.");
 ABSL_FLAG(std::string, cluster, "",
           "A cluster file (experiments/cost/cluster_file.h; examples in "

@@ -81,6 +81,10 @@ double CpuSeconds(absl::string_view strategy, const CostInputs& in) {
     return 2 * share * M * c.allreduce_byte_s +
            static_cast<double>(RingAllReduces(in)) * c.collective_call_s;
   }
+  if (strategy == "ring_fp16") {
+    return 2 * share * (M / 2) * c.half_allreduce_byte_s +
+           T * c.collective_call_s;
+  }
   if (strategy == "fusion") {
     return 2 * share * M * c.allreduce_byte_s +
            static_cast<double>(FusedAllReduces(in) + 1) * c.collective_call_s;
@@ -122,6 +126,15 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = RingBandwidthSeconds(in);
       p.latency_s =
           static_cast<double>(RingAllReduces(in)) * RingLatencySeconds(in);
+    }
+    return true;
+  }
+  if (strategy == "ring_fp16") {
+    if (in.workers > 1) {
+      // One fp16 all-reduce per tensor, half the bytes on the wire.
+      p.bandwidth_s = RingBandwidthSeconds(in) / 2;
+      p.latency_s =
+          static_cast<double>(in.num_tensors) * RingLatencySeconds(in);
     }
     return true;
   }
@@ -317,7 +330,7 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
 
 std::string MemoryFormula(absl::string_view strategy) {
   if (strategy == "baseline" || strategy == "ring" || strategy == "fusion" ||
-      strategy == "hierarchical") {
+      strategy == "hierarchical" || strategy == "ring_fp16") {
     return "(2 + s)·P";
   }
   if (strategy == "sps") return "2P; server (2 + s)·P";
@@ -369,8 +382,8 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
 }
 
 std::vector<std::string> CostModelStrategies() {
-  return {"baseline", "sps",   "dps",   "ring",     "fusion",
-          "async_ps", "hierarchical", "zero1", "zero2", "zero3"};
+  return {"baseline",     "sps",       "dps",   "ring",  "fusion", "async_ps",
+          "hierarchical", "ring_fp16", "zero1", "zero2", "zero3"};
 }
 
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,

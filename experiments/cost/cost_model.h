@@ -17,6 +17,9 @@
 //             b_r = min(T, 1 + ⌈max(0, M − first)/bucket⌉) all-reduces
 //             (b_r = T, one per tensor, with bucket_bytes = 0):
 //               2(n−1)/n · M/B + b_r · 2(n−1)α
+//   ring_fp16 n = 1: 0; else one all-reduce of fp16 halves per tensor (no
+//             buckets), M/2 on the wire:
+//               2(n−1)/n · (M/2)/B + T · 2(n−1)α
 //   fusion    n = 1: 0; else b fused all-reduces, b = min(T, ⌈M/F⌉)
 //             (b = T when F = 0: fusion off), plus one cycle of waiting
 //             for the background thread and one control all-reduce (the
@@ -59,6 +62,7 @@
 // symbols, with M the bytes the strategy moves and n > 1 for the
 // collective ones:
 //   ring, fusion  2(n−1)/n · M · a_b + calls · c  (calls: b_r; fusion b + 1)
+//   ring_fp16 2(n−1)/n · (M/2) · a_h + T · c
 //   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + ⌈log2 r⌉ · M · g_b
 //             + T · c · (h > 1 ? 3 : 2)
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 2c
@@ -73,7 +77,7 @@
 // plain SGD 0, SGD with momentum 1, Adam 2) -- ZeRO's accounting
 // (Rajbhandari et al., SC'20) without activations:
 //   baseline, ring, fusion,  worker (2 + s)·P      parameters, gradients, state
-//   hierarchical
+//   hierarchical, ring_fp16
 //   sps, dps, async_ps       worker 2P             parameters, gradients;
 //                            each server (2 + s)·P/K  (sps: K = 1) its key
 //                            range's parameters, state and one accumulator
@@ -120,7 +124,7 @@ namespace ringside {
 struct CpuCosts {
   double allreduce_byte_s = 0;       // a_b: all-reduce (summation, copies)
   // a_h: ring_fp16's all-reduce, per fp16 byte sent (with the float32
-  // conversions); replaces a_b for rows sending fp16 (prediction_report.h)
+  // conversions)
   double half_allreduce_byte_s = 0;
   double reduce_scatter_byte_s = 0;  // r_b: reduce-scatter
   double allgather_byte_s = 0;       // g_b: all-gather
@@ -239,7 +243,7 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
                                             int64_t workers, int64_t servers);
 
 // The strategies the model knows, in table order: baseline, sps, dps,
-// ring, fusion, async_ps, hierarchical, zero1, zero2, zero3.
+// ring, fusion, async_ps, hierarchical, ring_fp16, zero1, zero2, zero3.
 std::vector<std::string> CostModelStrategies();
 
 // Predicts one step of `strategy` under `in`. INVALID_ARGUMENT on bad

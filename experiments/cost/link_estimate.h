@@ -3,7 +3,8 @@
 //   1. the value given on the command line (--model_bandwidth_gbit > 0,
 //      --model_latency_us >= 0);
 //   2. the shaped link when runs use network namespaces (--link_gbit > 0;
-//      its --link_latency_us);
+//      its --link_latency_us plus the host's own stack latency, measured as
+//      in 3, which a shaped link's messages cross too);
 //   3. measured on loopback before the runs with a plain TCP stream
 //      (tcp_echo.h): B from a 16 MiB message echoed back (bytes moved /
 //      seconds), α as half the round trip of a 4-byte message.

@@ -72,10 +72,6 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;
-    // fp16 on the wire (ring_fp16): its all-reduce's own CPU per byte.
-    if (row.wire_bytes_per_model_byte == 0.5) {
-      in.cpu.allreduce_byte_s = in.cpu.half_allreduce_byte_s;
-    }
     run.modelled_as = as;
     if (row.wire_bytes_per_model_byte != 1.0) {
       absl::StrAppend(&run.modelled_as, ", M×",

@@ -8,8 +8,9 @@
 // over-predicts.
 //
 // Each row is predicted by the formula its registry entry names
-// (ReportRow::modelled_as; ring_fp16 as ring moving M×0.5 bytes with the
-// fp16 all-reduce's calibrated CPU cost, the DDP row as ring); the row's
+// (ReportRow::modelled_as; a strategy whose registry entry says it moves
+// a fraction of the model's bytes as another's formula, e.g. "ring, M×0.5",
+// the DDP row as ring); the row's
 // variant gives hierarchical its ranks per host ("2×4": r = 4) and
 // async_ps its staleness bound ("τ=2"); rows with none (user strategies)
 // get no prediction and say so.

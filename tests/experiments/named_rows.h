@@ -28,7 +28,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"fusion", {"Fusion", "fusion"}},
       {"async_ps", {"Async PS", "async_ps"}},
       {"hierarchical", {"Hierarchical", "hierarchical"}},
-      {"ring_fp16", {"Ring FP16", "ring", 0.5}},
+      {"ring_fp16", {"Ring FP16", "ring_fp16", 1.0}},
       {"zero1", {"ZeRO-1", "zero1"}},
       {"zero2", {"ZeRO-2", "zero2"}},
       {"zero3", {"ZeRO-3", "zero3"}},

@@ -93,7 +93,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "wire)")
         .Display("Ring FP16")
         .StudyOrder(7)
-        .ModelledAs("ring", /*wire_bytes=*/0.5)
+        .ModelledAs("ring_fp16")
         .Options({"allreduce_algorithm"})
         .Tolerance(1e-2));
 

@@ -90,6 +90,19 @@ TEST(CostModelTest, RingAllReducesDdpBuckets) {
   EXPECT_TRUE(absl::IsInvalidArgument(PredictStep("ring", in).status()));
 }
 
+TEST(CostModelTest, RingFp16HalvesTheBytesAndAllReducesPerTensor) {
+  // bandwidth: 2·3/4 · (M/2)/B = 0.75 s; latency: T · 2·3 · α = 0.06 s,
+  // whatever the buckets; memory as ring.
+  CostInputs in = Round();
+  const Prediction p = Predict("ring_fp16", in);
+  EXPECT_NEAR(p.bandwidth_s, 0.75, kEps);
+  EXPECT_NEAR(p.latency_s, 0.06, kEps);
+  EXPECT_NEAR(p.worker_memory_bytes, Predict("ring", in).worker_memory_bytes,
+              kEps);
+  in.workers = 1;
+  EXPECT_NEAR(Predict("ring_fp16", in).comm_s, 0, kEps);
+}
+
 TEST(CostModelTest, FusionFusedAllReducesPlusOneCycle) {
   // b = min(T, ⌈M/F⌉) = min(10, ⌈1e9/3e8⌉ = ⌈3.33⌉ = 4) = 4
   // bandwidth: 1.5 s (as ring)
@@ -299,6 +312,8 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
            Case{"zero2", 0.375 + 0.011},
            // 3/4 · (2 · 0.3 + 0.2) + 3T calls
            Case{"zero3", 0.6 + 0.030},
+           // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + T calls
+           Case{"ring_fp16", 0.3 + 0.010},
            // one host of 4: 2·3/4 · 0.1 + ⌈log2 4⌉ · 0.3 (the broadcast
            // tree, at the all-gather's cost) + T · 2 calls
            Case{"hierarchical", 0.15 + 0.6 + 0.020}}) {
@@ -427,8 +442,8 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
   absl::StatusOr<std::vector<Prediction>> all =
       PredictSweep(CostModelStrategies(), Round(), 1024);
   ASSERT_TRUE(all.ok()) << all.status();
-  // baseline once + 9 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
-  ASSERT_EQ(all->size(), 1u + 9 * 11);
+  // baseline once + 10 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 10 * 11);
   EXPECT_EQ((*all)[0].strategy, "baseline");
   EXPECT_EQ((*all)[1].strategy, "sps");
   EXPECT_EQ((*all)[1].workers, 1);

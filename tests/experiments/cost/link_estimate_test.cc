@@ -27,8 +27,13 @@ TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
   absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(5));
   ASSERT_TRUE(link.ok()) << link.status();
   EXPECT_DOUBLE_EQ(link->bandwidth_Bps, 25e9 / 8);
-  EXPECT_DOUBLE_EQ(link->latency_s, 50e-6);
-  EXPECT_EQ(link->source, "B of the shaped link; α of the shaped link");
+  // The added 50 µs plus the host's stack (a loopback round trip / 2,
+  // between 0.25 µs and 5 ms).
+  EXPECT_GT(link->latency_s, 50e-6 + 0.25e-6);
+  EXPECT_LT(link->latency_s, 50e-6 + 5e-3);
+  EXPECT_EQ(link->source,
+            "B of the shaped link; α of the shaped link plus this host's "
+            "stack (loopback 4-byte round trip / 2)");
 }
 
 // Loopback: a TCP stream moves somewhere between 10 MB/s and 1 TB/s, and a

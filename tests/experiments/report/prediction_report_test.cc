@@ -60,29 +60,43 @@ TEST(PredictionReportTest, ParameterServersUseTheRowsWorkersAndServers) {
   EXPECT_EQ(runs[1].prediction->servers, 4);
 }
 
-// ring_fp16 is ring moving half the bytes: 0.5 ms + 0.2 ms.
-TEST(PredictionReportTest, RingFp16IsRingWithHalfTheBytes) {
+// ring_fp16: one fp16 all-reduce per tensor, half the bytes: 2·(1/2)·0.5 MB
+// over 1 GB/s = 0.5 ms and 10 tensors · 2·1·10 µs = 0.2 ms.
+TEST(PredictionReportTest, RingFp16MovesHalfTheBytesPerTensor) {
   const std::vector<PredictedRun> runs =
       PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025)}, Link());
   ASSERT_TRUE(runs[0].prediction.has_value());
   EXPECT_NEAR(runs[0].prediction->step_s, 0.0207, 1e-12);
-  EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
+  EXPECT_EQ(runs[0].modelled_as, "ring_fp16");
 }
 
-// Calibrated, a row sending fp16 takes the fp16 all-reduce's CPU per byte,
-// the others the float32 one's: ring_fp16's 0.5 MB of halves at 1e-9 s/B
-// adds 2·(1/2)·0.5e6·1e-9 = 0.5 ms; ring's 1 MB at 1e-10 s/B adds 0.1 ms.
+// Calibrated, ring_fp16 takes the fp16 all-reduce's CPU per byte and a
+// call per tensor, ring the float32 one's and a call per bucket:
+// ring_fp16's 0.5 MB of halves at 1e-9 s/B is 0.5 ms, plus 10 calls of
+// 0.1 ms; ring's 1 MB at 1e-10 s/B is 0.1 ms, plus its 10 per-tensor calls
+// (Link: bucket_bytes 0).
 TEST(PredictionReportTest, Fp16RowsUseTheFp16AllReducesCpuCost) {
   CostInputs link = Link();
   link.cpu.allreduce_byte_s = 1e-10;
   link.cpu.half_allreduce_byte_s = 1e-9;
+  link.cpu.collective_call_s = 1e-4;
   const std::vector<PredictedRun> runs =
       PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025),
                    Measured("ring", 2, 0, 0.020, 0.025)},
                   link);
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
-  EXPECT_NEAR(runs[0].prediction->cpu_s, 0.5e-3, 1e-12);
-  EXPECT_NEAR(runs[1].prediction->cpu_s, 0.1e-3, 1e-12);
+  EXPECT_NEAR(runs[0].prediction->cpu_s, 0.5e-3 + 1e-3, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->cpu_s, 0.1e-3 + 1e-3, 1e-12);
+}
+
+// A registry entry moving a fraction of the bytes as another's formula.
+TEST(PredictionReportTest, WireFractionScalesTheBytesAndSaysSo) {
+  ReportRow row = Measured("ring", 2, 0, 0.020, 0.025);
+  row.wire_bytes_per_model_byte = 0.5;
+  const std::vector<PredictedRun> runs = PredictRuns({row}, Link());
+  ASSERT_TRUE(runs[0].prediction.has_value());
+  EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
+  EXPECT_NEAR(runs[0].prediction->bandwidth_s, 0.5e-3, 1e-12);
 }
 
 // async_ps's staleness bound comes from its variant "τ=2": its push+pull
