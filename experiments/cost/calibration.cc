@@ -29,9 +29,12 @@ constexpr int64_t kSmallBytes = int64_t{64} << 10;
 constexpr int64_t kSmallPsBytes = int64_t{16} << 10;
 constexpr int kRanks = 2;
 
-double Median(std::vector<double> v) {
+// A timing's typical value: for a small buffer the fastest call (one
+// preemption doubles a call that short, so the least disturbed call is its
+// cost), else the median.
+double Typical(std::vector<double> v, int64_t bytes) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return bytes <= kSmallBytes ? v.front() : v[v.size() / 2];
 }
 
 // Calls per timing: more for small buffers, at least 3, each after one
@@ -46,10 +49,11 @@ using RankCall = std::function<absl::Status()>;
 using RankSetup =
     std::function<absl::StatusOr<RankCall>(InMemoryStore& store, int rank)>;
 
-// Times the calls `setup` makes between kRanks ranks (threads): the median
-// over `calls` calls of the slowest rank's time, each after one untimed
-// call, every rank starting each call together.
-absl::StatusOr<double> TimeRanks(const RankSetup& setup, int calls) {
+// Times the calls `setup` makes between kRanks ranks (threads) on `bytes`:
+// the Typical of CallsFor(bytes) calls of the slowest rank's time, each
+// after one untimed call, every rank starting each call together.
+absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes) {
+  const int calls = CallsFor(bytes);
   InMemoryStore store;
   std::vector<std::vector<double>> seconds(kRanks);
   std::vector<absl::Status> status(kRanks);
@@ -79,7 +83,7 @@ absl::StatusOr<double> TimeRanks(const RankSetup& setup, int calls) {
       slowest[i] = std::max(slowest[i], seconds[r][i]);
     }
   }
-  return Median(slowest);
+  return Typical(slowest, bytes);
 }
 
 // A Collective operation on a rank's `data`, split in kRanks shards.
@@ -104,7 +108,7 @@ absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
           return op(*group, absl::MakeSpan(*data), counts);
         });
       },
-      CallsFor(floats * 4));
+      floats * 4);
 }
 
 // Times ring_fp16's all-reduce of `floats` floats: to fp16, Gloo's fp16
@@ -131,10 +135,10 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
           return absl::OkStatus();
         });
       },
-      CallsFor(floats * 2));
+      floats * 2);
 }
 
-// The median time of one push+pull round of `workers` PsSessions (threads)
+// The Typical time of one push+pull round of `workers` PsSessions (threads)
 // against one in-process server, for `bytes` in `tensors` tensors.
 absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
                                    absl::Duration timeout) {
@@ -191,7 +195,7 @@ absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
       slowest[i] = std::max(slowest[i], seconds[r][i]);
     }
   }
-  return Median(slowest);
+  return Typical(slowest, bytes);
 }
 
 // Seconds per byte of the slope between two timings, less the link's 1/B;
@@ -262,9 +266,12 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       CpuPerByte(c.half_allreduce_s, half_small, m / 2, s / 2, B);
   const double allreduce_slope =
       c.cpu.allreduce_byte_s + 1.0 / B;  // all of a byte's time
-  c.cpu.collective_call_s =
+  // The 64 KiB all-reduce's time less its bytes and its two messages' α:
+  // two ring steps' fixed cost.
+  c.cpu.collective_step_s =
       std::max(0.0, c.allreduce_small_s - s * allreduce_slope -
-                        2 * (kRanks - 1) * link.latency_s);
+                        2 * (kRanks - 1) * link.latency_s) /
+      (2 * (kRanks - 1));
 
   RS_ASSIGN_OR_RETURN(c.ps_round_1_s,
                       TimePsRound(1, c.benchmark_bytes, tensors, o.timeout));
@@ -298,8 +305,8 @@ std::string CalibrationLine(const Calibration& c) {
       ", fp16 all-reduce ", ns(c.cpu.half_allreduce_byte_s),
       " (per wire byte, with the conversions), reduce-scatter ",
       ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
-      ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_call_s),
-      " per collective call; parameter server: worker ",
+      ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_step_s),
+      " per ring step; parameter server: worker ",
       ns(c.cpu.ps_worker_byte_s), " per step, server ",
       ns(c.cpu.ps_server_byte_s), " per worker, ", us(c.cpu.ps_round_s),
       " per round; servers' CPU shared by ",

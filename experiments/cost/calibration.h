@@ -11,12 +11,14 @@
 //                     AllReduce, ReduceScatter and AllGatherV of M bytes
 //                     and of 64 KiB, and ring_fp16's all-reduce (to fp16,
 //                     GlooHalfAllReduce, back), each the median of a few
-//                     calls. The
-//                     slope per byte a rank sends, less the loopback link's
+//                     calls (of the small buffers, the fastest call: one
+//                     preemption doubles a call that short). The slope
+//                     per byte a rank sends, less the loopback link's
 //                     own 1/B (LinkEstimate, measured here too), is the CPU
 //                     per byte of that operation (summation, copies, the
 //                     transport's system calls); AllReduce's 64 KiB time
-//                     less its bytes and its 2α is the cost of one call.
+//                     less its bytes and its 2α, over its 2 ring steps, is
+//                     the fixed cost of one ring step.
 //   parameter server  the workers' PsSession push+pull against one
 //                     in-process server (LocalPsCluster) with SGD with
 //                     momentum, M bytes in T tensors, with 1 and with 2

@@ -67,6 +67,9 @@ double CpuSeconds(absl::string_view strategy, const CostInputs& in) {
   const double M = in.model_bytes;
   const double share = (n - 1.0) / n;  // of M a rank sends per phase
   const double T = static_cast<double>(in.num_tensors);
+  // Ring steps: an all-reduce 2(n−1), a reduce-scatter or all-gather n−1.
+  const double all_reduce = 2 * (n - 1), half = n - 1;
+  const double step = c.collective_step_s;
   if (strategy == "sps") {
     return M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s + c.ps_round_s;
   }
@@ -79,34 +82,35 @@ double CpuSeconds(absl::string_view strategy, const CostInputs& in) {
   if (in.workers <= 1) return 0;
   if (strategy == "ring") {
     return 2 * share * M * c.allreduce_byte_s +
-           static_cast<double>(RingAllReduces(in)) * c.collective_call_s;
+           static_cast<double>(RingAllReduces(in)) * all_reduce * step;
   }
   if (strategy == "ring_fp16") {
     return 2 * share * (M / 2) * c.half_allreduce_byte_s +
-           T * c.collective_call_s;
+           T * all_reduce * step;
   }
   if (strategy == "fusion") {
     return 2 * share * M * c.allreduce_byte_s +
-           static_cast<double>(FusedAllReduces(in) + 1) * c.collective_call_s;
+           static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step;
   }
   if (strategy == "hierarchical") {
     const double r = static_cast<double>(RanksPerHost(in));
     const double h = std::ceil(n / r);
+    const double tree = BroadcastRounds(r);
     return (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
-           BroadcastRounds(r) * M * c.allgather_byte_s +
-           T * c.collective_call_s * (h > 1 ? 3 : 2);
+           tree * M * c.allgather_byte_s +
+           T * (2 * (r - 1) + tree + 2 * (h - 1)) * step;
   }
   if (strategy == "zero1") {
     return 2 * share * M * c.allreduce_byte_s +
-           share * M * c.allgather_byte_s + 2 * c.collective_call_s;
+           share * M * c.allgather_byte_s + (all_reduce + half) * step;
   }
   if (strategy == "zero2") {
     return share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-           static_cast<double>(RingAllReduces(in) + 1) * c.collective_call_s;
+           static_cast<double>(RingAllReduces(in) + 1) * half * step;
   }
   if (strategy == "zero3") {
     return share * M * (2 * c.allgather_byte_s + c.reduce_scatter_byte_s) +
-           3 * T * c.collective_call_s;
+           3 * T * half * step;
   }
   return 0;
 }
@@ -217,7 +221,7 @@ std::vector<std::pair<const char*, double CpuCosts::*>> CpuCostFields() {
           {"half_allreduce_byte_s", &CpuCosts::half_allreduce_byte_s},
           {"reduce_scatter_byte_s", &CpuCosts::reduce_scatter_byte_s},
           {"allgather_byte_s", &CpuCosts::allgather_byte_s},
-          {"collective_call_s", &CpuCosts::collective_call_s},
+          {"collective_step_s", &CpuCosts::collective_step_s},
           {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s},
           {"ps_server_byte_s", &CpuCosts::ps_server_byte_s},
           {"ps_round_s", &CpuCosts::ps_round_s}};

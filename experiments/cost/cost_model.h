@@ -59,15 +59,16 @@
 //               3(n−1)/n · M/B + T · 3(n−1)α
 //
 // CPU terms (cpu_s; 0 unless CostInputs::cpu is calibrated), in CpuCosts'
-// symbols, with M the bytes the strategy moves and n > 1 for the
-// collective ones:
-//   ring, fusion  2(n−1)/n · M · a_b + calls · c  (calls: b_r; fusion b + 1)
-//   ring_fp16 2(n−1)/n · (M/2) · a_h + T · c
+// symbols, with M the model's bytes, n > 1 for the collective ones, and
+// the ring steps counted as the α terms count messages:
+//   ring, fusion  2(n−1)/n · M · a_b + calls · 2(n−1) · c_s
+//             (calls: b_r; fusion b + 1)
+//   ring_fp16 2(n−1)/n · (M/2) · a_h + T · 2(n−1) · c_s
 //   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + ⌈log2 r⌉ · M · g_b
-//             + T · c · (h > 1 ? 3 : 2)
-//   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 2c
-//   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1) · c
-//   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T · c
+//             + T · (2(r−1) + ⌈log2 r⌉ + 2(h−1)) · c_s
+//   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
+//   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s
+//   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T(n−1) · c_s
 //   sps       M · w + n · M · s + ρ
 //   dps, async_ps  M · w + n · M · s / min(K, C) + ρ   (C: cores, else K)
 //
@@ -128,7 +129,10 @@ struct CpuCosts {
   double half_allreduce_byte_s = 0;
   double reduce_scatter_byte_s = 0;  // r_b: reduce-scatter
   double allgather_byte_s = 0;       // g_b: all-gather
-  double collective_call_s = 0;      // c: one collective call
+  // c_s: one ring step of a collective (a message exchange with its
+  // handshake and wake-ups); an all-reduce has 2(n−1), a reduce-scatter or
+  // all-gather n−1, a broadcast tree ⌈log2 r⌉
+  double collective_step_s = 0;
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step
   double ps_round_s = 0;             // ρ: one push+pull round
@@ -139,7 +143,7 @@ struct CpuCosts {
   bool calibrated() const {
     return allreduce_byte_s > 0 || half_allreduce_byte_s > 0 ||
            reduce_scatter_byte_s > 0 ||
-           allgather_byte_s > 0 || collective_call_s > 0 ||
+           allgather_byte_s > 0 || collective_step_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
   }
 };

@@ -167,7 +167,8 @@ TEST(PredictBinaryTest, ClusterFilesPrintTheCrossoverAndTheTables) {
 
 // --calibration adds a compare run's measured CPU costs: ring at n = 4
 // moves 2·3/4 · 1e9 B, so an all-reduce CPU cost of 1e-10 s/B adds 0.15 s
-// and 10 calls of 1 ms add 0.01 s to the hand-worked 2.56 s; a file
+// and 10 all-reduces of 2·3 ring steps of 1 ms add 0.06 s to the
+// hand-worked 2.56 s; a file
 // without a calibration is refused, naming it.
 TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
   const std::string path = TempPath("compare.json");
@@ -176,7 +177,7 @@ TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
     out << R"({"hardware": {"cpu_model": "Test CPU"}, "cost_model":
               {"calibration": {"allreduce_byte_s": 1e-10,
                "half_allreduce_byte_s": 0, "reduce_scatter_byte_s": 0,
-               "allgather_byte_s": 0, "collective_call_s": 0.001,
+               "allgather_byte_s": 0, "collective_step_s": 0.001,
                "ps_worker_byte_s": 0, "ps_server_byte_s": 0,
                "ps_round_s": 0, "cores": 2}}})";
   }
@@ -186,7 +187,7 @@ TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
       "--strategies=ring --ring_bucket_kb=0 ";
   const PredictRun run = RunPredict(ring + "--calibration=" + path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2720.000 |"));
+  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2770.000 |"));
   EXPECT_THAT(run.output, HasSubstr("Calibration: from " + path +
                                     " (measured on Test CPU)"));
   EXPECT_THAT(RunPredict(ring).output, HasSubstr("Calibration: none"));

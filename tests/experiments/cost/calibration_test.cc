@@ -33,7 +33,7 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_EQ(c->cpu.cores, 2);
   for (double cost :
        {c->cpu.allreduce_byte_s, c->cpu.reduce_scatter_byte_s,
-        c->cpu.allgather_byte_s, c->cpu.collective_call_s,
+        c->cpu.allgather_byte_s, c->cpu.collective_step_s,
         c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s}) {
     EXPECT_GE(cost, 0);
     EXPECT_TRUE(std::isfinite(cost));

@@ -266,14 +266,14 @@ TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
 }
 
 // Calibrated CPU terms, in round numbers: each per-byte cost 1e-10 s/B
-// (0.1 s per M), a call 1 ms, a round 2 ms.
+// (0.1 s per M), a ring step 1 ms, a round 2 ms.
 CpuCosts RoundCpu() {
   CpuCosts c;
   c.allreduce_byte_s = 1e-10;
   c.half_allreduce_byte_s = 4e-10;
   c.reduce_scatter_byte_s = 2e-10;
   c.allgather_byte_s = 3e-10;
-  c.collective_call_s = 1e-3;
+  c.collective_step_s = 1e-3;
   c.ps_worker_byte_s = 1e-10;
   c.ps_server_byte_s = 2e-10;
   c.ps_round_s = 2e-3;
@@ -297,26 +297,28 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
     double cpu_s;
   };
   for (const Case& c : {
-           // 2·3/4 · 0.1 + 10 calls · 1 ms
-           Case{"ring", 0.15 + 0.010},
+           // 2·3/4 · 0.1 + 10 calls · 2·3 ring steps · 1 ms
+           Case{"ring", 0.15 + 0.060},
            // the same bytes; b = ⌈1e9/3e8⌉ = 4 fused + 1 control call
-           Case{"fusion", 0.15 + 0.005},
+           Case{"fusion", 0.15 + 0.030},
            // 0.1 (worker) + 4 · 0.2 (server) + 2 ms
            Case{"sps", 0.1 + 0.8 + 0.002},
            // the server part over K = 2 servers
            Case{"dps", 0.1 + 0.4 + 0.002},
            Case{"async_ps", 0.1 + 0.4 + 0.002},
-           // 1.5 · 0.1 + 3/4 · 0.3 + 2 calls
-           Case{"zero1", 0.15 + 0.225 + 0.002},
-           // 3/4 · (0.2 + 0.3) + (T + 1) calls (bucket_bytes 0: per tensor)
-           Case{"zero2", 0.375 + 0.011},
-           // 3/4 · (2 · 0.3 + 0.2) + 3T calls
-           Case{"zero3", 0.6 + 0.030},
-           // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + T calls
-           Case{"ring_fp16", 0.3 + 0.010},
+           // 1.5 · 0.1 + 3/4 · 0.3 + an all-reduce's 6 steps and an
+           // all-gather's 3
+           Case{"zero1", 0.15 + 0.225 + 0.009},
+           // 3/4 · (0.2 + 0.3) + (T + 1) reduce-scatters and all-gathers of
+           // 3 steps (bucket_bytes 0: per tensor)
+           Case{"zero2", 0.375 + 0.033},
+           // 3/4 · (2 · 0.3 + 0.2) + 3T calls of 3 steps
+           Case{"zero3", 0.6 + 0.090},
+           // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + T calls of 6
+           Case{"ring_fp16", 0.3 + 0.060},
            // one host of 4: 2·3/4 · 0.1 + ⌈log2 4⌉ · 0.3 (the broadcast
-           // tree, at the all-gather's cost) + T · 2 calls
-           Case{"hierarchical", 0.15 + 0.6 + 0.020}}) {
+           // tree, at the all-gather's cost) + T · (2·3 + 2) steps
+           Case{"hierarchical", 0.15 + 0.6 + 0.080}}) {
     const Prediction p = Predict(c.strategy, in);
     EXPECT_NEAR(p.cpu_s, c.cpu_s, 1e-9) << c.strategy;
     EXPECT_NEAR(p.comm_s, p.bandwidth_s + p.latency_s + p.overhead_s + c.cpu_s,
