@@ -739,6 +739,12 @@ void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
     out->no_calibration = "the baseline's record lacks the model's size";
     return;
   }
+  if (row.device != "cpu") {
+    out->no_calibration = absl::StrCat(
+        "the workers ran on ", row.device,
+        ", and the calibration times the CPU paths (Gloo, gRPC) only");
+    return;
+  }
   CalibrationOptions options;
   options.model_bytes = row.model_bytes;
   options.num_tensors = row.num_tensors;

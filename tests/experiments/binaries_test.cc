@@ -429,6 +429,8 @@ TEST(CompareTest, CudaWorkersLeaveOutWhatTheyCannotRun) {
                             "(a test))."));
   EXPECT_THAT(md, HasSubstr("| SPS "));
   EXPECT_THAT(md, Not(HasSubstr("| DPS ")));
+  // The calibration times CPU paths: none for CUDA workers, and it says so.
+  EXPECT_THAT(md, HasSubstr("Calibration: none (the workers ran on cuda"));
   // Named explicitly, it is refused before anything runs.
   out = RunBinary("compare", {"--workers=2", "--device=cuda",
                               "--strategies=dps", "--out_dir=" + dir});

@@ -13,7 +13,7 @@
 # train_wall_s 0.1·(t + 1), loss 1 + 2/(t + 1) for the baseline and
 # 1 + 1/(t + 1) for the others on rank 0 (9 on the other ranks).
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
-staleness=0; local_size=0; eval_every=0
+staleness=0; local_size=0; eval_every=0; device=cpu
 for a in "$@"; do
   case "$a" in
     --list_strategies)
@@ -37,6 +37,7 @@ for a in "$@"; do
     --staleness=*) staleness="${a#--staleness=}" ;;
     --local_size=*) local_size="${a#--local_size=}" ;;
     --eval_every=*) eval_every="${a#--eval_every=}" ;;
+    --device=*) device="${a#--device=}" ;;
   esac
 done
 echo "fake worker $rank/$world: $*" >&2
@@ -62,5 +63,5 @@ if [ "$strategy" = hierarchical ]; then
   [ "$local_size" -gt 0 ] 2>/dev/null || local_size=$world
   variant=",\"variant\":\"$((world / local_size))×$local_size\""
 fi
-echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":0.08,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated$variant}"
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":0.08,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated,\"device\":\"$device\"$variant}"
 exit 0
