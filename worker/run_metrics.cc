@@ -26,6 +26,7 @@ void RunMetrics::Add(const StepRecord& record, double start_s) {
   compute_s_ += record.compute_s;
   bytes_sent_ += record.bytes_sent;
   bytes_received_ += record.bytes_received;
+  ring_critical_bytes_ += record.ring_critical_bytes;
 }
 
 double RunMetrics::utilization() const {

@@ -18,6 +18,7 @@ struct StepRecord {
   double step_s = 0;     // wall time of the whole step
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
+  int64_t ring_critical_bytes = 0;  // StepStats'; not in the step's JSON
 
   nlohmann::json ToJson() const;  // {"event":"step",...}
 };
@@ -42,6 +43,7 @@ class RunMetrics {
   double throughput() const;  // global samples / s
   int64_t bytes_sent() const { return bytes_sent_; }
   int64_t bytes_received() const { return bytes_received_; }
+  int64_t ring_critical_bytes() const { return ring_critical_bytes_; }
 
  private:
   int64_t global_batch_;
@@ -49,7 +51,7 @@ class RunMetrics {
   int64_t measured_steps_ = 0;
   double compute_s_ = 0, first_start_s_ = 0, last_end_s_ = 0;
   double paused_s_ = 0, pending_pause_s_ = 0;
-  int64_t bytes_sent_ = 0, bytes_received_ = 0;
+  int64_t bytes_sent_ = 0, bytes_received_ = 0, ring_critical_bytes_ = 0;
 };
 
 }  // namespace ringside

@@ -161,6 +161,13 @@ struct StepStats {
   // Payload bytes this worker sent and received during the step.
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
+  // Sharded strategies (zero1-3): the bytes their ring collectives keep the
+  // busiest link sending one after another (RingCriticalBytes per
+  // reduce-scatter and all-gather, worker/strategies/sharded_optimizer.h:
+  // more than bytes_sent when a collective's shards are uneven); 0: not
+  // reported. The cost model's zero formulas use it (the final record's
+  // ring_critical_bytes).
+  int64_t ring_critical_bytes = 0;
 };
 
 class SyncStrategy {

@@ -51,6 +51,7 @@ absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
   record.sync_s = record.step_s - record.compute_s;
   record.bytes_sent = stats->bytes_sent;
   record.bytes_received = stats->bytes_received;
+  record.ring_critical_bytes = stats->ring_critical_bytes;
   metrics.Add(record, times.start);
   if (job.on_record) job.on_record(record.ToJson());
   return absl::OkStatus();
@@ -88,6 +89,10 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   // What this worker holds: the model's parameters and gradients (one flat
   // buffer each, or the most of them a sharding strategy held at once), the
   // optimizer state its strategy keeps, and the peak RSS.
+  // Sharded strategies: their rings' critical bytes over the measured steps.
+  if (metrics.ring_critical_bytes() > 0) {
+    record["ring_critical_bytes"] = metrics.ring_critical_bytes();
+  }
   const int64_t peak_params = job.strategy->PeakParamBytes();
   const int64_t peak_grads = job.strategy->PeakGradBytes();
   record["param_bytes"] = peak_params >= 0 ? peak_params : model_bytes;

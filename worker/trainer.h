@@ -84,8 +84,9 @@ struct TrainResult {
   // {"event":"final", rank, world_size, strategy, model, batch_size,
   //  accumulate_steps, lr (the rate after scaling), lr_warmup_steps, steps,
   //  start_step, warmup_steps, measured_steps, eval_loss, utilization,
-  //  throughput, compute_s, wall_s, bytes_sent, bytes_received, emulated,
-  //  device, timing, and the backend's own fields}
+  //  throughput, compute_s, wall_s, bytes_sent, bytes_received,
+  //  ring_critical_bytes (sharded strategies), memory, emulated, device,
+  //  timing, and the backend's own fields}
   nlohmann::json final_record;
 };
 

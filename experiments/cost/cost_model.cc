@@ -174,7 +174,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       // all-gather: each of the n−1 steps of a reduce-scatter or an
       // all-gather moves M/n over each link and waits α.
       const double phases = strategy == "zero1" ? 3.0 : 2.0;
-      p.bandwidth_s = phases * (n - 1.0) / n * M / B;
+      p.bandwidth_s = in.ring_critical_bytes > 0
+                          ? in.ring_critical_bytes / B
+                          : phases * (n - 1.0) / n * M / B;
       p.latency_s = phases * (n - 1.0) * in.latency_s;
     }
     return true;
@@ -202,7 +204,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   }
   if (strategy == "zero3") {
     if (in.workers > 1) {
-      p.bandwidth_s = 3.0 * (n - 1.0) / n * M / B;
+      p.bandwidth_s = in.ring_critical_bytes > 0
+                          ? in.ring_critical_bytes / B
+                          : 3.0 * (n - 1.0) / n * M / B;
       p.latency_s = static_cast<double>(in.num_tensors) * 3.0 * (n - 1.0) *
                     in.latency_s;
     }
@@ -295,6 +299,10 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
     return Bad("bucket_bytes / first_bucket_bytes",
                std::min(in.bucket_bytes, in.first_bucket_bytes),
                ">= 0 and finite");
+  }
+  if (!(in.ring_critical_bytes >= 0) || std::isinf(in.ring_critical_bytes)) {
+    return Bad("ring_critical_bytes", in.ring_critical_bytes,
+               ">= 0 and finite (0: the balanced formula)");
   }
   if (in.staleness < 0) {
     return Bad("staleness (tau_s)", static_cast<double>(in.staleness),

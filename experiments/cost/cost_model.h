@@ -53,6 +53,10 @@
 //             buckets; the α term counts one) and one all-gather of the
 //             parameters (an all-reduce's bytes):
 //               2(n−1)/n · M/B + 2(n−1)α
+//   (zero1, zero2, zero3: with ring_critical_bytes R > 0 from the run, the
+//   bandwidth term is R/B instead: each ring step lasts as long as its
+//   largest shard, and zero2's buckets and zero3's tensors mostly lie in
+//   one rank's shard, so their bytes go one way)
 //   zero3     n = 1: 0; else per tensor an all-gather before forward,
 //             another before backward and a reduce-scatter of its
 //             gradient (1.5× an all-reduce's bytes):
@@ -176,6 +180,11 @@ struct CostInputs {
   // all-reduce per tensor.
   double bucket_bytes = 25.0 * 1024 * 1024;
   double first_bucket_bytes = 1024.0 * 1024;
+  // The zero stages' rings as a run reported them (the final record's
+  // ring_critical_bytes per step): the bytes the busiest link carries one
+  // after another, more than the balanced formula's when a collective's
+  // shards are uneven; >= 0; 0 = the balanced formula.
+  double ring_critical_bytes = 0;
   // τ_s: async_ps's staleness bound (--staleness), >= 0; 0 = synchronous.
   int64_t staleness = 0;
   // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.

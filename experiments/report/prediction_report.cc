@@ -69,6 +69,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.servers = std::max(1, row.prm_srv);
     in.ranks_per_host = RanksPerHostOf(row);
     in.staleness = StalenessOf(row);
+    in.ring_critical_bytes = row.ring_critical_bytes;
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;

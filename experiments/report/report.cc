@@ -196,6 +196,10 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
       }
     }
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
+    if (IsNumber(f0, "ring_critical_bytes")) {
+      row.ring_critical_bytes =
+          f0["ring_critical_bytes"].get<double>() / steps;
+    }
   }
   if (IsNumber(f0, "model_bytes")) {
     row.model_bytes = f0["model_bytes"].get<int64_t>();

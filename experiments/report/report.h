@@ -66,6 +66,9 @@ struct ReportRow {
   // step and gradient tensors.
   int64_t model_bytes = 0;
   int64_t num_tensors = 0;
+  // Sharded strategies: the bytes per step their rings keep the busiest
+  // link sending (rank 0's ring_critical_bytes / measured steps; 0: none).
+  double ring_critical_bytes = 0;
   // The cost model's strategy that predicts this row ("" = none) and the
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;

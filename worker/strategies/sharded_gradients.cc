@@ -38,14 +38,16 @@ void ShardedGradients::Reduce(int first_tensor, int last_tensor,
   const int64_t outside = counts_shard_ ? shards_.OutsideBytes(range) : 0;
   peak_bytes_ = std::max(peak_bytes_, held_bytes_ += outside);
   step_bytes_ += ShardedPhaseBytes(range.size() * 4, context_.world_size);
+  step_critical_bytes_ += RingCriticalBytes(shards_.CountsWithin(range));
   comm_.Enqueue([this, first_tensor, last_tensor, step, outside]() {
     return ReduceNow(first_tensor, last_tensor, step, outside);
   });
 }
 
-int64_t ShardedGradients::TakeStepBytes() {
+int64_t ShardedGradients::TakeStepBytes(int64_t* critical) {
   const int64_t bytes = step_bytes_;
-  step_bytes_ = 0;
+  *critical = step_critical_bytes_;
+  step_bytes_ = step_critical_bytes_ = 0;
   return bytes;
 }
 

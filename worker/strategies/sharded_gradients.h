@@ -14,7 +14,8 @@
 // plus the unreduced gradients there too, what the strategy holds
 // logically; the final record says the saving is counted, not realised):
 // peak_bytes, the final record's grad_bytes. TakeStepBytes: the bytes each
-// way the reductions queued since its last call.
+// way the reductions queued since its last call, and their RingCriticalBytes
+// (sharded_optimizer.h) in `critical`.
 //
 // Thread-safety: construction, Reduce, peak_bytes and TakeStepBytes on the
 // training thread; the queued work runs on `comm`'s thread. `context`,
@@ -46,7 +47,7 @@ class ShardedGradients {
   // step) surface through `comm`'s waits.
   void Reduce(int first_tensor, int last_tensor, int64_t step);
   int64_t peak_bytes() const { return peak_bytes_; }
-  int64_t TakeStepBytes();
+  int64_t TakeStepBytes(int64_t* critical);
 
  private:
   // The queued work, on the communication thread.
@@ -61,6 +62,7 @@ class ShardedGradients {
   std::atomic<int64_t> held_bytes_{0};  // both threads
   int64_t peak_bytes_ = 0;
   int64_t step_bytes_ = 0;
+  int64_t step_critical_bytes_ = 0;
 };
 
 }  // namespace ringside

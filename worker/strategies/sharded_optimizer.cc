@@ -29,6 +29,12 @@ int64_t ShardedPhaseBytes(int64_t bytes, int world_size) {
   return bytes * (world_size - 1) / world_size;
 }
 
+int64_t RingCriticalBytes(absl::Span<const int64_t> counts) {
+  if (counts.size() < 2) return 0;
+  const int64_t largest = *std::max_element(counts.begin(), counts.end());
+  return static_cast<int64_t>(counts.size() - 1) * largest * 4;
+}
+
 void RecordWholeBufferSpans(const SyncContext& context, const char* phase,
                             double start_s, double end_s, int64_t step) {
   Timeline* timeline = context.options.timeline;
@@ -118,6 +124,7 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
   RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
   stats.bytes_sent = stats.bytes_received =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
+  stats.ring_critical_bytes = RingCriticalBytes(counts_);
   return stats;
 }
 

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "core/key_range.h"
@@ -105,6 +106,13 @@ absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
 // Bytes each rank sends (and receives) in a ring reduce-scatter or
 // all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.
 int64_t ShardedPhaseBytes(int64_t bytes, int world_size);
+
+// The bytes a ring reduce-scatter or all-gather with these shards (`counts`,
+// floats, one per rank) keeps its busiest link sending one after another:
+// each of its n-1 steps lasts as long as the largest shard takes, so
+// (n-1) * max(counts) * 4; ShardedPhaseBytes when the shards are equal, up
+// to (n-1) times the whole when one rank owns everything. 0 for one rank.
+int64_t RingCriticalBytes(absl::Span<const int64_t> counts);
 
 // One `phase` span [start_s, end_s] on every tensor's lane (args: step,
 // the tensor's bytes): a collective over the whole flat buffer, as the

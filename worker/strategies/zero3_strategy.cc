@@ -63,6 +63,7 @@ void Zero3Strategy::QueueGather(int tensor) {
   NoteParams(shards_->outside_bytes(tensor));
   const TensorSpec& spec = context_.layout.tensor(tensor);
   gathered_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+  gathered_critical_bytes_ += RingCriticalBytes(shards_->counts(tensor));
   const int64_t step = step_;
   gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
     const TensorSpec& spec = context_.layout.tensor(tensor);
@@ -155,10 +156,12 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   RS_ASSIGN_OR_RETURN(StepStats stats, sharded_.optimizer->Step(step));
   RS_RETURN_IF_ERROR(sharded_.optimizer->MaybeCheckpoint(step));
   stats.hook_wait_s = hook_wait_s_;
+  int64_t reduced_critical = 0;
   stats.bytes_sent = stats.bytes_received =
-      gathered_bytes_ + gradients_->TakeStepBytes();
+      gathered_bytes_ + gradients_->TakeStepBytes(&reduced_critical);
+  stats.ring_critical_bytes = gathered_critical_bytes_ + reduced_critical;
   hook_wait_s_ = 0;
-  gathered_bytes_ = 0;
+  gathered_bytes_ = gathered_critical_bytes_ = 0;
   // Every tensor's parameters are freed by now, except any the model never
   // released (read in forward only and never reported ready: none in a
   // model that keeps the contract); free them so the next step gathers the

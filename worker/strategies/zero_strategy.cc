@@ -60,7 +60,7 @@ absl::Status ZeroStrategy::Shutdown() {
 
 absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
   const absl::Duration timeout = context_.options.rpc_timeout;
-  int64_t gradient_bytes = 0;
+  int64_t gradient_bytes = 0, gradient_critical = 0;
   if (stage_ == 1) {
     // An all-reduce moves 2(n-1)/n of the buffer each way.
     const double start = NowSeconds();
@@ -75,6 +75,7 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
     RecordWholeBufferSpans(context_, "ALLREDUCE", start, NowSeconds(), step);
     gradient_bytes = 2 * ShardedPhaseBytes(context_.layout.total_bytes(),
                                            context_.world_size);
+    gradient_critical = gradient_bytes;  // the ring's equal chunks
   } else {
     if (comm_ == nullptr) {
       return absl::FailedPreconditionError("zero2: FinishStep before Init");
@@ -82,7 +83,7 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
     RS_RETURN_IF_ERROR(comm_->WaitAll(
         timeout,
         absl::StrCat("the gradients' reduce-scatters of step ", step)));
-    gradient_bytes = gradients_->TakeStepBytes();
+    gradient_bytes = gradients_->TakeStepBytes(&gradient_critical);
     step_ = step + 1;
   }
   // The all-gather adds (n-1)/n of the buffer (StepAndGather's stats).
@@ -91,6 +92,7 @@ absl::StatusOr<StepStats> ZeroStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(sharded_.optimizer->MaybeCheckpoint(step));
   stats.bytes_sent += gradient_bytes;
   stats.bytes_received += gradient_bytes;
+  stats.ring_critical_bytes += gradient_critical;
   return stats;
 }
 

@@ -369,6 +369,19 @@ TEST(CostModelTest, OverlapNeverHidesTheCpuTerms) {
   EXPECT_NEAR(p.step_s, 5.902, 1e-9);
 }
 
+TEST(CostModelTest, ZeroStagesTakeTheRingsCriticalBytesWhenReported) {
+  // n = 4, B = 1e9 B/s: a run that reports 2.5e9 critical bytes a step
+  // spends 2.5 s on the link, whatever the balanced formula says.
+  CostInputs in = Round();
+  in.ring_critical_bytes = 2.5e9;
+  for (const char* s : {"zero1", "zero2", "zero3"}) {
+    EXPECT_NEAR(Predict(s, in).bandwidth_s, 2.5, kEps) << s;
+  }
+  EXPECT_NEAR(Predict("ring", in).bandwidth_s, 1.5, kEps);  // not ring's
+  in.ring_critical_bytes = -1;
+  EXPECT_FALSE(PredictStep("zero2", in).ok());
+}
+
 TEST(CostModelTest, RejectsNegativeOrInfiniteCpuCosts) {
   CostInputs in = Round();
   in.cpu.ps_server_byte_s = -1e-9;

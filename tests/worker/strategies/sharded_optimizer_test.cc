@@ -42,6 +42,13 @@ TEST(ShardedOptimizerTest, HoldsStateForItsOwnShardOnly) {
   }
   EXPECT_EQ(ShardedPhaseBytes(1000, 4), 750);
   EXPECT_EQ(ShardedPhaseBytes(1000, 1), 0);
+  // A ring waits on its largest shard at each of its n-1 steps.
+  const std::vector<int64_t> even = {250, 250, 250, 250};
+  const std::vector<int64_t> one_way = {0, 1000, 0, 0};
+  const std::vector<int64_t> alone = {1000};
+  EXPECT_EQ(RingCriticalBytes(even), ShardedPhaseBytes(4000, 4));
+  EXPECT_EQ(RingCriticalBytes(one_way), 3 * 1000 * 4);
+  EXPECT_EQ(RingCriticalBytes(alone), 0);
 }
 
 }  // namespace

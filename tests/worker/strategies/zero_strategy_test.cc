@@ -70,6 +70,11 @@ TEST(Zero3Test, HoldsItsShardAndTheTensorsInUse) {
     // Momentum for a quarter of the model.
     EXPECT_LE(f["optimizer_state_bytes"].get<int64_t>(), model_bytes / 4 + 8);
     EXPECT_GT(f["bytes_sent"].get<int64_t>(), 0);
+    // Each tensor lies in one or two ranks' shards, so its rings wait on
+    // more than the even (n-1)/n share of it: more than bytes_sent.
+    EXPECT_GT(f["ring_critical_bytes"].get<int64_t>(),
+              f["bytes_sent"].get<int64_t>())
+        << f.dump();
   }
 }
 
@@ -84,6 +89,11 @@ TEST(Zero2Test, HoldsItsShardOfTheGradientsAndTheWholeParameters) {
       4 * static_cast<int64_t>(reference->params.size());
   for (const nlohmann::json& f : run->final_records) {
     EXPECT_EQ(f["param_bytes"].get<int64_t>(), model_bytes) << f.dump();
+    // The whole-buffer all-gather is even; the buckets' reduce-scatters
+    // are not, so the rings wait on more than the bytes sent.
+    EXPECT_GT(f["ring_critical_bytes"].get<int64_t>(),
+              f["bytes_sent"].get<int64_t>())
+        << f.dump();
     // The quarter, plus the gradients written and not yet reduce-scattered.
     const int64_t grads = f["grad_bytes"].get<int64_t>();
     EXPECT_GE(grads, model_bytes / 4 - 8) << f.dump();
