@@ -59,68 +59,31 @@ int64_t RanksPerHost(const CostInputs& in) {
   return std::min(in.ranks_per_host, in.workers);
 }
 
-// The calibrated CPU seconds of `strategy` (the file comment's CPU terms);
-// 0 when in.cpu is not calibrated or the strategy has none.
-double CpuSeconds(absl::string_view strategy, const CostInputs& in) {
-  const CpuCosts& c = in.cpu;
+// The zero stages' bandwidth term: the run's ring_critical_bytes over B
+// when reported, else `phases` balanced ring phases, phases·(n−1)/n · M/B.
+double ShardedBandwidthSeconds(const CostInputs& in, double phases) {
+  if (in.ring_critical_bytes > 0) {
+    return in.ring_critical_bytes / in.bandwidth_Bps;
+  }
   const double n = static_cast<double>(in.workers);
-  const double M = in.model_bytes;
-  const double share = (n - 1.0) / n;  // of M a rank sends per phase
-  const double T = static_cast<double>(in.num_tensors);
-  // Ring steps: an all-reduce 2(n−1), a reduce-scatter or all-gather n−1.
-  const double all_reduce = 2 * (n - 1), half = n - 1;
-  const double step = c.collective_step_s;
-  if (strategy == "sps") {
-    return M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s + c.ps_round_s;
-  }
-  if (strategy == "dps" || strategy == "async_ps") {
-    const double k = static_cast<double>(in.servers);
-    const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
-    return M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel +
-           c.ps_round_s;
-  }
-  if (in.workers <= 1) return 0;
-  if (strategy == "ring") {
-    return 2 * share * M * c.allreduce_byte_s +
-           static_cast<double>(RingAllReduces(in)) * all_reduce * step;
-  }
-  if (strategy == "ring_fp16") {
-    return 2 * share * (M / 2) * c.half_allreduce_byte_s +
-           T * all_reduce * step;
-  }
-  if (strategy == "fusion") {
-    return 2 * share * M * c.allreduce_byte_s +
-           static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step;
-  }
-  if (strategy == "hierarchical") {
-    const double r = static_cast<double>(RanksPerHost(in));
-    const double h = std::ceil(n / r);
-    const double tree = BroadcastRounds(r);
-    return (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
-           tree * M * c.allgather_byte_s +
-           T * (2 * (r - 1) + tree + 2 * (h - 1)) * step;
-  }
-  if (strategy == "zero1") {
-    return 2 * share * M * c.allreduce_byte_s +
-           share * M * c.allgather_byte_s + (all_reduce + half) * step;
-  }
-  if (strategy == "zero2") {
-    return share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-           static_cast<double>(RingAllReduces(in) + 1) * half * step;
-  }
-  if (strategy == "zero3") {
-    return share * M * (2 * c.allgather_byte_s + c.reduce_scatter_byte_s) +
-           3 * T * half * step;
-  }
-  return 0;
+  return phases * (n - 1.0) / n * in.model_bytes / in.bandwidth_Bps;
 }
 
-// Fills the communication terms of `p` for `strategy`; false if unknown.
+// Fills the communication terms of `p` for `strategy` -- the α-β terms
+// and, from in.cpu, the calibrated CPU terms (cpu_s; the file comment's
+// CPU terms, 0 uncalibrated); false if unknown.
 bool CommTerms(absl::string_view strategy, const CostInputs& in,
                Prediction& p) {
   const double n = static_cast<double>(in.workers);
   const double M = in.model_bytes;
   const double B = in.bandwidth_Bps;
+  const double T = static_cast<double>(in.num_tensors);
+  const CpuCosts& c = in.cpu;
+  const double share = (n - 1.0) / n;  // of M a rank sends per phase
+  // Ring steps, as the α terms count messages: an all-reduce 2(n−1), a
+  // reduce-scatter or all-gather n−1; c_s each.
+  const double all_reduce = 2 * (n - 1), half = n - 1;
+  const double step = c.collective_step_s;
   if (strategy == "baseline") {
     p.workers = 1;
     return true;
@@ -130,6 +93,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = RingBandwidthSeconds(in);
       p.latency_s =
           static_cast<double>(RingAllReduces(in)) * RingLatencySeconds(in);
+      p.cpu_s = 2 * share * M * c.allreduce_byte_s +
+                static_cast<double>(RingAllReduces(in)) * all_reduce * step;
     }
     return true;
   }
@@ -137,8 +102,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     if (in.workers > 1) {
       // One fp16 all-reduce per tensor, half the bytes on the wire.
       p.bandwidth_s = RingBandwidthSeconds(in) / 2;
-      p.latency_s =
-          static_cast<double>(in.num_tensors) * RingLatencySeconds(in);
+      p.latency_s = T * RingLatencySeconds(in);
+      p.cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
+                T * all_reduce * step;
     }
     return true;
   }
@@ -149,6 +115,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s =
           static_cast<double>(FusedAllReduces(in) + 1) * RingLatencySeconds(in);
       p.overhead_s = in.cycle_s;
+      p.cpu_s = 2 * share * M * c.allreduce_byte_s +
+                static_cast<double>(FusedAllReduces(in) + 1) * all_reduce *
+                    step;
     }
     return true;
   }
@@ -156,16 +125,21 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.servers = 1;
     p.bandwidth_s = DuplexFactor(in) * n * M / B;
     p.latency_s = 2.0 * in.latency_s;
+    p.cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s +
+              c.ps_round_s;
     return true;
   }
   if (strategy == "dps" || strategy == "async_ps") {
-    // async_ps moves what dps moves: with identical workers no one reaches
-    // the staleness bound, so τ hides no transfer here (what it buys is
-    // tolerance of uneven workers, which this model does not have).
+    // async_ps moves what dps moves; with a staleness bound it moves it
+    // behind the compute (PredictStep's overlap).
     p.servers = in.servers;
     const double k = static_cast<double>(in.servers);
     p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
     p.latency_s = 2.0 * in.latency_s;
+    // The servers' CPU work runs on at most C cores at once.
+    const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
+    p.cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel +
+              c.ps_round_s;
     return true;
   }
   if (strategy == "zero1" || strategy == "zero2") {
@@ -173,11 +147,17 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       // An all-reduce (zero1) or a reduce-scatter (zero2), then an
       // all-gather: each of the n−1 steps of a reduce-scatter or an
       // all-gather moves M/n over each link and waits α.
-      const double phases = strategy == "zero1" ? 3.0 : 2.0;
-      p.bandwidth_s = in.ring_critical_bytes > 0
-                          ? in.ring_critical_bytes / B
-                          : phases * (n - 1.0) / n * M / B;
+      const bool zero1 = strategy == "zero1";
+      const double phases = zero1 ? 3.0 : 2.0;
+      p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
+      p.cpu_s = zero1 ? 2 * share * M * c.allreduce_byte_s +
+                            share * M * c.allgather_byte_s +
+                            (all_reduce + half) * step
+                      : share * M * (c.reduce_scatter_byte_s +
+                                     c.allgather_byte_s) +
+                            static_cast<double>(RingAllReduces(in) + 1) *
+                                half * step;
     }
     return true;
   }
@@ -196,19 +176,20 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double tree = BroadcastRounds(r);
       p.bandwidth_s = (2.0 * (r - 1.0) / r + tree) * M / b_intra +
                       2.0 * (h - 1.0) / h * M / B;
-      p.latency_s = static_cast<double>(in.num_tensors) *
-                    ((2.0 * (r - 1.0) + tree) * a_intra +
-                     2.0 * (h - 1.0) * in.latency_s);
+      p.latency_s = T * ((2.0 * (r - 1.0) + tree) * a_intra +
+                         2.0 * (h - 1.0) * in.latency_s);
+      p.cpu_s = (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
+                tree * M * c.allgather_byte_s +
+                T * (2 * (r - 1) + tree + 2 * (h - 1)) * step;
     }
     return true;
   }
   if (strategy == "zero3") {
     if (in.workers > 1) {
-      p.bandwidth_s = in.ring_critical_bytes > 0
-                          ? in.ring_critical_bytes / B
-                          : 3.0 * (n - 1.0) / n * M / B;
-      p.latency_s = static_cast<double>(in.num_tensors) * 3.0 * (n - 1.0) *
-                    in.latency_s;
+      p.bandwidth_s = ShardedBandwidthSeconds(in, 3.0);
+      p.latency_s = T * 3.0 * (n - 1.0) * in.latency_s;
+      p.cpu_s = share * M * (2 * c.allgather_byte_s + c.reduce_scatter_byte_s) +
+                3 * T * half * step;
     }
     return true;
   }
@@ -416,7 +397,6 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   if (!memory.ok()) return memory.status();
   p.worker_memory_bytes = memory->worker_bytes;
   p.server_memory_bytes = memory->server_bytes;
-  p.cpu_s = CpuSeconds(strategy, in);
   p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s + p.cpu_s;
   // async_ps with a staleness bound communicates in the background.
   const double overlap =
