@@ -545,6 +545,9 @@ struct SweepPlan {
   int servers = -1;                   // --servers
   int cores = 0;
   double load_start = 0;
+  // A calibration an earlier link of this invocation measured (on
+  // loopback, for the same model, so the same for every link): reused.
+  std::optional<Calibration> calibration;
 };
 
 // What the runs gave: a report row per run that finished, the JSON of each
@@ -728,7 +731,8 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
 }
 
 // The calibration after the baseline's run `row` (its M and T), unless
-// --nocalibrate; a failure is said and the predictions go without.
+// --nocalibrate (the plan's, when an earlier link measured one); a failure
+// is said and the predictions go without.
 void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
                     SweepOutcome* out) {
   if (!absl::GetFlag(FLAGS_calibrate)) {
@@ -743,6 +747,10 @@ void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
     out->no_calibration = absl::StrCat(
         "the workers ran on ", row.device,
         ", and the calibration times the CPU paths (Gloo, gRPC) only");
+    return;
+  }
+  if (plan.calibration) {
+    out->calibration = plan.calibration;
     return;
   }
   CalibrationOptions options;
@@ -1096,7 +1104,8 @@ absl::Status WriteSweep(const SweepPlan& plan, const SweepOutcome& out,
 }
 
 // One link's sweep: plans, runs, reports (printed) and writes into `dir`
-// (`results`: also that Markdown file); the outcome and the plan.
+// (`results`: also that Markdown file), calibrating the cost model unless
+// an earlier link `measured` it; the outcome and the plan.
 struct LinkRun {
   SweepPlan plan;
   SweepOutcome outcome;
@@ -1106,8 +1115,10 @@ absl::StatusOr<LinkRun> RunOneLink(const char* argv0,
                                    const std::string& command,
                                    const NetworkShape& network,
                                    const fs::path& dir,
-                                   const std::string& results) {
+                                   const std::string& results,
+                                   const std::optional<Calibration>& measured) {
   RS_ASSIGN_OR_RETURN(SweepPlan plan, PlanSweep(argv0, extra, network, dir));
+  plan.calibration = measured;
   SweepOutcome outcome = RunSweep(plan);
   const SweepReport report = ReportSweep(plan, outcome, command);
   RS_RETURN_IF_ERROR(WriteSweep(plan, outcome, report, command, results));
@@ -1209,7 +1220,7 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
                  to_run.size(), LinkLabel(link).c_str());
     absl::StatusOr<LinkRun> run =
         RunOneLink(argv0, extra, command, to_run[i], top / LinkDirName(link),
-                   /*results=*/"");
+                   /*results=*/"", calibration);
     if (!run.ok()) return fail(run.status());
     failed = failed || !run->outcome.failures.empty();
     sweep = run->plan.sweep;
@@ -1324,7 +1335,7 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
   absl::StatusOr<LinkRun> run =
       RunOneLink(argv0, extra, command, shapes->front(),
                  UserPath(absl::GetFlag(FLAGS_out_dir)),
-                 absl::GetFlag(FLAGS_results_md));
+                 absl::GetFlag(FLAGS_results_md), /*measured=*/std::nullopt);
   if (!run.ok()) return fail(run.status());
   return run->outcome.failures.empty() ? 0 : 1;
 }

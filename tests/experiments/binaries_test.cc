@@ -556,6 +556,14 @@ TEST(CompareTest, LinkSweepWritesTheCrossoverTable) {
     EXPECT_THAT(md, HasSubstr("| 1 Gbit/s "));
     EXPECT_THAT(ReadFile(dir + "/link_1gbit/compare.md"),
                 HasSubstr("Network: netns: 1 Gbit/s links"));
+    // The calibration (loopback, the same model) is measured once, for the
+    // first link, and the second link's predictions reuse it.
+    const json first =
+        json::parse(ReadFile(dir + "/link_unshaped/compare.json"));
+    const json second = json::parse(ReadFile(dir + "/link_1gbit/compare.json"));
+    ASSERT_TRUE(first["cost_model"]["calibration"].is_object());
+    EXPECT_EQ(second["cost_model"]["calibration"],
+              first["cost_model"]["calibration"]);
   } else {  // no namespaces here: said once, the shaped link predicted only
     EXPECT_THAT(md, HasSubstr("Network shaping unavailable here"));
     EXPECT_THAT(md, HasSubstr("1 Gbit/s (not measured)"));
