@@ -1130,11 +1130,9 @@ absl::StatusOr<LinkRun> RunOneLink(const char* argv0,
 // a shaped link (unless it is the only link asked for, which Validate then
 // refuses as before).
 absl::StatusOr<std::vector<NetworkShape>> LinkShapes() {
-  auto numbers = [](const char* flag) -> absl::StatusOr<std::vector<double>> {
+  auto numbers = [](const char* flag, const std::vector<std::string>& list)
+      -> absl::StatusOr<std::vector<double>> {
     std::set<double> values;
-    const std::vector<std::string> list =
-        std::string(flag) == "link_gbit" ? absl::GetFlag(FLAGS_link_gbit)
-                                         : absl::GetFlag(FLAGS_link_latency_us);
     for (const std::string& s : list) {
       double v = 0;
       if (!absl::SimpleAtod(s, &v)) {
@@ -1149,18 +1147,22 @@ absl::StatusOr<std::vector<NetworkShape>> LinkShapes() {
     }
     return std::vector<double>(values.begin(), values.end());
   };
-  RS_ASSIGN_OR_RETURN(const std::vector<double> gbits, numbers("link_gbit"));
-  RS_ASSIGN_OR_RETURN(const std::vector<double> latencies,
-                      numbers("link_latency_us"));
+  RS_ASSIGN_OR_RETURN(const std::vector<double> gbits,
+                      numbers("link_gbit", absl::GetFlag(FLAGS_link_gbit)));
+  RS_ASSIGN_OR_RETURN(
+      const std::vector<double> latencies,
+      numbers("link_latency_us", absl::GetFlag(FLAGS_link_latency_us)));
   std::vector<NetworkShape> shapes;
   for (double gbit : gbits) {
+    if (gbit == 0 && gbits.size() > 1) {  // unshaped, once, no latency
+      shapes.emplace_back();
+      continue;
+    }
     for (double latency : latencies) {
-      if (gbit == 0 && latency > 0 && gbits.size() > 1) continue;
       NetworkShape shape;
       shape.link_gbit = gbit;
-      shape.link_latency_us = gbit == 0 && gbits.size() > 1 ? 0 : latency;
+      shape.link_latency_us = latency;
       RS_RETURN_IF_ERROR(shape.Validate());
-      if (gbit == 0 && !shapes.empty() && !shapes.back().enabled()) continue;
       shapes.push_back(shape);
     }
   }

@@ -577,6 +577,21 @@ TEST(CompareTest, LinkSweepWritesTheCrossoverTable) {
               HasSubstr("link_gbit,link_latency_us,link,"));
 }
 
+// The unshaped link runs once beside shaped ones, whatever latencies go
+// with the shaped ones.
+TEST(CompareTest, LinkSweepKeepsTheUnshapedLinkBesideLatencies) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/lat";
+  const Outcome out = RunBinary(
+      "compare", {"--workers=2", "--strategies=sps", "--link_gbit=0,1",
+                  "--link_latency_us=50,100", "--eval_every=0",
+                  "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/link_unshaped/compare.md"));
+  const json j = json::parse(ReadFile(dir + "/crossover.json"));
+  ASSERT_FALSE(j["rows"].empty());
+  EXPECT_EQ(j["rows"][0]["link"]["gbit"], 0.0);
+}
+
 TEST(CompareTest, RefusesBadLinkLists) {
   for (const auto& [flag, message] :
        std::vector<std::pair<std::string, std::string>>{
