@@ -29,12 +29,22 @@ constexpr int64_t kSmallBytes = int64_t{64} << 10;
 constexpr int64_t kSmallPsBytes = int64_t{16} << 10;
 constexpr int kRanks = 2;
 
-// A timing's typical value: for a small buffer the fastest call (one
-// preemption doubles a call that short, so the least disturbed call is its
-// cost), else the median.
-double Typical(std::vector<double> v, int64_t bytes) {
-  std::sort(v.begin(), v.end());
-  return bytes <= kSmallBytes ? v.front() : v[v.size() / 2];
+// The typical time of a timed call made by every rank (`seconds`: per
+// rank, per call, the same number of calls): per call the slowest rank's
+// time, then for a small buffer the fastest call (one preemption doubles a
+// call that short, so the least disturbed call is its cost), else the
+// median.
+double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
+                        int64_t bytes) {
+  std::vector<double> slowest(seconds.front().size(), 0);
+  for (const std::vector<double>& rank : seconds) {
+    for (size_t i = 0; i < slowest.size(); ++i) {
+      slowest[i] = std::max(slowest[i], rank[i]);
+    }
+  }
+  std::sort(slowest.begin(), slowest.end());
+  return bytes <= kSmallBytes ? slowest.front()
+                              : slowest[slowest.size() / 2];
 }
 
 // Calls per timing: more for small buffers, at least 3, each after one
@@ -50,8 +60,8 @@ using RankSetup =
     std::function<absl::StatusOr<RankCall>(InMemoryStore& store, int rank)>;
 
 // Times the calls `setup` makes between kRanks ranks (threads) on `bytes`:
-// the Typical of CallsFor(bytes) calls of the slowest rank's time, each
-// after one untimed call, every rank starting each call together.
+// the TypicalOfSlowest of CallsFor(bytes) calls, each after one untimed
+// call, every rank starting each call together.
 absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes) {
   const int calls = CallsFor(bytes);
   InMemoryStore store;
@@ -77,13 +87,7 @@ absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes) {
   }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& s : status) RS_RETURN_IF_ERROR(s);
-  std::vector<double> slowest(static_cast<size_t>(calls), 0);
-  for (int r = 0; r < kRanks; ++r) {
-    for (int i = 0; i < calls; ++i) {
-      slowest[i] = std::max(slowest[i], seconds[r][i]);
-    }
-  }
-  return Typical(slowest, bytes);
+  return TypicalOfSlowest(seconds, bytes);
 }
 
 // A Collective operation on a rank's `data`, split in kRanks shards.
@@ -138,8 +142,9 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
       floats * 2);
 }
 
-// The Typical time of one push+pull round of `workers` PsSessions (threads)
-// against one in-process server, for `bytes` in `tensors` tensors.
+// The TypicalOfSlowest time of one push+pull round of `workers`
+// PsSessions (threads) against one in-process server, for `bytes` in
+// `tensors` tensors.
 absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
                                    absl::Duration timeout) {
   const int64_t floats = std::max<int64_t>(bytes / 4, tensors);
@@ -189,13 +194,7 @@ absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
   }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& s : status) RS_RETURN_IF_ERROR(s);
-  std::vector<double> slowest(static_cast<size_t>(rounds), 0);
-  for (int r = 0; r < workers; ++r) {
-    for (int i = 0; i < rounds; ++i) {
-      slowest[i] = std::max(slowest[i], seconds[r][i]);
-    }
-  }
-  return Typical(slowest, bytes);
+  return TypicalOfSlowest(seconds, bytes);
 }
 
 // Seconds per byte of the slope between two timings, less the link's 1/B;
