@@ -570,9 +570,9 @@ struct SweepOutcome {
 // The cost model's inputs for the run's predictions: the link, with the
 // calibrated CPU costs when there are some.
 CostInputs PredictionInputs(const CostModelLink& link,
-                            const SweepOutcome& out) {
+                            const std::optional<Calibration>& calibration) {
   CostInputs in = link.inputs;
-  if (out.calibration) in.cpu = out.calibration->cpu;
+  if (calibration) in.cpu = calibration->cpu;
   return in;
 }
 
@@ -980,7 +980,7 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
 
   std::string cost_model_md;
   if (plan.link.has_value()) {
-    const CostInputs inputs = PredictionInputs(*plan.link, out);
+    const CostInputs inputs = PredictionInputs(*plan.link, out.calibration);
     const std::vector<PredictedRun> predicted = PredictRuns(out.rows, inputs);
     cost_model_md = absl::StrCat(
         PredictionMarkdown(predicted, inputs, plan.link->source), "\n",
@@ -1233,7 +1233,7 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
     point.rows = run->outcome.rows;
     if (run->plan.link) {
       point.predicted = PredictRuns(
-          point.rows, PredictionInputs(*run->plan.link, run->outcome));
+          point.rows, PredictionInputs(*run->plan.link, run->outcome.calibration));
     }
     if (!calibration) calibration = run->outcome.calibration;
     for (const std::string& net : run->outcome.networks) {
@@ -1250,12 +1250,11 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
       if (!shape.enabled()) continue;
       absl::StatusOr<CostModelLink> link = MakeCostModelLink(shape, worker_args);
       if (!link.ok()) return fail(link.status());
-      CostInputs inputs = link->inputs;
-      if (calibration) inputs.cpu = calibration->cpu;
       LinkSweepPoint point;
       point.link = PointOf(shape);
       point.measured = false;
-      point.predicted = PredictRuns(basis, inputs);
+      point.predicted =
+          PredictRuns(basis, PredictionInputs(*link, calibration));
       points.push_back(std::move(point));
     }
   }
