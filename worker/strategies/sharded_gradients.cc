@@ -38,9 +38,11 @@ void ShardedGradients::Reduce(int first_tensor, int last_tensor,
   const int64_t outside = counts_shard_ ? shards_.OutsideBytes(range) : 0;
   peak_bytes_ = std::max(peak_bytes_, held_bytes_ += outside);
   step_bytes_ += ShardedPhaseBytes(range.size() * 4, context_.world_size);
-  step_critical_bytes_ += RingCriticalBytes(shards_.CountsWithin(range));
-  comm_.Enqueue([this, first_tensor, last_tensor, step, outside]() {
-    return ReduceNow(first_tensor, last_tensor, step, outside);
+  std::vector<int64_t> counts = shards_.CountsWithin(range);
+  step_critical_bytes_ += RingCriticalBytes(counts);
+  comm_.Enqueue([this, first_tensor, last_tensor, step, outside,
+                 counts = std::move(counts)]() {
+    return ReduceNow(first_tensor, last_tensor, step, outside, counts);
   });
 }
 
@@ -51,8 +53,9 @@ int64_t ShardedGradients::TakeStepBytes(int64_t* critical) {
   return bytes;
 }
 
-absl::Status ShardedGradients::ReduceNow(int first_tensor, int last_tensor,
-                                         int64_t step, int64_t outside_bytes) {
+absl::Status ShardedGradients::ReduceNow(
+    int first_tensor, int last_tensor, int64_t step, int64_t outside_bytes,
+    const std::vector<int64_t>& counts) {
   for (int t = first_tensor; t <= last_tensor; ++t) {
     RS_RETURN_IF_ERROR(WaitForGradient(context_, t));
   }
@@ -62,8 +65,8 @@ absl::Status ShardedGradients::ReduceNow(int first_tensor, int last_tensor,
   const std::string& first = context_.layout.tensor(first_tensor).name;
   RS_RETURN_IF_ERROR(Annotate(
       collective_.ReduceScatter(
-          context_.grads.subspan(range.begin, range.size()),
-          shards_.CountsWithin(range), ReduceOp::kAverage,
+          context_.grads.subspan(range.begin, range.size()), counts,
+          ReduceOp::kAverage,
           context_.options.rpc_timeout),
       absl::StrCat("reduce-scatter of the gradient of ", first,
                    last_tensor > first_tensor

@@ -25,6 +25,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "collectives/collective.h"
@@ -50,9 +51,11 @@ class ShardedGradients {
   int64_t TakeStepBytes(int64_t* critical);
 
  private:
-  // The queued work, on the communication thread.
+  // The queued work, on the communication thread; `counts`: each rank's
+  // share of the tensors' range (TensorShards::CountsWithin).
   absl::Status ReduceNow(int first_tensor, int last_tensor, int64_t step,
-                         int64_t outside_bytes);
+                         int64_t outside_bytes,
+                         const std::vector<int64_t>& counts);
 
   const SyncContext& context_;
   Collective& collective_;
