@@ -28,9 +28,9 @@
 // backward. Shutdown all-gathers the whole buffer, so every rank ends with
 // bit-identical parameters for evaluation and the oracle.
 //
-// CUDA workers (SupportsDevice(kCuda); compile-checked only until a GPU
-// session runs tools/gpu_check.sh): the same steps on the device buffers,
-// the collectives over the job's NCCL group from the communication thread,
+// CUDA workers (SupportsDevice(kCuda); run on one GPU at one worker by
+// tools/gpu_check.sh, never on several): the same steps on the device
+// buffers, the collectives over the job's NCCL group from the communication thread,
 // the shard's optimizer on the device (ShardedOptimizer). The model's hooks
 // run as it ENQUEUES kernels (models/cuda/cuda_model.h), so the order is
 // kept with events (Zero3DeviceOrder, zero3_device_order.h): needed(i)
