@@ -30,16 +30,16 @@
 //
 // CUDA workers (SupportsDevice(kCuda); run on one GPU at one worker by
 // tools/gpu_check.sh, never on several): the same steps on the device
-// buffers, the collectives over the job's NCCL group from the communication thread,
-// the shard's optimizer on the device (ShardedOptimizer). The model's hooks
-// run as it ENQUEUES kernels (models/cuda/cuda_model.h), so the order is
-// kept with events (Zero3DeviceOrder, zero3_device_order.h): needed(i)
-// waits for gather i's ticket and makes the compute stream wait for its
-// event; a release records an event on the compute stream that the next
-// all-gather into that region waits for; gradient i's reduce-scatter waits
-// for grad_ready_event(i). Device memory cannot be partly given back: the
-// buffers stay whole-size, and PeakParamBytes / PeakGradBytes count what
-// zero3 holds logically -- the final record says so
+// buffers, the collectives over the job's NCCL group from the
+// communication thread, the shard's optimizer on the device
+// (ShardedOptimizer). The model's hooks run as it ENQUEUES kernels
+// (models/cuda/cuda_model.h), so the order is kept with events
+// (Zero3DeviceOrder, zero3_device_order.h): needed(i) waits for gather i's
+// ticket and makes the compute stream wait for its event; a release records an
+// event on the compute stream that the next all-gather into that region waits
+// for; gradient i's reduce-scatter waits for grad_ready_event(i). Device memory
+// cannot be partly given back: the buffers stay whole-size, and PeakParamBytes
+// / PeakGradBytes count what zero3 holds logically -- the final record says so
 // ("memory_saving":"counted_not_realised", worker/cuda_backend.h). No
 // checkpoints there (refused, as zero1/zero2's).
 //
@@ -134,12 +134,12 @@ class Zero3Strategy final : public SyncStrategy {
   bool recorded_ = false;
   size_t position_ = 0;
   bool prefetching_ = false;
-  int64_t step_ = 0;  // the step the hooks belong to
+  int64_t step_ = 0;    // the step the hooks belong to
   absl::Status error_;  // the hooks' first failure, for FinishStep
   double hook_wait_s_ = 0;
-  int64_t gathered_bytes_ = 0;  // this step's all-gathers, each way
+  int64_t gathered_bytes_ = 0;           // this step's all-gathers, each way
   int64_t gathered_critical_bytes_ = 0;  // and their RingCriticalBytes
-  int64_t param_bytes_ = 0;     // held now
+  int64_t param_bytes_ = 0;              // held now
   int64_t peak_param_bytes_ = -1;
 };
 
