@@ -100,11 +100,12 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   }
   if (strategy == "ring_fp16") {
     if (in.workers > 1) {
-      // One fp16 all-reduce per tensor, half the bytes on the wire.
+      // One fp16 all-reduce per bucket (ring's), half the bytes on the wire.
+      const double buckets = static_cast<double>(RingAllReduces(in));
       p.bandwidth_s = RingBandwidthSeconds(in) / 2;
-      p.latency_s = T * RingLatencySeconds(in);
+      p.latency_s = buckets * RingLatencySeconds(in);
       p.cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
-                T * all_reduce * step;
+                buckets * all_reduce * step;
     }
     return true;
   }
@@ -169,18 +170,19 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
           in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : B;
       const double a_intra =
           in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
-      // Per tensor: an all-reduce within the host (the implementation's
-      // reduce to the leader), an all-reduce among the h leaders across
-      // hosts, and Gloo's binomial-tree broadcast from the leader within
-      // the host (⌈log2 r⌉ rounds of the whole tensor).
+      // Per bucket (ring's): an all-reduce within the host (the
+      // implementation's reduce to the leader), an all-reduce among the h
+      // leaders across hosts, and Gloo's binomial-tree broadcast from the
+      // leader within the host (⌈log2 r⌉ rounds of the whole bucket).
       const double tree = BroadcastRounds(r);
+      const double buckets = static_cast<double>(RingAllReduces(in));
       p.bandwidth_s = (2.0 * (r - 1.0) / r + tree) * M / b_intra +
                       2.0 * (h - 1.0) / h * M / B;
-      p.latency_s = T * ((2.0 * (r - 1.0) + tree) * a_intra +
-                         2.0 * (h - 1.0) * in.latency_s);
+      p.latency_s = buckets * ((2.0 * (r - 1.0) + tree) * a_intra +
+                               2.0 * (h - 1.0) * in.latency_s);
       p.cpu_s = (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
                 tree * M * c.allgather_byte_s +
-                T * (2 * (r - 1) + tree + 2 * (h - 1)) * step;
+                buckets * (2 * (r - 1) + tree + 2 * (h - 1)) * step;
     }
     return true;
   }

@@ -17,9 +17,9 @@
 //             b_r = min(T, 1 + ⌈max(0, M − first)/bucket⌉) all-reduces
 //             (b_r = T, one per tensor, with bucket_bytes = 0):
 //               2(n−1)/n · M/B + b_r · 2(n−1)α
-//   ring_fp16 n = 1: 0; else one all-reduce of fp16 halves per tensor (no
-//             buckets), M/2 on the wire:
-//               2(n−1)/n · (M/2)/B + T · 2(n−1)α
+//   ring_fp16 n = 1: 0; else one all-reduce of fp16 halves per bucket
+//             (ring's b_r), M/2 on the wire:
+//               2(n−1)/n · (M/2)/B + b_r · 2(n−1)α
 //   fusion    n = 1: 0; else b fused all-reduces, b = min(T, ⌈M/F⌉)
 //             (b = T when F = 0: fusion off), plus one cycle of waiting
 //             for the background thread and one control all-reduce (the
@@ -38,13 +38,13 @@
 //             the two, max(t_c, comm); τ_s = 0 waits every round trip, as
 //             dps
 //   hierarchical  n = 1: 0; else, with r ranks per host (ranks_per_host,
-//             0: all n on one host) and h = ⌈n/r⌉ hosts, per tensor an
-//             all-reduce within the host (the reduce to the host's leader;
+//             0: all n on one host) and h = ⌈n/r⌉ hosts, per bucket (ring's
+//             b_r) an all-reduce within the host (the reduce to the host's leader;
 //             the intra-host link B_i, α_i), an all-reduce among the h
 //             leaders (B, α) and a binomial-tree broadcast from the leader
-//             within the host, ⌈log2 r⌉ rounds of the whole tensor:
+//             within the host, ⌈log2 r⌉ rounds of the whole bucket:
 //               [2(r−1)/r + ⌈log2 r⌉] · M/B_i + 2(h−1)/h · M/B
-//                 + T · [(2(r−1) + ⌈log2 r⌉)α_i + 2(h−1)α]
+//                 + b_r · [(2(r−1) + ⌈log2 r⌉)α_i + 2(h−1)α]
 //   zero1     n = 1: 0; else one all-reduce of the whole gradient buffer,
 //             then one all-gather of the updated parameters (each rank
 //             sends its shard (n−1) times, receives the others'):
@@ -67,9 +67,9 @@
 // the ring steps counted as the α terms count messages:
 //   ring, fusion  2(n−1)/n · M · a_b + calls · 2(n−1) · c_s
 //             (calls: b_r; fusion b + 1)
-//   ring_fp16 2(n−1)/n · (M/2) · a_h + T · 2(n−1) · c_s
+//   ring_fp16 2(n−1)/n · (M/2) · a_h + b_r · 2(n−1) · c_s
 //   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + ⌈log2 r⌉ · M · g_b
-//             + T · (2(r−1) + ⌈log2 r⌉ + 2(h−1)) · c_s
+//             + b_r · (2(r−1) + ⌈log2 r⌉ + 2(h−1)) · c_s
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
 //   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s
 //   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T(n−1) · c_s

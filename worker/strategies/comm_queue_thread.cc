@@ -79,26 +79,4 @@ void CommQueueThread::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-CommQueueThread::WorkFn PerTensorWork(
-    const TensorLayout* layout, Timeline* timeline,
-    std::function<absl::Status(int tensor, int64_t step)> reduce) {
-  return [layout, timeline, reduce = std::move(reduce)](
-             int tensor, int64_t step, double queued_s) {
-    const TensorSpec& spec = layout->tensor(tensor);
-    if (timeline != nullptr) {
-      timeline->Span(spec.name, "QUEUE", queued_s, NowSeconds(),
-                     {{"step", step}, {"bytes", spec.size * 4}});
-    }
-    return Annotate(reduce(tensor, step), absl::StrCat("tensor ", spec.name));
-  };
-}
-
-std::unique_ptr<CommQueueThread> StartPerTensorCommThread(
-    const TensorLayout* layout, Timeline* timeline,
-    std::function<absl::Status(int tensor, int64_t step)> reduce) {
-  return std::make_unique<CommQueueThread>(
-      layout->num_tensors(), "tensors reduced", timeline != nullptr,
-      PerTensorWork(layout, timeline, std::move(reduce)));
-}
-
 }  // namespace ringside

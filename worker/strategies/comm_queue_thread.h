@@ -1,11 +1,11 @@
 // CommQueueThread: the one work queue drained by a communication thread, for
-// the strategies that overlap communication with backward: ring (gradient
-// buckets), ring_fp16 and hierarchical (tensors) and host staging (device ->
-// host gradient copies). The training thread Enqueue()s work item i (a
-// bucket or tensor index) of the current step as backward makes it ready;
-// one thread runs `work(i, step, queued_s)` on each, in order; WaitForStep
-// blocks until the step's `items_per_step` items are done, then moves to
-// the next step.
+// the strategies that overlap communication with backward: the gradient
+// buckets of ring, ring_fp16 and hierarchical (bucket_comm_thread.h) and
+// host staging (device -> host gradient copies). The training thread
+// Enqueue()s work item i (a bucket or tensor index) of the current step as
+// backward makes it ready; one thread runs `work(i, step, queued_s)` on
+// each, in order; WaitForStep blocks until the step's `items_per_step`
+// items are done, then moves to the next step.
 //
 // The first failure, from `work` or from Fail(), is kept: WaitForStep
 // returns it, and later items are counted without being run (a collective
@@ -23,15 +23,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <memory>
 #include <string>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/timeline.h"
-#include "core/tensor_layout.h"
 
 namespace ringside {
 
@@ -81,20 +78,6 @@ class CommQueueThread {
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;  // last: starts after the members above exist
 };
-
-// The per-tensor work of ring_fp16 and hierarchical: QUEUE on the tensor's
-// lane of `timeline` (may be null) from Enqueue to the start of `reduce`
-// (args: step, bytes), then `reduce(tensor, step)`, its error naming the
-// tensor. `layout` and `timeline` must outlive the thread.
-CommQueueThread::WorkFn PerTensorWork(
-    const TensorLayout* layout, Timeline* timeline,
-    std::function<absl::Status(int tensor, int64_t step)> reduce);
-
-// A started CommQueueThread running PerTensorWork over every tensor of
-// `layout` each step.
-std::unique_ptr<CommQueueThread> StartPerTensorCommThread(
-    const TensorLayout* layout, Timeline* timeline,
-    std::function<absl::Status(int tensor, int64_t step)> reduce);
 
 }  // namespace ringside
 

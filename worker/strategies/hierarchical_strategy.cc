@@ -109,23 +109,31 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   traffic_.bytes_sent += s * BroadcastSends(local_rank_, local_size_);
   if (local_rank_ != 0) traffic_.bytes_received += s;
 
-  comm_ = StartPerTensorCommThread(
-      &context_.layout, context_.options.timeline,
-      [this](int tensor, int64_t step) { return ReduceTensor(tensor, step); });
+  comm_ = std::make_unique<BucketCommThread>(
+      &context_.layout, context.options.ring_first_bucket_bytes,
+      context.options.ring_bucket_bytes, context.options.timeline,
+      "gradient buckets reduced hierarchically",
+      [this](const GradientBucket& bucket, int64_t step) {
+        return Annotate(
+            ReduceBucket(bucket, step),
+            absl::StrCat(
+                "tensors ", context_.layout.tensor(bucket.first_tensor).name,
+                " .. ", context_.layout.tensor(bucket.last_tensor).name));
+      });
   return absl::OkStatus();
 }
 
-absl::Status HierarchicalStrategy::ReduceTensor(int tensor, int64_t step) {
-  Timeline* const timeline = context_.options.timeline;
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  absl::Span<float> grads = context_.layout.View(tensor, context_.grads);
+absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
+                                                int64_t step) {
+  const bool timed = context_.options.timeline != nullptr;
+  absl::Span<float> grads = context_.grads.subspan(bucket.offset, bucket.size);
   const absl::Duration timeout = context_.options.rpc_timeout;
-  const nlohmann::json args = {{"step", step}, {"bytes", spec.size * 4}};
-  double start = timeline ? NowSeconds() : 0.0;
+  double start = timed ? NowSeconds() : 0.0;
+  comm_->QueueSpans(bucket, start, step, 4);
   auto phase = [&](const char* name) {
-    if (timeline == nullptr) return;
+    if (!timed) return;
     const double end = NowSeconds();
-    timeline->Span(spec.name, name, start, end, args);
+    comm_->SpanEachTensor(bucket, name, start, end, step, 4);
     start = end;
   };
   RS_RETURN_IF_ERROR(Annotate(local_->AllReduce(grads, ReduceOp::kSum, timeout),
@@ -148,7 +156,7 @@ absl::Status HierarchicalStrategy::ReduceTensor(int tensor, int64_t step) {
 }
 
 void HierarchicalStrategy::OnGradientReady(int tensor_index) {
-  comm_->Enqueue(tensor_index);
+  comm_->OnGradientReady(tensor_index);
 }
 
 absl::StatusOr<StepStats> HierarchicalStrategy::FinishStep(int64_t step) {
@@ -172,12 +180,13 @@ RINGSIDE_REGISTER_STRATEGY(
     HierarchicalStrategy,
     StrategyInfo("hierarchical", ServerNeed::kNone)
         .Store()
-        .Describe("hierarchical all-reduce per gradient tensor: reduce "
-                  "within a host, all-reduce across hosts' leaders, "
+        .Describe("hierarchical all-reduce of gradient buckets (ring's): "
+                  "reduce within a host, all-reduce across hosts' leaders, "
                   "broadcast within the host (--local_size ranks per host)")
         .Display("Hierarchical")
         .StudyOrder(6)
         .ModelledAs("hierarchical")
-        .Options({"local_size", "allreduce_algorithm"}));
+        .Options({"local_size", "ring_bucket_kb", "ring_first_bucket_kb",
+                  "allreduce_algorithm"}));
 
 }  // namespace ringside

@@ -1,8 +1,11 @@
 // HierarchicalStrategy ("hierarchical"): Horovod's hierarchical all-reduce
 // on Collective groups. The N ranks sit on H hosts of L ranks each (L =
 // SyncOptions::local_size, see ResolveLocalSize): host h holds ranks
-// [h*L, (h+1)*L), its local rank 0 is the host's leader. Per gradient
-// tensor, as backward makes it final, a communication thread
+// [h*L, (h+1)*L), its local rank 0 is the host's leader. Per bucket of
+// adjacent gradient tensors (ring's buckets, gradient_buckets.h:
+// --ring_first_bucket_kb, --ring_bucket_kb; 0: one per tensor; Horovod's
+// hierarchical all-reduce works on its fused buffers alike), as backward
+// makes its last tensor final, a communication thread
 //   1. reduces it within the host (LOCAL_REDUCE: a sum all-reduce of the
 //      local group; Collective has no rooted reduce, and the leader is the
 //      one that goes on with the host's sum),
@@ -12,7 +15,7 @@
 //      (LOCAL_BROADCAST),
 // then divides by N. Every worker applies the optimizer locally; all ranks
 // hold bit-identical parameters. Only the leaders talk across hosts, once
-// per tensor, which is the point on hosts with a fast local interconnect.
+// per bucket, which is the point on hosts with a fast local interconnect.
 //
 // Groups (Gloo on CPU, through the job's store): "hierarchical/local/<h>"
 // (L ranks) and "hierarchical/cross" (H leaders). Init broadcasts rank 0's
@@ -25,8 +28,9 @@
 // also 2(H-1)/H*S each way across hosts; Gloo's binomial-tree broadcast:
 // S received by every non-leader, S sent per child in the tree.
 //
-// Timeline: per tensor lane QUEUE, LOCAL_REDUCE, CROSS_ALLREDUCE (leaders),
-// LOCAL_BROADCAST (args: step, bytes); OPTIMIZER on lane "step".
+// Timeline: per tensor lane QUEUE, then its bucket's LOCAL_REDUCE,
+// CROSS_ALLREDUCE (leaders), LOCAL_BROADCAST (args: step, the tensor's and
+// the bucket's bytes); OPTIMIZER on lane "step".
 // Not thread-safe (SyncStrategy contract); owns one communication thread.
 #ifndef RINGSIDE_WORKER_STRATEGIES_HIERARCHICAL_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_HIERARCHICAL_STRATEGY_H_
@@ -39,7 +43,7 @@
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "models/optimizer.h"
-#include "worker/strategies/comm_queue_thread.h"
+#include "worker/strategies/bucket_comm_thread.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -76,8 +80,8 @@ class HierarchicalStrategy : public SyncStrategy {
   }
 
  private:
-  // The three phases for tensor `tensor` (comm thread).
-  absl::Status ReduceTensor(int tensor, int64_t step);
+  // The three phases for `bucket` (comm thread).
+  absl::Status ReduceBucket(const GradientBucket& bucket, int64_t step);
 
   SyncContext context_;
   int local_size_ = 1;  // L
@@ -88,8 +92,8 @@ class HierarchicalStrategy : public SyncStrategy {
   std::unique_ptr<Collective> local_;         // this host's L ranks
   std::unique_ptr<Collective> cross_;         // leaders only: H ranks
   std::unique_ptr<Optimizer> optimizer_;
-  std::unique_ptr<CommQueueThread> comm_;
-  StepStats traffic_;  // per step, fixed at Init
+  StepStats traffic_;                       // per step, fixed at Init
+  std::unique_ptr<BucketCommThread> comm_;  // last: stops first
 };
 
 }  // namespace ringside

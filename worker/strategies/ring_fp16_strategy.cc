@@ -33,40 +33,48 @@ absl::Status RingFp16Strategy::Init(const SyncContext& context) {
       optimizer_,
       Optimizer::Create(context.optimizer, context.layout.total_elements()));
   halves_.assign(context.layout.total_elements(), 0);
-  comm_ = StartPerTensorCommThread(
-      &context_.layout, context_.options.timeline,
-      [this](int tensor, int64_t step) { return ReduceTensor(tensor, step); });
+  comm_ = std::make_unique<BucketCommThread>(
+      &context_.layout, context.options.ring_first_bucket_bytes,
+      context.options.ring_bucket_bytes, context.options.timeline,
+      "gradient buckets all-reduced in fp16",
+      [this](const GradientBucket& bucket, int64_t step) {
+        return ReduceBucket(bucket, step);
+      });
   return absl::OkStatus();
 }
 
-absl::Status RingFp16Strategy::ReduceTensor(int tensor, int64_t step) {
-  Timeline* const timeline = context_.options.timeline;
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  absl::Span<float> grads = context_.layout.View(tensor, context_.grads);
+absl::Status RingFp16Strategy::ReduceBucket(const GradientBucket& bucket,
+                                            int64_t step) {
+  const bool timed = context_.options.timeline != nullptr;
+  absl::Span<float> grads = context_.grads.subspan(bucket.offset, bucket.size);
   absl::Span<uint16_t> halves =
-      absl::MakeSpan(halves_).subspan(spec.offset, spec.size);
-  const double t0 = timeline ? NowSeconds() : 0.0;
+      absl::MakeSpan(halves_).subspan(bucket.offset, bucket.size);
+  const double t0 = timed ? NowSeconds() : 0.0;
   FloatToHalf(grads, halves);
-  const double t1 = timeline ? NowSeconds() : 0.0;
-  RS_RETURN_IF_ERROR(half_->AllReduceSum(halves, context_.options.rpc_timeout));
-  const double t2 = timeline ? NowSeconds() : 0.0;
+  const double t1 = timed ? NowSeconds() : 0.0;
+  RS_RETURN_IF_ERROR(Annotate(
+      half_->AllReduceSum(halves, context_.options.rpc_timeout),
+      absl::StrCat("fp16 all-reduce of tensors ",
+                   context_.layout.tensor(bucket.first_tensor).name, " .. ",
+                   context_.layout.tensor(bucket.last_tensor).name)));
+  const double t2 = timed ? NowSeconds() : 0.0;
   HalfToFloat(halves, grads);
   if (context_.world_size > 1) {
     const float scale = 1.0f / static_cast<float>(context_.world_size);
     for (float& g : grads) g *= scale;
   }
-  if (timeline != nullptr) {
+  if (timed) {
     const double t3 = NowSeconds();
-    const nlohmann::json args = {{"step", step}, {"bytes", spec.size * 2}};
-    timeline->Span(spec.name, "COMPRESS", t0, t1, args);
-    timeline->Span(spec.name, "ALLREDUCE", t1, t2, args);
-    timeline->Span(spec.name, "DECOMPRESS", t2, t3, args);
+    comm_->QueueSpans(bucket, t0, step, 2);
+    comm_->SpanEachTensor(bucket, "COMPRESS", t0, t1, step, 2);
+    comm_->SpanEachTensor(bucket, "ALLREDUCE", t1, t2, step, 2);
+    comm_->SpanEachTensor(bucket, "DECOMPRESS", t2, t3, step, 2);
   }
   return absl::OkStatus();
 }
 
 void RingFp16Strategy::OnGradientReady(int tensor_index) {
-  comm_->Enqueue(tensor_index);
+  comm_->OnGradientReady(tensor_index);
 }
 
 absl::StatusOr<StepStats> RingFp16Strategy::FinishStep(int64_t step) {
@@ -88,13 +96,14 @@ RINGSIDE_REGISTER_STRATEGY(
     RingFp16Strategy,
     StrategyInfo("ring_fp16", ServerNeed::kNone)
         .Store()
-        .Describe("ring all-reduce per gradient tensor with fp16 "
-                  "compression (Gloo on CPU, 2 bytes per element on the "
-                  "wire)")
+        .Describe("ring all-reduce of gradient buckets (ring's) with fp16 "
+                  "compression (Horovod's Compression.fp16; Gloo on CPU, 2 "
+                  "bytes per element on the wire)")
         .Display("Ring FP16")
         .StudyOrder(7)
         .ModelledAs("ring_fp16")
-        .Options({"allreduce_algorithm"})
+        .Options({"ring_bucket_kb", "ring_first_bucket_kb",
+                  "allreduce_algorithm"})
         .Tolerance(1e-2));
 
 }  // namespace ringside

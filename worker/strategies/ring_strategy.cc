@@ -21,57 +21,38 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
-  buckets_ =
-      AssignBuckets(context.layout, context.options.ring_first_bucket_bytes,
-                    context.options.ring_bucket_bytes);
-  bucket_of_.assign(context.layout.num_tensors(), 0);
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor; ++t) {
-      bucket_of_[t] = static_cast<int>(b);
-    }
-  }
-  ResetPending();
-  ready_s_.assign(context.layout.num_tensors(), 0.0);
-  comm_ = std::make_unique<CommQueueThread>(
-      static_cast<int>(buckets_.size()), "gradient buckets all-reduced",
-      /*read_clock=*/false, [this](int bucket, int64_t step, double) {
+  comm_ = std::make_unique<BucketCommThread>(
+      &context_.layout, context.options.ring_first_bucket_bytes,
+      context.options.ring_bucket_bytes, context.options.timeline,
+      "gradient buckets all-reduced",
+      [this](const GradientBucket& bucket, int64_t step) {
         return ReduceBucket(bucket, step);
       });
   return absl::OkStatus();
 }
 
 void RingStrategy::OnGradientReady(int tensor_index) {
-  if (context_.options.timeline != nullptr) {
-    ready_s_[tensor_index] = NowSeconds();
-  }
-  const int bucket = bucket_of_[tensor_index];
-  if (--pending_[bucket] == 0) comm_->Enqueue(bucket);
+  comm_->OnGradientReady(tensor_index);
 }
 
-absl::Status RingStrategy::ReduceBucket(int b, int64_t step) {
-  Timeline* timeline = context_.options.timeline;
-  const GradientBucket& bucket = buckets_[b];
+absl::Status RingStrategy::ReduceBucket(const GradientBucket& bucket,
+                                        int64_t step) {
   // CUDA: the gradients were only queued; QUEUE then includes the wait.
   absl::Status s;
   for (int t = bucket.first_tensor; s.ok() && t <= bucket.last_tensor; ++t) {
     s = WaitForGradient(context_, t);
   }
-  const double start = timeline ? NowSeconds() : 0.0;
+  const bool timed = context_.options.timeline != nullptr;
+  const double start = timed ? NowSeconds() : 0.0;
   if (s.ok()) {
     s = collective_->AllReduce(
         context_.grads.subspan(bucket.offset, bucket.size), ReduceOp::kAverage,
         context_.options.rpc_timeout);
   }
-  if (timeline != nullptr) {
+  if (timed) {
     const double end = NowSeconds();
-    for (int t = bucket.first_tensor; t <= bucket.last_tensor; ++t) {
-      const TensorSpec& spec = context_.layout.tensor(t);
-      const nlohmann::json args = {{"step", step},
-                                   {"bytes", spec.size * 4},
-                                   {"bucket_bytes", bucket.size * 4}};
-      timeline->Span(spec.name, "QUEUE", ready_s_[t], start, args);
-      timeline->Span(spec.name, "ALLREDUCE", start, end, args);
-    }
+    comm_->QueueSpans(bucket, start, step, 4);
+    comm_->SpanEachTensor(bucket, "ALLREDUCE", start, end, step, 4);
   }
   return Annotate(
       s, absl::StrCat("all-reduce of tensors ",
@@ -81,15 +62,7 @@ absl::Status RingStrategy::ReduceBucket(int b, int64_t step) {
 
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
-  ResetPending();
   return optimizer_->Step(step);
-}
-
-void RingStrategy::ResetPending() {
-  pending_.resize(buckets_.size());
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    pending_[b] = buckets_[b].num_tensors();
-  }
 }
 
 absl::Status RingStrategy::Shutdown() {

@@ -1,6 +1,6 @@
 // RingStrategy ("ring"): ring all-reduce of the gradients in buckets of
-// adjacent tensors (worker/strategies/gradient_buckets.h: PyTorch DDP's scheme and
-// default sizes, 1 MiB first, then 25 MiB; --ring_bucket_kb=0 reduces each
+// adjacent tensors (worker/strategies/gradient_buckets.h: PyTorch DDP's scheme
+// and default sizes, 1 MiB first, then 25 MiB; --ring_bucket_kb=0 reduces each
 // tensor alone) — Gloo on CPU workers, NCCL on CUDA workers (device
 // buffers; the communication thread waits for each tensor's ready event on
 // the host, then NCCL reduces on its own stream while backward goes on; one
@@ -29,8 +29,7 @@
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "worker/strategies/allreduce_support.h"
-#include "worker/strategies/comm_queue_thread.h"
-#include "worker/strategies/gradient_buckets.h"
+#include "worker/strategies/bucket_comm_thread.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -51,25 +50,15 @@ class RingStrategy : public SyncStrategy {
   }
 
  private:
-  // All-reduces bucket `bucket` of `step` (communication thread).
-  absl::Status ReduceBucket(int bucket, int64_t step);
-  // Every bucket waits for all its tensors again (a new step).
-  void ResetPending();
+  // All-reduces `bucket` of `step` (communication thread).
+  absl::Status ReduceBucket(const GradientBucket& bucket, int64_t step);
 
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
   std::unique_ptr<LocalOptimizer> optimizer_;
   int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
-  std::vector<GradientBucket> buckets_;  // set by Init
-  std::vector<int> bucket_of_;           // by tensor
-  // Training thread only: tensors of each bucket not yet ready this step.
-  std::vector<int> pending_;
-  // NowSeconds() at OnGradientReady per tensor, timeline only: written by
-  // the training thread before its bucket is queued, read by the
-  // communication thread after (the queue orders them).
-  std::vector<double> ready_s_;
-  std::unique_ptr<CommQueueThread> comm_;  // last: stops first
+  std::unique_ptr<BucketCommThread> comm_;  // last: stops first
 };
 
 }  // namespace ringside

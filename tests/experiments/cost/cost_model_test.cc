@@ -90,13 +90,17 @@ TEST(CostModelTest, RingAllReducesDdpBuckets) {
   EXPECT_TRUE(absl::IsInvalidArgument(PredictStep("ring", in).status()));
 }
 
-TEST(CostModelTest, RingFp16HalvesTheBytesAndAllReducesPerTensor) {
-  // bandwidth: 2·3/4 · (M/2)/B = 0.75 s; latency: T · 2·3 · α = 0.06 s,
-  // whatever the buckets; memory as ring.
+TEST(CostModelTest, RingFp16HalvesTheBytesAndAllReducesRingsBuckets) {
+  // bandwidth: 2·3/4 · (M/2)/B = 0.75 s; latency: b_r · 2·3 · α with
+  // ring's buckets, min(T = 10, 40) = 10: 0.06 s; memory as ring.
   CostInputs in = Round();
   const Prediction p = Predict("ring_fp16", in);
   EXPECT_NEAR(p.bandwidth_s, 0.75, kEps);
   EXPECT_NEAR(p.latency_s, 0.06, kEps);
+  // T = 100: b_r = 40 buckets (RingAllReducesDdpBuckets), as ring.
+  in.num_tensors = 100;
+  EXPECT_NEAR(Predict("ring_fp16", in).latency_s, 0.24, kEps);
+  in.num_tensors = 10;
   EXPECT_NEAR(p.worker_memory_bytes, Predict("ring", in).worker_memory_bytes,
               kEps);
   in.workers = 1;
@@ -181,10 +185,10 @@ TEST(CostModelTest, AsyncPsIsDpsOverlappedByItsStaleness) {
   EXPECT_FALSE(PredictStep("async_ps", in).ok());
 }
 
-// hierarchical with r ranks per host and h = ⌈n/r⌉ hosts: per tensor a
-// reduce and a broadcast within the host (2(r−1)/r · M/B_i, 2(r−1)α_i per
-// tensor) and an all-reduce among the leaders (2(h−1)/h · M/B,
-// 2(h−1)α per tensor).
+// hierarchical with r ranks per host and h = ⌈n/r⌉ hosts: per bucket
+// (ring's b_r) a reduce and a broadcast within the host (2(r−1)/r · M/B_i,
+// 2(r−1)α_i per bucket) and an all-reduce among the leaders (2(h−1)/h ·
+// M/B, 2(h−1)α per bucket).
 TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
   CostInputs in = Round();  // n = 4, M/B = 1 s, α = 1 ms, T = 10
   // One host (r = 0: all four): the leaders' term vanishes, B_i = B; the
@@ -192,6 +196,11 @@ TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
   Prediction one = Predict("hierarchical", in);
   EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4 + 2, kEps);
   EXPECT_NEAR(one.latency_s, 10 * (2.0 * 3 + 2) * 1e-3, kEps);
+  // T = 100 tensors in b_r = 40 buckets: 40 rounds of the same messages.
+  in.num_tensors = 100;
+  EXPECT_NEAR(Predict("hierarchical", in).latency_s,
+              40 * (2.0 * 3 + 2) * 1e-3, kEps);
+  in.num_tensors = 10;
   // 2 hosts × 2 ranks, the intra-host link 10× faster with α_i = 0.1 ms:
   // (2·(1/2) + 1)·0.1 + 2·(1/2)·1 = 1.2 s; 10·(3·1e-4 + 2·1e-3) = 0.023 s.
   in.ranks_per_host = 2;
@@ -314,10 +323,11 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
            Case{"zero2", 0.375 + 0.033},
            // 3/4 · (2 · 0.3 + 0.2) + 3T calls of 3 steps
            Case{"zero3", 0.6 + 0.090},
-           // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + T calls of 6
+           // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + b_r = T calls
+           // of 6 (bucket_bytes 0: per tensor)
            Case{"ring_fp16", 0.3 + 0.060},
            // one host of 4: 2·3/4 · 0.1 + ⌈log2 4⌉ · 0.3 (the broadcast
-           // tree, at the all-gather's cost) + T · (2·3 + 2) steps
+           // tree, at the all-gather's cost) + b_r = T · (2·3 + 2) steps
            Case{"hierarchical", 0.15 + 0.6 + 0.080}}) {
     const Prediction p = Predict(c.strategy, in);
     EXPECT_NEAR(p.cpu_s, c.cpu_s, 1e-9) << c.strategy;

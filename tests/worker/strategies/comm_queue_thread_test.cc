@@ -1,7 +1,6 @@
 // CommQueueThread runs each step's items in order on its own thread, keeps
 // the first failure (from the work or from Fail) and skips what follows it,
-// bounds WaitForStep by its timeout, and PerTensorWork names the tensor in
-// an error.
+// and bounds WaitForStep by its timeout.
 #include "worker/strategies/comm_queue_thread.h"
 
 #include <atomic>
@@ -103,21 +102,6 @@ TEST(CommQueueThreadTest, StopDropsQueuedItemsAndIsIdempotent) {
   queue.Stop();
   EXPECT_LE(runs.load(), 3);
   EXPECT_GE(runs.load(), 1);
-}
-
-TEST(CommQueueThreadTest, PerTensorWorkNamesTheTensor) {
-  absl::StatusOr<TensorLayout> layout =
-      TensorLayout::FromShapes({{"fc0.weight", {2, 3}}, {"fc0.bias", {3}}});
-  ASSERT_TRUE(layout.ok());
-  CommQueueThread::WorkFn work =
-      PerTensorWork(&*layout, nullptr, [](int tensor, int64_t) {
-        return tensor == 1 ? absl::UnavailableError("peer gone")
-                           : absl::OkStatus();
-      });
-  EXPECT_TRUE(work(0, 0, 0.0).ok());
-  absl::Status s = work(1, 0, 0.0);
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(s.message(), "tensor fc0.bias: peer gone");
 }
 
 }  // namespace
