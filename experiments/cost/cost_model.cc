@@ -46,9 +46,6 @@ int64_t FusedAllReduces(const CostInputs& in) {
                            std::max<int64_t>(1, static_cast<int64_t>(batches)));
 }
 
-// ⌈log2 r⌉: the rounds of a binomial-tree broadcast among r ranks.
-double BroadcastRounds(double r) { return r > 1 ? std::ceil(std::log2(r)) : 0; }
-
 double DuplexFactor(const CostInputs& in) {
   return in.ps_push_pull_overlap ? 1.0 : 2.0;
 }
@@ -165,24 +162,24 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   if (strategy == "hierarchical") {
     if (in.workers > 1) {
       const double r = static_cast<double>(RanksPerHost(in));
-      const double h = std::ceil(n / r);  // hosts, one leader each
+      const double h = std::ceil(n / r);  // hosts
       const double b_intra =
           in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : B;
       const double a_intra =
           in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
-      // Per bucket (ring's): an all-reduce within the host (the
-      // implementation's reduce to the leader), an all-reduce among the h
-      // leaders across hosts, and Gloo's binomial-tree broadcast from the
-      // leader within the host (⌈log2 r⌉ rounds of the whole bucket).
-      const double tree = BroadcastRounds(r);
+      // Per bucket (ring's), Horovod's hierarchical all-reduce: a
+      // reduce-scatter within the host, an all-reduce of each rank's 1/r
+      // shard among its h peers across hosts (the r shards of a host share
+      // its link: 2(h−1)/h · M through it), an all-gather within the host.
       const double buckets = static_cast<double>(RingAllReduces(in));
-      p.bandwidth_s = (2.0 * (r - 1.0) / r + tree) * M / b_intra +
-                      2.0 * (h - 1.0) / h * M / B;
-      p.latency_s = buckets * ((2.0 * (r - 1.0) + tree) * a_intra +
+      p.bandwidth_s =
+          2.0 * (r - 1.0) / r * M / b_intra + 2.0 * (h - 1.0) / h * M / B;
+      p.latency_s = buckets * (2.0 * (r - 1.0) * a_intra +
                                2.0 * (h - 1.0) * in.latency_s);
-      p.cpu_s = (2 * (r - 1) / r + 2 * (h - 1) / h) * M * c.allreduce_byte_s +
-                tree * M * c.allgather_byte_s +
-                buckets * (2 * (r - 1) + tree + 2 * (h - 1)) * step;
+      p.cpu_s = (r - 1) / r * M * (c.reduce_scatter_byte_s +
+                                   c.allgather_byte_s) +
+                2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
+                buckets * (2 * (r - 1) + 2 * (h - 1)) * step;
     }
     return true;
   }

@@ -39,12 +39,13 @@
 //             dps
 //   hierarchical  n = 1: 0; else, with r ranks per host (ranks_per_host,
 //             0: all n on one host) and h = ⌈n/r⌉ hosts, per bucket (ring's
-//             b_r) an all-reduce within the host (the reduce to the host's leader;
-//             the intra-host link B_i, α_i), an all-reduce among the h
-//             leaders (B, α) and a binomial-tree broadcast from the leader
-//             within the host, ⌈log2 r⌉ rounds of the whole bucket:
-//               [2(r−1)/r + ⌈log2 r⌉] · M/B_i + 2(h−1)/h · M/B
-//                 + b_r · [(2(r−1) + ⌈log2 r⌉)α_i + 2(h−1)α]
+//             b_r) Horovod's hierarchical all-reduce: a reduce-scatter
+//             within the host (the intra-host link B_i, α_i), an all-reduce
+//             of each rank's 1/r shard among its h peers across hosts (B,
+//             α; the host's r shards share its link) and an all-gather
+//             within the host:
+//               2(r−1)/r · M/B_i + 2(h−1)/h · M/B
+//                 + b_r · [2(r−1)α_i + 2(h−1)α]
 //   zero1     n = 1: 0; else one all-reduce of the whole gradient buffer,
 //             then one all-gather of the updated parameters (each rank
 //             sends its shard (n−1) times, receives the others'):
@@ -68,8 +69,8 @@
 //   ring, fusion  2(n−1)/n · M · a_b + calls · 2(n−1) · c_s
 //             (calls: b_r; fusion b + 1)
 //   ring_fp16 2(n−1)/n · (M/2) · a_h + b_r · 2(n−1) · c_s
-//   hierarchical  [2(r−1)/r + 2(h−1)/h] · M · a_b + ⌈log2 r⌉ · M · g_b
-//             + b_r · (2(r−1) + ⌈log2 r⌉ + 2(h−1)) · c_s
+//   hierarchical  (r−1)/r · M · (r_b + g_b) + 2(h−1)/h · (M/r) · a_b
+//             + b_r · (2(r−1) + 2(h−1)) · c_s
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
 //   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s
 //   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T(n−1) · c_s
@@ -135,7 +136,7 @@ struct CpuCosts {
   double allgather_byte_s = 0;       // g_b: all-gather
   // c_s: one ring step of a collective (a message exchange with its
   // handshake and wake-ups); an all-reduce has 2(n−1), a reduce-scatter or
-  // all-gather n−1, a broadcast tree ⌈log2 r⌉
+  // all-gather n−1
   double collective_step_s = 0;
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step

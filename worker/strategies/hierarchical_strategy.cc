@@ -1,6 +1,7 @@
 #include "worker/strategies/hierarchical_strategy.h"
 
 #include <cstdlib>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -12,15 +13,12 @@
 namespace ringside {
 namespace {
 
-// Sends of rank `v` in Gloo's binomial-tree broadcast from rank 0 of a
-// group of `size` (gloo/broadcast.cc): one per round i with v < 2^i and
-// v + 2^i < size.
-int64_t BroadcastSends(int v, int size) {
-  int64_t sends = 0;
-  for (int64_t step = 1; step < size; step <<= 1) {
-    if (v < step && v + step < size) ++sends;
-  }
-  return sends;
+// `size` elements split into `parts` shards as even as they go: the first
+// size % parts shards hold one more.
+std::vector<int64_t> EvenCounts(int64_t size, int parts) {
+  std::vector<int64_t> counts(parts, size / parts);
+  for (int64_t i = 0; i < size % parts; ++i) ++counts[i];
+  return counts;
 }
 
 }  // namespace
@@ -80,17 +78,19 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
       local_,
       ConnectCpuGroup(context, absl::StrCat("hierarchical/local/", host_),
                       local_rank_, local_size_, &own_store_));
-  if (local_rank_ == 0) {
-    RS_ASSIGN_OR_RETURN(cross_,
-                        ConnectCpuGroup(context, "hierarchical/cross", host_,
-                                        num_hosts_, &own_store_));
+  if (num_hosts_ > 1) {
+    RS_ASSIGN_OR_RETURN(
+        cross_, ConnectCpuGroup(context,
+                                absl::StrCat("hierarchical/cross/", local_rank_),
+                                host_, num_hosts_, &own_store_));
   }
-  // Rank 0's initial parameters: to the leaders, then within each host.
+  // Rank 0's initial parameters: to every host's local rank 0, then within
+  // each host.
   const absl::Duration timeout = context.options.rpc_timeout;
-  if (cross_ != nullptr) {
-    RS_RETURN_IF_ERROR(
-        Annotate(cross_->Broadcast(context.params, 0, timeout),
-                 "broadcasting rank 0's initial parameters to the leaders"));
+  if (cross_ != nullptr && local_rank_ == 0) {
+    RS_RETURN_IF_ERROR(Annotate(
+        cross_->Broadcast(context.params, 0, timeout),
+        "broadcasting rank 0's initial parameters to the hosts"));
   }
   RS_RETURN_IF_ERROR(
       Annotate(local_->Broadcast(context.params, 0, timeout),
@@ -101,13 +101,8 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
 
   const int64_t s = context.layout.total_bytes();
   const int64_t l = local_size_, h = num_hosts_;
-  traffic_.bytes_sent = traffic_.bytes_received = s * 2 * (l - 1) / l;
-  if (cross_ != nullptr) {
-    traffic_.bytes_sent += s * 2 * (h - 1) / h;
-    traffic_.bytes_received += s * 2 * (h - 1) / h;
-  }
-  traffic_.bytes_sent += s * BroadcastSends(local_rank_, local_size_);
-  if (local_rank_ != 0) traffic_.bytes_received += s;
+  traffic_.bytes_sent = traffic_.bytes_received =
+      s * 2 * (l - 1) / l + s * 2 * (h - 1) / (h * l);
 
   comm_ = std::make_unique<BucketCommThread>(
       &context_.layout, context.options.ring_first_bucket_bytes,
@@ -128,6 +123,7 @@ absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
   const bool timed = context_.options.timeline != nullptr;
   absl::Span<float> grads = context_.grads.subspan(bucket.offset, bucket.size);
   const absl::Duration timeout = context_.options.rpc_timeout;
+  const std::vector<int64_t> counts = EvenCounts(bucket.size, local_size_);
   double start = timed ? NowSeconds() : 0.0;
   comm_->QueueSpans(bucket, start, step, 4);
   auto phase = [&](const char* name) {
@@ -136,22 +132,26 @@ absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
     comm_->SpanEachTensor(bucket, name, start, end, step, 4);
     start = end;
   };
-  RS_RETURN_IF_ERROR(Annotate(local_->AllReduce(grads, ReduceOp::kSum, timeout),
-                              "reduce within the host"));
-  phase("LOCAL_REDUCE");
+  RS_RETURN_IF_ERROR(
+      Annotate(local_->ReduceScatter(grads, counts, ReduceOp::kSum, timeout),
+               "reduce-scatter within the host"));
+  phase("LOCAL_REDUCE_SCATTER");
   if (cross_ != nullptr) {
-    RS_RETURN_IF_ERROR(
-        Annotate(cross_->AllReduce(grads, ReduceOp::kSum, timeout),
-                 "all-reduce across hosts"));
+    int64_t offset = 0;
+    for (int l = 0; l < local_rank_; ++l) offset += counts[l];
+    RS_RETURN_IF_ERROR(Annotate(
+        cross_->AllReduce(grads.subspan(offset, counts[local_rank_]),
+                          ReduceOp::kSum, timeout),
+        "all-reduce of this rank's shard across hosts"));
     phase("CROSS_ALLREDUCE");
   }
-  RS_RETURN_IF_ERROR(Annotate(local_->Broadcast(grads, 0, timeout),
-                              "broadcast within the host"));
+  RS_RETURN_IF_ERROR(Annotate(local_->AllGatherV(grads, counts, timeout),
+                              "all-gather within the host"));
   if (context_.world_size > 1) {
     const float scale = 1.0f / static_cast<float>(context_.world_size);
     for (float& g : grads) g *= scale;
   }
-  phase("LOCAL_BROADCAST");
+  phase("LOCAL_ALLGATHER");
   return absl::OkStatus();
 }
 
@@ -180,9 +180,10 @@ RINGSIDE_REGISTER_STRATEGY(
     HierarchicalStrategy,
     StrategyInfo("hierarchical", ServerNeed::kNone)
         .Store()
-        .Describe("hierarchical all-reduce of gradient buckets (ring's): "
-                  "reduce within a host, all-reduce across hosts' leaders, "
-                  "broadcast within the host (--local_size ranks per host)")
+        .Describe("Horovod's hierarchical all-reduce of gradient buckets "
+                  "(ring's): reduce-scatter within a host, all-reduce each "
+                  "shard across hosts, all-gather within the host "
+                  "(--local_size ranks per host)")
         .Display("Hierarchical")
         .StudyOrder(6)
         .ModelledAs("hierarchical")

@@ -1,35 +1,35 @@
 // HierarchicalStrategy ("hierarchical"): Horovod's hierarchical all-reduce
-// on Collective groups. The N ranks sit on H hosts of L ranks each (L =
-// SyncOptions::local_size, see ResolveLocalSize): host h holds ranks
-// [h*L, (h+1)*L), its local rank 0 is the host's leader. Per bucket of
+// (HOROVOD_HIERARCHICAL_ALLREDUCE) on Collective groups. The N ranks sit
+// on H hosts of L ranks each (L = SyncOptions::local_size, see
+// ResolveLocalSize): host h holds ranks [h*L, (h+1)*L). Per bucket of
 // adjacent gradient tensors (ring's buckets, gradient_buckets.h:
-// --ring_first_bucket_kb, --ring_bucket_kb; 0: one per tensor; Horovod's
-// hierarchical all-reduce works on its fused buffers alike), as backward
-// makes its last tensor final, a communication thread
-//   1. reduces it within the host (LOCAL_REDUCE: a sum all-reduce of the
-//      local group; Collective has no rooted reduce, and the leader is the
-//      one that goes on with the host's sum),
-//   2. all-reduces the host sums across hosts among the leaders
-//      (CROSS_ALLREDUCE, the cross group, leaders only),
-//   3. broadcasts the global sum from the leader within the host
-//      (LOCAL_BROADCAST),
+// --ring_first_bucket_kb, --ring_bucket_kb; 0: one per tensor; Horovod
+// works on its fused buffers alike), as backward makes its last tensor
+// final, a communication thread
+//   1. reduce-scatters the bucket within the host (LOCAL_REDUCE_SCATTER:
+//      local rank l ends with the host's sum of shard l of L, shards as
+//      even as the element count allows),
+//   2. all-reduces shard l across the hosts among the H ranks of local
+//      rank l (CROSS_ALLREDUCE; L groups at once, one per local rank),
+//   3. all-gathers the shards within the host (LOCAL_ALLGATHER),
 // then divides by N. Every worker applies the optimizer locally; all ranks
-// hold bit-identical parameters. Only the leaders talk across hosts, once
-// per bucket, which is the point on hosts with a fast local interconnect.
+// hold bit-identical parameters (each shard is summed once, by its owner's
+// cross group, and copied). Across hosts each rank moves only 1/L of the
+// bucket, which is the point on hosts with a fast local interconnect.
 //
 // Groups (Gloo on CPU, through the job's store): "hierarchical/local/<h>"
-// (L ranks) and "hierarchical/cross" (H leaders). Init broadcasts rank 0's
-// initial parameters the same way (cross, then local). A group of size 1
-// moves nothing (L = 1: every rank is its host's leader; H = 1: the cross
-// step is a no-op).
+// (the L ranks of host h) and, with H > 1, "hierarchical/cross/<l>" (the
+// H ranks of local rank l). Init broadcasts rank 0's initial parameters
+// over cross group 0 to every host's local rank 0, then within each host.
+// A group of size 1 moves nothing (L = 1: a flat all-reduce among the H
+// hosts; H = 1: reduce-scatter + all-gather, ring's all-reduce).
 //
 // Traffic (StepStats, per rank, from the algorithms' message sizes for the
-// buffer of S bytes): local ring all-reduce 2(L-1)/L*S each way; leaders
-// also 2(H-1)/H*S each way across hosts; Gloo's binomial-tree broadcast:
-// S received by every non-leader, S sent per child in the tree.
+// buffer of S bytes): local reduce-scatter and all-gather (L-1)/L*S each
+// way each; the cross all-reduce of the S/L shard 2(H-1)/H*S/L each way.
 //
-// Timeline: per tensor lane QUEUE, then its bucket's LOCAL_REDUCE,
-// CROSS_ALLREDUCE (leaders), LOCAL_BROADCAST (args: step, the tensor's and
+// Timeline: per tensor lane QUEUE, then its bucket's LOCAL_REDUCE_SCATTER,
+// CROSS_ALLREDUCE (H > 1), LOCAL_ALLGATHER (args: step, the tensor's and
 // the bucket's bytes); OPTIMIZER on lane "step".
 // Not thread-safe (SyncStrategy contract); owns one communication thread.
 #ifndef RINGSIDE_WORKER_STRATEGIES_HIERARCHICAL_STRATEGY_H_
@@ -90,7 +90,7 @@ class HierarchicalStrategy : public SyncStrategy {
   int local_rank_ = 0;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> local_;         // this host's L ranks
-  std::unique_ptr<Collective> cross_;         // leaders only: H ranks
+  std::unique_ptr<Collective> cross_;         // H > 1: local rank's H ranks
   std::unique_ptr<Optimizer> optimizer_;
   StepStats traffic_;                       // per step, fixed at Init
   std::unique_ptr<BucketCommThread> comm_;  // last: stops first

@@ -185,32 +185,33 @@ TEST(CostModelTest, AsyncPsIsDpsOverlappedByItsStaleness) {
   EXPECT_FALSE(PredictStep("async_ps", in).ok());
 }
 
-// hierarchical with r ranks per host and h = ⌈n/r⌉ hosts: per bucket
-// (ring's b_r) a reduce and a broadcast within the host (2(r−1)/r · M/B_i,
-// 2(r−1)α_i per bucket) and an all-reduce among the leaders (2(h−1)/h ·
-// M/B, 2(h−1)α per bucket).
+// hierarchical with r ranks per host and h = ⌈n/r⌉ hosts, per bucket
+// (ring's b_r): a reduce-scatter and an all-gather within the host
+// (2(r−1)/r · M/B_i, 2(r−1)α_i per bucket) and an all-reduce of each
+// rank's shard across hosts (2(h−1)/h · M/B through the host's link,
+// 2(h−1)α per bucket).
 TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
   CostInputs in = Round();  // n = 4, M/B = 1 s, α = 1 ms, T = 10
-  // One host (r = 0: all four): the leaders' term vanishes, B_i = B; the
-  // local all-reduce 2·3/4 plus the broadcast tree's ⌈log2 4⌉ = 2 rounds.
+  // One host (r = 0: all four): the cross-host term vanishes, B_i = B; a
+  // reduce-scatter and an all-gather are ring's all-reduce, 2·3/4.
   Prediction one = Predict("hierarchical", in);
-  EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4 + 2, kEps);
-  EXPECT_NEAR(one.latency_s, 10 * (2.0 * 3 + 2) * 1e-3, kEps);
+  EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4, kEps);
+  EXPECT_NEAR(one.latency_s, 10 * (2.0 * 3) * 1e-3, kEps);
   // T = 100 tensors in b_r = 40 buckets: 40 rounds of the same messages.
   in.num_tensors = 100;
-  EXPECT_NEAR(Predict("hierarchical", in).latency_s,
-              40 * (2.0 * 3 + 2) * 1e-3, kEps);
+  EXPECT_NEAR(Predict("hierarchical", in).latency_s, 40 * (2.0 * 3) * 1e-3,
+              kEps);
   in.num_tensors = 10;
   // 2 hosts × 2 ranks, the intra-host link 10× faster with α_i = 0.1 ms:
-  // (2·(1/2) + 1)·0.1 + 2·(1/2)·1 = 1.2 s; 10·(3·1e-4 + 2·1e-3) = 0.023 s.
+  // 2·(1/2)·0.1 + 2·(1/2)·1 = 1.1 s; 10·(2·1e-4 + 2·1e-3) = 0.022 s.
   in.ranks_per_host = 2;
   in.intra_bandwidth_Bps = 1e10;
   in.intra_latency_s = 1e-4;
   Prediction two = Predict("hierarchical", in);
-  EXPECT_NEAR(two.bandwidth_s, 1.2, kEps);
-  EXPECT_NEAR(two.latency_s, 0.023, kEps);
-  EXPECT_NEAR(two.step_s, 1.0 + 1.223, kEps);
-  // One rank per host: a flat all-reduce among n leaders, which is ring's
+  EXPECT_NEAR(two.bandwidth_s, 1.1, kEps);
+  EXPECT_NEAR(two.latency_s, 0.022, kEps);
+  EXPECT_NEAR(two.step_s, 1.0 + 1.122, kEps);
+  // One rank per host: a flat all-reduce among the n hosts, which is ring's
   // bandwidth term.
   in.ranks_per_host = 1;
   EXPECT_NEAR(Predict("hierarchical", in).bandwidth_s,
@@ -326,9 +327,9 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
            // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + b_r = T calls
            // of 6 (bucket_bytes 0: per tensor)
            Case{"ring_fp16", 0.3 + 0.060},
-           // one host of 4: 2·3/4 · 0.1 + ⌈log2 4⌉ · 0.3 (the broadcast
-           // tree, at the all-gather's cost) + b_r = T · (2·3 + 2) steps
-           Case{"hierarchical", 0.15 + 0.6 + 0.080}}) {
+           // one host of 4: a reduce-scatter and an all-gather, 3/4 ·
+           // (0.2 + 0.3), + b_r = T calls of 2·3 steps
+           Case{"hierarchical", 0.375 + 0.060}}) {
     const Prediction p = Predict(c.strategy, in);
     EXPECT_NEAR(p.cpu_s, c.cpu_s, 1e-9) << c.strategy;
     EXPECT_NEAR(p.comm_s, p.bandwidth_s + p.latency_s + p.overhead_s + c.cpu_s,

@@ -114,10 +114,10 @@ TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheVariant) {
 }
 
 // hierarchical's ranks per host come from its variant "h×r": 4 workers as
-// 2 hosts × 2 ranks: (2·(1/2) + 1)·1 ms + 2·(1/2)·1 ms of bandwidth (the
-// local all-reduce, the broadcast tree's one round, the leaders') and
-// 10·((2·1 + 1) + 2·1)·10 µs of latency = 3.5 ms; all four on one host
-// (1×4): (2·(3/4) + 2)·1 ms + 10·(2·3 + 2)·10 µs = 4.3 ms.
+// 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth (within the
+// host, the reduce-scatter and all-gather; across, the shards' all-reduce)
+// and 10·(2·1 + 2·1)·10 µs of latency = 2.4 ms; all four on one host
+// (1×4): 2·(3/4)·1 ms + 10·(2·3)·10 µs = 2.1 ms.
 TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
   ReportRow two_hosts = Measured("hierarchical", 4, 0, 0.020, 0.025);
   two_hosts.variant = "2×2";
@@ -126,8 +126,8 @@ TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
   const std::vector<PredictedRun> runs =
       PredictRuns({two_hosts, one_host}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
-  EXPECT_NEAR(runs[0].prediction->comm_s, 0.0035, 1e-12);
-  EXPECT_NEAR(runs[1].prediction->comm_s, 0.0043, 1e-12);
+  EXPECT_NEAR(runs[0].prediction->comm_s, 0.0024, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->comm_s, 0.0021, 1e-12);
   EXPECT_EQ(runs[0].modelled_as, "hierarchical");
 }
 

@@ -96,12 +96,10 @@ TEST(HierarchicalStrategyTest, OneStepInClosedForm) {
     for (float g : grads[r]) ASSERT_EQ(g, 2.5f) << "rank " << r;
     EXPECT_EQ(grouping[r], std::make_pair(kL, kN / kL));
     EXPECT_EQ(variant[r], "2×2");  // hosts × ranks per host
-    // Local ring all-reduce of 2 ranks: S each way. Leaders (ranks 0, 2):
-    // cross all-reduce of 2 hosts, S each way, and the broadcast's one send.
-    // Others: the broadcast's one receive.
-    const bool leader = r % kL == 0;
-    EXPECT_EQ(stats[r].bytes_sent, leader ? 3 * s : s) << "rank " << r;
-    EXPECT_EQ(stats[r].bytes_received, 2 * s) << "rank " << r;
+    // Local reduce-scatter and all-gather of 2 ranks: S/2 each way each;
+    // the cross all-reduce of the S/2 shard between 2 hosts: S/2 each way.
+    EXPECT_EQ(stats[r].bytes_sent, 3 * s / 2) << "rank " << r;
+    EXPECT_EQ(stats[r].bytes_received, 3 * s / 2) << "rank " << r;
   }
 }
 
