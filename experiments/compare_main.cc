@@ -202,8 +202,10 @@ const std::map<std::string, std::string>& RunTrainingFlags() {
 }
 
 // One --strategies entry, NAME[@FLAG=VALUE...]: the listing of NAME with
-// its run flags, the training flags among them named in the row ("Ring
-// [b=8]"); INVALID_ARGUMENT when a FLAG is neither one NAME reads nor a
+// its run flags, each named in the row (training flags by their short
+// label, "SPS [b=8]"; the strategy's own by name, "Ring FP16
+// [ring_bucket_kb=0]"), so that two settings never share a row name;
+// INVALID_ARGUMENT when a FLAG is neither one NAME reads nor a
 // RunTrainingFlags one.
 absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
                                             absl::string_view entry) {
@@ -222,10 +224,9 @@ absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
           "' is not FLAG=VALUE for a flag ", listed.name, " reads (",
           absl::StrJoin(known, ", "), ")"));
     }
-    if (training != RunTrainingFlags().end()) {
-      labels.push_back(
-          absl::StrCat(training->second, "=", parts[i].substr(eq + 1)));
-    }
+    labels.push_back(absl::StrCat(
+        training != RunTrainingFlags().end() ? training->second : flag, "=",
+        parts[i].substr(eq + 1)));
     listed.run_flags.push_back(absl::StrCat("--", parts[i]));
   }
   if (!labels.empty()) {

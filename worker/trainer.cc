@@ -107,6 +107,14 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
     record["variant"] = variant;
   }
+  // The gradient buckets' caps, for the strategies that bucket (the cost
+  // model's b_r counts their collectives, experiments/cost/cost_model.h).
+  if (absl::StatusOr<StrategyInfo> info =
+          StrategyRegistry::Find(job.strategy->name());
+      info.ok() && info->Reads("ring_bucket_kb")) {
+    record["ring_bucket_bytes"] = job.sync.ring_bucket_bytes;
+    record["ring_first_bucket_bytes"] = job.sync.ring_first_bucket_bytes;
+  }
   record.update(backend_fields);
   return record;
 }

@@ -85,8 +85,9 @@ struct TrainResult {
   //  accumulate_steps, lr (the rate after scaling), lr_warmup_steps, steps,
   //  start_step, warmup_steps, measured_steps, eval_loss, utilization,
   //  throughput, compute_s, wall_s, bytes_sent, bytes_received,
-  //  ring_critical_bytes (sharded strategies), memory, emulated, device,
-  //  timing, and the backend's own fields}
+  //  ring_critical_bytes (sharded strategies), ring_bucket_bytes and
+  //  ring_first_bucket_bytes (strategies that bucket), memory, emulated,
+  //  device, timing, and the backend's own fields}
   nlohmann::json final_record;
 };
 

@@ -70,6 +70,11 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.ranks_per_host = RanksPerHostOf(row);
     in.staleness = StalenessOf(row);
     in.ring_critical_bytes = row.ring_critical_bytes;
+    // The run's own bucket caps (its --strategies entry may set them).
+    if (row.ring_bucket_bytes >= 0) in.bucket_bytes = row.ring_bucket_bytes;
+    if (row.ring_first_bucket_bytes >= 0) {
+      in.first_bucket_bytes = row.ring_first_bucket_bytes;
+    }
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;

@@ -196,6 +196,12 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
       }
     }
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
+    for (const auto& [key, field] :
+         {std::pair<const char*, double*>{"ring_bucket_bytes",
+                                          &row.ring_bucket_bytes},
+          {"ring_first_bucket_bytes", &row.ring_first_bucket_bytes}}) {
+      if (IsNumber(f0, key)) *field = f0[key].get<double>();
+    }
     if (IsNumber(f0, "ring_critical_bytes")) {
       row.ring_critical_bytes =
           f0["ring_critical_bytes"].get<double>() / steps;

@@ -69,6 +69,10 @@ struct ReportRow {
   // Sharded strategies: the bytes per step their rings keep the busiest
   // link sending (rank 0's ring_critical_bytes / measured steps; 0: none).
   double ring_critical_bytes = 0;
+  // Strategies that bucket their gradients: the caps they ran with (bytes;
+  // < 0: not reported, the cost model's defaults or flags hold).
+  double ring_bucket_bytes = -1;
+  double ring_first_bucket_bytes = -1;
   // The cost model's strategy that predicts this row ("" = none) and the
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;

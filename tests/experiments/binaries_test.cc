@@ -287,8 +287,8 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
       {"FAKE_WORKER_ASYNC=1"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   const std::string md = ReadFile(dir + "/compare.md");
-  EXPECT_THAT(md, HasSubstr("| Async PS (τ=0) "));
-  EXPECT_THAT(md, HasSubstr("| Async PS (τ=8) "));
+  EXPECT_THAT(md, HasSubstr("| Async PS [staleness=0] (τ=0) "));
+  EXPECT_THAT(md, HasSubstr("| Async PS [staleness=8] (τ=8) "));
   out = RunBinary("compare",
                   {"--workers=2", "--strategies=async_ps@local_size=2",
                    "--out_dir=" + dir},

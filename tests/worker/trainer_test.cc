@@ -20,7 +20,7 @@ namespace {
 // Counts what the loop asks of a strategy; FinishStep always succeeds.
 class CountingStrategy final : public SyncStrategy {
  public:
-  std::string name() const override { return "counting"; }
+  std::string name() const override { return registered_as; }
   absl::Status Init(const SyncContext&) override { return absl::OkStatus(); }
   void OnGradientReady(int) override { ++ready; }
   absl::StatusOr<StepStats> FinishStep(int64_t) override {
@@ -37,7 +37,15 @@ class CountingStrategy final : public SyncStrategy {
   int steps = 0;
   int shutdowns = 0;
   std::string variant;
+  std::string registered_as = "counting";  // unregistered
 };
+
+// A registered name for CountingStrategy whose options include the bucket
+// caps, as ring's do.
+RINGSIDE_REGISTER_STRATEGY(CountingStrategy,
+                           StrategyInfo("bucketing", ServerNeed::kNone)
+                               .Options({"ring_bucket_kb",
+                                         "ring_first_bucket_kb"}));
 
 // CountingStrategy's counts plus parameter-use hooks (as zero3 has): it
 // counts the model's calls and reports `hook_wait_s` per step and fixed
@@ -309,6 +317,28 @@ TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
       RunTraining(backend, Job(*bundle.dataset, strategy));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->final_record["variant"], "τ=3");
+}
+
+// A strategy that reads the bucket caps reports the ones it ran with, for
+// the cost model's count of its all-reduces; others report none.
+TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  strategy.registered_as = "bucketing";
+  TrainJob job = Job(*bundle.dataset, strategy);
+  job.sync.ring_bucket_bytes = 0;
+  job.sync.ring_first_bucket_bytes = 4096;
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
+                         /*stop_on_error=*/true);
+  absl::StatusOr<TrainResult> result = RunTraining(backend, job);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->final_record["ring_bucket_bytes"], 0);
+  EXPECT_EQ(result->final_record["ring_first_bucket_bytes"], 4096);
+  CountingStrategy plain;
+  LoggingBackend plain_backend(*bundle.model, -1, true);
+  result = RunTraining(plain_backend, Job(*bundle.dataset, plain));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->final_record.contains("ring_bucket_bytes"));
 }
 
 TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {

@@ -99,6 +99,24 @@ TEST(PredictionReportTest, WireFractionScalesTheBytesAndSaysSo) {
   EXPECT_NEAR(runs[0].prediction->bandwidth_s, 0.5e-3, 1e-12);
 }
 
+// A run's own bucket caps (its final record's ring_bucket_bytes) set b_r:
+// Link() has one all-reduce per tensor (10 · 2·1 · 10 µs = 0.2 ms of
+// latency at n = 2), a run with 25 MiB buckets reduces the 1 MB model in
+// one (20 µs); both move 2·(1/2)·1 ms of bandwidth.
+TEST(PredictionReportTest, ARunsOwnBucketCapsSetItsAllReduces) {
+  ReportRow per_tensor = Measured("ring_fp16", 2, 0, 0.020, 0.025);
+  per_tensor.ring_bucket_bytes = 0;
+  ReportRow bucketed = Measured("ring_fp16", 2, 0, 0.020, 0.025);
+  bucketed.ring_bucket_bytes = 25 << 20;
+  bucketed.ring_first_bucket_bytes = 1 << 20;
+  const std::vector<PredictedRun> runs =
+      PredictRuns({per_tensor, bucketed}, Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  EXPECT_NEAR(runs[0].prediction->latency_s, 10 * 2 * 1e-5, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->latency_s, 2 * 1e-5, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->bandwidth_s, 0.0005, 1e-12);
+}
+
 // async_ps's staleness bound comes from its variant "τ=2": its push+pull
 // overlaps compute, so the step is max(t_c, comm); at τ=0 it is dps's.
 TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheVariant) {

@@ -175,6 +175,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"wall_s", 0.5},
                                      {"model_bytes", 4000},
                                      {"num_tensors", 6},
+                                     {"ring_bucket_bytes", 0},
+                                     {"ring_first_bucket_bytes", 1024},
                                      {"device", "cuda"},
                                      {"model", "synthetic:gpt2"},
                                      {"emulated", false}},
@@ -199,6 +201,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_DOUBLE_EQ(row->step_s, 0.125);
   EXPECT_EQ(row->model_bytes, 4000);
   EXPECT_EQ(row->num_tensors, 6);
+  EXPECT_EQ(row->ring_bucket_bytes, 0);  // the caps it ran with
+  EXPECT_EQ(row->ring_first_bucket_bytes, 1024);
   EXPECT_TRUE(row->emulated);
   EXPECT_EQ(row->device, "cuda");
   EXPECT_EQ(row->model, "synthetic:gpt2");
