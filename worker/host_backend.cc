@@ -1,5 +1,6 @@
 #include "worker/host_backend.h"
 
+#include <Eigen/Core>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -50,9 +51,9 @@ absl::Status HostBackend::StashGradients(bool first) {
 absl::Status HostBackend::FoldStashedGradient(int tensor, int passes) {
   if (stash_.size() != grads_.size() || tensor < 0 ||
       tensor >= model_.layout().num_tensors() || passes < 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "FoldStashedGradient(", tensor, ", ", passes,
-        ") without a stash of every gradient, or out of range"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("FoldStashedGradient(", tensor, ", ", passes,
+                     ") without a stash of every gradient, or out of range"));
   }
   const TensorSpec& spec = model_.layout().tensor(tensor);
   const float inverse = 1.0f / static_cast<float>(passes);
@@ -75,6 +76,8 @@ nlohmann::json HostBackend::RecordFields() const {
       {"emulated", model_.emulated()},
       {"device", "cpu"},
       {"timing", "steady_clock"},
+      // Threads of Eigen's matrix products (--eigen_threads).
+      {"compute_threads", Eigen::nbThreads()},
   };
 }
 

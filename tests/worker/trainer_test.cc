@@ -4,6 +4,7 @@
 // the early-return shutdown a backend asks for, and TrainJob's checks.
 #include "worker/trainer.h"
 
+#include <Eigen/Core>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -351,6 +352,7 @@ TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {
   EXPECT_EQ(result->final_record["timing"], "steady_clock");
   EXPECT_EQ(result->final_record["emulated"], false);
   EXPECT_EQ(result->final_record["model"], "mlp");
+  EXPECT_EQ(result->final_record["compute_threads"], Eigen::nbThreads());
 }
 
 TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnlyWhenTheBackendAsks) {
