@@ -1,12 +1,14 @@
 #include "experiments/report/prediction_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -102,6 +104,21 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
   return runs;
 }
 
+ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs) {
+  ErrorSummary summary;
+  for (const PredictedRun& r : runs) {
+    if (!r.error || r.strategy == "baseline") continue;
+    ++summary.modelled;
+    if (std::abs(*r.error) <= 0.2) {
+      ++summary.within;
+    } else {
+      summary.outside.push_back(absl::StrFormat(
+          "%s n=%d %+.0f%%", r.parallel_type, r.workers, 100 * *r.error));
+    }
+  }
+  return summary;
+}
+
 std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                const CostInputs& link,
                                const std::string& link_source) {
@@ -133,6 +150,18 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
     }
   }
   out += MarkdownGrid(cells);
+  const ErrorSummary summary = SummarizeErrors(runs);
+  if (summary.modelled > 0) {
+    absl::StrAppend(&out, "\nWithin 20% of the measured step: ",
+                    summary.within, " of ", summary.modelled,
+                    " strategy rows with a prediction (the baseline, compute "
+                    "alone, aside)");
+    if (!summary.outside.empty()) {
+      absl::StrAppend(&out, "; outside: ",
+                      absl::StrJoin(summary.outside, ", "));
+    }
+    out += ".\n";
+  }
   if (!reasons.empty()) {
     out += "\n";
     for (const std::string& line : reasons) out += line + "\n";

@@ -48,11 +48,22 @@ struct PredictedRun {
 std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
                                       const CostInputs& link);
 
+// The strategy rows with an error (the baseline aside: its step is its
+// compute), how many are within 20% of their measured step, and the others
+// as "Ring n=2 -30%".
+struct ErrorSummary {
+  int modelled = 0;
+  int within = 0;
+  std::vector<std::string> outside;
+};
+ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs);
+
 // Markdown: a line naming the link and where it came from (`link_source`),
 // then a table Parallel type | n | PrmSrv | Modelled as | Compute (ms) |
 // Predicted step (ms) | Measured step (ms) | Error | Predicted util. |
-// Measured util.; "-" where there is no prediction, with the reason in a
-// list below the table.
+// Measured util.; "-" where there is no prediction; the SummarizeErrors
+// line ("Within 20% of the measured step: k of N ..."); the reasons for
+// rows without a prediction, as a list.
 std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                const CostInputs& link,
                                const std::string& link_source);

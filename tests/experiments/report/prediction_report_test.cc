@@ -13,6 +13,7 @@
 namespace ringside {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 ReportRow Measured(const std::string& strategy, int workers, int prm_srv,
@@ -190,6 +191,26 @@ TEST(PredictionReportTest, MarkdownLinePerRunWithTheError) {
   EXPECT_DOUBLE_EQ(j["link"]["bandwidth_Bps"].get<double>(), 1e9);
   EXPECT_NEAR(j["runs"][1]["predicted_step_s"].get<double>(), 0.0212, 1e-12);
   EXPECT_NEAR(j["runs"][1]["error"].get<double>(), -0.2, 1e-12);
+}
+
+// The line under the table counts the strategy rows within 20% (the
+// baseline aside) and names the others with their error.
+TEST(PredictionReportTest, SummaryCountsTheRowsWithinTwentyPercent) {
+  // ring n=4: 20 + 1.5 (2·3/4 · 1 ms) + 0.6 (10 · 6 · 10 µs) = 22.1 ms
+  // predicted against 40 measured: −45%.
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("baseline", 1, 0, 0.020, 0.020),
+                   Measured("ring", 2, 0, 0.020, 0.025),
+                   Measured("ring", 4, 0, 0.020, 0.040)},
+                  Link());
+  const ErrorSummary summary = SummarizeErrors(runs);
+  EXPECT_EQ(summary.modelled, 2);
+  EXPECT_EQ(summary.within, 1);
+  EXPECT_THAT(summary.outside, ElementsAre("Ring n=4 -45%"));
+  EXPECT_THAT(PredictionMarkdown(runs, Link(), "given"),
+              HasSubstr("Within 20% of the measured step: 1 of 2 strategy "
+                        "rows with a prediction (the baseline, compute alone, "
+                        "aside); outside: Ring n=4 -45%.\n"));
 }
 
 }  // namespace
