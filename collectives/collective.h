@@ -24,6 +24,10 @@ namespace ringside {
 
 enum class ReduceOp { kSum, kAverage };
 
+// The pieces CPU rings (GlooCollective's ReduceScatter and AllGatherV)
+// move at a time: 256 Ki floats (1 MiB).
+constexpr int64_t kRingPieceFloats = int64_t{256} << 10;
+
 class Collective {
  public:
   virtual ~Collective() = default;

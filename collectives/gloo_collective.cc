@@ -32,7 +32,7 @@ using GlooAlgorithm = gloo::AllreduceOptions::Algorithm;
 constexpr uint8_t kReduceScatterSlotPrefix = 0x20;
 // Slot prefix of AllGatherV's messages.
 constexpr uint8_t kAllGatherVSlotPrefix = 0x21;
-// The rings' piece (ReduceScatter, AllGatherV): 256 Ki floats (1 MiB).
+// The rings' piece (ReduceScatter, AllGatherV): kRingPieceFloats.
 //
 // Both rings post every receive of a step before any of its sends. Gloo's
 // TCP pair sends an unbound buffer's data only once the peer has said it
@@ -44,7 +44,7 @@ constexpr uint8_t kAllGatherVSlotPrefix = 0x21;
 // rate of an exchange (gloo::allgatherv posts its send first: 2 ranks
 // exchanging 7 MB each over 1 Gbit/s netns links took 92-116 ms where
 // 56 ms is the link time; receive-first took 58 ms).
-constexpr int64_t kRingPiece = int64_t{256} << 10;
+constexpr int64_t kRingPiece = kRingPieceFloats;
 
 // A wait on an unbound buffer that returned false was aborted: as Gloo
 // does for its own operations, throw (RS_GLOO_CALL turns it into a Status).

@@ -55,9 +55,11 @@
 //             parameters (an all-reduce's bytes):
 //               2(n−1)/n · M/B + 2(n−1)α
 //   (zero1, zero2, zero3: with ring_critical_bytes R > 0 from the run, the
-//   bandwidth term is R/B instead: each ring step lasts as long as its
-//   largest shard, and zero2's buckets and zero3's tensors mostly lie in
-//   one rank's shard, so their bytes go one way)
+//   bandwidth term is R/B instead: each reduce-scatter step lasts as long
+//   as its largest shard, an all-gather forwards 1 MiB pieces as they land
+//   (the busiest link's bytes, or the largest shard plus (n−2) pieces), and
+//   zero2's buckets and zero3's tensors mostly lie in one rank's shard, so
+//   their bytes go one way)
 //   zero3     n = 1: 0; else per tensor an all-gather before forward,
 //             another before backward and a reduce-scatter of its
 //             gradient (1.5× an all-reduce's bytes):

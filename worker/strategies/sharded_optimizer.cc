@@ -35,6 +35,18 @@ int64_t RingCriticalBytes(absl::Span<const int64_t> counts) {
   return static_cast<int64_t>(counts.size() - 1) * largest * 4;
 }
 
+int64_t AllGatherCriticalBytes(absl::Span<const int64_t> counts,
+                               int64_t piece_floats) {
+  if (counts.size() < 2) return 0;
+  const int64_t n = static_cast<int64_t>(counts.size());
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  const int64_t largest = *std::max_element(counts.begin(), counts.end());
+  const int64_t smallest = *std::min_element(counts.begin(), counts.end());
+  const int64_t pipeline = largest + (n - 2) * std::min(largest, piece_floats);
+  return std::max(total - smallest, pipeline) * 4;
+}
+
 void RecordWholeBufferSpans(const SyncContext& context, const char* phase,
                             double start_s, double end_s, int64_t step) {
   Timeline* timeline = context.options.timeline;
@@ -124,7 +136,7 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
   RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
   stats.bytes_sent = stats.bytes_received =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
-  stats.ring_critical_bytes = RingCriticalBytes(counts_);
+  stats.ring_critical_bytes = AllGatherCriticalBytes(counts_, kRingPieceFloats);
   return stats;
 }
 

@@ -114,6 +114,17 @@ int64_t ShardedPhaseBytes(int64_t bytes, int world_size);
 // to (n-1) times the whole when one rank owns everything. 0 for one rank.
 int64_t RingCriticalBytes(absl::Span<const int64_t> counts);
 
+// The same for a ring all-gather that forwards each piece of `piece_floats`
+// as soon as it lands (GlooCollective::AllGatherV, kRingPieceFloats): the
+// busiest link carries every shard but its receiver's, total − min(counts),
+// and the largest shard's last piece arrives (n−2) pieces after its first,
+// largest + (n−2)·min(largest, piece); the larger of the two, in bytes.
+// RingCriticalBytes' (n−1)·largest when shards are equal or at most one
+// piece; a one-way shard of many pieces costs about its own size, not
+// (n−1) times it. 0 for one rank.
+int64_t AllGatherCriticalBytes(absl::Span<const int64_t> counts,
+                               int64_t piece_floats);
+
 // One `phase` span [start_s, end_s] on every tensor's lane (args: step,
 // the tensor's bytes): a collective over the whole flat buffer, as the
 // per-tensor timeline of the other strategies shows theirs. No-op without

@@ -63,7 +63,8 @@ void Zero3Strategy::QueueGather(int tensor) {
   NoteParams(shards_->outside_bytes(tensor));
   const TensorSpec& spec = context_.layout.tensor(tensor);
   gathered_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
-  gathered_critical_bytes_ += RingCriticalBytes(shards_->counts(tensor));
+  gathered_critical_bytes_ +=
+      AllGatherCriticalBytes(shards_->counts(tensor), kRingPieceFloats);
   const int64_t step = step_;
   gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
     const TensorSpec& spec = context_.layout.tensor(tensor);
