@@ -29,6 +29,14 @@ BucketCommThread::BucketCommThread(const TensorLayout* layout,
       });
 }
 
+std::unique_ptr<BucketCommThread> BucketCommThread::ForJob(
+    const TensorLayout* layout, const SyncOptions& options,
+    std::string items_done, ReduceFn reduce) {
+  return std::make_unique<BucketCommThread>(
+      layout, options.ring_first_bucket_bytes, options.ring_bucket_bytes,
+      options.timeline, std::move(items_done), std::move(reduce));
+}
+
 void BucketCommThread::OnGradientReady(int tensor) {
   if (timeline_ != nullptr) ready_s_[tensor] = NowSeconds();
   const int bucket = bucket_of_[tensor];

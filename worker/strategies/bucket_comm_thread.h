@@ -33,6 +33,7 @@
 #include "core/tensor_layout.h"
 #include "worker/strategies/comm_queue_thread.h"
 #include "worker/strategies/gradient_buckets.h"
+#include "worker/sync_strategy.h"
 
 namespace ringside {
 
@@ -49,6 +50,13 @@ class BucketCommThread {
   BucketCommThread(const TensorLayout* layout, int64_t first_cap_bytes,
                    int64_t cap_bytes, Timeline* timeline,
                    std::string items_done, ReduceFn reduce);
+
+  // The job's buckets: the caps and timeline of `options`
+  // (--ring_first_bucket_kb, --ring_bucket_kb, --timeline).
+  static std::unique_ptr<BucketCommThread> ForJob(const TensorLayout* layout,
+                                                  const SyncOptions& options,
+                                                  std::string items_done,
+                                                  ReduceFn reduce);
 
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
 

@@ -80,17 +80,17 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
                       local_rank_, local_size_, &own_store_));
   if (num_hosts_ > 1) {
     RS_ASSIGN_OR_RETURN(
-        cross_, ConnectCpuGroup(context,
-                                absl::StrCat("hierarchical/cross/", local_rank_),
-                                host_, num_hosts_, &own_store_));
+        cross_, ConnectCpuGroup(
+                    context, absl::StrCat("hierarchical/cross/", local_rank_),
+                    host_, num_hosts_, &own_store_));
   }
   // Rank 0's initial parameters: to every host's local rank 0, then within
   // each host.
   const absl::Duration timeout = context.options.rpc_timeout;
   if (cross_ != nullptr && local_rank_ == 0) {
-    RS_RETURN_IF_ERROR(Annotate(
-        cross_->Broadcast(context.params, 0, timeout),
-        "broadcasting rank 0's initial parameters to the hosts"));
+    RS_RETURN_IF_ERROR(
+        Annotate(cross_->Broadcast(context.params, 0, timeout),
+                 "broadcasting rank 0's initial parameters to the hosts"));
   }
   RS_RETURN_IF_ERROR(
       Annotate(local_->Broadcast(context.params, 0, timeout),
@@ -104,9 +104,8 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   traffic_.bytes_sent = traffic_.bytes_received =
       s * 2 * (l - 1) / l + s * 2 * (h - 1) / (h * l);
 
-  comm_ = std::make_unique<BucketCommThread>(
-      &context_.layout, context.options.ring_first_bucket_bytes,
-      context.options.ring_bucket_bytes, context.options.timeline,
+  comm_ = BucketCommThread::ForJob(
+      &context_.layout, context.options,
       "gradient buckets reduced hierarchically",
       [this](const GradientBucket& bucket, int64_t step) {
         return Annotate(
@@ -139,10 +138,10 @@ absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
   if (cross_ != nullptr) {
     int64_t offset = 0;
     for (int l = 0; l < local_rank_; ++l) offset += counts[l];
-    RS_RETURN_IF_ERROR(Annotate(
-        cross_->AllReduce(grads.subspan(offset, counts[local_rank_]),
-                          ReduceOp::kSum, timeout),
-        "all-reduce of this rank's shard across hosts"));
+    RS_RETURN_IF_ERROR(
+        Annotate(cross_->AllReduce(grads.subspan(offset, counts[local_rank_]),
+                                   ReduceOp::kSum, timeout),
+                 "all-reduce of this rank's shard across hosts"));
     phase("CROSS_ALLREDUCE");
   }
   RS_RETURN_IF_ERROR(Annotate(local_->AllGatherV(grads, counts, timeout),

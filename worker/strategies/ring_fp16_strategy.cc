@@ -33,10 +33,8 @@ absl::Status RingFp16Strategy::Init(const SyncContext& context) {
       optimizer_,
       Optimizer::Create(context.optimizer, context.layout.total_elements()));
   halves_.assign(context.layout.total_elements(), 0);
-  comm_ = std::make_unique<BucketCommThread>(
-      &context_.layout, context.options.ring_first_bucket_bytes,
-      context.options.ring_bucket_bytes, context.options.timeline,
-      "gradient buckets all-reduced in fp16",
+  comm_ = BucketCommThread::ForJob(
+      &context_.layout, context.options, "gradient buckets all-reduced in fp16",
       [this](const GradientBucket& bucket, int64_t step) {
         return ReduceBucket(bucket, step);
       });

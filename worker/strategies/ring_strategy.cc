@@ -21,10 +21,8 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
-  comm_ = std::make_unique<BucketCommThread>(
-      &context_.layout, context.options.ring_first_bucket_bytes,
-      context.options.ring_bucket_bytes, context.options.timeline,
-      "gradient buckets all-reduced",
+  comm_ = BucketCommThread::ForJob(
+      &context_.layout, context.options, "gradient buckets all-reduced",
       [this](const GradientBucket& bucket, int64_t step) {
         return ReduceBucket(bucket, step);
       });
