@@ -441,10 +441,12 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
     return absl::InvalidArgumentError("bad --fusion_threshold_bytes=" + *v);
   }
   // ring's buckets, as the workers will bucket (--ring_bucket_kb,
-  // --ring_first_bucket_kb; else the defaults, 25 MiB and 1 MiB).
+  // --ring_first_bucket_kb; else the defaults, 25 MiB and 1 MiB), and the
+  // parameter servers' chunk (--chunk_kb; else AutoChunkBytes).
   for (const auto& [flag, field] :
        {std::pair<const char*, double*>{"ring_bucket_kb", &in.bucket_bytes},
-        {"ring_first_bucket_kb", &in.first_bucket_bytes}}) {
+        {"ring_first_bucket_kb", &in.first_bucket_bytes},
+        {"chunk_kb", &in.ps_chunk_bytes}}) {
     if (std::optional<std::string> v = WorkerFlag(worker_args, flag)) {
       double kb = 0;
       if (!absl::SimpleAtod(*v, &kb)) {

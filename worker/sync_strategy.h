@@ -65,7 +65,7 @@ struct SyncOptions {
   // Parameter servers, in shard order (sps: exactly one; dps: K >= 1).
   std::vector<HostPort> servers;
   // Payload bytes per parameter-server message: a positive multiple of 4,
-  // or 0 (default): AutoChunkBytes (worker/strategies/ps_session.h).
+  // or 0 (default): AutoChunkBytes (core/ps_chunks.h).
   int64_t chunk_bytes = 0;
   // Deadline of each RPC or wait once connected.
   absl::Duration rpc_timeout = absl::Seconds(120);

@@ -97,8 +97,8 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   const int64_t peak_grads = job.strategy->PeakGradBytes();
   record["param_bytes"] = peak_params >= 0 ? peak_params : model_bytes;
   // Gradient accumulation's stash is gradient memory too.
-  record["grad_bytes"] = (peak_grads >= 0 ? peak_grads : model_bytes) +
-                         stash_bytes;
+  record["grad_bytes"] =
+      (peak_grads >= 0 ? peak_grads : model_bytes) + stash_bytes;
   record["optimizer_state_bytes"] = job.strategy->OptimizerStateBytes();
   // The whole optimizer state per parameter (s of the memory formulas,
   // experiments/cost/cost_model.h), wherever the strategy keeps it.
@@ -109,11 +109,17 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   }
   // The gradient buckets' caps, for the strategies that bucket (the cost
   // model's b_r counts their collectives, experiments/cost/cost_model.h).
+  // The parameter servers' chunk, for those that chunk (0: AutoChunkBytes;
+  // the model's pipeline term).
   if (absl::StatusOr<StrategyInfo> info =
           StrategyRegistry::Find(job.strategy->name());
-      info.ok() && info->Reads("ring_bucket_kb")) {
-    record["ring_bucket_bytes"] = job.sync.ring_bucket_bytes;
-    record["ring_first_bucket_bytes"] = job.sync.ring_first_bucket_bytes;
+      info.ok()) {
+    if (info->Reads("ring_bucket_kb")) {
+      record["ring_bucket_bytes"] = job.sync.ring_bucket_bytes;
+      record["ring_first_bucket_bytes"] = job.sync.ring_first_bucket_bytes;
+    }
+    if (info->Reads("chunk_kb"))
+      record["ps_chunk_bytes"] = job.sync.chunk_bytes;
   }
   record.update(backend_fields);
   return record;
@@ -144,15 +150,15 @@ class StragglerTally {
 
 // Whether the loop evaluates after `step` (TrainerOptions::eval_every).
 bool EvaluatesAfter(const TrainerOptions& options, int64_t step) {
-  return options.eval_every > 0 && ((step + 1) % options.eval_every == 0 ||
-                                    step == options.steps - 1);
+  return options.eval_every > 0 &&
+         ((step + 1) % options.eval_every == 0 || step == options.steps - 1);
 }
 
 // A mid-run evaluation of the current parameters, the strategy making them
 // whole first (SyncStrategy::PrepareEvaluation).
 absl::StatusOr<double> EvaluateMidRun(ComputeBackend& backend,
-                                      SyncStrategy& strategy,
-                                      const Batch& eval, int64_t step) {
+                                      SyncStrategy& strategy, const Batch& eval,
+                                      int64_t step) {
   const std::string where = absl::StrCat("evaluation after step ", step);
   RS_RETURN_IF_ERROR(Annotate(strategy.PrepareEvaluation(), where));
   absl::StatusOr<double> loss = backend.Evaluate(eval);
@@ -177,8 +183,8 @@ absl::Status TrainerOptions::Validate() const {
         absl::StrCat("eval_every must be >= 0, got ", eval_every));
   }
   if (accumulate_steps < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "accumulate_steps must be >= 1, got ", accumulate_steps));
+    return absl::InvalidArgumentError(
+        absl::StrCat("accumulate_steps must be >= 1, got ", accumulate_steps));
   }
   if (warmup_steps < 0 || warmup_steps >= steps) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -215,7 +221,9 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   const ParamUseHooks* param_use = job.strategy->ParamUse();
   RS_RETURN_IF_ERROR(Annotate(backend.InstallParamUse(param_use),
                               absl::StrCat(name, " needs parameter use")));
-  absl::Cleanup uninstall = [&] { backend.InstallParamUse(nullptr).IgnoreError(); };
+  absl::Cleanup uninstall = [&] {
+    backend.InstallParamUse(nullptr).IgnoreError();
+  };
   // Its hooks gather into the buffers the model reads: never host staging.
   if (param_use != nullptr && !job.strategy->SupportsDevice(context.device)) {
     return absl::FailedPreconditionError(
@@ -233,8 +241,8 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   absl::Cleanup stop_strategy = [&] {
     // A strategy with parameter-use hooks gathers into and frees the
     // backend's buffers from its own thread: it stops first too.
-    if (!shut_down && (backend.ShutDownStrategyOnEarlyReturn() ||
-                       param_use != nullptr)) {
+    if (!shut_down &&
+        (backend.ShutDownStrategyOnEarlyReturn() || param_use != nullptr)) {
       strategy.Shutdown().IgnoreError();
     }
   };
@@ -317,12 +325,13 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
                  {{"step", step}, {"loss", eval_loss}});
       metrics.Pause(eval_end - eval_start);
       if (job.on_record) {
-        job.on_record({{"event", "eval"},
-                       {"rank", job.rank.rank},
-                       {"step", step},
-                       {"samples", (step + 1) * pass_batch * k},
-                       {"train_wall_s", eval_start - train_start - evaluating_s},
-                       {"loss", eval_loss}});
+        job.on_record(
+            {{"event", "eval"},
+             {"rank", job.rank.rank},
+             {"step", step},
+             {"samples", (step + 1) * pass_batch * k},
+             {"train_wall_s", eval_start - train_start - evaluating_s},
+             {"loss", eval_loss}});
       }
       evaluating_s += eval_end - eval_start;
     }
@@ -337,8 +346,8 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   RS_ASSIGN_OR_RETURN(result.params, backend.FinalParams());
   result.final_record =
       FinalRecord(job, backend.model_name(), context.layout.total_bytes(),
-                  strategy.start_step(), result.eval_loss,
-                  backend.StashBytes(), metrics, backend.RecordFields());
+                  strategy.start_step(), result.eval_loss, backend.StashBytes(),
+                  metrics, backend.RecordFields());
   if (job.stragglers.any()) {
     result.final_record["stragglers"] = job.stragglers.Describe();
     result.final_record["straggler_mode"] = tally.Mode();

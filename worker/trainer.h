@@ -86,7 +86,8 @@ struct TrainResult {
   //  start_step, warmup_steps, measured_steps, eval_loss, utilization,
   //  throughput, compute_s, wall_s, bytes_sent, bytes_received,
   //  ring_critical_bytes (sharded strategies), ring_bucket_bytes and
-  //  ring_first_bucket_bytes (strategies that bucket), memory, emulated,
+  //  ring_first_bucket_bytes (strategies that bucket), ps_chunk_bytes
+  //  (parameter-server strategies; 0: AutoChunkBytes), memory, emulated,
   //  device, timing, and the backend's own fields}
   nlohmann::json final_record;
 };

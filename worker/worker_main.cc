@@ -104,7 +104,7 @@ ABSL_FLAG(double, adam_eps, 1e-8, "Adam epsilon.");
 // Synchronization.
 ABSL_FLAG(int64_t, chunk_kb, 0,
           "Parameter-server chunk size (KiB); 0: about 16 chunks per server "
-          "within [128 KiB, 1 MiB] (AutoChunkBytes, worker/strategies/ps_session.h).");
+          "within [128 KiB, 1 MiB] (AutoChunkBytes, core/ps_chunks.h).");
 ABSL_FLAG(double, rpc_timeout_s, 120, "Deadline of each RPC or wait (s).");
 ABSL_FLAG(double, connect_timeout_s, 30,
           "How long to wait for servers/peers at start-up (s).");

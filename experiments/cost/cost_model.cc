@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/ps_chunks.h"
 
 namespace ringside {
 namespace {
@@ -54,6 +55,21 @@ double DuplexFactor(const CostInputs& in) {
 int64_t RanksPerHost(const CostInputs& in) {
   if (in.ranks_per_host <= 0) return in.workers;
   return std::min(in.ranks_per_host, in.workers);
+}
+
+// The parameter servers' push/pull pipeline: filled and drained once per
+// step with d = 1, 2·n·C/B for chunks of C bytes (at most a server's range
+// M/K); none when push and pull follow one another (d = 2).
+double PsPipelineSeconds(const CostInputs& in, int64_t servers) {
+  if (!in.ps_push_pull_overlap) return 0;
+  const double range = in.model_bytes / static_cast<double>(servers);
+  const double chunk = in.ps_chunk_bytes > 0
+                           ? in.ps_chunk_bytes
+                           : static_cast<double>(AutoChunkBytes(
+                                 static_cast<int64_t>(in.model_bytes),
+                                 static_cast<int>(servers)));
+  return 2.0 * static_cast<double>(in.workers) * std::min(chunk, range) /
+         in.bandwidth_Bps;
 }
 
 // The zero stages' bandwidth term: the run's ring_critical_bytes over B
@@ -113,9 +129,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s =
           static_cast<double>(FusedAllReduces(in) + 1) * RingLatencySeconds(in);
       p.overhead_s = in.cycle_s;
-      p.cpu_s = 2 * share * M * c.allreduce_byte_s +
-                static_cast<double>(FusedAllReduces(in) + 1) * all_reduce *
-                    step;
+      p.cpu_s =
+          2 * share * M * c.allreduce_byte_s +
+          static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step;
     }
     return true;
   }
@@ -123,8 +139,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.servers = 1;
     p.bandwidth_s = DuplexFactor(in) * n * M / B;
     p.latency_s = 2.0 * in.latency_s;
-    p.cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s +
-              c.ps_round_s;
+    p.overhead_s = PsPipelineSeconds(in, 1);
+    p.cpu_s =
+        M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s + c.ps_round_s;
     return true;
   }
   if (strategy == "dps" || strategy == "async_ps") {
@@ -134,6 +151,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     const double k = static_cast<double>(in.servers);
     p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
     p.latency_s = 2.0 * in.latency_s;
+    p.overhead_s = PsPipelineSeconds(in, in.servers);
     // The servers' CPU work runs on at most C cores at once.
     const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
     p.cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel +
@@ -149,13 +167,12 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double phases = zero1 ? 3.0 : 2.0;
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
-      p.cpu_s = zero1 ? 2 * share * M * c.allreduce_byte_s +
-                            share * M * c.allgather_byte_s +
-                            (all_reduce + half) * step
-                      : share * M * (c.reduce_scatter_byte_s +
-                                     c.allgather_byte_s) +
-                            static_cast<double>(RingAllReduces(in) + 1) *
-                                half * step;
+      p.cpu_s =
+          zero1
+              ? 2 * share * M * c.allreduce_byte_s +
+                    share * M * c.allgather_byte_s + (all_reduce + half) * step
+              : share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+                    static_cast<double>(RingAllReduces(in) + 1) * half * step;
     }
     return true;
   }
@@ -176,10 +193,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
           2.0 * (r - 1.0) / r * M / b_intra + 2.0 * (h - 1.0) / h * M / B;
       p.latency_s = buckets * (2.0 * (r - 1.0) * a_intra +
                                2.0 * (h - 1.0) * in.latency_s);
-      p.cpu_s = (r - 1) / r * M * (c.reduce_scatter_byte_s +
-                                   c.allgather_byte_s) +
-                2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
-                buckets * (2 * (r - 1) + 2 * (h - 1)) * step;
+      p.cpu_s =
+          (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+          2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
+          buckets * (2 * (r - 1) + 2 * (h - 1)) * step;
     }
     return true;
   }
@@ -228,9 +245,9 @@ absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j) {
   for (const auto& [key, field] : CpuCostFields()) {
     if (!j.contains(key) || !j[key].is_number() ||
         !(j[key].get<double>() >= 0)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "calibration: '", key, "' must be a number >= 0, got ",
-          j.contains(key) ? j[key].dump() : "nothing"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("calibration: '", key, "' must be a number >= 0, got ",
+                       j.contains(key) ? j[key].dump() : "nothing"));
     }
     c.*field = j[key].get<double>();
   }
@@ -283,6 +300,10 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.ring_critical_bytes >= 0) || std::isinf(in.ring_critical_bytes)) {
     return Bad("ring_critical_bytes", in.ring_critical_bytes,
                ">= 0 and finite (0: the balanced formula)");
+  }
+  if (!(in.ps_chunk_bytes >= 0) || std::isinf(in.ps_chunk_bytes)) {
+    return Bad("ps_chunk_bytes (C)", in.ps_chunk_bytes,
+               ">= 0 and finite (0: AutoChunkBytes)");
   }
   if (in.staleness < 0) {
     return Bad("staleness (tau_s)", static_cast<double>(in.staleness),
@@ -340,9 +361,9 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
                                             double optimizer_state_per_param,
                                             int64_t workers, int64_t servers) {
   if (MemoryFormula(strategy).empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cost model: no memory formula for '", strategy,
-        "'; known: ", absl::StrJoin(CostModelStrategies(), ", ")));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cost model: no memory formula for '", strategy,
+                     "'; known: ", absl::StrJoin(CostModelStrategies(), ", ")));
   }
   if (!(param_bytes > 0) || std::isinf(param_bytes)) {
     return Bad("param bytes (P)", param_bytes, "> 0 and finite");

@@ -27,10 +27,12 @@
 //               2(n−1)/n · M/B + b · 2(n−1)α + τ + 2(n−1)α
 //   sps       every worker pushes M to the one server and pulls M back, so
 //             the server's link carries n·M in and n·M out:
-//               d · n·M/B + 2α
+//               d · n·M/B + 2α + 2·n·C/B
 //   dps       each worker's link carries M each way, each of the K
 //             servers' links n·M/K each way (byte-balanced key ranges):
-//               d · max(M/B, n·M/(K·B)) + 2α
+//               d · max(M/B, n·M/(K·B)) + 2α + 2·n·C/B
+//   (sps, dps, async_ps: 2·n·C/B, overhead_s, is the chunk pipeline's
+//   fill and drain with d = 1, below; none with d = 2)
 //   async_ps  as dps; with a staleness bound τ_s ≥ 1 (staleness) the
 //             push+pull of step t runs on a background thread while the
 //             worker computes the next steps, so all of it overlaps
@@ -101,7 +103,13 @@
 // links are full-duplex and push and pull are pipelined by chunks, so the
 // n·M flowing in and the n·M flowing out share the same seconds (the
 // issue's "sps n·M/B"); d = 2 when they do not overlap
-// (`ps_push_pull_overlap = false`).
+// (`ps_push_pull_overlap = false`). With d = 1 the pipeline fills and
+// drains once per step: a server can serve chunk c only once all n workers'
+// copies of it are in, and the last chunk's n pulls leave after the last
+// push: overhead_s = 2·n·C/B, C the chunk (ps_chunk_bytes, else
+// AutoChunkBytes(M, K), core/ps_chunks.h; at most a server's range M/K).
+// Measured at 0.1 Gbit/s, n = 2, sps (mobilenet_v2): the step's excess over
+// n·M/B grew with C at 0.35 s per MB, against 2n/B = 0.32 s per MB.
 //
 // Step time = t_c + exposed, exposed = max(0, comm − cpu − o·t_c) + cpu,
 // where o, the overlap fraction in [0, 1], is the share of compute during
@@ -188,6 +196,9 @@ struct CostInputs {
   // after another, more than the balanced formula's when a collective's
   // shards are uneven; >= 0; 0 = the balanced formula.
   double ring_critical_bytes = 0;
+  // C: the parameter servers' chunk in bytes (the worker's --chunk_kb),
+  // >= 0; 0 = AutoChunkBytes(M, K), the workers' default.
+  double ps_chunk_bytes = 0;
   // τ_s: async_ps's staleness bound (--staleness), >= 0; 0 = synchronous.
   int64_t staleness = 0;
   // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.
@@ -227,7 +238,9 @@ struct Prediction {
   // step).
   double bandwidth_s = 0;  // bytes / B terms
   double latency_s = 0;    // α terms
-  double overhead_s = 0;   // fusion: the cycle τ; else 0
+  // fusion: the cycle τ; sps, dps, async_ps: the chunk pipeline's fill
+  // and drain, 2·n·C/B; else 0
+  double overhead_s = 0;
   double cpu_s = 0;        // the calibrated CPU terms (CpuCosts); else 0
   double comm_s = 0;
   double exposed_comm_s = 0;      // max(0, comm − cpu − o·t_c) + cpu

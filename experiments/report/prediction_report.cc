@@ -77,6 +77,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     if (row.ring_first_bucket_bytes >= 0) {
       in.first_bucket_bytes = row.ring_first_bucket_bytes;
     }
+    if (row.ps_chunk_bytes >= 0) in.ps_chunk_bytes = row.ps_chunk_bytes;
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;

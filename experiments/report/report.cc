@@ -199,7 +199,8 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
     for (const auto& [key, field] :
          {std::pair<const char*, double*>{"ring_bucket_bytes",
                                           &row.ring_bucket_bytes},
-          {"ring_first_bucket_bytes", &row.ring_first_bucket_bytes}}) {
+          {"ring_first_bucket_bytes", &row.ring_first_bucket_bytes},
+          {"ps_chunk_bytes", &row.ps_chunk_bytes}}) {
       if (IsNumber(f0, key)) *field = f0[key].get<double>();
     }
     if (IsNumber(f0, "ring_critical_bytes")) {

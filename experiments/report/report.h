@@ -73,6 +73,9 @@ struct ReportRow {
   // < 0: not reported, the cost model's defaults or flags hold).
   double ring_bucket_bytes = -1;
   double ring_first_bucket_bytes = -1;
+  // Parameter-server strategies: the chunk they ran with (bytes; 0: the
+  // workers' AutoChunkBytes; < 0: not reported).
+  double ps_chunk_bytes = -1;
   // The cost model's strategy that predicts this row ("" = none) and the
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;

@@ -51,7 +51,8 @@ Outcome RunBinary(const std::string& binary, std::vector<std::string> args,
       "--worker_bin=" + Runfile("tests/experiments/fake_worker.sh")};
   // No PyTorch DDP row unless a test asks for the stand-in peer (later
   // flags win).
-  if (binary == "compare") spec.argv.push_back("--torch_python=/no/such/python");
+  if (binary == "compare")
+    spec.argv.push_back("--torch_python=/no/such/python");
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
@@ -97,9 +98,8 @@ TEST(LaunchTest, EchoesWorkerRecordsWithRanks) {
 }
 
 TEST(LaunchTest, ForwardsTheDeviceToEveryWorker) {
-  const Outcome out =
-      RunBinary("launch", {"--strategy=baseline", "--device=cuda", "--",
-                           "--gpus=0"});
+  const Outcome out = RunBinary(
+      "launch", {"--strategy=baseline", "--device=cuda", "--", "--gpus=0"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   int finals = 0;
   for (const std::string& line : out.stdout_lines) {
@@ -131,10 +131,10 @@ TEST(LaunchTest, RejectsUnknownStrategyAndWrongServerCount) {
 TEST(CompareTest, PrintsTableAndWritesFiles) {
   const std::string dir =
       std::string(std::getenv("TEST_TMPDIR")) + "/compare_out";
-  const Outcome out = RunBinary(
-      "compare", {"--workers=2", "--servers=3", "--steps=5", "--out_dir=" + dir,
-                  "--model_bandwidth_gbit=8", "--model_latency_us=10",
-                  "--nocalibrate"});
+  const Outcome out =
+      RunBinary("compare", {"--workers=2", "--servers=3", "--steps=5",
+                            "--out_dir=" + dir, "--model_bandwidth_gbit=8",
+                            "--model_latency_us=10", "--nocalibrate"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   std::string table;
   for (const std::string& l : out.stdout_lines) table += l + "\n";
@@ -148,15 +148,17 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
   EXPECT_THAT(table, HasSubstr("| DPS           |      3 |"));
   EXPECT_THAT(table, HasSubstr("| Scaling eff. | Val loss |\n"));
   // The cost model beside each run: the fake's 4 MB model in 8 tensors,
-  // 10 ms compute and 20 ms steps. sps n=2 over 1 GB/s: n·M/B = 8 ms + 2α,
-  // a 18.02 ms step (−10%); dps K=3: max(M/B, n·M/(K·B)) = 4 ms + 2α.
+  // 10 ms compute and 20 ms steps. sps n=2 over 1 GB/s: n·M/B = 8 ms + 2α
+  // + the chunk pipeline's 2·n·C/B (C = AutoChunkBytes(M, 1) = 244 KiB:
+  // 1.0 ms), a 19.02 ms step (−5%); dps K=3: max(M/B, n·M/(K·B)) = 4 ms
+  // + 2α + 2·n·128 KiB/B (0.52 ms).
   EXPECT_THAT(table, HasSubstr("## Cost model vs measured\n\nLink: B = 8.00 "
                                "Gbit/s, α = 10.0 µs (B given; α given)"));
   EXPECT_THAT(table, HasSubstr("| SPS           |   2 |      1 |         sps "
-                               "|        10.00 |               18.02 "
-                               "|              20.00 |  -10% |"));
+                               "|        10.00 |               19.02 "
+                               "|              20.00 |   -5% |"));
   EXPECT_THAT(table, HasSubstr("| DPS           |   2 |      3 |         dps "
-                               "|        10.00 |               14.02 |"));
+                               "|        10.00 |               14.54 |"));
   EXPECT_THAT(table, HasSubstr("Calibration: none (--nocalibrate): the "
                                "predictions have no CPU terms."));
   EXPECT_THAT(table, HasSubstr("- **Hardware:** "));
@@ -179,10 +181,11 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
   EXPECT_EQ(j["compute"], "real");
   EXPECT_GT(j["hardware"]["cores"].get<int>(), 0);
   ASSERT_EQ(j["cost_model"]["runs"].size(), 3u);
+  // 18.02 ms + the pipeline's 2·2·249856/1e9 s (AutoChunkBytes(4e6, 1)).
   EXPECT_NEAR(j["cost_model"]["runs"][1]["predicted_step_s"].get<double>(),
-              0.01802, 1e-9);
-  EXPECT_NEAR(j["cost_model"]["runs"][1]["error"].get<double>(), -0.099,
-              1e-9);
+              0.01802 + 0.000999424, 1e-9);
+  EXPECT_NEAR(j["cost_model"]["runs"][1]["error"].get<double>(),
+              (0.01802 + 0.000999424 - 0.020) / 0.020, 1e-9);
 }
 
 TEST(CompareTest, SweepsWorkerCountsWithPlotsAndResultsPage) {
@@ -270,7 +273,8 @@ TEST(CompareTest, AsyncPsRunsWithAStalenessBoundItsRowNames) {
                    "--out_dir=" + dir, "--", "--local_size=2"},
                   {"FAKE_WORKER_ASYNC=1"});
   ASSERT_TRUE(out.status.ok()) << out.status;
-  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Hierarchical (2×2) "));
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("| Hierarchical (2×2) "));
   j = json::parse(ReadFile(dir + "/compare.json"));
   EXPECT_THAT(j["runs"][1]["finals"][0]["args"].get<std::string>(),
               Not(HasSubstr("--staleness")));
@@ -289,18 +293,18 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
   const std::string md = ReadFile(dir + "/compare.md");
   EXPECT_THAT(md, HasSubstr("| Async PS [staleness=0] (τ=0) "));
   EXPECT_THAT(md, HasSubstr("| Async PS [staleness=8] (τ=8) "));
-  out = RunBinary("compare",
-                  {"--workers=2", "--strategies=async_ps@local_size=2",
-                   "--out_dir=" + dir},
-                  {"FAKE_WORKER_ASYNC=1"});
+  out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=async_ps@local_size=2", "--out_dir=" + dir},
+      {"FAKE_WORKER_ASYNC=1"});
   EXPECT_THAT(std::string(out.status.message()),
               HasSubstr("'local_size=2' is not FLAG=VALUE for a flag async_ps "
                         "reads (staleness, chunk_kb, accumulate_steps, "
                         "batch_size, lr_scaling, lr_warmup_steps)"));
   // Training flags per run: the study's two batch sizes, named in the rows.
-  out = RunBinary("compare",
-                  {"--workers=2", "--strategies=sps@batch_size=8,sps@batch_size=16",
-                   "--out_dir=" + dir});
+  out = RunBinary("compare", {"--workers=2",
+                              "--strategies=sps@batch_size=8,sps@batch_size=16",
+                              "--out_dir=" + dir});
   ASSERT_TRUE(out.status.ok()) << out.status;
   EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| SPS [b=8] "));
   EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| SPS [b=16] "));
@@ -314,9 +318,8 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
 TEST(CompareTest, StragglersReachTheRunsThatHaveTheRank) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/slow";
   const Outcome out = RunBinary(
-      "compare",
-      {"--workers=2", "--strategies=sps", "--slow_ranks=1:1.5",
-       "--compute_jitter=0.1", "--out_dir=" + dir});
+      "compare", {"--workers=2", "--strategies=sps", "--slow_ranks=1:1.5",
+                  "--compute_jitter=0.1", "--out_dir=" + dir});
   ASSERT_TRUE(out.status.ok()) << out.status;
   EXPECT_THAT(ReadFile(dir + "/compare.md"),
               HasSubstr("STRAGGLERS: rank 1 x1.5; jitter ±0.1"));
@@ -356,18 +359,20 @@ TEST(CompareTest, RefusesBadTrainingFlags) {
 
 TEST(CompareTest, HierarchicalRowNamesItsGrouping) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/hier";
-  Outcome out = RunBinary("compare", {"--workers=2",
-                                      "--strategies=hierarchical",
-                                      "--out_dir=" + dir},
-                          {"FAKE_WORKER_ASYNC=1"});
+  Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=hierarchical", "--out_dir=" + dir},
+      {"FAKE_WORKER_ASYNC=1"});
   ASSERT_TRUE(out.status.ok()) << out.status;
-  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Hierarchical (1×2) "));
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("| Hierarchical (1×2) "));
   out = RunBinary("compare",
                   {"--workers=2", "--strategies=hierarchical",
                    "--out_dir=" + dir, "--", "--local_size=1"},
                   {"FAKE_WORKER_ASYNC=1"});
   ASSERT_TRUE(out.status.ok()) << out.status;
-  EXPECT_THAT(ReadFile(dir + "/compare.md"), HasSubstr("| Hierarchical (2×1) "));
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("| Hierarchical (2×1) "));
 }
 
 TEST(CompareTest, SaysWhyTheDdpRowIsAbsent) {
@@ -421,8 +426,8 @@ TEST(CompareTest, ChosenStrategiesRunAfterTheBaseline) {
 TEST(CompareTest, CudaWorkersLeaveOutWhatTheyCannotRun) {
   // The fake worker lists dps as not running on CUDA workers.
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/cuda";
-  Outcome out = RunBinary("compare", {"--workers=2", "--device=cuda",
-                                      "--out_dir=" + dir});
+  Outcome out = RunBinary("compare",
+                          {"--workers=2", "--device=cuda", "--out_dir=" + dir});
   ASSERT_TRUE(out.status.ok()) << out.status;
   const std::string md = ReadFile(dir + "/compare.md");
   EXPECT_THAT(md, HasSubstr("Not run on CUDA workers: dps (not supported "
@@ -581,10 +586,10 @@ TEST(CompareTest, LinkSweepWritesTheCrossoverTable) {
 // with the shaped ones.
 TEST(CompareTest, LinkSweepKeepsTheUnshapedLinkBesideLatencies) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/lat";
-  const Outcome out = RunBinary(
-      "compare", {"--workers=2", "--strategies=sps", "--link_gbit=0,1",
-                  "--link_latency_us=50,100", "--eval_every=0",
-                  "--out_dir=" + dir});
+  const Outcome out =
+      RunBinary("compare", {"--workers=2", "--strategies=sps",
+                            "--link_gbit=0,1", "--link_latency_us=50,100",
+                            "--eval_every=0", "--out_dir=" + dir});
   ASSERT_TRUE(out.status.ok()) << out.status;
   EXPECT_TRUE(std::filesystem::exists(dir + "/link_unshaped/compare.md"));
   const json j = json::parse(ReadFile(dir + "/crossover.json"));

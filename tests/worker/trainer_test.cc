@@ -4,9 +4,9 @@
 // the early-return shutdown a backend asks for, and TrainJob's checks.
 #include "worker/trainer.h"
 
-#include <Eigen/Core>
 #include <gtest/gtest.h>
 
+#include <Eigen/Core>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,11 +42,11 @@ class CountingStrategy final : public SyncStrategy {
 };
 
 // A registered name for CountingStrategy whose options include the bucket
-// caps, as ring's do.
+// caps, as ring's do, and the parameter servers' chunk, as sps's do.
 RINGSIDE_REGISTER_STRATEGY(CountingStrategy,
                            StrategyInfo("bucketing", ServerNeed::kNone)
                                .Options({"ring_bucket_kb",
-                                         "ring_first_bucket_kb"}));
+                                         "ring_first_bucket_kb", "chunk_kb"}));
 
 // CountingStrategy's counts plus parameter-use hooks (as zero3 has): it
 // counts the model's calls and reports `hook_wait_s` per step and fixed
@@ -320,8 +320,8 @@ TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
   EXPECT_EQ(result->final_record["variant"], "τ=3");
 }
 
-// A strategy that reads the bucket caps reports the ones it ran with, for
-// the cost model's count of its all-reduces; others report none.
+// A strategy that reads the bucket caps or the chunk size reports the ones
+// it ran with, for the cost model; others report none.
 TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
@@ -329,17 +329,20 @@ TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
   TrainJob job = Job(*bundle.dataset, strategy);
   job.sync.ring_bucket_bytes = 0;
   job.sync.ring_first_bucket_bytes = 4096;
+  job.sync.chunk_bytes = 8192;
   LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
                          /*stop_on_error=*/true);
   absl::StatusOr<TrainResult> result = RunTraining(backend, job);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->final_record["ring_bucket_bytes"], 0);
   EXPECT_EQ(result->final_record["ring_first_bucket_bytes"], 4096);
+  EXPECT_EQ(result->final_record["ps_chunk_bytes"], 8192);
   CountingStrategy plain;
   LoggingBackend plain_backend(*bundle.model, -1, true);
   result = RunTraining(plain_backend, Job(*bundle.dataset, plain));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->final_record.contains("ring_bucket_bytes"));
+  EXPECT_FALSE(result->final_record.contains("ps_chunk_bytes"));
 }
 
 TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {
@@ -411,9 +414,9 @@ TEST(TrainerTest, ParamUseHooksReachTheModelAndTheRecord) {
   ASSERT_TRUE(bundle.dataset->TrainBatch(0, 4, &batch).ok());
   std::vector<float> params(bundle.model->layout().total_elements(), 0.1f);
   std::vector<float> grads(params.size());
-  ASSERT_TRUE(bundle.model
-                  ->ForwardBackward(batch, params, absl::MakeSpan(grads), {})
-                  .ok());
+  ASSERT_TRUE(
+      bundle.model->ForwardBackward(batch, params, absl::MakeSpan(grads), {})
+          .ok());
   EXPECT_EQ(strategy.needed, before);
 }
 

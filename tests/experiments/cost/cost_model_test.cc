@@ -33,6 +33,9 @@ CostInputs Round() {
   in.fusion_threshold_bytes = 3e8;
   in.workers = 4;
   in.servers = 2;
+  // Parameter servers' chunk: their pipeline's fill and drain, 2·n·C/B, is
+  // 2 ms per worker.
+  in.ps_chunk_bytes = 1e6;
   return in;
 }
 
@@ -136,28 +139,48 @@ TEST(CostModelTest, FusionBatchCountBounds) {
 }
 
 TEST(CostModelTest, SingleParameterServer) {
-  // The server's link carries n·M each way: 4 · 1e9 / 1e9 = 4 s, + 2α.
-  // comm = 4.002 s; step = 5.002 s; speedup = 4 / 5.002.
+  // The server's link carries n·M each way: 4 · 1e9 / 1e9 = 4 s, + 2α,
+  // + the chunk pipeline's fill and drain 2·4·1e6/1e9 = 0.008 s.
+  // comm = 4.010 s; step = 5.010 s; speedup = 4 / 5.010.
   const Prediction p = Predict("sps", Round());
   EXPECT_EQ(p.servers, 1);
   EXPECT_NEAR(p.bandwidth_s, 4.0, kEps);
   EXPECT_NEAR(p.latency_s, 0.002, kEps);
-  EXPECT_NEAR(p.step_s, 5.002, kEps);
-  EXPECT_NEAR(p.speedup, 4 / 5.002, kEps);
-  // Push and pull one after the other: twice the bytes term, 8.002 s.
+  EXPECT_NEAR(p.overhead_s, 0.008, kEps);
+  EXPECT_NEAR(p.step_s, 5.010, kEps);
+  EXPECT_NEAR(p.speedup, 4 / 5.010, kEps);
+  // Push and pull one after the other: twice the bytes term and no
+  // pipeline, 8.002 s.
   CostInputs serial = Round();
   serial.ps_push_pull_overlap = false;
   EXPECT_NEAR(Predict("sps", serial).comm_s, 8.002, kEps);
 }
 
+// The push/pull pipeline fills and drains once a step: 2·n·C/B, with C the
+// chunk (AutoChunkBytes(M, K) when 0: 1 MiB for a 1e9-byte model), at most
+// a server's range; none when push and pull do not overlap (d = 2).
+TEST(CostModelTest, ParameterServerPipelineFillsAndDrainsPerChunk) {
+  CostInputs in = Round();  // n = 4, B = 1e9, C = 1e6
+  in.ps_chunk_bytes = 0;
+  EXPECT_NEAR(Predict("sps", in).overhead_s, 2.0 * 4 * (1 << 20) / 1e9, kEps);
+  in.ps_chunk_bytes = 4e8;  // larger than a range of K = 2: M/K = 5e8 caps
+  in.servers = 4;           // ... at 2.5e8
+  EXPECT_NEAR(Predict("dps", in).overhead_s, 2.0 * 4 * 2.5e8 / 1e9, kEps);
+  in.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("dps", in).overhead_s, 0.0, kEps);
+  in.ps_chunk_bytes = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictStep("sps", in).status()));
+}
+
 TEST(CostModelTest, DistributedParameterServers) {
   CostInputs in = Round();
-  // K = 2: max(M/B, n·M/(K·B)) = max(1, 4/2) = 2 s, + 2α = 2.002 s.
+  // K = 2: max(M/B, n·M/(K·B)) = max(1, 4/2) = 2 s, + 2α, + the
+  // pipeline's 0.008 s = 2.010 s.
   Prediction p = Predict("dps", in);
   EXPECT_EQ(p.servers, 2);
   EXPECT_NEAR(p.bandwidth_s, 2.0, kEps);
-  EXPECT_NEAR(p.comm_s, 2.002, kEps);
-  EXPECT_NEAR(p.step_s, 3.002, kEps);
+  EXPECT_NEAR(p.comm_s, 2.010, kEps);
+  EXPECT_NEAR(p.step_s, 3.010, kEps);
   // Serial push/pull: 2 · 2 + 0.002 = 4.002 s.
   in.ps_push_pull_overlap = false;
   EXPECT_NEAR(Predict("dps", in).comm_s, 4.002, kEps);
@@ -169,14 +192,14 @@ TEST(CostModelTest, AsyncPsIsDpsOverlappedByItsStaleness) {
   const Prediction a = Predict("async_ps", in);
   const Prediction d = Predict("dps", in);
   EXPECT_EQ(a.servers, 2);
-  EXPECT_NEAR(a.comm_s, 2.002, kEps);
+  EXPECT_NEAR(a.comm_s, 2.010, kEps);
   EXPECT_NEAR(a.step_s, d.step_s, kEps);
   EXPECT_NEAR(a.server_memory_bytes, d.server_memory_bytes, kEps);
   EXPECT_EQ(MemoryFormula("async_ps"), MemoryFormula("dps"));
   // With a staleness bound the push+pull runs behind the compute: the
-  // step is max(t_c, comm) = max(1, 2.002); dps ignores the bound.
+  // step is max(t_c, comm) = max(1, 2.010); dps ignores the bound.
   in.staleness = 2;
-  EXPECT_NEAR(Predict("async_ps", in).step_s, 2.002, kEps);
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 2.010, kEps);
   EXPECT_NEAR(Predict("dps", in).step_s, d.step_s, kEps);
   in.compute_s = 3;  // compute-bound: communication is hidden entirely
   EXPECT_NEAR(Predict("async_ps", in).step_s, 3, kEps);
@@ -223,12 +246,12 @@ TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
 }
 
 TEST(CostModelTest, DpsWithAtLeastAsManyServersAsWorkersIsWorkerLinkBound) {
-  // K ≥ n: n·M/(K·B) ≤ M/B, so comm = M/B + 2α = 1.002 s.
+  // K ≥ n: n·M/(K·B) ≤ M/B, so comm = M/B + 2α + 0.008 = 1.010 s.
   for (int64_t k : {4, 8, 1000}) {
     CostInputs in = Round();
     in.servers = k;
     EXPECT_NEAR(Predict("dps", in).bandwidth_s, 1.0, kEps) << "K=" << k;
-    EXPECT_NEAR(Predict("dps", in).comm_s, 1.002, kEps) << "K=" << k;
+    EXPECT_NEAR(Predict("dps", in).comm_s, 1.010, kEps) << "K=" << k;
   }
 }
 
@@ -241,9 +264,10 @@ TEST(CostModelTest, OneWorkerRingAndFusionDoNotCommunicate) {
     EXPECT_NEAR(p.step_s, 1.0, kEps) << s;
     EXPECT_NEAR(p.speedup, 1.0, kEps) << s;
   }
-  // A parameter server still costs one round trip of M: 1 + 0.002 s.
-  EXPECT_NEAR(Predict("sps", in).comm_s, 1.002, kEps);
-  EXPECT_NEAR(Predict("dps", in).comm_s, 1.002, kEps);
+  // A parameter server still costs one round trip of M: 1 + 0.002 s, and
+  // its pipeline 2·1·1e6/1e9 = 0.002 s.
+  EXPECT_NEAR(Predict("sps", in).comm_s, 1.004, kEps);
+  EXPECT_NEAR(Predict("dps", in).comm_s, 1.004, kEps);
 }
 
 TEST(CostModelTest, OverlapHidesCommunicationBehindCompute) {
@@ -272,7 +296,7 @@ TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
   in.cycle_s = 0;
   EXPECT_NEAR(Predict("ring", in).comm_s, 1.5, kEps);
   EXPECT_NEAR(Predict("fusion", in).comm_s, 1.5, kEps);
-  EXPECT_NEAR(Predict("sps", in).comm_s, 4.0, kEps);
+  EXPECT_NEAR(Predict("sps", in).comm_s, 4.008, kEps);
 }
 
 // Calibrated CPU terms, in round numbers: each per-byte cost 1e-10 s/B
@@ -306,30 +330,29 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
     const char* strategy;
     double cpu_s;
   };
-  for (const Case& c : {
-           // 2·3/4 · 0.1 + 10 calls · 2·3 ring steps · 1 ms
-           Case{"ring", 0.15 + 0.060},
-           // the same bytes; b = ⌈1e9/3e8⌉ = 4 fused + 1 control call
-           Case{"fusion", 0.15 + 0.030},
-           // 0.1 (worker) + 4 · 0.2 (server) + 2 ms
-           Case{"sps", 0.1 + 0.8 + 0.002},
-           // the server part over K = 2 servers
-           Case{"dps", 0.1 + 0.4 + 0.002},
-           Case{"async_ps", 0.1 + 0.4 + 0.002},
-           // 1.5 · 0.1 + 3/4 · 0.3 + an all-reduce's 6 steps and an
-           // all-gather's 3
-           Case{"zero1", 0.15 + 0.225 + 0.009},
-           // 3/4 · (0.2 + 0.3) + (T + 1) reduce-scatters and all-gathers of
-           // 3 steps (bucket_bytes 0: per tensor)
-           Case{"zero2", 0.375 + 0.033},
-           // 3/4 · (2 · 0.3 + 0.2) + 3T calls of 3 steps
-           Case{"zero3", 0.6 + 0.090},
-           // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + b_r = T calls
-           // of 6 (bucket_bytes 0: per tensor)
-           Case{"ring_fp16", 0.3 + 0.060},
-           // one host of 4: a reduce-scatter and an all-gather, 3/4 ·
-           // (0.2 + 0.3), + b_r = T calls of 2·3 steps
-           Case{"hierarchical", 0.375 + 0.060}}) {
+  for (const Case& c :
+       {// 2·3/4 · 0.1 + 10 calls · 2·3 ring steps · 1 ms
+        Case{"ring", 0.15 + 0.060},
+        // the same bytes; b = ⌈1e9/3e8⌉ = 4 fused + 1 control call
+        Case{"fusion", 0.15 + 0.030},
+        // 0.1 (worker) + 4 · 0.2 (server) + 2 ms
+        Case{"sps", 0.1 + 0.8 + 0.002},
+        // the server part over K = 2 servers
+        Case{"dps", 0.1 + 0.4 + 0.002}, Case{"async_ps", 0.1 + 0.4 + 0.002},
+        // 1.5 · 0.1 + 3/4 · 0.3 + an all-reduce's 6 steps and an
+        // all-gather's 3
+        Case{"zero1", 0.15 + 0.225 + 0.009},
+        // 3/4 · (0.2 + 0.3) + (T + 1) reduce-scatters and all-gathers of
+        // 3 steps (bucket_bytes 0: per tensor)
+        Case{"zero2", 0.375 + 0.033},
+        // 3/4 · (2 · 0.3 + 0.2) + 3T calls of 3 steps
+        Case{"zero3", 0.6 + 0.090},
+        // 2·3/4 · (M/2) · 4e-10 (fp16, per wire byte) + b_r = T calls
+        // of 6 (bucket_bytes 0: per tensor)
+        Case{"ring_fp16", 0.3 + 0.060},
+        // one host of 4: a reduce-scatter and an all-gather, 3/4 ·
+        // (0.2 + 0.3), + b_r = T calls of 2·3 steps
+        Case{"hierarchical", 0.375 + 0.060}}) {
     const Prediction p = Predict(c.strategy, in);
     EXPECT_NEAR(p.cpu_s, c.cpu_s, 1e-9) << c.strategy;
     EXPECT_NEAR(p.comm_s, p.bandwidth_s + p.latency_s + p.overhead_s + c.cpu_s,
@@ -542,8 +565,8 @@ TEST(CostModelTest, MemoryPerRankFollowsZeroAccounting) {
 
   EXPECT_EQ(MemoryFormula("zero2"), "P + (1 + s)·P/n");
   EXPECT_EQ(MemoryFormula("nope"), "");
-  EXPECT_TRUE(absl::IsInvalidArgument(
-      PredictMemory("nope", 1e9, 1, 4, 1).status()));
+  EXPECT_TRUE(
+      absl::IsInvalidArgument(PredictMemory("nope", 1e9, 1, 4, 1).status()));
   EXPECT_TRUE(
       absl::IsInvalidArgument(PredictMemory("ring", 0, 1, 4, 1).status()));
   EXPECT_TRUE(
@@ -587,8 +610,7 @@ TEST(CostModelTest, MarkdownAndJsonCarryEveryPrediction) {
   EXPECT_EQ(j["predictions"][3]["workers"], 4);
   EXPECT_NEAR(j["predictions"][3]["step_s"].get<double>(), 2.56, kEps);
   // s = 1 by default: ring holds (2 + 1)·P = 3e9 bytes per worker.
-  EXPECT_NEAR(j["predictions"][3]["worker_memory_bytes"].get<double>(), 3e9,
-              1);
+  EXPECT_NEAR(j["predictions"][3]["worker_memory_bytes"].get<double>(), 3e9, 1);
   EXPECT_THAT(md, HasSubstr("|          3000.0 |               - |"));
   EXPECT_THAT(md, HasSubstr("ring (2 + s)·P"));
   EXPECT_EQ(j["inputs"]["optimizer_state_per_param"], 1.0);

@@ -32,7 +32,8 @@ CostInputs Link() {
   CostInputs link;
   link.bandwidth_Bps = 1e9;
   link.latency_s = 1e-5;
-  link.bucket_bytes = 0;  // ring: one all-reduce per tensor
+  link.bucket_bytes = 0;         // ring: one all-reduce per tensor
+  link.ps_chunk_bytes = 125000;  // parameter servers: 2·n·C/B = n/4 ms
   return link;
 }
 
@@ -48,16 +49,17 @@ TEST(PredictionReportTest, RingAgainstAHandWorkedStep) {
   EXPECT_EQ(runs[0].modelled_as, "ring");
 }
 
-// sps with 4 workers: the server's link carries n·M = 4 MB → 4 ms + 2α.
-// dps with K = 4: max(M/B, n·M/(K·B)) = 1 ms + 2α.
+// sps with 4 workers: the server's link carries n·M = 4 MB → 4 ms + 2α,
+// + the chunk pipeline's fill and drain, 2·n·C/B = 1 ms. dps with K = 4:
+// max(M/B, n·M/(K·B)) = 1 ms + 2α + the same 1 ms (C ≤ M/K).
 TEST(PredictionReportTest, ParameterServersUseTheRowsWorkersAndServers) {
   const std::vector<PredictedRun> runs =
       PredictRuns({Measured("sps", 4, 1, 0.010, 0.020),
                    Measured("dps", 4, 4, 0.010, 0.020)},
                   Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
-  EXPECT_NEAR(runs[0].prediction->step_s, 0.010 + 0.004 + 2e-5, 1e-12);
-  EXPECT_NEAR(runs[1].prediction->step_s, 0.010 + 0.001 + 2e-5, 1e-12);
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.010 + 0.004 + 0.001 + 2e-5, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->step_s, 0.010 + 0.001 + 0.001 + 2e-5, 1e-12);
   EXPECT_EQ(runs[1].prediction->servers, 4);
 }
 
@@ -127,9 +129,10 @@ TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheVariant) {
   strict.variant = "τ=0";
   const std::vector<PredictedRun> runs = PredictRuns({stale, strict}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
-  // comm = max(1, 2/4)·1 ms + 2·10 µs = 1.02 ms < t_c = 20 ms: all hidden.
+  // comm = max(1, 2/4)·1 ms + 2·10 µs + the pipeline's 2·2·C/B = 0.5 ms:
+  // 1.52 ms < t_c = 20 ms, all hidden.
   EXPECT_NEAR(runs[0].prediction->step_s, 0.020, 1e-12);
-  EXPECT_NEAR(runs[1].prediction->step_s, 0.02102, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->step_s, 0.02152, 1e-12);
 }
 
 // hierarchical's ranks per host come from its variant "h×r": 4 workers as
