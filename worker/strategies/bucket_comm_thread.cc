@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "common/stopwatch.h"
 
 namespace ringside {
@@ -24,8 +26,12 @@ BucketCommThread::BucketCommThread(const TensorLayout* layout,
   comm_ = std::make_unique<CommQueueThread>(
       static_cast<int>(buckets_.size()), std::move(items_done),
       /*read_clock=*/false,
-      [this, reduce = std::move(reduce)](int bucket, int64_t step, double) {
-        return reduce(buckets_[bucket], step);
+      [this, reduce = std::move(reduce)](int b, int64_t step, double) {
+        const GradientBucket& bucket = buckets_[b];
+        return Annotate(
+            reduce(bucket, step),
+            absl::StrCat("tensors ", layout_->tensor(bucket.first_tensor).name,
+                         " .. ", layout_->tensor(bucket.last_tensor).name));
       });
 }
 

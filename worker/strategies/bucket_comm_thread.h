@@ -5,7 +5,8 @@
 // final; once every tensor of a bucket is, the bucket is queued and
 // `reduce(bucket, step)` runs on the communication thread (a
 // CommQueueThread: in queue order; after the first error, later buckets
-// are counted, not run). WaitForStep waits, bounded, for every bucket of
+// are counted, not run; an error names the bucket's tensors, "tensors
+// fc1.weight .. fc2.bias: ..."). WaitForStep waits, bounded, for every bucket of
 // the step and arms the counts for the next one.
 //
 // Timeline: with `timeline` set, OnGradientReady(t) notes NowSeconds()

@@ -108,11 +108,7 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
       &context_.layout, context.options,
       "gradient buckets reduced hierarchically",
       [this](const GradientBucket& bucket, int64_t step) {
-        return Annotate(
-            ReduceBucket(bucket, step),
-            absl::StrCat(
-                "tensors ", context_.layout.tensor(bucket.first_tensor).name,
-                " .. ", context_.layout.tensor(bucket.last_tensor).name));
+        return ReduceBucket(bucket, step);
       });
   return absl::OkStatus();
 }

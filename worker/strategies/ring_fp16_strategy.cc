@@ -1,6 +1,5 @@
 #include "worker/strategies/ring_fp16_strategy.h"
 
-#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
@@ -50,11 +49,9 @@ absl::Status RingFp16Strategy::ReduceBucket(const GradientBucket& bucket,
   const double t0 = timed ? NowSeconds() : 0.0;
   FloatToHalf(grads, halves);
   const double t1 = timed ? NowSeconds() : 0.0;
-  RS_RETURN_IF_ERROR(Annotate(
-      half_->AllReduceSum(halves, context_.options.rpc_timeout),
-      absl::StrCat("fp16 all-reduce of tensors ",
-                   context_.layout.tensor(bucket.first_tensor).name, " .. ",
-                   context_.layout.tensor(bucket.last_tensor).name)));
+  RS_RETURN_IF_ERROR(
+      Annotate(half_->AllReduceSum(halves, context_.options.rpc_timeout),
+               "fp16 all-reduce"));
   const double t2 = timed ? NowSeconds() : 0.0;
   HalfToFloat(halves, grads);
   if (context_.world_size > 1) {

@@ -1,6 +1,5 @@
 #include "worker/strategies/ring_strategy.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -52,10 +51,7 @@ absl::Status RingStrategy::ReduceBucket(const GradientBucket& bucket,
     comm_->QueueSpans(bucket, start, step, 4);
     comm_->SpanEachTensor(bucket, "ALLREDUCE", start, end, step, 4);
   }
-  return Annotate(
-      s, absl::StrCat("all-reduce of tensors ",
-                      context_.layout.tensor(bucket.first_tensor).name, " .. ",
-                      context_.layout.tensor(bucket.last_tensor).name));
+  return Annotate(s, "all-reduce");
 }
 
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {

@@ -1,6 +1,7 @@
 // BucketCommThread queues a bucket only once all its tensors are ready,
 // reduces the step's buckets in backward's order and arms the next step,
-// ends a step missing a tensor in a deadline naming the buckets' work, and
+// names a failed bucket's tensors, ends a step missing a tensor in a
+// deadline naming the buckets' work, and
 // draws QUEUE and the strategy's spans on every tensor's lane.
 #include "worker/strategies/bucket_comm_thread.h"
 
@@ -90,6 +91,7 @@ TEST(BucketCommThreadTest, TheFirstErrorIsReturned) {
   for (int t : {3, 2, 1, 0}) comm.OnGradientReady(t);
   absl::Status s = comm.WaitForStep(0, absl::Seconds(10));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_EQ(s.message(), "tensors c .. d: peer gone");  // the bucket's
 }
 
 TEST(BucketCommThreadTest, SpansGoOnEveryTensorsLane) {
