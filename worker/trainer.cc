@@ -107,19 +107,20 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
     record["variant"] = variant;
   }
-  // The gradient buckets' caps, for the strategies that bucket (the cost
-  // model's b_r counts their collectives, experiments/cost/cost_model.h).
-  // The parameter servers' chunk, for those that chunk (0: AutoChunkBytes;
-  // the model's pipeline term).
   if (absl::StatusOr<StrategyInfo> info =
           StrategyRegistry::Find(job.strategy->name());
       info.ok()) {
+    // The gradient buckets' caps, for the strategies that bucket (the cost
+    // model's b_r counts their collectives, experiments/cost/cost_model.h).
     if (info->Reads("ring_bucket_kb")) {
       record["ring_bucket_bytes"] = job.sync.ring_bucket_bytes;
       record["ring_first_bucket_bytes"] = job.sync.ring_first_bucket_bytes;
     }
-    if (info->Reads("chunk_kb"))
+    // The parameter servers' chunk, for those that chunk (0: AutoChunkBytes;
+    // the model's pipeline term).
+    if (info->Reads("chunk_kb")) {
       record["ps_chunk_bytes"] = job.sync.chunk_bytes;
+    }
   }
   record.update(backend_fields);
   return record;

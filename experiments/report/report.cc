@@ -196,17 +196,17 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
       }
     }
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
-    for (const auto& [key, field] :
-         {std::pair<const char*, double*>{"ring_bucket_bytes",
-                                          &row.ring_bucket_bytes},
-          {"ring_first_bucket_bytes", &row.ring_first_bucket_bytes},
-          {"ps_chunk_bytes", &row.ps_chunk_bytes}}) {
-      if (IsNumber(f0, key)) *field = f0[key].get<double>();
-    }
     if (IsNumber(f0, "ring_critical_bytes")) {
-      row.ring_critical_bytes =
-          f0["ring_critical_bytes"].get<double>() / steps;
+      row.ring_critical_bytes = f0["ring_critical_bytes"].get<double>() / steps;
     }
+  }
+  // The bucket caps and chunk the run used, where its strategy has them.
+  for (const auto& [key, field] :
+       {std::pair<const char*, double*>{"ring_bucket_bytes",
+                                        &row.ring_bucket_bytes},
+        {"ring_first_bucket_bytes", &row.ring_first_bucket_bytes},
+        {"ps_chunk_bytes", &row.ps_chunk_bytes}}) {
+    if (IsNumber(f0, key)) *field = f0[key].get<double>();
   }
   if (IsNumber(f0, "model_bytes")) {
     row.model_bytes = f0["model_bytes"].get<int64_t>();
@@ -227,8 +227,8 @@ void AddServerFinals(const std::vector<json>& server_finals, ReportRow* row) {
   for (const json& f : server_finals) {
     row->server_state_bytes =
         std::max(row->server_state_bytes, IntegerOrZero(f, "state_bytes"));
-    row->server_peak_rss_bytes =
-        std::max(row->server_peak_rss_bytes, IntegerOrZero(f, "peak_rss_bytes"));
+    row->server_peak_rss_bytes = std::max(row->server_peak_rss_bytes,
+                                          IntegerOrZero(f, "peak_rss_bytes"));
   }
 }
 
