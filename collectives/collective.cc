@@ -33,4 +33,10 @@ int64_t ShardOffset(absl::Span<const int64_t> counts, int i) {
   return offset;
 }
 
+std::vector<int64_t> EvenShardCounts(int64_t elements, int size) {
+  std::vector<int64_t> counts(size, elements / size);
+  for (int64_t i = 0; i < elements % size; ++i) ++counts[i];
+  return counts;
+}
+
 }  // namespace ringside

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -75,6 +76,9 @@ absl::Status CheckShardCounts(absl::string_view what, int size,
                               size_t elements);
 // counts[0] + ... + counts[i-1].
 int64_t ShardOffset(absl::Span<const int64_t> counts, int i);
+// `elements` split into `size` >= 1 shards as even as they go: the first
+// elements % size shards hold one more.
+std::vector<int64_t> EvenShardCounts(int64_t elements, int size);
 
 }  // namespace ringside
 

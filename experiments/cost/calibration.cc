@@ -43,8 +43,7 @@ double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
     }
   }
   std::sort(slowest.begin(), slowest.end());
-  return bytes <= kSmallBytes ? slowest.front()
-                              : slowest[slowest.size() / 2];
+  return bytes <= kSmallBytes ? slowest.front() : slowest[slowest.size() / 2];
 }
 
 // Calls per timing: more for small buffers, at least 3, each after one
@@ -97,8 +96,7 @@ using CollectiveOp = std::function<absl::Status(
 // Times `op` on `floats` floats in the workers' Gloo Collective.
 absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
                                       absl::Duration timeout) {
-  std::vector<int64_t> counts(kRanks, floats / kRanks);
-  counts.back() += floats % kRanks;
+  const std::vector<int64_t> counts = EvenShardCounts(floats, kRanks);
   return TimeRanks(
       [&](InMemoryStore& store, int rank) -> absl::StatusOr<RankCall> {
         GlooCollectiveOptions options;
@@ -108,9 +106,8 @@ absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
                             CreateGlooCollective(store, rank, kRanks, options));
         auto data = std::make_shared<std::vector<float>>(
             static_cast<size_t>(floats), 1.0f + rank);
-        return RankCall([=, &op] {
-          return op(*group, absl::MakeSpan(*data), counts);
-        });
+        return RankCall(
+            [=, &op] { return op(*group, absl::MakeSpan(*data), counts); });
       },
       floats * 4);
 }
@@ -129,8 +126,8 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
             GlooHalfAllReduce::Create(store, rank, kRanks, options));
         auto data = std::make_shared<std::vector<float>>(
             static_cast<size_t>(floats), 0.5f + rank);
-        auto halves =
-            std::make_shared<std::vector<uint16_t>>(static_cast<size_t>(floats));
+        auto halves = std::make_shared<std::vector<uint16_t>>(
+            static_cast<size_t>(floats));
         return RankCall([=] {
           FloatToHalf(*data, absl::MakeSpan(*halves));
           RS_RETURN_IF_ERROR(
@@ -252,7 +249,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   RS_ASSIGN_OR_RETURN(c.allgather_s, TimeCollective(allgather, big, o.timeout));
   RS_ASSIGN_OR_RETURN(const double allgather_small,
                       TimeCollective(allgather, small, o.timeout));
-  c.cpu.allreduce_byte_s = CpuPerByte(c.allreduce_s, c.allreduce_small_s, m, s, B);
+  c.cpu.allreduce_byte_s =
+      CpuPerByte(c.allreduce_s, c.allreduce_small_s, m, s, B);
   c.cpu.reduce_scatter_byte_s =
       CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
   c.cpu.allgather_byte_s =
@@ -282,7 +280,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // CPU of a round at n workers: its time less its link time n·M/B and the
   // per-round cost; = M·w + n·M·s.
   const double cpu1 = std::max(0.0, c.ps_round_1_s - m / B - c.cpu.ps_round_s);
-  const double cpu2 = std::max(0.0, c.ps_round_2_s - 2 * m / B - c.cpu.ps_round_s);
+  const double cpu2 =
+      std::max(0.0, c.ps_round_2_s - 2 * m / B - c.cpu.ps_round_s);
   c.cpu.ps_server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
   c.cpu.ps_worker_byte_s = std::max(0.0, cpu1 / m - c.cpu.ps_server_byte_s);
   c.cpu.cores = o.cores;
@@ -305,12 +304,10 @@ std::string CalibrationLine(const Calibration& c) {
       " (per wire byte, with the conversions), reduce-scatter ",
       ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
       ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_step_s),
-      " per ring step; parameter server: worker ",
-      ns(c.cpu.ps_worker_byte_s), " per step, server ",
-      ns(c.cpu.ps_server_byte_s), " per worker, ", us(c.cpu.ps_round_s),
-      " per round; servers' CPU shared by ",
-      c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit",
-      ".");
+      " per ring step; parameter server: worker ", ns(c.cpu.ps_worker_byte_s),
+      " per step, server ", ns(c.cpu.ps_server_byte_s), " per worker, ",
+      us(c.cpu.ps_round_s), " per round; servers' CPU shared by ",
+      c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit", ".");
 }
 
 nlohmann::json CalibrationJson(const Calibration& c) {

@@ -140,6 +140,13 @@ INSTANTIATE_TEST_SUITE_P(
                           std::get<2>(info.param));
     });
 
+TEST(GlooShardedTest, EvenShardCountsSplitAsEvenlyAsTheyGo) {
+  EXPECT_EQ(EvenShardCounts(10, 4), (std::vector<int64_t>{3, 3, 2, 2}));
+  EXPECT_EQ(EvenShardCounts(2, 3), (std::vector<int64_t>{1, 1, 0}));
+  EXPECT_EQ(EvenShardCounts(7, 1), (std::vector<int64_t>{7}));
+  EXPECT_EQ(ShardOffset(EvenShardCounts(10, 4), 3), 8);
+}
+
 TEST(GlooShardedTest, BadShardCountsAreRefusedNamingThem) {
   InMemoryStore store;
   auto group = MakeGroup(store, 2);

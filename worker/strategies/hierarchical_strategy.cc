@@ -11,17 +11,6 @@
 #include "worker/strategies/allreduce_support.h"
 
 namespace ringside {
-namespace {
-
-// `size` elements split into `parts` shards as even as they go: the first
-// size % parts shards hold one more.
-std::vector<int64_t> EvenCounts(int64_t size, int parts) {
-  std::vector<int64_t> counts(parts, size / parts);
-  for (int64_t i = 0; i < size % parts; ++i) ++counts[i];
-  return counts;
-}
-
-}  // namespace
 
 absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
                                      const GetEnvFn& get_env) {
@@ -118,7 +107,7 @@ absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
   const bool timed = context_.options.timeline != nullptr;
   absl::Span<float> grads = context_.grads.subspan(bucket.offset, bucket.size);
   const absl::Duration timeout = context_.options.rpc_timeout;
-  const std::vector<int64_t> counts = EvenCounts(bucket.size, local_size_);
+  const std::vector<int64_t> counts = EvenShardCounts(bucket.size, local_size_);
   double start = timed ? NowSeconds() : 0.0;
   comm_->QueueSpans(bucket, start, step, 4);
   auto phase = [&](const char* name) {
@@ -132,8 +121,7 @@ absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
                "reduce-scatter within the host"));
   phase("LOCAL_REDUCE_SCATTER");
   if (cross_ != nullptr) {
-    int64_t offset = 0;
-    for (int l = 0; l < local_rank_; ++l) offset += counts[l];
+    const int64_t offset = ShardOffset(counts, local_rank_);
     RS_RETURN_IF_ERROR(
         Annotate(cross_->AllReduce(grads.subspan(offset, counts[local_rank_]),
                                    ReduceOp::kSum, timeout),
