@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -29,27 +30,38 @@ constexpr int64_t kSmallBytes = int64_t{64} << 10;
 constexpr int64_t kSmallPsBytes = int64_t{16} << 10;
 constexpr int kRanks = 2;
 
+// How the ranks start each timed call: kQuiet from a barrier, their cores
+// idle; kBusy after kBusyBeforeCall of busy-waiting, as a training step's
+// compute keeps the cores busy until its collective.
+enum class CallStart { kQuiet, kBusy };
+constexpr double kBusyBeforeCall = 2e-3;
+
 // The typical time of a timed call made by every rank (`seconds`: per
 // rank, per call, the same number of calls): per call the slowest rank's
-// time, then for a small buffer the fastest call (one preemption doubles a
-// call that short, so the least disturbed call is its cost), else the
-// median.
+// time, then after busy starts the mean (a step pays every call's
+// disturbance); after quiet starts, for a small buffer the fastest call
+// (one preemption doubles a call that short, so the least disturbed call
+// is its cost), else the median.
 double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
-                        int64_t bytes) {
+                        int64_t bytes, CallStart start = CallStart::kQuiet) {
   std::vector<double> slowest(seconds.front().size(), 0);
   for (const std::vector<double>& rank : seconds) {
     for (size_t i = 0; i < slowest.size(); ++i) {
       slowest[i] = std::max(slowest[i], rank[i]);
     }
   }
+  if (start == CallStart::kBusy) {
+    return std::accumulate(slowest.begin(), slowest.end(), 0.0) /
+           static_cast<double>(slowest.size());
+  }
   std::sort(slowest.begin(), slowest.end());
   return bytes <= kSmallBytes ? slowest.front() : slowest[slowest.size() / 2];
 }
 
-// Calls per timing: more for small buffers, at least 3, each after one
+// Calls per timing: more for small buffers, at least 5, each after one
 // untimed call.
 int CallsFor(int64_t bytes) {
-  return bytes <= kSmallBytes ? 15 : (bytes <= (int64_t{16} << 20) ? 7 : 3);
+  return bytes <= kSmallBytes ? 30 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
 }
 
 // One rank's part of a timed collective: connects (collective, blocking)
@@ -60,8 +72,9 @@ using RankSetup =
 
 // Times the calls `setup` makes between kRanks ranks (threads) on `bytes`:
 // the TypicalOfSlowest of CallsFor(bytes) calls, each after one untimed
-// call, every rank starting each call together.
-absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes) {
+// call, every rank starting each call together, as `start` says.
+absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes,
+                                 CallStart start) {
   const int calls = CallsFor(bytes);
   InMemoryStore store;
   std::vector<std::vector<double>> seconds(kRanks);
@@ -78,6 +91,11 @@ absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes) {
       for (int i = 0; i < calls + 1; ++i) {
         rounds[i]->Block();
         if (!status[r].ok()) continue;
+        if (start == CallStart::kBusy) {
+          const Stopwatch busy;
+          while (busy.ElapsedSeconds() < kBusyBeforeCall) {
+          }
+        }
         const Stopwatch watch;
         status[r] = (*call)();
         if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());
@@ -86,16 +104,17 @@ absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes) {
   }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& s : status) RS_RETURN_IF_ERROR(s);
-  return TypicalOfSlowest(seconds, bytes);
+  return TypicalOfSlowest(seconds, bytes, start);
 }
 
 // A Collective operation on a rank's `data`, split in kRanks shards.
 using CollectiveOp = std::function<absl::Status(
     Collective&, absl::Span<float> data, const std::vector<int64_t>& counts)>;
 
-// Times `op` on `floats` floats in the workers' Gloo Collective.
+// Times `op` on `floats` floats in the workers' Gloo Collective, the
+// ranks starting each call as `start` says.
 absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
-                                      absl::Duration timeout) {
+                                      CallStart start, absl::Duration timeout) {
   const std::vector<int64_t> counts = EvenShardCounts(floats, kRanks);
   return TimeRanks(
       [&](InMemoryStore& store, int rank) -> absl::StatusOr<RankCall> {
@@ -109,11 +128,11 @@ absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
         return RankCall(
             [=, &op] { return op(*group, absl::MakeSpan(*data), counts); });
       },
-      floats * 4);
+      floats * 4, start);
 }
 
 // Times ring_fp16's all-reduce of `floats` floats: to fp16, Gloo's fp16
-// sum all-reduce (GlooHalfAllReduce), back to float32.
+// sum all-reduce (GlooHalfAllReduce), back to float32; busy starts.
 absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
                                          absl::Duration timeout) {
   return TimeRanks(
@@ -136,7 +155,7 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
           return absl::OkStatus();
         });
       },
-      floats * 2);
+      floats * 2, CallStart::kBusy);
 }
 
 // The TypicalOfSlowest time of one push+pull round of `workers`
@@ -239,18 +258,26 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // Bytes a rank sends at 2 ranks: all-reduce M, the others M/2.
   const double m = static_cast<double>(big) * 4,
                s = static_cast<double>(small) * 4;
-  RS_ASSIGN_OR_RETURN(c.allreduce_s, TimeCollective(allreduce, big, o.timeout));
+  // The per-byte costs from busy starts (as the workers meet them); the
+  // fixed cost of a ring step from a quiet small call, and the wake-up of
+  // a collective started from busy cores as the small call's difference.
+  constexpr CallStart busy = CallStart::kBusy, quiet = CallStart::kQuiet;
+  RS_ASSIGN_OR_RETURN(c.allreduce_s,
+                      TimeCollective(allreduce, big, busy, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.allreduce_small_busy_s,
+                      TimeCollective(allreduce, small, busy, o.timeout));
   RS_ASSIGN_OR_RETURN(c.allreduce_small_s,
-                      TimeCollective(allreduce, small, o.timeout));
+                      TimeCollective(allreduce, small, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.reduce_scatter_s,
-                      TimeCollective(reduce_scatter, big, o.timeout));
+                      TimeCollective(reduce_scatter, big, busy, o.timeout));
   RS_ASSIGN_OR_RETURN(const double reduce_scatter_small,
-                      TimeCollective(reduce_scatter, small, o.timeout));
-  RS_ASSIGN_OR_RETURN(c.allgather_s, TimeCollective(allgather, big, o.timeout));
+                      TimeCollective(reduce_scatter, small, busy, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.allgather_s,
+                      TimeCollective(allgather, big, busy, o.timeout));
   RS_ASSIGN_OR_RETURN(const double allgather_small,
-                      TimeCollective(allgather, small, o.timeout));
+                      TimeCollective(allgather, small, busy, o.timeout));
   c.cpu.allreduce_byte_s =
-      CpuPerByte(c.allreduce_s, c.allreduce_small_s, m, s, B);
+      CpuPerByte(c.allreduce_s, c.allreduce_small_busy_s, m, s, B);
   c.cpu.reduce_scatter_byte_s =
       CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
   c.cpu.allgather_byte_s =
@@ -263,12 +290,14 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       CpuPerByte(c.half_allreduce_s, half_small, m / 2, s / 2, B);
   const double allreduce_slope =
       c.cpu.allreduce_byte_s + 1.0 / B;  // all of a byte's time
-  // The 64 KiB all-reduce's time less its bytes and its two messages' α:
-  // two ring steps' fixed cost.
+  // The quiet 64 KiB all-reduce's time less its bytes and its two
+  // messages' α: two ring steps' fixed cost.
   c.cpu.collective_step_s =
       std::max(0.0, c.allreduce_small_s - s * allreduce_slope -
                         2 * (kRanks - 1) * link.latency_s) /
       (2 * (kRanks - 1));
+  c.cpu.collective_wake_s =
+      std::max(0.0, c.allreduce_small_busy_s - c.allreduce_small_s);
 
   RS_ASSIGN_OR_RETURN(c.ps_round_1_s,
                       TimePsRound(1, c.benchmark_bytes, tensors, o.timeout));
@@ -304,7 +333,8 @@ std::string CalibrationLine(const Calibration& c) {
       " (per wire byte, with the conversions), reduce-scatter ",
       ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
       ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_step_s),
-      " per ring step; parameter server: worker ", ns(c.cpu.ps_worker_byte_s),
+      " per ring step, ", us(c.cpu.collective_wake_s),
+      " per step to wake a collective from busy cores; parameter server: worker ", ns(c.cpu.ps_worker_byte_s),
       " per step, server ", ns(c.cpu.ps_server_byte_s), " per worker, ",
       us(c.cpu.ps_round_s), " per round; servers' CPU shared by ",
       c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit", ".");
@@ -316,6 +346,7 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"loopback_latency_s", c.loopback_latency_s},
             {"allreduce_s", c.allreduce_s},
             {"allreduce_small_s", c.allreduce_small_s},
+            {"allreduce_small_busy_s", c.allreduce_small_busy_s},
             {"half_allreduce_s", c.half_allreduce_s},
             {"reduce_scatter_s", c.reduce_scatter_s},
             {"allgather_s", c.allgather_s},

@@ -10,15 +10,21 @@
 //                     between 2 ranks as threads over loopback TCP:
 //                     AllReduce, ReduceScatter and AllGatherV of M bytes
 //                     and of 64 KiB, and ring_fp16's all-reduce (to fp16,
-//                     GlooHalfAllReduce, back), each the median of a few
-//                     calls (of the small buffers, the fastest call: one
-//                     preemption doubles a call that short). The slope
-//                     per byte a rank sends, less the loopback link's
-//                     own 1/B (LinkEstimate, measured here too), is the CPU
-//                     per byte of that operation (summation, copies, the
-//                     transport's system calls); AllReduce's 64 KiB time
-//                     less its bytes and its 2α, over its 2 ring steps, is
-//                     the fixed cost of one ring step.
+//                     GlooHalfAllReduce, back). Each call starts as a
+//                     training step's collective does: every rank busy
+//                     (2 ms of busy-waiting) until it calls; each timing
+//                     is the mean of 20-30 calls (of each call, the slowest
+//                     rank's time). The slope per byte a rank sends, less
+//                     the loopback link's own 1/B (LinkEstimate, measured
+//                     here too), is the CPU per byte of that operation
+//                     (summation, copies, the transport's system calls).
+//                     The 64 KiB all-reduce is also timed from a barrier
+//                     with idle cores (its fastest call): that time less
+//                     its bytes and its 2α, over its 2 ring steps, is the
+//                     fixed cost of one ring step; the busy start's mean
+//                     less it is the wake-up of a collective started while
+//                     the cores compute (the transport's threads wait for
+//                     a core), once per step.
 //   parameter server  the workers' PsSession push+pull against one
 //                     in-process server (LocalPsCluster) with SGD with
 //                     momentum, M bytes in T tensors, with 1 and with 2
@@ -61,7 +67,7 @@ struct Calibration {
   // them (seconds per call or round), for the report.
   double loopback_bandwidth_Bps = 0;
   double loopback_latency_s = 0;
-  double allreduce_s = 0, allreduce_small_s = 0;
+  double allreduce_s = 0, allreduce_small_s = 0, allreduce_small_busy_s = 0;
   double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
   double ps_round_1_s = 0, ps_round_2_s = 0, ps_round_small_s = 0;
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved

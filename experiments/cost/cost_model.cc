@@ -97,6 +97,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   // reduce-scatter or all-gather n−1; c_s each.
   const double all_reduce = 2 * (n - 1), half = n - 1;
   const double step = c.collective_step_s;
+  const double wake = c.collective_wake_s;  // once per step, n > 1
   if (strategy == "baseline") {
     p.workers = 1;
     return true;
@@ -107,7 +108,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s =
           static_cast<double>(RingAllReduces(in)) * RingLatencySeconds(in);
       p.cpu_s = 2 * share * M * c.allreduce_byte_s +
-                static_cast<double>(RingAllReduces(in)) * all_reduce * step;
+                static_cast<double>(RingAllReduces(in)) * all_reduce * step +
+                wake;
     }
     return true;
   }
@@ -118,7 +120,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = RingBandwidthSeconds(in) / 2;
       p.latency_s = buckets * RingLatencySeconds(in);
       p.cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
-                buckets * all_reduce * step;
+                buckets * all_reduce * step + wake;
     }
     return true;
   }
@@ -131,7 +133,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.overhead_s = in.cycle_s;
       p.cpu_s =
           2 * share * M * c.allreduce_byte_s +
-          static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step;
+          static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step +
+          wake;
     }
     return true;
   }
@@ -168,11 +171,12 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
       p.cpu_s =
-          zero1
-              ? 2 * share * M * c.allreduce_byte_s +
-                    share * M * c.allgather_byte_s + (all_reduce + half) * step
-              : share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-                    static_cast<double>(RingAllReduces(in) + 1) * half * step;
+          wake +
+          (zero1
+               ? 2 * share * M * c.allreduce_byte_s +
+                     share * M * c.allgather_byte_s + (all_reduce + half) * step
+               : share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+                     static_cast<double>(RingAllReduces(in) + 1) * half * step);
     }
     return true;
   }
@@ -196,7 +200,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.cpu_s =
           (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
           2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
-          buckets * (2 * (r - 1) + 2 * (h - 1)) * step;
+          buckets * (2 * (r - 1) + 2 * (h - 1)) * step + wake;
     }
     return true;
   }
@@ -205,7 +209,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = ShardedBandwidthSeconds(in, 3.0);
       p.latency_s = T * 3.0 * (n - 1.0) * in.latency_s;
       p.cpu_s = share * M * (2 * c.allgather_byte_s + c.reduce_scatter_byte_s) +
-                3 * T * half * step;
+                3 * T * half * step + wake;
     }
     return true;
   }
@@ -216,23 +220,33 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
 
 namespace {
 
-// The per-byte and per-call fields of CpuCosts with their JSON keys.
-std::vector<std::pair<const char*, double CpuCosts::*>> CpuCostFields() {
-  return {{"allreduce_byte_s", &CpuCosts::allreduce_byte_s},
-          {"half_allreduce_byte_s", &CpuCosts::half_allreduce_byte_s},
-          {"reduce_scatter_byte_s", &CpuCosts::reduce_scatter_byte_s},
-          {"allgather_byte_s", &CpuCosts::allgather_byte_s},
-          {"collective_step_s", &CpuCosts::collective_step_s},
-          {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s},
-          {"ps_server_byte_s", &CpuCosts::ps_server_byte_s},
-          {"ps_round_s", &CpuCosts::ps_round_s}};
+// The per-byte and per-call fields of CpuCosts with their JSON keys; an
+// optional one reads as 0 when absent (compare runs from before it was
+// measured).
+struct CpuCostField {
+  const char* key;
+  double CpuCosts::*field;
+  bool optional;
+};
+std::vector<CpuCostField> CpuCostFields() {
+  return {{"allreduce_byte_s", &CpuCosts::allreduce_byte_s, false},
+          {"half_allreduce_byte_s", &CpuCosts::half_allreduce_byte_s, false},
+          {"reduce_scatter_byte_s", &CpuCosts::reduce_scatter_byte_s, false},
+          {"allgather_byte_s", &CpuCosts::allgather_byte_s, false},
+          {"collective_step_s", &CpuCosts::collective_step_s, false},
+          {"collective_wake_s", &CpuCosts::collective_wake_s, true},
+          {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s, false},
+          {"ps_server_byte_s", &CpuCosts::ps_server_byte_s, false},
+          {"ps_round_s", &CpuCosts::ps_round_s, false}};
 }
 
 }  // namespace
 
 nlohmann::json CpuCostsJson(const CpuCosts& c) {
   nlohmann::json j;
-  for (const auto& [key, field] : CpuCostFields()) j[key] = c.*field;
+  for (const auto& [key, field, optional] : CpuCostFields()) {
+    j[key] = c.*field;
+  }
   j["cores"] = c.cores;
   return j;
 }
@@ -242,7 +256,8 @@ absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j) {
   if (!j.is_object()) {
     return absl::InvalidArgumentError("calibration: not a JSON object");
   }
-  for (const auto& [key, field] : CpuCostFields()) {
+  for (const auto& [key, field, optional] : CpuCostFields()) {
+    if (optional && !j.contains(key)) continue;
     if (!j.contains(key) || !j[key].is_number() ||
         !(j[key].get<double>() >= 0)) {
       return absl::InvalidArgumentError(
@@ -324,7 +339,7 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.overlap >= 0 && in.overlap <= 1)) {
     return Bad("overlap (o)", in.overlap, "in [0, 1]");
   }
-  for (const auto& [key, field] : CpuCostFields()) {
+  for (const auto& [key, field, optional] : CpuCostFields()) {
     const double value = in.cpu.*field;
     if (!(value >= 0) || std::isinf(value)) {
       return Bad(absl::StrCat("cpu.", key), value, ">= 0 and finite");

@@ -78,6 +78,8 @@
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
 //   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s
 //   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T(n−1) · c_s
+//   (each of these, at n > 1, + l_w once per step: its first collective
+//   after compute wakes the transport's threads on busy cores)
 //   sps       M · w + n · M · s + ρ
 //   dps, async_ps  M · w + n · M · s / min(K, C) + ρ   (C: cores, else K)
 //
@@ -148,6 +150,10 @@ struct CpuCosts {
   // handshake and wake-ups); an all-reduce has 2(n−1), a reduce-scatter or
   // all-gather n−1
   double collective_step_s = 0;
+  // l_w: waking a step's collectives from busy cores (the first call after
+  // compute waits for the transport's threads to get a core), once per
+  // step of a collective strategy at n > 1
+  double collective_wake_s = 0;
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step
   double ps_round_s = 0;             // ρ: one push+pull round
@@ -159,6 +165,7 @@ struct CpuCosts {
     return allreduce_byte_s > 0 || half_allreduce_byte_s > 0 ||
            reduce_scatter_byte_s > 0 ||
            allgather_byte_s > 0 || collective_step_s > 0 ||
+           collective_wake_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
   }
 };
@@ -225,7 +232,8 @@ absl::Status ValidateCostInputs(const CostInputs& in);
 // The CPU costs as JSON ({"allreduce_byte_s": ..., "cores": C}, keys as
 // the field names) and back: CpuCostsFromJson reads the same keys (a
 // compare.json's cost_model.calibration has them) and refuses a missing,
-// non-numeric or negative one with INVALID_ARGUMENT naming it.
+// non-numeric or negative one with INVALID_ARGUMENT naming it;
+// collective_wake_s, which older runs did not measure, may be missing (0).
 nlohmann::json CpuCostsJson(const CpuCosts& c);
 absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j);
 

@@ -3,6 +3,7 @@
 // options are refused.
 #include "experiments/cost/calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -23,7 +24,8 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   absl::StatusOr<Calibration> c = Calibrate(options);
   ASSERT_TRUE(c.ok()) << c.status();
   // Every benchmark ran: its timing is positive and finite.
-  for (double s : {c->allreduce_s, c->allreduce_small_s, c->reduce_scatter_s,
+  for (double s : {c->allreduce_s, c->allreduce_small_s,
+                   c->allreduce_small_busy_s, c->reduce_scatter_s,
                    c->allgather_s, c->ps_round_1_s, c->ps_round_2_s,
                    c->ps_round_small_s, c->loopback_bandwidth_Bps}) {
     EXPECT_GT(s, 0);
@@ -34,6 +36,7 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   for (double cost :
        {c->cpu.allreduce_byte_s, c->cpu.reduce_scatter_byte_s,
         c->cpu.allgather_byte_s, c->cpu.collective_step_s,
+        c->cpu.collective_wake_s,
         c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s}) {
     EXPECT_GE(cost, 0);
     EXPECT_TRUE(std::isfinite(cost));
@@ -45,8 +48,14 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_THAT(line, HasSubstr("Calibration (measured on this machine"));
   EXPECT_THAT(line, HasSubstr("M = 1.0 MB"));
   EXPECT_THAT(line, HasSubstr("shared by 2 cores"));
+  EXPECT_THAT(line, HasSubstr("per step to wake a collective"));
   const nlohmann::json j = CalibrationJson(*c);
   EXPECT_EQ(j["ps_round_s"].get<double>(), c->cpu.ps_round_s);
+  EXPECT_EQ(j["collective_wake_s"].get<double>(), c->cpu.collective_wake_s);
+  // The wake-up is the busy start's extra over the quiet one.
+  EXPECT_NEAR(c->cpu.collective_wake_s,
+              std::max(0.0, c->allreduce_small_busy_s - c->allreduce_small_s),
+              1e-12);
   EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);
 }
 

@@ -372,6 +372,20 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
 }
 
+TEST(CostModelTest, WakeCostIsOncePerStepOfEveryCollectiveStrategy) {
+  CostInputs in = Round();  // n = 4, T = 10
+  in.cpu.collective_wake_s = 5e-3;
+  in.bucket_bytes = 0;  // ten calls per step for ring: still one wake
+  for (const std::string& s : CostModelStrategies()) {
+    const bool collective = s != "baseline" && s != "sps" && s != "dps" &&
+                            s != "async_ps";
+    EXPECT_NEAR(Predict(s, in).cpu_s, collective ? 5e-3 : 0, 1e-12) << s;
+  }
+  in.workers = 1;  // nothing to wake
+  EXPECT_EQ(Predict("ring", in).cpu_s, 0);
+  EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
+}
+
 TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   CpuCosts c = RoundCpu();
   c.cores = 3;
@@ -384,6 +398,16 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   missing.erase("ps_round_s");
   EXPECT_THAT(std::string(CpuCostsFromJson(missing).status().message()),
               HasSubstr("'ps_round_s' must be a number >= 0"));
+  // A run from before the wake-up was measured reads as 0; a bad one is
+  // refused like the others.
+  nlohmann::json older = j;
+  older.erase("collective_wake_s");
+  absl::StatusOr<CpuCosts> old_costs = CpuCostsFromJson(older);
+  ASSERT_TRUE(old_costs.ok()) << old_costs.status();
+  EXPECT_EQ(old_costs->collective_wake_s, 0);
+  older["collective_wake_s"] = "fast";
+  EXPECT_THAT(std::string(CpuCostsFromJson(older).status().message()),
+              HasSubstr("'collective_wake_s' must be a number >= 0"));
   nlohmann::json negative = j;
   negative["allgather_byte_s"] = -1;
   EXPECT_FALSE(CpuCostsFromJson(negative).ok());
