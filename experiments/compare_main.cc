@@ -760,6 +760,7 @@ void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
   options.model_bytes = row.model_bytes;
   options.num_tensors = row.num_tensors;
   options.cores = plan.cores;
+  options.servers = std::max(1, plan.servers);
   std::fprintf(stderr, "compare: calibrating the cost model (%.1f MB)\n",
                row.model_bytes / 1e6);
   absl::StatusOr<Calibration> c = Calibrate(options);

@@ -159,10 +159,10 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
 }
 
 // The TypicalOfSlowest time of one push+pull round of `workers`
-// PsSessions (threads) against one in-process server, for `bytes` in
-// `tensors` tensors.
-absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
-                                   absl::Duration timeout) {
+// PsSessions (threads) against `servers` in-process servers, for `bytes`
+// in `tensors` tensors.
+absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
+                                   int64_t tensors, absl::Duration timeout) {
   const int64_t floats = std::max<int64_t>(bytes / 4, tensors);
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   for (int64_t i = 0; i < tensors; ++i) {
@@ -171,8 +171,8 @@ absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
   }
   RS_ASSIGN_OR_RETURN(const TensorLayout layout,
                       TensorLayout::FromShapes(shapes));
-  RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> servers,
-                      LocalPsCluster::Start(1, workers, timeout));
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> cluster,
+                      LocalPsCluster::Start(servers, workers, timeout));
   const int rounds = CallsFor(bytes);
   std::vector<std::vector<double>> seconds(workers);
   std::vector<absl::Status> status(workers);
@@ -189,7 +189,7 @@ absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
       context.grads = absl::MakeSpan(grads);
       context.options.rpc_timeout = timeout;
       context.options.connect_timeout = timeout;
-      context.options.servers = servers->addresses();
+      context.options.servers = cluster->addresses();
       absl::StatusOr<std::unique_ptr<PsSession>> session =
           PsSession::Start(context, /*overlap=*/false);
       if (!session.ok()) {
@@ -213,6 +213,31 @@ absl::StatusOr<double> TimePsRound(int workers, int64_t bytes, int64_t tensors,
   return TypicalOfSlowest(seconds, bytes);
 }
 
+// The parameter-server rounds against `servers` servers and the costs
+// from them: the round of 1 and of 2 workers on `bytes` (m of them) in
+// `tensors` tensors, and a 16 KiB model's round, which is the per-round
+// cost ρ. The CPU of a round at n workers is its time less its link time
+// n·M/B and ρ, = M·w + n·M·s: the 2-worker round's extra over the
+// 1-worker one is the servers' s, the rest the worker's w.
+absl::StatusOr<PsCalibration> TimePs(int servers, int64_t bytes,
+                                     int64_t tensors, double m, double B,
+                                     absl::Duration timeout) {
+  PsCalibration p;
+  p.servers = servers;
+  RS_ASSIGN_OR_RETURN(p.round_1_s,
+                      TimePsRound(servers, 1, bytes, tensors, timeout));
+  RS_ASSIGN_OR_RETURN(p.round_2_s,
+                      TimePsRound(servers, 2, bytes, tensors, timeout));
+  RS_ASSIGN_OR_RETURN(p.round_small_s,
+                      TimePsRound(servers, 1, kSmallPsBytes, 1, timeout));
+  p.round_s = p.round_small_s;
+  const double cpu1 = std::max(0.0, p.round_1_s - m / B - p.round_s);
+  const double cpu2 = std::max(0.0, p.round_2_s - 2 * m / B - p.round_s);
+  p.server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
+  p.worker_byte_s = std::max(0.0, cpu1 / m - p.server_byte_s);
+  return p;
+}
+
 // Seconds per byte of the slope between two timings, less the link's 1/B;
 // clipped at 0.
 double CpuPerByte(double big_s, double small_s, double big_bytes,
@@ -225,11 +250,12 @@ double CpuPerByte(double big_s, double small_s, double big_bytes,
 }  // namespace
 
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
-  if (o.model_bytes <= 0 || o.num_tensors < 1 || o.cores < 0) {
+  if (o.model_bytes <= 0 || o.num_tensors < 1 || o.cores < 0 ||
+      o.servers < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "calibration: model_bytes must be > 0, num_tensors >= 1 and cores "
-        ">= 0; got ",
-        o.model_bytes, ", ", o.num_tensors, ", ", o.cores));
+        "calibration: model_bytes must be > 0, num_tensors >= 1, cores "
+        ">= 0 and servers >= 1; got ",
+        o.model_bytes, ", ", o.num_tensors, ", ", o.cores, ", ", o.servers));
   }
   const Stopwatch clock;
   Calibration c;
@@ -299,20 +325,19 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   c.cpu.collective_wake_s =
       std::max(0.0, c.allreduce_small_busy_s - c.allreduce_small_s);
 
-  RS_ASSIGN_OR_RETURN(c.ps_round_1_s,
-                      TimePsRound(1, c.benchmark_bytes, tensors, o.timeout));
-  RS_ASSIGN_OR_RETURN(c.ps_round_2_s,
-                      TimePsRound(2, c.benchmark_bytes, tensors, o.timeout));
-  RS_ASSIGN_OR_RETURN(c.ps_round_small_s,
-                      TimePsRound(1, kSmallPsBytes, 1, o.timeout));
-  c.cpu.ps_round_s = c.ps_round_small_s;
-  // CPU of a round at n workers: its time less its link time n·M/B and the
-  // per-round cost; = M·w + n·M·s.
-  const double cpu1 = std::max(0.0, c.ps_round_1_s - m / B - c.cpu.ps_round_s);
-  const double cpu2 =
-      std::max(0.0, c.ps_round_2_s - 2 * m / B - c.cpu.ps_round_s);
-  c.cpu.ps_server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
-  c.cpu.ps_worker_byte_s = std::max(0.0, cpu1 / m - c.cpu.ps_server_byte_s);
+  RS_ASSIGN_OR_RETURN(
+      c.ps, TimePs(1, c.benchmark_bytes, tensors, m, B, o.timeout));
+  c.cpu.ps_worker_byte_s = c.ps.worker_byte_s;
+  c.cpu.ps_server_byte_s = c.ps.server_byte_s;
+  c.cpu.ps_round_s = c.ps.round_s;
+  if (o.servers > 1) {
+    RS_ASSIGN_OR_RETURN(c.ps_sharded, TimePs(o.servers, c.benchmark_bytes,
+                                             tensors, m, B, o.timeout));
+    c.cpu.ps_sharded_servers = o.servers;
+    c.cpu.ps_sharded_worker_byte_s = c.ps_sharded.worker_byte_s;
+    c.cpu.ps_sharded_server_byte_s = c.ps_sharded.server_byte_s;
+    c.cpu.ps_sharded_round_s = c.ps_sharded.round_s;
+  }
   c.cpu.cores = o.cores;
   c.wall_s = clock.ElapsedSeconds();
   return c;
@@ -323,6 +348,13 @@ std::string CalibrationLine(const Calibration& c) {
     return absl::StrFormat("%.2f ns/B", s_per_byte * 1e9);
   };
   auto us = [](double s) { return absl::StrFormat("%.0f µs", s * 1e6); };
+  auto ps = [&](const PsCalibration& p, const char* used_by) {
+    return absl::StrCat("against ", p.servers,
+                        p.servers == 1 ? " server" : " servers", " (",
+                        used_by, ") worker ", ns(p.worker_byte_s),
+                        " per step, server ", ns(p.server_byte_s),
+                        " per worker, ", us(p.round_s), " per round");
+  };
   return absl::StrCat(
       "Calibration (measured on this machine before the strategies ran, ",
       absl::StrFormat("%.1f s, M = %.1f MB; loopback B = %.2f Gbit/s", c.wall_s,
@@ -334,9 +366,12 @@ std::string CalibrationLine(const Calibration& c) {
       ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
       ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_step_s),
       " per ring step, ", us(c.cpu.collective_wake_s),
-      " per step to wake a collective from busy cores; parameter server: worker ", ns(c.cpu.ps_worker_byte_s),
-      " per step, server ", ns(c.cpu.ps_server_byte_s), " per worker, ",
-      us(c.cpu.ps_round_s), " per round; servers' CPU shared by ",
+      " per step to wake a collective from busy cores; parameter server: ",
+      ps(c.ps, "sps"),
+      c.ps_sharded.servers > 0 ? absl::StrCat("; ", ps(c.ps_sharded,
+                                                       "dps, async_ps"))
+                               : "",
+      "; servers' CPU shared by ",
       c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit", ".");
 }
 
@@ -350,9 +385,12 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"half_allreduce_s", c.half_allreduce_s},
             {"reduce_scatter_s", c.reduce_scatter_s},
             {"allgather_s", c.allgather_s},
-            {"ps_round_1_s", c.ps_round_1_s},
-            {"ps_round_2_s", c.ps_round_2_s},
-            {"ps_round_small_s", c.ps_round_small_s},
+            {"ps_round_1_s", c.ps.round_1_s},
+            {"ps_round_2_s", c.ps.round_2_s},
+            {"ps_round_small_s", c.ps.round_small_s},
+            {"ps_sharded_round_1_s", c.ps_sharded.round_1_s},
+            {"ps_sharded_round_2_s", c.ps_sharded.round_2_s},
+            {"ps_sharded_round_small_s", c.ps_sharded.round_small_s},
             {"benchmark_bytes", c.benchmark_bytes},
             {"wall_s", c.wall_s}});
   return j;

@@ -34,7 +34,10 @@
 //                     (parsing, summing, serving the pull), the rest the
 //                     worker's per step (chunking, copies into place) and
 //                     the server's optimizer once per step; a 16 KiB model's
-//                     round is the cost of one round.
+//                     round is the cost of one round. With `servers` K > 1
+//                     the same rounds again against K servers (dps's and
+//                     async_ps's key ranges, chunks and streams, the K
+//                     servers sharing this machine's cores), for those two.
 //
 // Costs are clipped at 0. `cores` (the caller's) is how many servers' CPU
 // work can proceed at once on this machine.
@@ -58,7 +61,16 @@ struct CalibrationOptions {
   int64_t model_bytes = 0;  // M, > 0 (capped at 256 MiB for the benchmarks)
   int64_t num_tensors = 1;  // T, >= 1
   int cores = 0;            // CpuCosts::cores; 0: unlimited
+  int servers = 1;          // K of dps and async_ps, >= 1
   absl::Duration timeout = absl::Seconds(120);
+};
+
+// One parameter-server calibration: its rounds (seconds) and the costs
+// from them (CpuCosts' w, s and ρ).
+struct PsCalibration {
+  int servers = 0;  // K the rounds ran against (0: not measured)
+  double round_1_s = 0, round_2_s = 0, round_small_s = 0;
+  double worker_byte_s = 0, server_byte_s = 0, round_s = 0;
 };
 
 struct Calibration {
@@ -69,7 +81,8 @@ struct Calibration {
   double loopback_latency_s = 0;
   double allreduce_s = 0, allreduce_small_s = 0, allreduce_small_busy_s = 0;
   double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
-  double ps_round_1_s = 0, ps_round_2_s = 0, ps_round_small_s = 0;
+  PsCalibration ps;          // against one server (sps; CpuCosts' ps_*)
+  PsCalibration ps_sharded;  // against K > 1 (CpuCosts' ps_sharded_*)
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved
   double wall_s = 0;            // the calibration's own time
 };

@@ -155,10 +155,17 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
     p.latency_s = 2.0 * in.latency_s;
     p.overhead_s = PsPipelineSeconds(in, in.servers);
-    // The servers' CPU work runs on at most C cores at once.
-    const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
-    p.cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel +
-              c.ps_round_s;
+    if (c.ps_sharded_servers > 0 && c.ps_sharded_servers == in.servers) {
+      // Measured against these K servers on this machine's cores.
+      p.cpu_s = M * c.ps_sharded_worker_byte_s +
+                n * M * c.ps_sharded_server_byte_s + c.ps_sharded_round_s;
+    } else {
+      // From one server's costs: the servers' CPU work runs on at most C
+      // cores at once.
+      const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
+      p.cpu_s = M * c.ps_worker_byte_s +
+                n * M * c.ps_server_byte_s / parallel + c.ps_round_s;
+    }
     return true;
   }
   if (strategy == "zero1" || strategy == "zero2") {
@@ -237,7 +244,12 @@ std::vector<CpuCostField> CpuCostFields() {
           {"collective_wake_s", &CpuCosts::collective_wake_s, true},
           {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s, false},
           {"ps_server_byte_s", &CpuCosts::ps_server_byte_s, false},
-          {"ps_round_s", &CpuCosts::ps_round_s, false}};
+          {"ps_round_s", &CpuCosts::ps_round_s, false},
+          {"ps_sharded_worker_byte_s", &CpuCosts::ps_sharded_worker_byte_s,
+           true},
+          {"ps_sharded_server_byte_s", &CpuCosts::ps_sharded_server_byte_s,
+           true},
+          {"ps_sharded_round_s", &CpuCosts::ps_sharded_round_s, true}};
 }
 
 }  // namespace
@@ -248,6 +260,7 @@ nlohmann::json CpuCostsJson(const CpuCosts& c) {
     j[key] = c.*field;
   }
   j["cores"] = c.cores;
+  j["ps_sharded_servers"] = c.ps_sharded_servers;
   return j;
 }
 
@@ -272,6 +285,14 @@ absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j) {
         "calibration: 'cores' must be an integer >= 0");
   }
   c.cores = j["cores"].get<int>();
+  if (j.contains("ps_sharded_servers")) {
+    if (!j["ps_sharded_servers"].is_number_integer() ||
+        j["ps_sharded_servers"].get<int>() < 0) {
+      return absl::InvalidArgumentError(
+          "calibration: 'ps_sharded_servers' must be an integer >= 0");
+    }
+    c.ps_sharded_servers = j["ps_sharded_servers"].get<int>();
+  }
   return c;
 }
 

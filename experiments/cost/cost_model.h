@@ -81,7 +81,9 @@
 //   (each of these, at n > 1, + l_w once per step: its first collective
 //   after compute wakes the transport's threads on busy cores)
 //   sps       M · w + n · M · s + ρ
-//   dps, async_ps  M · w + n · M · s / min(K, C) + ρ   (C: cores, else K)
+//   dps, async_ps  M · w_K + n · M · s_K + ρ_K when calibrated against
+//             their K servers; else M · w + n · M · s / min(K, C) + ρ
+//             (C: cores, else K)
 //
 // Memory per rank (bytes; Prediction::worker_memory_bytes and
 // server_memory_bytes), with P = M the parameters' bytes (float32) and s
@@ -157,6 +159,13 @@ struct CpuCosts {
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step
   double ps_round_s = 0;             // ρ: one push+pull round
+  // w_K, s_K, ρ_K: the same measured against K = ps_sharded_servers
+  // servers sharing this machine's cores (their parallelism included); dps
+  // and async_ps use them when their K is that K. 0 servers: not measured.
+  int ps_sharded_servers = 0;
+  double ps_sharded_worker_byte_s = 0;
+  double ps_sharded_server_byte_s = 0;
+  double ps_sharded_round_s = 0;
   // C: servers whose CPU work can run at once (the cores of the machine
   // they share); 0: all K.
   int cores = 0;
@@ -166,6 +175,8 @@ struct CpuCosts {
            reduce_scatter_byte_s > 0 ||
            allgather_byte_s > 0 || collective_step_s > 0 ||
            collective_wake_s > 0 ||
+           ps_sharded_worker_byte_s > 0 || ps_sharded_server_byte_s > 0 ||
+           ps_sharded_round_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
   }
 };
@@ -233,7 +244,8 @@ absl::Status ValidateCostInputs(const CostInputs& in);
 // the field names) and back: CpuCostsFromJson reads the same keys (a
 // compare.json's cost_model.calibration has them) and refuses a missing,
 // non-numeric or negative one with INVALID_ARGUMENT naming it;
-// collective_wake_s, which older runs did not measure, may be missing (0).
+// collective_wake_s and the ps_sharded_ fields, which older runs did not
+// measure, may be missing (0).
 nlohmann::json CpuCostsJson(const CpuCosts& c);
 absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j);
 

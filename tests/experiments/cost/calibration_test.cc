@@ -20,14 +20,17 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   options.model_bytes = 1 << 20;
   options.num_tensors = 4;
   options.cores = 2;
+  options.servers = 2;
   options.timeout = absl::Seconds(60);
   absl::StatusOr<Calibration> c = Calibrate(options);
   ASSERT_TRUE(c.ok()) << c.status();
   // Every benchmark ran: its timing is positive and finite.
   for (double s : {c->allreduce_s, c->allreduce_small_s,
                    c->allreduce_small_busy_s, c->reduce_scatter_s,
-                   c->allgather_s, c->ps_round_1_s, c->ps_round_2_s,
-                   c->ps_round_small_s, c->loopback_bandwidth_Bps}) {
+                   c->allgather_s, c->ps.round_1_s, c->ps.round_2_s,
+                   c->ps.round_small_s, c->ps_sharded.round_1_s,
+                   c->ps_sharded.round_2_s, c->ps_sharded.round_small_s,
+                   c->loopback_bandwidth_Bps}) {
     EXPECT_GT(s, 0);
     EXPECT_TRUE(std::isfinite(s));
   }
@@ -37,18 +40,25 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
        {c->cpu.allreduce_byte_s, c->cpu.reduce_scatter_byte_s,
         c->cpu.allgather_byte_s, c->cpu.collective_step_s,
         c->cpu.collective_wake_s,
-        c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s}) {
+        c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s,
+        c->cpu.ps_sharded_worker_byte_s, c->cpu.ps_sharded_server_byte_s}) {
     EXPECT_GE(cost, 0);
     EXPECT_TRUE(std::isfinite(cost));
   }
-  // The per-round cost is the small model's round itself.
-  EXPECT_EQ(c->cpu.ps_round_s, c->ps_round_small_s);
+  // The per-round cost is the small model's round itself; against one
+  // server for sps, against K = 2 for dps and async_ps.
+  EXPECT_EQ(c->cpu.ps_round_s, c->ps.round_small_s);
+  EXPECT_EQ(c->ps.servers, 1);
+  EXPECT_EQ(c->cpu.ps_sharded_servers, 2);
+  EXPECT_EQ(c->cpu.ps_sharded_round_s, c->ps_sharded.round_small_s);
   EXPECT_GT(c->wall_s, 0);
   const std::string line = CalibrationLine(*c);
   EXPECT_THAT(line, HasSubstr("Calibration (measured on this machine"));
   EXPECT_THAT(line, HasSubstr("M = 1.0 MB"));
   EXPECT_THAT(line, HasSubstr("shared by 2 cores"));
   EXPECT_THAT(line, HasSubstr("per step to wake a collective"));
+  EXPECT_THAT(line, HasSubstr("against 1 server (sps) worker"));
+  EXPECT_THAT(line, HasSubstr("against 2 servers (dps, async_ps) worker"));
   const nlohmann::json j = CalibrationJson(*c);
   EXPECT_EQ(j["ps_round_s"].get<double>(), c->cpu.ps_round_s);
   EXPECT_EQ(j["collective_wake_s"].get<double>(), c->cpu.collective_wake_s);
@@ -62,7 +72,8 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
 TEST(CalibrationTest, RefusesBadOptions) {
   for (CalibrationOptions bad :
        {CalibrationOptions{0, 1, 0}, CalibrationOptions{1 << 20, 0, 0},
-        CalibrationOptions{1 << 20, 1, -1}}) {
+        CalibrationOptions{1 << 20, 1, -1},
+        CalibrationOptions{1 << 20, 1, 0, /*servers=*/0}}) {
     absl::StatusOr<Calibration> c = Calibrate(bad);
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);

@@ -386,14 +386,36 @@ TEST(CostModelTest, WakeCostIsOncePerStepOfEveryCollectiveStrategy) {
   EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
 }
 
+TEST(CostModelTest, ShardedServersUseTheirOwnCalibrationWhenKMatches) {
+  CostInputs in = Round();  // n = 4, K = 2, M = 1e9
+  in.cpu = RoundCpu();
+  in.cpu.ps_sharded_servers = 2;
+  in.cpu.ps_sharded_worker_byte_s = 3e-10;
+  in.cpu.ps_sharded_server_byte_s = 1e-10;
+  in.cpu.ps_sharded_round_s = 4e-3;
+  // Measured against these K = 2 servers: M·w_K + n·M·s_K + ρ_K, their
+  // parallelism already in s_K.
+  EXPECT_NEAR(Predict("dps", in).cpu_s, 0.3 + 0.4 + 0.004, 1e-9);
+  EXPECT_NEAR(Predict("async_ps", in).cpu_s, 0.3 + 0.4 + 0.004, 1e-9);
+  // sps has one server: its own costs.
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.8 + 0.002, 1e-9);
+  // Another K: one server's costs, the servers' part over min(K, C).
+  in.servers = 4;
+  in.cpu.cores = 2;
+  EXPECT_NEAR(Predict("dps", in).cpu_s, 0.1 + 0.4 + 0.002, 1e-9);
+}
+
 TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   CpuCosts c = RoundCpu();
   c.cores = 3;
+  c.ps_sharded_servers = 4;
+  c.ps_sharded_round_s = 5e-3;
   const nlohmann::json j = CpuCostsJson(c);
   absl::StatusOr<CpuCosts> back = CpuCostsFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(CpuCostsJson(*back), j);
   EXPECT_EQ(back->cores, 3);
+  EXPECT_EQ(back->ps_sharded_servers, 4);
   nlohmann::json missing = j;
   missing.erase("ps_round_s");
   EXPECT_THAT(std::string(CpuCostsFromJson(missing).status().message()),
@@ -402,9 +424,13 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   // refused like the others.
   nlohmann::json older = j;
   older.erase("collective_wake_s");
+  older.erase("ps_sharded_servers");
+  older.erase("ps_sharded_round_s");
   absl::StatusOr<CpuCosts> old_costs = CpuCostsFromJson(older);
   ASSERT_TRUE(old_costs.ok()) << old_costs.status();
   EXPECT_EQ(old_costs->collective_wake_s, 0);
+  EXPECT_EQ(old_costs->ps_sharded_servers, 0);
+  EXPECT_EQ(old_costs->ps_sharded_round_s, 0);
   older["collective_wake_s"] = "fast";
   EXPECT_THAT(std::string(CpuCostsFromJson(older).status().message()),
               HasSubstr("'collective_wake_s' must be a number >= 0"));
