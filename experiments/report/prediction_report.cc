@@ -100,6 +100,17 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
       if (e.ok()) run.error = *e;
     }
     if (!run.why_not.empty()) run.modelled_as = "";
+    if (in.staleness > 0 && row.warmup_steps >= 0 &&
+        row.warmup_steps < in.staleness) {
+      // Step t waits for round t − τ: the first τ steps wait for none.
+      run.caveat = absl::StrFormat(
+          "its first %d measured step(s) waited for no round (warm-up %d < "
+          "τ = %d: the pipeline filling), so its measured step is short of "
+          "the steady state the model predicts; --warmup_steps=%d or more "
+          "measures that",
+          in.staleness - row.warmup_steps, row.warmup_steps, in.staleness,
+          in.staleness);
+    }
     runs.push_back(std::move(run));
   }
   return runs;
@@ -149,6 +160,10 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
                                      ": no prediction (", r.why_not, ")"));
     }
+    if (!r.caveat.empty()) {
+      reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
+                                     ": ", r.caveat, "."));
+    }
   }
   out += MarkdownGrid(cells);
   const ErrorSummary summary = SummarizeErrors(runs);
@@ -195,7 +210,8 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
           p ? json(r.prediction->utilization) : json()},
          {"comm_s", p ? json(r.prediction->comm_s) : json()},
          {"error", r.error ? json(*r.error) : json()},
-         {"why_not", p ? json() : json(r.why_not)}});
+         {"why_not", p ? json() : json(r.why_not)},
+         {"caveat", r.caveat.empty() ? json() : json(r.caveat)}});
   }
   return out;
 }

@@ -41,6 +41,10 @@ struct PredictedRun {
   std::optional<Prediction> prediction;
   std::optional<double> error;  // (predicted − measured) / measured step
   std::string why_not;          // when there is no prediction
+  // What makes the measurement not the steady state the model predicts
+  // ("" = nothing known): async_ps with fewer warm-up steps than its
+  // staleness bound τ measured steps that did not wait for a round.
+  std::string caveat;
 };
 
 // One entry per row, in order. `link` supplies B, α, F, τ, the overlap and
@@ -71,7 +75,8 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
 // {"link": {bandwidth_Bps, latency_s, fusion_threshold_bytes, cycle_s,
 //  overlap, source}, "runs": [{strategy, workers, prm_srv, modelled_as,
 //  compute_s, measured_step_s, measured_utilization, predicted_step_s,
-//  predicted_utilization, comm_s, error, why_not}]} (nulls where none).
+//  predicted_utilization, comm_s, error, why_not, caveat}]} (nulls where
+//  none).
 nlohmann::json PredictionJson(const std::vector<PredictedRun>& runs,
                               const CostInputs& link,
                               const std::string& link_source);

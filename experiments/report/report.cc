@@ -208,6 +208,9 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         {"ps_chunk_bytes", &row.ps_chunk_bytes}}) {
     if (IsNumber(f0, key)) *field = f0[key].get<double>();
   }
+  if (IsNumber(f0, "warmup_steps")) {
+    row.warmup_steps = f0["warmup_steps"].get<int64_t>();
+  }
   if (IsNumber(f0, "model_bytes")) {
     row.model_bytes = f0["model_bytes"].get<int64_t>();
   }

@@ -76,6 +76,8 @@ struct ReportRow {
   // Parameter-server strategies: the chunk they ran with (bytes; 0: the
   // workers' AutoChunkBytes; < 0: not reported).
   double ps_chunk_bytes = -1;
+  // Rank 0's warm-up steps, not measured (< 0: not reported).
+  int64_t warmup_steps = -1;
   // The cost model's strategy that predicts this row ("" = none) and the
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;

@@ -135,6 +135,32 @@ TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheVariant) {
   EXPECT_NEAR(runs[1].prediction->step_s, 0.02152, 1e-12);
 }
 
+// async_ps at τ = 2 with one warm-up step: step t waits for round t − 2,
+// so its first measured step waited for none; the report says so beside
+// the row (and in JSON). With warm-up ≥ τ, or no staleness, nothing.
+TEST(PredictionReportTest, AsyncPsWarmedUpLessThanItsStalenessIsFlagged) {
+  ReportRow short_warmup = Measured("async_ps", 2, 4, 0.020, 0.025);
+  short_warmup.variant = "τ=2";
+  short_warmup.warmup_steps = 1;
+  ReportRow warmed = short_warmup;
+  warmed.warmup_steps = 2;
+  ReportRow dps = Measured("dps", 2, 4, 0.020, 0.025);
+  dps.warmup_steps = 0;
+  const std::vector<PredictedRun> runs =
+      PredictRuns({short_warmup, warmed, dps}, Link());
+  EXPECT_THAT(runs[0].caveat,
+              HasSubstr("its first 1 measured step(s) waited for no round "
+                        "(warm-up 1 < τ = 2"));
+  EXPECT_EQ(runs[1].caveat, "");
+  EXPECT_EQ(runs[2].caveat, "");
+  EXPECT_THAT(PredictionMarkdown(runs, Link(), "given"),
+              HasSubstr("- Async PS n=2: its first 1 measured step(s)"));
+  const nlohmann::json j = PredictionJson(runs, Link(), "given")["runs"];
+  EXPECT_EQ(j[0]["caveat"].get<std::string>(),
+            runs[0].caveat);
+  EXPECT_TRUE(j[1]["caveat"].is_null());
+}
+
 // hierarchical's ranks per host come from its variant "h×r": 4 workers as
 // 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth (within the
 // host, the reduce-scatter and all-gather; across, the shards' all-reduce)
