@@ -58,10 +58,14 @@ double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
   return bytes <= kSmallBytes ? slowest.front() : slowest[slowest.size() / 2];
 }
 
-// Calls per timing: more for small buffers, at least 5, each after one
-// untimed call.
-int CallsFor(int64_t bytes) {
-  return bytes <= kSmallBytes ? 30 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
+// Calls per timing, each after one untimed call: more for small buffers,
+// and more from busy starts, whose mean needs them (at least 5), than
+// from quiet ones, whose fastest call or median does (at least 3).
+int CallsFor(int64_t bytes, CallStart start) {
+  if (start == CallStart::kBusy) {
+    return bytes <= kSmallBytes ? 30 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
+  }
+  return bytes <= kSmallBytes ? 15 : (bytes <= (int64_t{16} << 20) ? 7 : 3);
 }
 
 // One rank's part of a timed collective: connects (collective, blocking)
@@ -71,11 +75,11 @@ using RankSetup =
     std::function<absl::StatusOr<RankCall>(InMemoryStore& store, int rank)>;
 
 // Times the calls `setup` makes between kRanks ranks (threads) on `bytes`:
-// the TypicalOfSlowest of CallsFor(bytes) calls, each after one untimed
-// call, every rank starting each call together, as `start` says.
+// the TypicalOfSlowest of CallsFor(bytes, start) calls, each after one
+// untimed call, every rank starting each call together, as `start` says.
 absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes,
                                  CallStart start) {
-  const int calls = CallsFor(bytes);
+  const int calls = CallsFor(bytes, start);
   InMemoryStore store;
   std::vector<std::vector<double>> seconds(kRanks);
   std::vector<absl::Status> status(kRanks);
@@ -173,7 +177,8 @@ absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
                       TensorLayout::FromShapes(shapes));
   RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> cluster,
                       LocalPsCluster::Start(servers, workers, timeout));
-  const int rounds = CallsFor(bytes);
+  // Every worker's push is needed for each pull: the rounds start quiet.
+  const int rounds = CallsFor(bytes, CallStart::kQuiet);
   std::vector<std::vector<double>> seconds(workers);
   std::vector<absl::Status> status(workers);
   std::vector<std::thread> threads;

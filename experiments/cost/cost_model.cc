@@ -177,13 +177,13 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double phases = zero1 ? 3.0 : 2.0;
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
-      p.cpu_s =
-          wake +
-          (zero1
-               ? 2 * share * M * c.allreduce_byte_s +
-                     share * M * c.allgather_byte_s + (all_reduce + half) * step
-               : share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-                     static_cast<double>(RingAllReduces(in) + 1) * half * step);
+      const double zero2_calls = static_cast<double>(RingAllReduces(in) + 1);
+      p.cpu_s = wake + (zero1 ? 2 * share * M * c.allreduce_byte_s +
+                                    share * M * c.allgather_byte_s +
+                                    (all_reduce + half) * step
+                              : share * M * (c.reduce_scatter_byte_s +
+                                             c.allgather_byte_s) +
+                                    zero2_calls * half * step);
     }
     return true;
   }
