@@ -121,6 +121,9 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
     if (info->Reads("chunk_kb")) {
       record["ps_chunk_bytes"] = job.sync.chunk_bytes;
     }
+    // The staleness bound τ, for the strategies that have one (the model's
+    // async_ps overlap; 0: synchronous).
+    if (info->Reads("staleness")) record["staleness"] = job.sync.staleness;
   }
   record.update(backend_fields);
   return record;

@@ -38,8 +38,10 @@ int64_t RanksPerHostOf(const ReportRow& row) {
   return 0;
 }
 
-// async_ps's staleness bound from its variant "τ=2"; 0 otherwise.
+// async_ps's staleness bound: its final record's, else (an older record)
+// from its variant "τ=2"; 0 otherwise.
 int64_t StalenessOf(const ReportRow& row) {
+  if (row.staleness >= 0) return row.staleness;
   absl::string_view v = row.variant;
   int64_t tau = 0;
   if (absl::ConsumePrefix(&v, "τ=") && absl::SimpleAtoi(v, &tau) && tau > 0) {

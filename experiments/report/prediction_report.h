@@ -10,10 +10,10 @@
 // Each row is predicted by the formula its registry entry names
 // (ReportRow::modelled_as; a strategy whose registry entry says it moves
 // a fraction of the model's bytes as another's formula, e.g. "ring, M×0.5",
-// the DDP row as ring); the row's
-// variant gives hierarchical its ranks per host ("2×4": r = 4) and
-// async_ps its staleness bound ("τ=2"); rows with none (user strategies)
-// get no prediction and say so.
+// the DDP row as ring); the row's variant gives hierarchical its ranks per
+// host ("2×4": r = 4), and the final record's "staleness" async_ps its
+// staleness bound (an older record's variant "τ=2" does too); rows with
+// none (user strategies) get no prediction and say so.
 //
 // Thread-safety: stateless functions, safe to call concurrently.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_PREDICTION_REPORT_H_

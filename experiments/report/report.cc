@@ -211,6 +211,9 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   if (IsNumber(f0, "warmup_steps")) {
     row.warmup_steps = f0["warmup_steps"].get<int64_t>();
   }
+  if (IsNumber(f0, "staleness")) {
+    row.staleness = f0["staleness"].get<int64_t>();
+  }
   if (IsNumber(f0, "model_bytes")) {
     row.model_bytes = f0["model_bytes"].get<int64_t>();
   }

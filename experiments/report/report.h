@@ -78,6 +78,9 @@ struct ReportRow {
   double ps_chunk_bytes = -1;
   // Rank 0's warm-up steps, not measured (< 0: not reported).
   int64_t warmup_steps = -1;
+  // The staleness bound τ of a strategy that has one (async_ps; < 0: not
+  // reported: an older record, whose variant "τ=2" says it).
+  int64_t staleness = -1;
   // The cost model's strategy that predicts this row ("" = none) and the
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;

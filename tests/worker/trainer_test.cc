@@ -46,7 +46,8 @@ class CountingStrategy final : public SyncStrategy {
 RINGSIDE_REGISTER_STRATEGY(CountingStrategy,
                            StrategyInfo("bucketing", ServerNeed::kNone)
                                .Options({"ring_bucket_kb",
-                                         "ring_first_bucket_kb", "chunk_kb"}));
+                                         "ring_first_bucket_kb", "chunk_kb",
+                                         "staleness"}));
 
 // CountingStrategy's counts plus parameter-use hooks (as zero3 has): it
 // counts the model's calls and reports `hook_wait_s` per step and fixed
@@ -330,6 +331,7 @@ TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
   job.sync.ring_bucket_bytes = 0;
   job.sync.ring_first_bucket_bytes = 4096;
   job.sync.chunk_bytes = 8192;
+  job.sync.staleness = 3;
   LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
                          /*stop_on_error=*/true);
   absl::StatusOr<TrainResult> result = RunTraining(backend, job);
@@ -337,12 +339,14 @@ TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
   EXPECT_EQ(result->final_record["ring_bucket_bytes"], 0);
   EXPECT_EQ(result->final_record["ring_first_bucket_bytes"], 4096);
   EXPECT_EQ(result->final_record["ps_chunk_bytes"], 8192);
+  EXPECT_EQ(result->final_record["staleness"], 3);
   CountingStrategy plain;
   LoggingBackend plain_backend(*bundle.model, -1, true);
   result = RunTraining(plain_backend, Job(*bundle.dataset, plain));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->final_record.contains("ring_bucket_bytes"));
   EXPECT_FALSE(result->final_record.contains("ps_chunk_bytes"));
+  EXPECT_FALSE(result->final_record.contains("staleness"));
 }
 
 TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {

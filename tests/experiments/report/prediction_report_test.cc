@@ -120,19 +120,25 @@ TEST(PredictionReportTest, ARunsOwnBucketCapsSetItsAllReduces) {
   EXPECT_NEAR(runs[1].prediction->bandwidth_s, 0.0005, 1e-12);
 }
 
-// async_ps's staleness bound comes from its variant "τ=2": its push+pull
-// overlaps compute, so the step is max(t_c, comm); at τ=0 it is dps's.
-TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheVariant) {
+// async_ps's staleness bound comes from its final record's "staleness"
+// (else, an older record, its variant "τ=2"): its push+pull overlaps
+// compute, so the step is max(t_c, comm); at τ=0 it is dps's.
+TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheRecord) {
   ReportRow stale = Measured("async_ps", 2, 4, 0.020, 0.025);
-  stale.variant = "τ=2";
+  stale.staleness = 2;
   ReportRow strict = Measured("async_ps", 2, 4, 0.020, 0.025);
-  strict.variant = "τ=0";
-  const std::vector<PredictedRun> runs = PredictRuns({stale, strict}, Link());
-  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  strict.staleness = 0;
+  strict.variant = "τ=2";  // the record's field wins
+  ReportRow older = Measured("async_ps", 2, 4, 0.020, 0.025);
+  older.variant = "τ=2";
+  const std::vector<PredictedRun> runs =
+      PredictRuns({stale, strict, older}, Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction && runs[2].prediction);
   // comm = max(1, 2/4)·1 ms + 2·10 µs + the pipeline's 2·2·C/B = 0.5 ms:
   // 1.52 ms < t_c = 20 ms, all hidden.
   EXPECT_NEAR(runs[0].prediction->step_s, 0.020, 1e-12);
   EXPECT_NEAR(runs[1].prediction->step_s, 0.02152, 1e-12);
+  EXPECT_NEAR(runs[2].prediction->step_s, 0.020, 1e-12);
 }
 
 // async_ps at τ = 2 with one warm-up step: step t waits for round t − 2,

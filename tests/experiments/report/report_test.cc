@@ -177,6 +177,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"num_tensors", 6},
                                      {"ring_bucket_bytes", 0},
                                      {"ring_first_bucket_bytes", 1024},
+                                     {"warmup_steps", 2},
+                                     {"staleness", 3},
                                      {"device", "cuda"},
                                      {"model", "synthetic:gpt2"},
                                      {"emulated", false}},
@@ -203,6 +205,9 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_EQ(row->num_tensors, 6);
   EXPECT_EQ(row->ring_bucket_bytes, 0);  // the caps it ran with
   EXPECT_EQ(row->ring_first_bucket_bytes, 1024);
+  EXPECT_EQ(row->ps_chunk_bytes, -1);  // not reported: ring has none
+  EXPECT_EQ(row->warmup_steps, 2);
+  EXPECT_EQ(row->staleness, 3);
   EXPECT_TRUE(row->emulated);
   EXPECT_EQ(row->device, "cuda");
   EXPECT_EQ(row->model, "synthetic:gpt2");
