@@ -215,6 +215,13 @@ class SyncStrategy {
   // frees what is outside its shard again). Neither counts in PeakParamBytes.
   virtual absl::Status PrepareEvaluation() { return absl::OkStatus(); }
   virtual absl::Status EndEvaluation() { return absl::OkStatus(); }
+  // Before the trainer pauses its clock after step `step` (a mid-run
+  // evaluation, which the measured time leaves out): waits, bounded, until
+  // the communication the strategy runs behind the training thread for
+  // steps <= `step` is done, so that it is timed as training and not
+  // during the pause (async_ps's rounds); parameters stay as they are. The
+  // default has none.
+  virtual absl::Status Quiesce(int64_t step) { return absl::OkStatus(); }
 };
 
 // Which parameter servers a strategy needs from the launcher.

@@ -321,6 +321,11 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     RS_RETURN_IF_ERROR(RecordStep(job, step, loss_sum / static_cast<double>(k),
                                   t, compute_s, stats, metrics));
     if (EvaluatesAfter(job.options, step)) {
+      // Background communication finishes on the clock, not in the pause.
+      RS_RETURN_IF_ERROR(Annotate(strategy.Quiesce(step),
+                                  absl::StrCat("before the evaluation after "
+                                               "step ",
+                                               step)));
       const double eval_start = NowSeconds();
       RS_ASSIGN_OR_RETURN(double eval_loss,
                           EvaluateMidRun(backend, strategy, eval, step));

@@ -149,6 +149,18 @@ std::string AsyncPsStrategy::Variant() const {
   return absl::StrCat("τ=", staleness_);
 }
 
+absl::Status AsyncPsStrategy::Quiesce(int64_t step) {
+  if (session_ == nullptr) return absl::OkStatus();
+  const double start = context_.options.timeline ? NowSeconds() : 0.0;
+  RS_RETURN_IF_ERROR(WaitForVersion(
+      step + 1, context_.options.rpc_timeout * (staleness_ + 2), "Quiesce"));
+  if (context_.options.timeline != nullptr) {
+    context_.options.timeline->Span("step", "DRAIN", start, NowSeconds(),
+                                    {{"step", step}});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status AsyncPsStrategy::Shutdown() {
   if (session_ == nullptr) return absl::OkStatus();
   // Drain: every step pushed, the final version (all updates) installed.

@@ -20,6 +20,11 @@
 // holds and no version is pulled after it is gone. At most tau + 1
 // gradient copies wait for it.
 //
+// Before a mid-run evaluation (Quiesce) the rounds in flight finish, so that
+// the trainer's measured time, which leaves the evaluation out, counts them:
+// without it, up to tau rounds ran free during each evaluation (measured: 1.4x
+// the throughput at eval_every = 5, tau = 2, against no evaluation).
+//
 // Shutdown drains: every queued gradient is pushed, the final version
 // (all updates) is pulled into context.params, then the servers are told
 // this worker is done. Every rank thus ends with the same parameters.
@@ -60,6 +65,10 @@ class AsyncPsStrategy : public SyncStrategy {
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  // Waits until version step+1 arrived (every round so far done) without
+  // installing it: the rounds' time counts before a mid-run evaluation's
+  // pause, not during it. Timeline: DRAIN on lane "step".
+  absl::Status Quiesce(int64_t step) override;
   // "τ=<staleness bound>".
   std::string Variant() const override;
 

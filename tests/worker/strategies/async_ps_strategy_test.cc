@@ -95,6 +95,7 @@ class Straggler : public SyncStrategy {
     return inner_->FinishStep(step);
   }
   absl::Status Shutdown() override { return inner_->Shutdown(); }
+  absl::Status Quiesce(int64_t step) override { return inner_->Quiesce(step); }
 
  private:
   SyncStrategy* inner_;
@@ -107,8 +108,10 @@ struct StaleRun {
 };
 
 // N async_ps workers on one in-process server; rank 1 is a straggler.
+// With eval_every > 0 the trainer evaluates mid-run (and quiesces first).
 absl::StatusOr<StaleRun> RunWithStraggler(const OracleSetup& setup, int n,
-                                          absl::Duration delay) {
+                                          absl::Duration delay,
+                                          int eval_every = 0) {
   absl::StatusOr<std::unique_ptr<LocalPsCluster>> ps =
       LocalPsCluster::Start(1, n, absl::Seconds(30));
   if (!ps.ok()) return ps.status();
@@ -137,6 +140,7 @@ absl::StatusOr<StaleRun> RunWithStraggler(const OracleSetup& setup, int n,
         job.options.batch_size = setup.batch_size;
         job.options.steps = setup.steps;
         job.options.warmup_steps = 0;
+        job.options.eval_every = eval_every;
         absl::StatusOr<TrainResult> result = Train(*bundle->model, job);
         if (!result.ok()) return result.status();
         run.results[r] = *std::move(result);
@@ -189,6 +193,30 @@ TEST_P(AsyncPsStalenessTest, StalenessIsBoundedAndUsedAndTrainingConverges) {
 
 INSTANTIATE_TEST_SUITE_P(Tau, AsyncPsStalenessTest,
                          ::testing::Values(1, 2, 4));
+
+// Before each mid-run evaluation (after steps 4, 9, 14, ...) the trainer
+// quiesces: every round so far finishes on the clock. The fast rank then
+// installs version t+1 at its next FinishStep, so step t+2 uses it, where
+// without the drain it runs tau = 2 versions behind the straggler. The
+// drain installs nothing itself: step t+1 still used what FinishStep(t)
+// installed, at most tau old.
+TEST(AsyncPsStrategyTest, QuiesceFinishesTheRoundsBeforeAnEvaluation) {
+  OracleSetup setup;
+  setup.sync.staleness = 2;
+  setup.steps = 20;
+  absl::StatusOr<StaleRun> run = RunWithStraggler(
+      setup, 2, absl::Milliseconds(50), /*eval_every=*/5);
+  ASSERT_TRUE(run.ok()) << run.status();
+  const std::vector<int64_t>& used = run->versions_used[0];
+  ASSERT_EQ(used.size(), 20u);
+  for (int64_t t : {4, 9, 14}) {
+    EXPECT_GE(used[t + 2], t + 1) << "step " << t + 2;
+    EXPECT_GE(used[t + 1], t - 1) << "step " << t + 1;
+  }
+  // Between evaluations the fast rank still runs the whole bound ahead.
+  EXPECT_EQ(used[8], 6);
+  EXPECT_EQ(run->results[0].params, run->results[1].params);
+}
 
 }  // namespace
 }  // namespace ringside::testing
