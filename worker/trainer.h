@@ -87,8 +87,9 @@ struct TrainResult {
   //  throughput, compute_s, wall_s, bytes_sent, bytes_received,
   //  ring_critical_bytes (sharded strategies), ring_bucket_bytes and
   //  ring_first_bucket_bytes (strategies that bucket), ps_chunk_bytes
-  //  (parameter-server strategies; 0: AutoChunkBytes), memory, emulated,
-  //  device, timing, and the backend's own fields}
+  //  (parameter-server strategies; 0: AutoChunkBytes), staleness
+  //  (strategies with a staleness bound), memory, emulated, device, timing,
+  //  and the backend's own fields}
   nlohmann::json final_record;
 };
 

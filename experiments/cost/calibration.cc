@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <functional>
-#include <numeric>
 #include <memory>
+#include <numeric>
 #include <thread>
 #include <vector>
 
@@ -235,9 +235,9 @@ absl::StatusOr<PsCalibration> TimePs(int servers, int64_t bytes,
                       TimePsRound(servers, 2, bytes, tensors, timeout));
   RS_ASSIGN_OR_RETURN(p.round_small_s,
                       TimePsRound(servers, 1, kSmallPsBytes, 1, timeout));
-  p.round_s = p.round_small_s;
-  const double cpu1 = std::max(0.0, p.round_1_s - m / B - p.round_s);
-  const double cpu2 = std::max(0.0, p.round_2_s - 2 * m / B - p.round_s);
+  const double cpu1 = std::max(0.0, p.round_1_s - m / B - p.round_small_s);
+  const double cpu2 =
+      std::max(0.0, p.round_2_s - 2 * m / B - p.round_small_s);
   p.server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
   p.worker_byte_s = std::max(0.0, cpu1 / m - p.server_byte_s);
   return p;
@@ -334,14 +334,14 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       c.ps, TimePs(1, c.benchmark_bytes, tensors, m, B, o.timeout));
   c.cpu.ps_worker_byte_s = c.ps.worker_byte_s;
   c.cpu.ps_server_byte_s = c.ps.server_byte_s;
-  c.cpu.ps_round_s = c.ps.round_s;
+  c.cpu.ps_round_s = c.ps.round_small_s;
   if (o.servers > 1) {
     RS_ASSIGN_OR_RETURN(c.ps_sharded, TimePs(o.servers, c.benchmark_bytes,
                                              tensors, m, B, o.timeout));
     c.cpu.ps_sharded_servers = o.servers;
     c.cpu.ps_sharded_worker_byte_s = c.ps_sharded.worker_byte_s;
     c.cpu.ps_sharded_server_byte_s = c.ps_sharded.server_byte_s;
-    c.cpu.ps_sharded_round_s = c.ps_sharded.round_s;
+    c.cpu.ps_sharded_round_s = c.ps_sharded.round_small_s;
   }
   c.cpu.cores = o.cores;
   c.wall_s = clock.ElapsedSeconds();
@@ -358,7 +358,7 @@ std::string CalibrationLine(const Calibration& c) {
                         p.servers == 1 ? " server" : " servers", " (",
                         used_by, ") worker ", ns(p.worker_byte_s),
                         " per step, server ", ns(p.server_byte_s),
-                        " per worker, ", us(p.round_s), " per round");
+                        " per worker, ", us(p.round_small_s), " per round");
   };
   return absl::StrCat(
       "Calibration (measured on this machine before the strategies ran, ",

@@ -70,7 +70,8 @@ struct CalibrationOptions {
 struct PsCalibration {
   int servers = 0;  // K the rounds ran against (0: not measured)
   double round_1_s = 0, round_2_s = 0, round_small_s = 0;
-  double worker_byte_s = 0, server_byte_s = 0, round_s = 0;
+  // w and s; ρ is round_small_s, the 16 KiB model's round
+  double worker_byte_s = 0, server_byte_s = 0;
 };
 
 struct Calibration {

@@ -208,17 +208,12 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         {"ps_chunk_bytes", &row.ps_chunk_bytes}}) {
     if (IsNumber(f0, key)) *field = f0[key].get<double>();
   }
-  if (IsNumber(f0, "warmup_steps")) {
-    row.warmup_steps = f0["warmup_steps"].get<int64_t>();
-  }
-  if (IsNumber(f0, "staleness")) {
-    row.staleness = f0["staleness"].get<int64_t>();
-  }
-  if (IsNumber(f0, "model_bytes")) {
-    row.model_bytes = f0["model_bytes"].get<int64_t>();
-  }
-  if (IsNumber(f0, "num_tensors")) {
-    row.num_tensors = f0["num_tensors"].get<int64_t>();
+  for (const auto& [key, field] :
+       {std::pair<const char*, int64_t*>{"warmup_steps", &row.warmup_steps},
+        {"staleness", &row.staleness},
+        {"model_bytes", &row.model_bytes},
+        {"num_tensors", &row.num_tensors}}) {
+    if (IsNumber(f0, key)) *field = f0[key].get<int64_t>();
   }
   if (finals[0].contains("device") && finals[0]["device"].is_string()) {
     row.device = finals[0]["device"].get<std::string>();
