@@ -111,9 +111,6 @@ class GlooCollective final : public Collective {
     RS_ASSIGN_OR_RETURN(const std::chrono::milliseconds t,
                         ToGlooTimeout(what, timeout));
     if (data.empty()) return absl::OkStatus();
-    if (algorithm_ == GlooAlgorithm::RING && size() > 1) {
-      return RingAllReduce(data, op, timeout, what);
-    }
     const uint32_t tag = NextTag();
     RS_RETURN_IF_ERROR(Record(RS_GLOO_CALL(what, {
       gloo::AllreduceOptions opts(context_);
@@ -203,12 +200,7 @@ class GlooCollective final : public Collective {
     if (n == 1 || data.empty()) return absl::OkStatus();
     int64_t largest = 0;
     for (int64_t c : counts) largest = std::max(largest, c);
-    // The receive buffer, kept between calls (a group's calls come one at
-    // a time: their tags must agree on every rank).
-    if (static_cast<int64_t>(incoming_.size()) < largest) {
-      incoming_.resize(static_cast<size_t>(largest));
-    }
-    std::vector<float>& incoming = incoming_;
+    std::vector<float> incoming(static_cast<size_t>(largest));
     const int right = (r + 1) % n, left = (r + n - 1) % n;
     const auto deadline = std::chrono::steady_clock::now() + t;
     RS_RETURN_IF_ERROR(Record(RS_GLOO_CALL(what, {
@@ -326,27 +318,6 @@ class GlooCollective final : public Collective {
   }
 
  private:
-  // The ring all-reduce: this class's ReduceScatter, then its AllGatherV,
-  // on even shards, within one deadline. Not gloo::allreduce's ring, which
-  // posts each segment's send before its receive and steps 2n or more
-  // segments in lock step: against it, collective_bench measures 0.72-1.07
-  // of its time from 4 MiB between 2 ranks, 0.11-0.89 with 4 ranks, and no
-  // slower below (docs/RESULTS.md, "The ring all-reduce").
-  absl::Status RingAllReduce(absl::Span<float> data, ReduceOp op,
-                             absl::Duration timeout, const std::string& what) {
-    const std::vector<int64_t> counts = EvenShardCounts(data.size(), size());
-    const absl::Time deadline = absl::Now() + timeout;
-    RS_RETURN_IF_ERROR(
-        Annotate(ReduceScatter(data, counts, op, timeout), what));
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      return Record(absl::DeadlineExceededError(absl::StrCat(
-          what, ": the reduce-scatter took the whole timeout; the "
-                "all-gather did not start")));
-    }
-    return Annotate(AllGatherV(data, counts, left), what);
-  }
-
   std::string Describe(absl::string_view op, size_t floats,
                        absl::Duration timeout) const {
     return absl::StrCat(op, " (gloo ", algorithm_name_, ", rank ", rank(),
@@ -371,7 +342,6 @@ class GlooCollective final : public Collective {
   std::string algorithm_name_;
   absl::Status broken_;
   uint32_t next_tag_ = 0;
-  std::vector<float> incoming_;  // ReduceScatter's receive buffer
 };
 
 }  // namespace

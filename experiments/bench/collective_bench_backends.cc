@@ -223,8 +223,8 @@ AllReduceBackend MakeOursBackend(const BenchBackendOptions& options) {
   gloo.store_prefix = "collective_bench";
   return MakeCollectiveBackend(
       "ours",
-      "ringside Collective (CreateGlooCollective, ring: its reduce-scatter "
-      "then its all-gather over Gloo's pairs), threads over an InMemoryStore",
+      "ringside Collective (CreateGlooCollective, ring), threads over an "
+      "InMemoryStore",
       [gloo](Store& store, int rank, int ranks) {
         return CreateGlooCollective(store, rank, ranks, gloo);
       },
