@@ -60,10 +60,13 @@ double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
 
 // Calls per timing, each after one untimed call: more for small buffers,
 // and more from busy starts, whose mean needs them (at least 5), than
-// from quiet ones, whose fastest call or median does (at least 3).
+// from quiet ones, whose fastest call or median does (at least 3). A small
+// call's busy-start mean sets the wake-up, which the bucketed strategies
+// pay per bucket: its calls stall for 1-3 ms at random, and with 30 calls
+// the wake-up ranged 1.3-4.0 ms over 13 calibrations of one morning.
 int CallsFor(int64_t bytes, CallStart start) {
   if (start == CallStart::kBusy) {
-    return bytes <= kSmallBytes ? 30 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
+    return bytes <= kSmallBytes ? 80 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
   }
   return bytes <= kSmallBytes ? 15 : (bytes <= (int64_t{16} << 20) ? 7 : 3);
 }
@@ -136,8 +139,9 @@ absl::StatusOr<double> TimeCollective(const CollectiveOp& op, int64_t floats,
 }
 
 // Times ring_fp16's all-reduce of `floats` floats: to fp16, Gloo's fp16
-// sum all-reduce (GlooHalfAllReduce), back to float32; busy starts.
-absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
+// sum all-reduce (GlooHalfAllReduce), back to float32; the ranks starting
+// each call as `start` says.
+absl::StatusOr<double> TimeHalfAllReduce(int64_t floats, CallStart start,
                                          absl::Duration timeout) {
   return TimeRanks(
       [&](InMemoryStore& store, int rank) -> absl::StatusOr<RankCall> {
@@ -159,7 +163,7 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats,
           return absl::OkStatus();
         });
       },
-      floats * 2, CallStart::kBusy);
+      floats * 2, start);
 }
 
 // The TypicalOfSlowest time of one push+pull round of `workers`
@@ -313,12 +317,18 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
   c.cpu.allgather_byte_s =
       CpuPerByte(c.allgather_s, allgather_small, m / 2, s / 2, B);
-  RS_ASSIGN_OR_RETURN(c.half_allreduce_s, TimeHalfAllReduce(big, o.timeout));
-  RS_ASSIGN_OR_RETURN(const double half_small,
-                      TimeHalfAllReduce(small, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.half_allreduce_s,
+                      TimeHalfAllReduce(big, busy, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.half_allreduce_small_busy_s,
+                      TimeHalfAllReduce(small, busy, o.timeout));
+  RS_ASSIGN_OR_RETURN(c.half_allreduce_small_s,
+                      TimeHalfAllReduce(small, quiet, o.timeout));
   // fp16 on the wire: a rank sends half the float bytes.
-  c.cpu.half_allreduce_byte_s =
-      CpuPerByte(c.half_allreduce_s, half_small, m / 2, s / 2, B);
+  c.cpu.half_allreduce_byte_s = CpuPerByte(
+      c.half_allreduce_s, c.half_allreduce_small_busy_s, m / 2, s / 2, B);
+  // Its own wake-up: Gloo's ring, not this collective's, carries it.
+  c.cpu.half_collective_wake_s = std::max(
+      0.0, c.half_allreduce_small_busy_s - c.half_allreduce_small_s);
   const double allreduce_slope =
       c.cpu.allreduce_byte_s + 1.0 / B;  // all of a byte's time
   // The quiet 64 KiB all-reduce's time less its bytes and its two
@@ -371,7 +381,10 @@ std::string CalibrationLine(const Calibration& c) {
       ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
       ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_step_s),
       " per ring step, ", us(c.cpu.collective_wake_s),
-      " per step to wake a collective from busy cores; parameter server: ",
+      " to wake a collective from busy cores (per bucket of the bucketed "
+      "strategies, once a step of the others; ",
+      us(c.cpu.half_collective_wake_s),
+      " for the fp16 all-reduce); parameter server: ",
       ps(c.ps, "sps"),
       c.ps_sharded.servers > 0 ? absl::StrCat("; ", ps(c.ps_sharded,
                                                        "dps, async_ps"))
@@ -388,6 +401,8 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"allreduce_small_s", c.allreduce_small_s},
             {"allreduce_small_busy_s", c.allreduce_small_busy_s},
             {"half_allreduce_s", c.half_allreduce_s},
+            {"half_allreduce_small_s", c.half_allreduce_small_s},
+            {"half_allreduce_small_busy_s", c.half_allreduce_small_busy_s},
             {"reduce_scatter_s", c.reduce_scatter_s},
             {"allgather_s", c.allgather_s},
             {"ps_round_1_s", c.ps.round_1_s},

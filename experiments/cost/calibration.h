@@ -13,7 +13,7 @@
 //                     GlooHalfAllReduce, back). Each call starts as a
 //                     training step's collective does: every rank busy
 //                     (2 ms of busy-waiting) until it calls; each timing
-//                     is the mean of 20-30 calls (of each call, the slowest
+//                     is the mean of 20-80 calls (of each call, the slowest
 //                     rank's time). The slope per byte a rank sends, less
 //                     the loopback link's own 1/B (LinkEstimate, measured
 //                     here too), is the CPU per byte of that operation
@@ -24,7 +24,10 @@
 //                     fixed cost of one ring step; the busy start's mean
 //                     less it is the wake-up of a collective started while
 //                     the cores compute (the transport's threads wait for
-//                     a core), once per step.
+//                     a core), paid per bucket by the bucketed strategies
+//                     and once per step by the others (cost_model.h). The
+//                     64 KiB fp16 all-reduce likewise, quiet and busy, for
+//                     ring_fp16's own wake-up (Gloo's ring, not ours).
 //   parameter server  the workers' PsSession push+pull against one
 //                     in-process server (LocalPsCluster) with SGD with
 //                     momentum, M bytes in T tensors, with 1 and with 2
@@ -82,6 +85,7 @@ struct Calibration {
   double loopback_latency_s = 0;
   double allreduce_s = 0, allreduce_small_s = 0, allreduce_small_busy_s = 0;
   double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
+  double half_allreduce_small_s = 0, half_allreduce_small_busy_s = 0;
   PsCalibration ps;          // against one server (sps; CpuCosts' ps_*)
   PsCalibration ps_sharded;  // against K > 1 (CpuCosts' ps_sharded_*)
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved

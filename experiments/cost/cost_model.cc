@@ -97,7 +97,11 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   // reduce-scatter or all-gather n−1; c_s each.
   const double all_reduce = 2 * (n - 1), half = n - 1;
   const double step = c.collective_step_s;
-  const double wake = c.collective_wake_s;  // once per step, n > 1
+  const double wake = c.collective_wake_s;  // l_w, n > 1
+  // The bucketed strategies pay it per bucket: the first bucket's
+  // collective starts behind the compute, each later one right behind the
+  // one before.
+  const double bucket_wakes = wake * static_cast<double>(RingAllReduces(in));
   if (strategy == "baseline") {
     p.workers = 1;
     return true;
@@ -109,7 +113,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
           static_cast<double>(RingAllReduces(in)) * RingLatencySeconds(in);
       p.cpu_s = 2 * share * M * c.allreduce_byte_s +
                 static_cast<double>(RingAllReduces(in)) * all_reduce * step +
-                wake;
+                bucket_wakes;
     }
     return true;
   }
@@ -119,8 +123,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double buckets = static_cast<double>(RingAllReduces(in));
       p.bandwidth_s = RingBandwidthSeconds(in) / 2;
       p.latency_s = buckets * RingLatencySeconds(in);
+      const double half_wake =
+          c.half_collective_wake_s > 0 ? c.half_collective_wake_s : wake;
       p.cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
-                buckets * all_reduce * step + wake;
+                buckets * (all_reduce * step + half_wake);
     }
     return true;
   }
@@ -178,12 +184,13 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
       const double zero2_calls = static_cast<double>(RingAllReduces(in) + 1);
-      p.cpu_s = wake + (zero1 ? 2 * share * M * c.allreduce_byte_s +
-                                    share * M * c.allgather_byte_s +
-                                    (all_reduce + half) * step
-                              : share * M * (c.reduce_scatter_byte_s +
-                                             c.allgather_byte_s) +
-                                    zero2_calls * half * step);
+      p.cpu_s = zero1 ? wake + 2 * share * M * c.allreduce_byte_s +
+                            share * M * c.allgather_byte_s +
+                            (all_reduce + half) * step
+                      : bucket_wakes +
+                            share * M *
+                                (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+                            zero2_calls * half * step;
     }
     return true;
   }
@@ -207,7 +214,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.cpu_s =
           (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
           2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
-          buckets * (2 * (r - 1) + 2 * (h - 1)) * step + wake;
+          buckets * (2 * (r - 1) + 2 * (h - 1)) * step + bucket_wakes;
     }
     return true;
   }
@@ -242,6 +249,7 @@ std::vector<CpuCostField> CpuCostFields() {
           {"allgather_byte_s", &CpuCosts::allgather_byte_s, false},
           {"collective_step_s", &CpuCosts::collective_step_s, false},
           {"collective_wake_s", &CpuCosts::collective_wake_s, true},
+          {"half_collective_wake_s", &CpuCosts::half_collective_wake_s, true},
           {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s, false},
           {"ps_server_byte_s", &CpuCosts::ps_server_byte_s, false},
           {"ps_round_s", &CpuCosts::ps_round_s, false},

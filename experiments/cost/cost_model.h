@@ -72,14 +72,18 @@
 // the ring steps counted as the α terms count messages:
 //   ring, fusion  2(n−1)/n · M · a_b + calls · 2(n−1) · c_s
 //             (calls: b_r; fusion b + 1)
-//   ring_fp16 2(n−1)/n · (M/2) · a_h + b_r · 2(n−1) · c_s
+//   ring_fp16 2(n−1)/n · (M/2) · a_h + b_r · 2(n−1) · c_s  (its wake-up
+//             l_h, measured on its own fp16 all-reduce, rather than l_w)
 //   hierarchical  (r−1)/r · M · (r_b + g_b) + 2(h−1)/h · (M/r) · a_b
 //             + b_r · (2(r−1) + 2(h−1)) · c_s
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
 //   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s
 //   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T(n−1) · c_s
-//   (each of these, at n > 1, + l_w once per step: its first collective
-//   after compute wakes the transport's threads on busy cores)
+//   (each of these, at n > 1, + l_w per step, the wake-up of collectives
+//   started on busy cores: b_r · l_w for the bucketed ring, ring_fp16,
+//   hierarchical and zero2, whose first bucket starts behind the compute
+//   and each later one right behind the one before; l_w once for fusion,
+//   zero1 and zero3)
 //   sps       M · w + n · M · s + ρ
 //   dps, async_ps  M · w_K + n · M · s_K + ρ_K when calibrated against
 //             their K servers; else M · w + n · M · s / min(K, C) + ρ
@@ -152,10 +156,15 @@ struct CpuCosts {
   // handshake and wake-ups); an all-reduce has 2(n−1), a reduce-scatter or
   // all-gather n−1
   double collective_step_s = 0;
-  // l_w: waking a step's collectives from busy cores (the first call after
-  // compute waits for the transport's threads to get a core), once per
-  // step of a collective strategy at n > 1
+  // l_w: waking a collective on busy cores (a call behind the compute, or
+  // right behind a bucket's transfer, waits for the transport's threads to
+  // get a core): per bucket of the bucketed strategies at n > 1, once per
+  // step of the others (the file comment)
   double collective_wake_s = 0;
+  // l_h: the same for ring_fp16's fp16 all-reduce (Gloo's own ring over
+  // its fp16 pairs), from that call's own busy and quiet small calls; 0,
+  // unmeasured (a compare run from before it was): ring_fp16 pays l_w
+  double half_collective_wake_s = 0;
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step
   double ps_round_s = 0;             // ρ: one push+pull round
@@ -174,7 +183,7 @@ struct CpuCosts {
     return allreduce_byte_s > 0 || half_allreduce_byte_s > 0 ||
            reduce_scatter_byte_s > 0 ||
            allgather_byte_s > 0 || collective_step_s > 0 ||
-           collective_wake_s > 0 ||
+           collective_wake_s > 0 || half_collective_wake_s > 0 ||
            ps_sharded_worker_byte_s > 0 || ps_sharded_server_byte_s > 0 ||
            ps_sharded_round_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;

@@ -27,6 +27,8 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   // Every benchmark ran: its timing is positive and finite.
   for (double s : {c->allreduce_s, c->allreduce_small_s,
                    c->allreduce_small_busy_s, c->reduce_scatter_s,
+                   c->half_allreduce_s, c->half_allreduce_small_s,
+                   c->half_allreduce_small_busy_s,
                    c->allgather_s, c->ps.round_1_s, c->ps.round_2_s,
                    c->ps.round_small_s, c->ps_sharded.round_1_s,
                    c->ps_sharded.round_2_s, c->ps_sharded.round_small_s,
@@ -39,7 +41,7 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   for (double cost :
        {c->cpu.allreduce_byte_s, c->cpu.reduce_scatter_byte_s,
         c->cpu.allgather_byte_s, c->cpu.collective_step_s,
-        c->cpu.collective_wake_s,
+        c->cpu.collective_wake_s, c->cpu.half_collective_wake_s,
         c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s,
         c->cpu.ps_sharded_worker_byte_s, c->cpu.ps_sharded_server_byte_s}) {
     EXPECT_GE(cost, 0);
@@ -56,7 +58,7 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_THAT(line, HasSubstr("Calibration (measured on this machine"));
   EXPECT_THAT(line, HasSubstr("M = 1.0 MB"));
   EXPECT_THAT(line, HasSubstr("shared by 2 cores"));
-  EXPECT_THAT(line, HasSubstr("per step to wake a collective"));
+  EXPECT_THAT(line, HasSubstr("to wake a collective from busy cores (per bucket"));
   EXPECT_THAT(line, HasSubstr("against 1 server (sps) worker"));
   EXPECT_THAT(line, HasSubstr("against 2 servers (dps, async_ps) worker"));
   const nlohmann::json j = CalibrationJson(*c);
@@ -66,6 +68,13 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_NEAR(c->cpu.collective_wake_s,
               std::max(0.0, c->allreduce_small_busy_s - c->allreduce_small_s),
               1e-12);
+  EXPECT_NEAR(
+      c->cpu.half_collective_wake_s,
+      std::max(0.0, c->half_allreduce_small_busy_s - c->half_allreduce_small_s),
+      1e-12);
+  EXPECT_THAT(line, HasSubstr("for the fp16 all-reduce"));
+  EXPECT_EQ(j["half_collective_wake_s"].get<double>(),
+            c->cpu.half_collective_wake_s);
   EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);
 }
 

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -372,15 +373,24 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
 }
 
-TEST(CostModelTest, WakeCostIsOncePerStepOfEveryCollectiveStrategy) {
+TEST(CostModelTest, WakeCostIsPerBucketOfBucketedStrategiesElseOncePerStep) {
   CostInputs in = Round();  // n = 4, T = 10
   in.cpu.collective_wake_s = 5e-3;
-  in.bucket_bytes = 0;  // ten calls per step for ring: still one wake
+  in.model_bytes = 30.0 * 1024 * 1024;  // 1 MiB, then 25 MiB buckets: b_r = 3
+  const std::set<std::string> bucketed = {"ring", "ring_fp16", "hierarchical",
+                                          "zero2"};
+  const std::set<std::string> once = {"fusion", "zero1", "zero3"};
   for (const std::string& s : CostModelStrategies()) {
-    const bool collective = s != "baseline" && s != "sps" && s != "dps" &&
-                            s != "async_ps";
-    EXPECT_NEAR(Predict(s, in).cpu_s, collective ? 5e-3 : 0, 1e-12) << s;
+    const double wakes = bucketed.count(s) ? 3 : (once.count(s) ? 1 : 0);
+    EXPECT_NEAR(Predict(s, in).cpu_s, wakes * 5e-3, 1e-12) << s;
   }
+  // ring_fp16 pays its own fp16 all-reduce's wake-up, when measured.
+  in.cpu.half_collective_wake_s = 2e-3;
+  EXPECT_NEAR(Predict("ring_fp16", in).cpu_s, 3 * 2e-3, 1e-12);
+  EXPECT_NEAR(Predict("ring", in).cpu_s, 3 * 5e-3, 1e-12);
+  in.bucket_bytes = 0;  // one bucket per tensor: ten wake-ups
+  EXPECT_NEAR(Predict("ring", in).cpu_s, 10 * 5e-3, 1e-12);
+  EXPECT_NEAR(Predict("zero3", in).cpu_s, 5e-3, 1e-12);
   in.workers = 1;  // nothing to wake
   EXPECT_EQ(Predict("ring", in).cpu_s, 0);
   EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
@@ -410,6 +420,7 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   c.cores = 3;
   c.ps_sharded_servers = 4;
   c.ps_sharded_round_s = 5e-3;
+  c.half_collective_wake_s = 7e-4;
   const nlohmann::json j = CpuCostsJson(c);
   absl::StatusOr<CpuCosts> back = CpuCostsFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -424,11 +435,13 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   // refused like the others.
   nlohmann::json older = j;
   older.erase("collective_wake_s");
+  older.erase("half_collective_wake_s");
   older.erase("ps_sharded_servers");
   older.erase("ps_sharded_round_s");
   absl::StatusOr<CpuCosts> old_costs = CpuCostsFromJson(older);
   ASSERT_TRUE(old_costs.ok()) << old_costs.status();
   EXPECT_EQ(old_costs->collective_wake_s, 0);
+  EXPECT_EQ(old_costs->half_collective_wake_s, 0);
   EXPECT_EQ(old_costs->ps_sharded_servers, 0);
   EXPECT_EQ(old_costs->ps_sharded_round_s, 0);
   older["collective_wake_s"] = "fast";
