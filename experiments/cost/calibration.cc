@@ -326,7 +326,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // fp16 on the wire: a rank sends half the float bytes.
   c.cpu.half_allreduce_byte_s = CpuPerByte(
       c.half_allreduce_s, c.half_allreduce_small_busy_s, m / 2, s / 2, B);
-  // Its own wake-up: Gloo's ring, not this collective's, carries it.
+  // Its own wake-up: its own Gloo group and fp16 sum carry it.
   c.cpu.half_collective_wake_s = std::max(
       0.0, c.half_allreduce_small_busy_s - c.half_allreduce_small_s);
   const double allreduce_slope =

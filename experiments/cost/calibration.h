@@ -27,7 +27,7 @@
 //                     a core), paid per bucket by the bucketed strategies
 //                     and once per step by the others (cost_model.h). The
 //                     64 KiB fp16 all-reduce likewise, quiet and busy, for
-//                     ring_fp16's own wake-up (Gloo's ring, not ours).
+//                     ring_fp16's own wake-up (its own Gloo group).
 //   parameter server  the workers' PsSession push+pull against one
 //                     in-process server (LocalPsCluster) with SGD with
 //                     momentum, M bytes in T tensors, with 1 and with 2
