@@ -98,10 +98,11 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   const double all_reduce = 2 * (n - 1), half = n - 1;
   const double step = c.collective_step_s;
   const double wake = c.collective_wake_s;  // l_w, n > 1
-  // The bucketed strategies pay it per bucket: the first bucket's
+  // b_r, ring's buckets, which ring_fp16, hierarchical and zero2 share.
+  // These bucketed strategies pay l_w per bucket: the first bucket's
   // collective starts behind the compute, each later one right behind the
   // one before.
-  const double bucket_wakes = wake * static_cast<double>(RingAllReduces(in));
+  const double buckets = static_cast<double>(RingAllReduces(in));
   if (strategy == "baseline") {
     p.workers = 1;
     return true;
@@ -109,18 +110,15 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   if (strategy == "ring") {
     if (in.workers > 1) {
       p.bandwidth_s = RingBandwidthSeconds(in);
-      p.latency_s =
-          static_cast<double>(RingAllReduces(in)) * RingLatencySeconds(in);
+      p.latency_s = buckets * RingLatencySeconds(in);
       p.cpu_s = 2 * share * M * c.allreduce_byte_s +
-                static_cast<double>(RingAllReduces(in)) * all_reduce * step +
-                bucket_wakes;
+                buckets * (all_reduce * step + wake);
     }
     return true;
   }
   if (strategy == "ring_fp16") {
     if (in.workers > 1) {
       // One fp16 all-reduce per bucket (ring's), half the bytes on the wire.
-      const double buckets = static_cast<double>(RingAllReduces(in));
       p.bandwidth_s = RingBandwidthSeconds(in) / 2;
       p.latency_s = buckets * RingLatencySeconds(in);
       const double half_wake =
@@ -183,14 +181,14 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double phases = zero1 ? 3.0 : 2.0;
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
-      const double zero2_calls = static_cast<double>(RingAllReduces(in) + 1);
-      p.cpu_s = zero1 ? wake + 2 * share * M * c.allreduce_byte_s +
-                            share * M * c.allgather_byte_s +
-                            (all_reduce + half) * step
-                      : bucket_wakes +
-                            share * M *
-                                (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-                            zero2_calls * half * step;
+      if (zero1) {  // one whole-buffer all-reduce: one wake-up
+        p.cpu_s = wake + 2 * share * M * c.allreduce_byte_s +
+                  share * M * c.allgather_byte_s + (all_reduce + half) * step;
+      } else {  // a reduce-scatter per bucket, then the all-gather
+        p.cpu_s = buckets * wake +
+                  share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+                  (buckets + 1) * half * step;
+      }
     }
     return true;
   }
@@ -206,7 +204,6 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       // reduce-scatter within the host, an all-reduce of each rank's 1/r
       // shard among its h peers across hosts (the r shards of a host share
       // its link: 2(h−1)/h · M through it), an all-gather within the host.
-      const double buckets = static_cast<double>(RingAllReduces(in));
       p.bandwidth_s =
           2.0 * (r - 1.0) / r * M / b_intra + 2.0 * (h - 1.0) / h * M / B;
       p.latency_s = buckets * (2.0 * (r - 1.0) * a_intra +
@@ -214,7 +211,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.cpu_s =
           (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
           2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
-          buckets * (2 * (r - 1) + 2 * (h - 1)) * step + bucket_wakes;
+          buckets * ((2 * (r - 1) + 2 * (h - 1)) * step + wake);
     }
     return true;
   }
