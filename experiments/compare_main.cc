@@ -69,6 +69,7 @@
 #include "experiments/report/prediction_report.h"
 #include "experiments/presets.h"
 #include "experiments/report/progress.h"
+#include "experiments/report/repeats.h"
 #include "experiments/report/report.h"
 #include "experiments/report/sweep_report.h"
 
@@ -86,6 +87,11 @@ ABSL_FLAG(std::string, strategies, "",
           "ring@batch_size=8,ring@batch_size=16.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
+ABSL_FLAG(int, repeats, 1,
+          "Runs of every row (each strategy at each n, and the DDP row), "
+          "round by round through all rows: each row is its median run by "
+          "step time, whole, and the cost model's table and JSON give every "
+          "run's step beside it (the run-to-run spread). 1: once.");
 ABSL_FLAG(int, eval_every, 5,
           "Passed to every worker: evaluate the validation loss every N steps "
           "and after the last, for the loss curves (loss against time and "
@@ -537,7 +543,8 @@ struct SweepPlan {
   // Registered strategies left out because the workers' device cannot run
   // them (--device=cuda), with the listing's reason.
   std::vector<std::string> not_on_device;
-  std::vector<Run> runs;                   // in running order
+  std::vector<Run> runs;                   // in running order, per round
+  int repeats = 1;                         // rounds (--repeats)
   fs::path dir;                            // --out_dir
   std::vector<std::string> extra;          // the flags after --
   std::vector<std::string> worker_args;    // every flag the workers get
@@ -614,6 +621,11 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
                       TrainingFlagsFromFlags(
                           *std::max_element(p.sweep.begin(), p.sweep.end())));
   RS_RETURN_IF_ERROR(CheckLossCurveFlags());
+  p.repeats = absl::GetFlag(FLAGS_repeats);
+  if (p.repeats < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--repeats must be >= 1 (got ", p.repeats, ")"));
+  }
   p.network = network;
   RS_RETURN_IF_ERROR(p.network.Validate());
   RS_ASSIGN_OR_RETURN(p.worker_bin, WorkerBinary(argv0));
@@ -670,7 +682,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
 
 // The local job of run `run` of the plan (its flags, servers, network,
 // timeline path).
-LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
+LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run, int round,
                            std::vector<std::string>* dropped) {
   const ListedStrategy& s = run.strategy;
   const int n = run.workers;
@@ -724,10 +736,11 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
       absl::StrAppend(&stem, "_", absl::StrReplaceAll(flag.substr(2),
                                                       {{"=", ""}, {"/", ""}}));
     }
-    const std::string name =
-        s.name == "baseline" || plan.sweep.size() == 1
-            ? absl::StrCat("timeline_", stem, ".json")
-            : absl::StrCat("timeline_", stem, "_n", n, ".json");
+    if (!(s.name == "baseline" || plan.sweep.size() == 1)) {
+      absl::StrAppend(&stem, "_n", n);
+    }
+    if (round > 0) absl::StrAppend(&stem, "_r", round + 1);  // --repeats
+    const std::string name = absl::StrCat("timeline_", stem, ".json");
     options.timeline = fs::absolute(plan.dir / name).string();
   }
   return options;
@@ -774,100 +787,122 @@ void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
   }
 }
 
-// Running: every planned run in order, with a progress line before each
-// and its result (or failure) after it on stderr.
+// One run: run `i` of the plan in round `round` (0-based), the `index`-th
+// of `total`, with a progress line before it and its result (or failure)
+// after it on stderr; its JSON (and any failure) goes into `out`, and the
+// baseline's first run calibrates the cost model. The row, when it ran.
+std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
+                                int index, int total,
+                                std::vector<double>* durations,
+                                SweepOutcome* out) {
+  const ListedStrategy& s = plan.runs[i].strategy;
+  const int n = plan.runs[i].workers;
+  std::vector<std::string> dropped;
+  LocalJobOptions options = JobOptions(plan, plan.runs[i], round, &dropped);
+  std::vector<json> evals;  // rank 0's, for the loss curve
+  options.on_record = [&evals](int rank, absl::string_view,
+                               const json& record) {
+    if (rank == 0 && IsEvalRecord(record)) evals.push_back(record);
+  };
+  if (!dropped.empty()) {
+    out->ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
+  }
+  std::string what = absl::StrCat(s.name, " n=", n);
+  json failure = {{"strategy", s.name}, {"workers", n}};
+  if (plan.repeats > 1) {
+    failure["repeat"] = round + 1;
+  }
+  if (s.name == kDdpStrategy) {
+    const std::string data = (plan.dir / absl::StrCat("ddp_data_n", n)).string();
+    if (absl::Status e = ExportJobData(plan.worker_bin, n, options.worker_args,
+                                       data, absl::Minutes(5));
+        !e.ok()) {
+      std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", index,
+                   total, n, e.ToString().c_str());
+      failure["error"] = e.ToString();
+      out->failures.push_back(failure);
+      return std::nullopt;
+    }
+    UseDdpPeer(*plan.ddp, data, &options);
+  }
+  if (options.num_servers > 0) {
+    absl::StrAppend(&what, ", ", Count(options.num_servers, "server"));
+  }
+  if (plan.repeats > 1) {
+    absl::StrAppend(&what, ", run ", round + 1, " of ", plan.repeats);
+  }
+  std::fprintf(stderr, "%s\n",
+               ProgressLine(index, total, what, *durations).c_str());
+  const Stopwatch clock;
+  absl::StatusOr<LocalJobResult> result = RunLocalJob(options);
+  durations->push_back(clock.ElapsedSeconds());
+  absl::StatusOr<ReportRow> row =
+      result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
+                  : absl::StatusOr<ReportRow>(result.status());
+  if (!row.ok()) {
+    std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", index, total,
+                 what.c_str(), row.status().ToString().c_str());
+    failure["error"] = row.status().ToString();
+    out->failures.push_back(failure);
+    return std::nullopt;
+  }
+  row->display_name = s.display_name;
+  if (!row->variant.empty()) {
+    absl::StrAppend(&row->display_name, " (", row->variant, ")");
+  }
+  row->modelled_as = s.modelled_as;
+  AddServerFinals(result->server_finals, &*row);
+  SetEvalCurve(evals, &*row);
+  row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
+  std::fprintf(stderr, "[%d/%d] %s: %.1f samples/s, val loss %.4g, %.1f s%s\n",
+               index, total, what.c_str(), row->throughput,
+               row->eval_loss.value_or(std::nan("")), result->wall_s,
+               row->emulated ? " (emulated compute)" : "");
+  for (const std::string& w : result->warnings) {
+    std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
+  }
+  if (i == 0 && round == 0 && plan.link) MaybeCalibrate(plan, *row, out);
+  out->runs.push_back({{"strategy", s.name},
+                       {"workers", n},
+                       {"servers", options.num_servers},
+                       {"server_ports", result->server_ports},
+                       {"wall_s", result->wall_s},
+                       {"emulated", row->emulated},
+                       {"warnings", result->warnings},
+                       {"finals", result->finals}});
+  if (plan.repeats > 1) out->runs.back()["repeat"] = round + 1;
+  if (!options.timeline.empty()) {
+    out->runs.back()["timeline"] = options.timeline;
+  }
+  out->runs.back()["network"] = result->network;
+  if (plan.network.enabled()) out->networks.insert(result->network);
+  if (round == 0 && plan.cores > 0 && n + options.num_servers > plan.cores) {
+    out->oversubscribed.push_back(absl::StrCat(
+        s.name, " n=", n, " (", Count(n, "worker"),
+        options.num_servers > 0 ? " + " : "",
+        options.num_servers > 0 ? Count(options.num_servers, "server") : "",
+        ")"));
+  }
+  return *row;
+}
+
+// Running: every planned run, round by round (--repeats), each row then
+// its median run (repeats.h).
 SweepOutcome RunSweep(const SweepPlan& plan) {
   SweepOutcome out;
   std::vector<double> durations;
-  const int total = static_cast<int>(plan.runs.size());
-  for (int i = 0; i < total; ++i) {
-    const ListedStrategy& s = plan.runs[i].strategy;
-    const int n = plan.runs[i].workers;
-    std::vector<std::string> dropped;
-    LocalJobOptions options = JobOptions(plan, plan.runs[i], &dropped);
-    std::vector<json> evals;  // rank 0's, for the loss curve
-    options.on_record = [&evals](int rank, absl::string_view,
-                                 const json& record) {
-      if (rank == 0 && IsEvalRecord(record)) evals.push_back(record);
-    };
-    if (!dropped.empty()) {
-      out.ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
+  const int per_round = static_cast<int>(plan.runs.size());
+  const int total = per_round * plan.repeats;
+  std::vector<std::vector<ReportRow>> ran(plan.runs.size());
+  for (int round = 0; round < plan.repeats; ++round) {
+    for (int i = 0; i < per_round; ++i) {
+      std::optional<ReportRow> row = RunOne(
+          plan, i, round, round * per_round + i + 1, total, &durations, &out);
+      if (row) ran[i].push_back(*std::move(row));
     }
-    if (s.name == kDdpStrategy) {
-      const std::string data =
-          (plan.dir / absl::StrCat("ddp_data_n", n)).string();
-      if (absl::Status e = ExportJobData(plan.worker_bin, n,
-                                         options.worker_args, data,
-                                         absl::Minutes(5));
-          !e.ok()) {
-        std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", i + 1,
-                     total, n, e.ToString().c_str());
-        out.failures.push_back(
-            {{"strategy", s.name}, {"workers", n}, {"error", e.ToString()}});
-        continue;
-      }
-      UseDdpPeer(*plan.ddp, data, &options);
-    }
-    std::string what = absl::StrCat(s.name, " n=", n);
-    if (options.num_servers > 0) {
-      absl::StrAppend(&what, ", ", Count(options.num_servers, "server"));
-    }
-    std::fprintf(stderr, "%s\n",
-                 ProgressLine(i + 1, total, what, durations).c_str());
-    const Stopwatch clock;
-    absl::StatusOr<LocalJobResult> result = RunLocalJob(options);
-    durations.push_back(clock.ElapsedSeconds());
-    absl::StatusOr<ReportRow> row =
-        result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
-                    : absl::StatusOr<ReportRow>(result.status());
-    if (row.ok()) {
-      row->display_name = s.display_name;
-      if (!row->variant.empty()) {
-        absl::StrAppend(&row->display_name, " (", row->variant, ")");
-      }
-      row->modelled_as = s.modelled_as;
-      AddServerFinals(result->server_finals, &*row);
-      SetEvalCurve(evals, &*row);
-      row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
-    }
-    if (!row.ok()) {
-      std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", i + 1, total,
-                   what.c_str(), row.status().ToString().c_str());
-      out.failures.push_back({{"strategy", s.name},
-                              {"workers", n},
-                              {"error", row.status().ToString()}});
-      continue;
-    }
-    std::fprintf(stderr,
-                 "[%d/%d] %s: %.1f samples/s, val loss %.4g, %.1f s%s\n", i + 1,
-                 total, what.c_str(), row->throughput,
-                 row->eval_loss.value_or(std::nan("")), result->wall_s,
-                 row->emulated ? " (emulated compute)" : "");
-    for (const std::string& w : result->warnings) {
-      std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
-    }
-    out.rows.push_back(*row);
-    if (i == 0 && plan.link) MaybeCalibrate(plan, *row, &out);
-    out.runs.push_back({{"strategy", s.name},
-                        {"workers", n},
-                        {"servers", options.num_servers},
-                        {"server_ports", result->server_ports},
-                        {"wall_s", result->wall_s},
-                        {"emulated", row->emulated},
-                        {"warnings", result->warnings},
-                        {"finals", result->finals}});
-    if (!options.timeline.empty()) {
-      out.runs.back()["timeline"] = options.timeline;
-    }
-    out.runs.back()["network"] = result->network;
-    if (plan.network.enabled()) out.networks.insert(result->network);
-    if (plan.cores > 0 && n + options.num_servers > plan.cores) {
-      out.oversubscribed.push_back(absl::StrCat(
-          s.name, " n=", n, " (", Count(n, "worker"),
-          options.num_servers > 0 ? " + " : "",
-          options.num_servers > 0 ? Count(options.num_servers, "server") : "",
-          ")"));
-    }
+  }
+  for (const std::vector<ReportRow>& runs : ran) {
+    if (!runs.empty()) out.rows.push_back(MedianRun(runs));
   }
   out.target = ChooseTargetLoss(out.rows, absl::GetFlag(FLAGS_target_loss));
   SetTimesToTarget(out.target, &out.rows);
@@ -888,6 +923,14 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
         "the cores, so the numbers are slower and noisier than on an idle "
         "machine.",
         plan.load_start, load_end, plan.cores));
+  }
+  if (plan.repeats > 1) {
+    notes.push_back(absl::StrCat(
+        "Note: every row ran ", plan.repeats,
+        " times (--repeats), round by round through all rows; each row is "
+        "its median run by step time, whole (utilization, throughput, "
+        "compute, memory and loss curve from that run), and the cost "
+        "model's table gives every row's fastest and slowest run."));
   }
   if (!out.oversubscribed.empty()) {
     notes.push_back(absl::StrCat(

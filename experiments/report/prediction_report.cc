@@ -25,6 +25,16 @@ std::string Percent(double fraction) {
   return absl::StrFormat("%.0f%%", 100 * fraction);
 }
 
+// "10.80–13.34 (3 runs)": the fastest and slowest of a repeated row's runs;
+// "-" for a row run once.
+std::string RunRange(const PredictedRun& r) {
+  if (r.measured_runs_s.size() < 2) return "-";
+  const auto [lo, hi] =
+      std::minmax_element(r.measured_runs_s.begin(), r.measured_runs_s.end());
+  return absl::StrCat(Ms(*lo), "–", Ms(*hi), " (", r.measured_runs_s.size(),
+                      " runs)");
+}
+
 double MeanUtilization(const ReportRow& row) {
   return row.utilization.empty() ? 0 : TotalUtilization(row) / row.workers();
 }
@@ -64,6 +74,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     run.prm_srv = row.prm_srv;
     run.compute_s = row.compute_step_s;
     run.measured_step_s = row.step_s;
+    run.measured_runs_s = row.run_step_s;
     run.measured_utilization = MeanUtilization(row);
     CostInputs in = link;
     in.compute_s = row.compute_step_s;
@@ -144,10 +155,19 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
       link.bandwidth_Bps * 8 / 1e9, link.latency_s * 1e6, link_source,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
       link.overlap);
+  // With repeated runs, the median run's step and every run's range.
+  const bool repeated =
+      std::any_of(runs.begin(), runs.end(), [](const PredictedRun& r) {
+        return r.measured_runs_s.size() > 1;
+      });
   std::vector<std::vector<std::string>> cells = {
       {"Parallel type", "n", "PrmSrv", "Modelled as", "Compute (ms)",
-       "Predicted step (ms)", "Measured step (ms)", "Error", "Predicted util.",
-       "Measured util."}};
+       "Predicted step (ms)",
+       repeated ? "Measured step, median run (ms)" : "Measured step (ms)",
+       "Error", "Predicted util.", "Measured util."}};
+  if (repeated) {
+    cells[0].insert(cells[0].begin() + 7, "Runs: fastest–slowest (ms)");
+  }
   std::vector<std::string> reasons;
   for (const PredictedRun& r : runs) {
     const bool p = r.prediction.has_value();
@@ -158,6 +178,9 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                      r.error ? absl::StrFormat("%+.0f%%", 100 * *r.error) : "-",
                      p ? Percent(r.prediction->utilization) : "-",
                      Percent(r.measured_utilization)});
+    if (repeated) {
+      cells.back().insert(cells.back().begin() + 7, RunRange(r));
+    }
     if (!p) {
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
                                      ": no prediction (", r.why_not, ")"));
@@ -179,6 +202,34 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                       absl::StrJoin(summary.outside, ", "));
     }
     out += ".\n";
+  }
+  if (repeated) {
+    // The widest spread says how far one run alone could have been off.
+    const PredictedRun* widest = nullptr;
+    double widest_spread = 1;
+    for (const PredictedRun& r : runs) {
+      if (r.measured_runs_s.size() < 2) continue;
+      const auto [lo, hi] = std::minmax_element(r.measured_runs_s.begin(),
+                                                r.measured_runs_s.end());
+      if (*lo > 0 && *hi / *lo > widest_spread) {
+        widest_spread = *hi / *lo;
+        widest = &r;
+      }
+    }
+    absl::StrAppend(
+        &out,
+        "\nEach row's measured step (and its compute, utilization and error) "
+        "is its median run's; the runs went round by round through every "
+        "row, so a slow spell of the machine fell on several rows, not one.");
+    if (widest != nullptr) {
+      absl::StrAppend(
+          &out,
+          absl::StrFormat(" The widest run-to-run spread: %s n=%d, its "
+                          "slowest run %.2f× its fastest.",
+                          widest->parallel_type, widest->workers,
+                          widest_spread));
+    }
+    out += "\n";
   }
   if (!reasons.empty()) {
     out += "\n";
@@ -206,6 +257,9 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
          {"modelled_as", p ? json(r.modelled_as) : json()},
          {"compute_s", r.compute_s},
          {"measured_step_s", r.measured_step_s},
+         {"measured_step_runs_s", r.measured_runs_s.size() > 1
+                                      ? json(r.measured_runs_s)
+                                      : json()},
          {"measured_utilization", r.measured_utilization},
          {"predicted_step_s", p ? json(r.prediction->step_s) : json()},
          {"predicted_utilization",

@@ -37,6 +37,9 @@ struct PredictedRun {
   std::string modelled_as;  // "ring", "ring, M×0.5", ...; "" = not modelled
   double compute_s = 0;     // t_c, measured
   double measured_step_s = 0;
+  // Every run's step when the row was run several times (compare
+  // --repeats; measured_step_s is their median run's); empty: once.
+  std::vector<double> measured_runs_s;
   double measured_utilization = 0;  // mean over the row's workers
   std::optional<Prediction> prediction;
   std::optional<double> error;  // (predicted − measured) / measured step

@@ -62,6 +62,10 @@ struct ReportRow {
   // of a synchronous step, and rank 0's wall time.
   double compute_step_s = 0;
   double step_s = 0;
+  // Every run's step_s when compare ran this row several times
+  // (--repeats), in running order; the row's other measures are those of
+  // the run with the median step (repeats.h: MedianRun). Empty: run once.
+  std::vector<double> run_step_s;
   // The model (0 when the record lacks them): gradient bytes exchanged per
   // step and gradient tensors.
   int64_t model_bytes = 0;

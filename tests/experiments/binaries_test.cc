@@ -217,6 +217,37 @@ TEST(CompareTest, SweepsWorkerCountsWithPlotsAndResultsPage) {
   }
 }
 
+// --repeats=3: every row runs three times, round by round; each row is its
+// median run and the cost model's table gives the range. The fake's rank 0
+// takes 20, 30 and 40 ms steps over its successive runs: baseline 20, sps
+// 30, baseline 40, sps 20, baseline 30, sps 40.
+TEST(CompareTest, RepeatsRunEveryRowAndKeepTheMedianRun) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp + "/repeats";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=sps", "--repeats=3", "--out_dir=" + dir,
+       "--model_bandwidth_gbit=8", "--model_latency_us=10", "--nocalibrate"},
+      {"FAKE_WORKER_COUNTER=" + tmp + "/repeats_counter"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("| Measured step, median run (ms) | Runs: "
+                            "fastest–slowest (ms) |"));
+  EXPECT_THAT(md, HasSubstr(" 30.00 |       20.00–40.00 (3 runs) |"));
+  EXPECT_THAT(md, HasSubstr("Note: every row ran 3 times (--repeats)"));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  ASSERT_EQ(j["runs"].size(), 6u);
+  EXPECT_EQ(j["runs"][3]["strategy"], "sps");
+  EXPECT_EQ(j["runs"][3]["repeat"], 2);
+  EXPECT_EQ(j["cost_model"]["runs"][1]["measured_step_runs_s"],
+            json({0.03, 0.02, 0.04}));
+  EXPECT_DOUBLE_EQ(
+      j["cost_model"]["runs"][1]["measured_step_s"].get<double>(), 0.03);
+  const Outcome refused = RunBinary(
+      "compare", {"--workers=2", "--repeats=0", "--out_dir=" + dir + "0"});
+  EXPECT_FALSE(refused.status.ok());
+}
+
 TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/ddp";
   const Outcome out = RunBinary(

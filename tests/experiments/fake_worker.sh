@@ -12,6 +12,8 @@
 # (t + 1) % E == 0 and after the last, samples (t + 1)·world·32,
 # train_wall_s 0.1·(t + 1), loss 1 + 2/(t + 1) for the baseline and
 # 1 + 1/(t + 1) for the others on rank 0 (9 on the other ranks).
+# FAKE_WORKER_COUNTER=FILE: rank 0's wall_s is 0.08, 0.12, 0.16, 0.08, ...
+# over its successive runs (a line appended to FILE per run).
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
 staleness=0; local_size=0; eval_every=0; device=cpu
 for a in "$@"; do
@@ -63,5 +65,11 @@ if [ "$strategy" = hierarchical ]; then
   [ "$local_size" -gt 0 ] 2>/dev/null || local_size=$world
   variant=",\"variant\":\"$((world / local_size))×$local_size\""
 fi
-echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":0.08,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated,\"device\":\"$device\"$variant}"
+wall=0.08
+if [ -n "$FAKE_WORKER_COUNTER" ] && [ "$rank" = 0 ]; then
+  count=$(cat "$FAKE_WORKER_COUNTER" 2>/dev/null | wc -l)
+  echo run >> "$FAKE_WORKER_COUNTER"
+  wall=$(awk -v c="$count" 'BEGIN { print 0.08 + 0.04 * (c % 3) }')
+fi
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":$wall,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated,\"device\":\"$device\"$variant}"
 exit 0

@@ -248,5 +248,29 @@ TEST(PredictionReportTest, SummaryCountsTheRowsWithinTwentyPercent) {
                         "aside); outside: Ring n=4 -45%.\n"));
 }
 
+// Repeated runs (compare --repeats): the row is its median run, the table
+// gives every row's fastest and slowest run and names the widest spread,
+// and the JSON keeps every run's step.
+TEST(PredictionReportTest, RepeatedRunsShowTheirRangeBesideTheMedianRun) {
+  ReportRow ring = Measured("ring", 2, 0, 0.020, 0.0265);
+  ring.run_step_s = {0.0300, 0.0265, 0.0250};
+  ReportRow sps = Measured("sps", 2, 1, 0.020, 0.0300);
+  sps.run_step_s = {0.0300, 0.0310, 0.0290};
+  const std::vector<PredictedRun> runs = PredictRuns(
+      {Measured("baseline", 1, 0, 0.020, 0.020), ring, sps}, Link());
+  const std::string md = PredictionMarkdown(runs, Link(), "given");
+  EXPECT_THAT(md, HasSubstr("| Measured step, median run (ms) | Runs: "
+                            "fastest–slowest (ms) | Error |"));
+  EXPECT_THAT(md, HasSubstr(" 26.50 |       25.00–30.00 (3 runs) |  -20% |"));
+  EXPECT_THAT(md, HasSubstr(" 20.00 |                          - |   +0% |"));
+  EXPECT_THAT(md, HasSubstr("| Baseline "));
+  EXPECT_THAT(md, HasSubstr("The widest run-to-run spread: Ring n=2, its "
+                            "slowest run 1.20× its fastest."));
+  const nlohmann::json j = PredictionJson(runs, Link(), "given");
+  EXPECT_TRUE(j["runs"][0]["measured_step_runs_s"].is_null());
+  EXPECT_THAT(j["runs"][1]["measured_step_runs_s"].get<std::vector<double>>(),
+              ElementsAre(0.0300, 0.0265, 0.0250));
+}
+
 }  // namespace
 }  // namespace ringside

@@ -1,0 +1,40 @@
+#include "experiments/report/repeats.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace ringside {
+namespace {
+
+double SortKey(const ReportRow& row) {
+  return row.step_s > 0 ? row.step_s : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+ReportRow MedianRun(const std::vector<ReportRow>& runs) {
+  std::vector<size_t> order(runs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return SortKey(runs[a]) < SortKey(runs[b]);
+  });
+  ReportRow median = runs[order[(order.size() - 1) / 2]];
+  median.run_step_s.clear();
+  if (runs.size() > 1) {
+    for (const ReportRow& run : runs) median.run_step_s.push_back(run.step_s);
+  }
+  return median;
+}
+
+double RunSpread(const ReportRow& row) {
+  double lo = std::numeric_limits<double>::infinity(), hi = 0;
+  for (double s : row.run_step_s) {
+    if (s <= 0) continue;
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  return hi > 0 ? hi / lo : 1.0;
+}
+
+}  // namespace ringside

@@ -1,0 +1,31 @@
+// Repeated runs of one row (compare --repeats=N: every strategy at every n
+// run N times, the rounds one after another). The row the tables show is
+// the run with the median step time, whole (its utilization, throughput,
+// compute, memory and loss curve together), so that a run slowed by the
+// machine (another tenant, a page-cache flush) neither sets the row nor is
+// averaged into it; the row keeps every run's step time, which the
+// reports give as the run-to-run spread.
+//
+// Pure functions; thread-safe.
+#ifndef RINGSIDE_EXPERIMENTS_REPORT_REPEATS_H_
+#define RINGSIDE_EXPERIMENTS_REPORT_REPEATS_H_
+
+#include <vector>
+
+#include "experiments/report/report.h"
+
+namespace ringside {
+
+// The run with the median step time among `runs` (not empty; for an even
+// count the faster of the two middle runs), with run_step_s set to every
+// run's step_s in the given order. A run whose records lack a step time
+// (step_s <= 0) counts as slower than every run with one.
+ReportRow MedianRun(const std::vector<ReportRow>& runs);
+
+// The row's slowest run's step time over its fastest's (>= 1); 1 for a row
+// run once or whose runs lack step times.
+double RunSpread(const ReportRow& row);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_REPORT_REPEATS_H_
