@@ -1,6 +1,11 @@
 #include "experiments/cost/calibration.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <numeric>
@@ -256,6 +261,46 @@ double CpuPerByte(double big_s, double small_s, double big_bytes,
   return std::max(0.0, slope - 1.0 / bandwidth_Bps);
 }
 
+// Writing into pages given back (TensorShards::Release) against writing
+// into resident ones: `bytes` (whole pages) written kRefaultRounds times
+// each way; sets the medians of both in `c`.
+constexpr int kRefaultRounds = 15;
+constexpr int64_t kMaxRefaultBytes = int64_t{64} << 20;
+absl::Status TimeRefault(int64_t bytes, Calibration* c) {
+  const int64_t page = sysconf(_SC_PAGESIZE);
+  bytes = std::max(page, bytes / page * page);
+  void* region = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region == MAP_FAILED) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "calibration: mmap of ", bytes, " bytes failed: ", strerror(errno)));
+  }
+  char* p = static_cast<char*>(region);
+  std::memset(p, 1, bytes);
+  std::vector<double> resident, refault;
+  for (int i = 0; i < kRefaultRounds; ++i) {
+    Stopwatch warm;
+    std::memset(p, i, bytes);
+    resident.push_back(warm.ElapsedSeconds());
+    madvise(p, bytes, MADV_DONTNEED);
+    Stopwatch cold;
+    std::memset(p, i, bytes);
+    refault.push_back(cold.ElapsedSeconds());
+  }
+  munmap(region, bytes);
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  c->refault_bytes = bytes;
+  c->resident_write_s = median(resident);
+  c->refault_write_s = median(refault);
+  c->cpu.refault_byte_s =
+      std::max(0.0, c->refault_write_s - c->resident_write_s) /
+      static_cast<double>(bytes);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
@@ -339,6 +384,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
       (2 * (kRanks - 1));
   c.cpu.collective_wake_s =
       std::max(0.0, c.allreduce_small_busy_s - c.allreduce_small_s);
+  RS_RETURN_IF_ERROR(
+      TimeRefault(std::min(c.benchmark_bytes, kMaxRefaultBytes), &c));
 
   RS_ASSIGN_OR_RETURN(
       c.ps, TimePs(1, c.benchmark_bytes, tensors, m, B, o.timeout));
@@ -384,7 +431,9 @@ std::string CalibrationLine(const Calibration& c) {
       " to wake a collective from busy cores (per bucket of the bucketed "
       "strategies, once a step of the others; ",
       us(c.cpu.half_collective_wake_s),
-      " for the fp16 all-reduce); parameter server: ",
+      " for the fp16 all-reduce); writing into pages given back ",
+      ns(c.cpu.refault_byte_s), " beyond resident ones (zero3's gathers)",
+      "; parameter server: ",
       ps(c.ps, "sps"),
       c.ps_sharded.servers > 0 ? absl::StrCat("; ", ps(c.ps_sharded,
                                                        "dps, async_ps"))
@@ -405,6 +454,9 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"half_allreduce_small_busy_s", c.half_allreduce_small_busy_s},
             {"reduce_scatter_s", c.reduce_scatter_s},
             {"allgather_s", c.allgather_s},
+            {"resident_write_s", c.resident_write_s},
+            {"refault_write_s", c.refault_write_s},
+            {"refault_bytes", c.refault_bytes},
             {"ps_round_1_s", c.ps.round_1_s},
             {"ps_round_2_s", c.ps.round_2_s},
             {"ps_round_small_s", c.ps.round_small_s},

@@ -28,6 +28,11 @@
 //                     and once per step by the others (cost_model.h). The
 //                     64 KiB fp16 all-reduce likewise, quiet and busy, for
 //                     ring_fp16's own wake-up (its own Gloo group).
+//   given-back pages  writing min(M, 64 MiB) into pages just given back
+//                     with madvise(MADV_DONTNEED), as zero3's all-gathers
+//                     do, against writing them into resident pages (the
+//                     medians of 15 rounds): the difference per byte is
+//                     the page faults and the zeroing of fresh pages.
 //   parameter server  the workers' PsSession push+pull against one
 //                     in-process server (LocalPsCluster) with SGD with
 //                     momentum, M bytes in T tensors, with 1 and with 2
@@ -86,6 +91,9 @@ struct Calibration {
   double allreduce_s = 0, allreduce_small_s = 0, allreduce_small_busy_s = 0;
   double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
   double half_allreduce_small_s = 0, half_allreduce_small_busy_s = 0;
+  // Writing refault_bytes into resident pages and into given-back ones.
+  double resident_write_s = 0, refault_write_s = 0;
+  int64_t refault_bytes = 0;
   PsCalibration ps;          // against one server (sps; CpuCosts' ps_*)
   PsCalibration ps_sharded;  // against K > 1 (CpuCosts' ps_sharded_*)
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved

@@ -219,7 +219,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     if (in.workers > 1) {
       p.bandwidth_s = ShardedBandwidthSeconds(in, 3.0);
       p.latency_s = T * 3.0 * (n - 1.0) * in.latency_s;
-      p.cpu_s = share * M * (2 * c.allgather_byte_s + c.reduce_scatter_byte_s) +
+      // Both all-gathers land in pages given back after the tensor's use.
+      p.cpu_s = share * M *
+                    (2 * c.allgather_byte_s + c.reduce_scatter_byte_s +
+                     2 * c.refault_byte_s) +
                 3 * T * half * step + wake;
     }
     return true;
@@ -247,6 +250,7 @@ std::vector<CpuCostField> CpuCostFields() {
           {"collective_step_s", &CpuCosts::collective_step_s, false},
           {"collective_wake_s", &CpuCosts::collective_wake_s, true},
           {"half_collective_wake_s", &CpuCosts::half_collective_wake_s, true},
+          {"refault_byte_s", &CpuCosts::refault_byte_s, true},
           {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s, false},
           {"ps_server_byte_s", &CpuCosts::ps_server_byte_s, false},
           {"ps_round_s", &CpuCosts::ps_round_s, false},

@@ -78,7 +78,11 @@
 //             + b_r · (2(r−1) + 2(h−1)) · c_s
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
 //   zero2     (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s
-//   zero3     (n−1)/n · M · (2 g_b + r_b) + 3T(n−1) · c_s
+//   zero3     (n−1)/n · M · (2 g_b + r_b + 2 f_b) + 3T(n−1) · c_s
+//             (f_b: each all-gather writes the other ranks' (n−1)/n of M
+//             into pages zero3 gave back after their last use, which fault
+//             in again; the gradients' pages likewise, but those faults
+//             fall in the backward, so in the measured compute t_c)
 //   (each of these, at n > 1, + l_w per step, the wake-up of collectives
 //   started on busy cores: b_r · l_w for the bucketed ring, ring_fp16,
 //   hierarchical and zero2, whose first bucket starts behind the compute
@@ -165,6 +169,10 @@ struct CpuCosts {
   // its fp16 pairs), from that call's own busy and quiet small calls; 0,
   // unmeasured (a compare run from before it was): ring_fp16 pays l_w
   double half_collective_wake_s = 0;
+  // f_b: writing a byte into a page given back to the kernel
+  // (madvise(MADV_DONTNEED), TensorShards::Release) beyond writing it into
+  // a resident one: the page fault and the kernel's zeroing of the page
+  double refault_byte_s = 0;
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step
   double ps_round_s = 0;             // ρ: one push+pull round
@@ -184,6 +192,7 @@ struct CpuCosts {
            reduce_scatter_byte_s > 0 ||
            allgather_byte_s > 0 || collective_step_s > 0 ||
            collective_wake_s > 0 || half_collective_wake_s > 0 ||
+           refault_byte_s > 0 ||
            ps_sharded_worker_byte_s > 0 || ps_sharded_server_byte_s > 0 ||
            ps_sharded_round_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;

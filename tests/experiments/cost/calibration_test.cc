@@ -76,6 +76,15 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_EQ(j["half_collective_wake_s"].get<double>(),
             c->cpu.half_collective_wake_s);
   EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);
+  // Writing into pages just given back faults them in and zeroes them: it
+  // costs more than writing into resident pages.
+  EXPECT_EQ(c->refault_bytes, 1 << 20);
+  EXPECT_GT(c->resident_write_s, 0);
+  EXPECT_GT(c->refault_write_s, c->resident_write_s);
+  EXPECT_NEAR(c->cpu.refault_byte_s,
+              (c->refault_write_s - c->resident_write_s) / (1 << 20), 1e-18);
+  EXPECT_THAT(line, HasSubstr("writing into pages given back "));
+  EXPECT_EQ(j["refault_byte_s"].get<double>(), c->cpu.refault_byte_s);
 }
 
 TEST(CalibrationTest, RefusesBadOptions) {

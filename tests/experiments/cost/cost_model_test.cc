@@ -396,6 +396,19 @@ TEST(CostModelTest, WakeCostIsPerBucketOfBucketedStrategiesElseOncePerStep) {
   EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
 }
 
+// zero3's two all-gathers write the other ranks' (n−1)/n of M into pages
+// it gave back: 2 · 3/4 · 1e9 · f_b; no other strategy gives pages back
+// between its collectives.
+TEST(CostModelTest, Zero3PaysForRefaultingTheGivenBackPagesItGathersInto) {
+  CostInputs in = Round();  // n = 4, M = 1e9
+  in.cpu.refault_byte_s = 2e-10;
+  for (const std::string& s : CostModelStrategies()) {
+    EXPECT_NEAR(Predict(s, in).cpu_s, s == "zero3" ? 0.3 : 0, 1e-12) << s;
+  }
+  in.workers = 1;  // nothing gathered
+  EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
+}
+
 TEST(CostModelTest, ShardedServersUseTheirOwnCalibrationWhenKMatches) {
   CostInputs in = Round();  // n = 4, K = 2, M = 1e9
   in.cpu = RoundCpu();
@@ -421,6 +434,7 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   c.ps_sharded_servers = 4;
   c.ps_sharded_round_s = 5e-3;
   c.half_collective_wake_s = 7e-4;
+  c.refault_byte_s = 3e-10;
   const nlohmann::json j = CpuCostsJson(c);
   absl::StatusOr<CpuCosts> back = CpuCostsFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -436,12 +450,14 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   nlohmann::json older = j;
   older.erase("collective_wake_s");
   older.erase("half_collective_wake_s");
+  older.erase("refault_byte_s");
   older.erase("ps_sharded_servers");
   older.erase("ps_sharded_round_s");
   absl::StatusOr<CpuCosts> old_costs = CpuCostsFromJson(older);
   ASSERT_TRUE(old_costs.ok()) << old_costs.status();
   EXPECT_EQ(old_costs->collective_wake_s, 0);
   EXPECT_EQ(old_costs->half_collective_wake_s, 0);
+  EXPECT_EQ(old_costs->refault_byte_s, 0);
   EXPECT_EQ(old_costs->ps_sharded_servers, 0);
   EXPECT_EQ(old_costs->ps_sharded_round_s, 0);
   older["collective_wake_s"] = "fast";
