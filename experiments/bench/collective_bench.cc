@@ -48,6 +48,11 @@ ABSL_FLAG(std::vector<std::string>, backends,
           "Backends to sweep, in table order; the first is the subject of "
           "the ratios.");
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
+ABSL_FLAG(int64_t, busy_us, -1,
+          "How each timed call starts (ours, gloo): < 0 right behind the one "
+          "before (nccl-tests' way); 0 after a barrier, the cores idle; > 0 "
+          "after a barrier and this many microseconds of busy-waiting on "
+          "every rank, as behind a training step's compute (not timed).");
 ABSL_FLAG(std::string, op, "allreduce",
           "What to time: allreduce, reduce_scatter or allgatherv (the sharded "
           "pair over balanced shards of the whole buffer; busbw factor "
@@ -76,6 +81,7 @@ absl::Status Run(const std::string& argv0) {
   sweep.step_factor = absl::GetFlag(FLAGS_step_factor);
   sweep.iters = absl::GetFlag(FLAGS_iters);
   sweep.warmup_iters = absl::GetFlag(FLAGS_warmup_iters);
+  sweep.busy_before_us = absl::GetFlag(FLAGS_busy_us);
   RS_ASSIGN_OR_RETURN(std::vector<SizePlan> plan, PlanSweep(sweep));
   const int ranks = absl::GetFlag(FLAGS_ranks);
   RS_ASSIGN_OR_RETURN(const BenchOp op, ParseBenchOp(absl::GetFlag(FLAGS_op)));
@@ -104,6 +110,11 @@ absl::Status Run(const std::string& argv0) {
 
   std::vector<AllReduceBackend> backends;
   for (const std::string& name : absl::GetFlag(FLAGS_backends)) {
+    if (name == "mpi" && sweep.busy_before_us >= 0) {
+      return absl::InvalidArgumentError(
+          "--busy_us times the in-process backends (ours, gloo) only: the "
+          "mpi peer times its own loop; leave mpi out of --backends");
+    }
     RS_ASSIGN_OR_RETURN(AllReduceBackend b, MakeBackend(name, options));
     backends.push_back(std::move(b));
   }
@@ -123,10 +134,19 @@ absl::Status Run(const std::string& argv0) {
   absl::PrintF(
       "# collective_bench: float32 in-place %s, %d ranks, %d "
       "sizes %d..%d B (x%d), %d iters + %d warm-up per size (fewer where "
-      "size x iters > %s B), loopback, %u cores\n\n",
+      "size x iters > %s B), loopback, %u cores; %s\n\n",
       BenchOpName(op), ranks, plan.size(), plan.front().bytes, plan.back().bytes,
       sweep.step_factor, sweep.iters, sweep.warmup_iters,
-      absl::GetFlag(FLAGS_iter_bytes_cap), std::thread::hardware_concurrency());
+      absl::GetFlag(FLAGS_iter_bytes_cap), std::thread::hardware_concurrency(),
+      sweep.busy_before_us < 0
+          ? std::string("timed calls back to back")
+          : sweep.busy_before_us == 0
+                ? std::string("each timed call alone, after a barrier with "
+                              "idle cores")
+                : absl::StrCat("each timed call alone, after a barrier and ",
+                               sweep.busy_before_us,
+                               " us of busy-waiting on every rank (not "
+                               "timed)"));
   std::fflush(stdout);
 
   std::vector<std::string> names;

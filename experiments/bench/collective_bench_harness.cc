@@ -110,6 +110,7 @@ absl::StatusOr<std::vector<SizePlan>> PlanSweep(const SweepOptions& options) {
             : std::max(1, static_cast<int>(
                               static_cast<int64_t>(options.warmup_iters) *
                               p.iters / options.iters));
+    p.busy_before_us = options.busy_before_us;
     plan.push_back(p);
     if (bytes > options.max_bytes / options.step_factor) break;  // overflow
   }
@@ -197,12 +198,27 @@ absl::StatusOr<RankMeasurement> MeasureOnRank(RankComm& comm, int rank,
     RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
   }
   RS_RETURN_IF_ERROR(annotate(comm.Barrier()));
-  Stopwatch watch;
-  for (int i = 0; i < plan.iters; ++i) {
-    RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
-  }
   RankMeasurement m;
-  m.mean_seconds = watch.ElapsedSeconds() / plan.iters;
+  if (plan.busy_before_us < 0) {
+    Stopwatch watch;
+    for (int i = 0; i < plan.iters; ++i) {
+      RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
+    }
+    m.mean_seconds = watch.ElapsedSeconds() / plan.iters;
+  } else {
+    double timed = 0;
+    for (int i = 0; i < plan.iters; ++i) {
+      RS_RETURN_IF_ERROR(annotate(comm.Barrier()));
+      const Stopwatch busy;
+      while (busy.ElapsedSeconds() * 1e6 <
+             static_cast<double>(plan.busy_before_us)) {
+      }
+      const Stopwatch one;
+      RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
+      timed += one.ElapsedSeconds();
+    }
+    m.mean_seconds = timed / plan.iters;
+  }
 
   fill();
   RS_RETURN_IF_ERROR(annotate(comm.Upload(scratch)));

@@ -9,7 +9,10 @@
 // all-reduced in t seconds over n ranks, algbw = S / t and busbw =
 // algbw * 2(n-1)/n, both in GB/s (1e9 bytes/s). t is the slowest rank's
 // mean time per timed iteration, taken after a barrier that follows the
-// warm-up.
+// warm-up: the iterations back to back (nccl-tests' way), or with
+// SweepOptions::busy_before_us >= 0 each one alone after a barrier and that
+// long of busy-waiting on every rank (as a training step's compute keeps
+// the cores busy until its collective), the wait not timed.
 //
 // Correctness: before the check, rank r fills element i with
 // FillValue(r, i) (small integers, exact in float32); after one all-reduce
@@ -78,6 +81,10 @@ struct SweepOptions {
   // max(2, cap / bytes) iterations (never more than `iters`), and their
   // warm-up shrinks in proportion (at least 1). Default 1 GiB.
   int64_t iter_bytes_cap = int64_t{1} << 30;
+  // How each timed iteration starts: < 0 (default) right behind the one
+  // before; 0 after a barrier, the cores idle; > 0 after a barrier and
+  // this many microseconds of busy-waiting on every rank.
+  int64_t busy_before_us = -1;
 
   // OK, or INVALID_ARGUMENT naming the bad field.
   absl::Status Validate() const;
@@ -89,6 +96,7 @@ struct SizePlan {
   int64_t count = 0;  // float32 elements
   int iters = 0;      // timed iterations
   int warmup_iters = 0;
+  int64_t busy_before_us = -1;  // SweepOptions::busy_before_us
 };
 
 // The sizes min_bytes, min_bytes*f, ... <= max_bytes with their iteration

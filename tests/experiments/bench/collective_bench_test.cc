@@ -174,6 +174,53 @@ TEST(Sweep, TinyTwoRankSweepOfOursAndGlooHasNoWrongElement) {
   EXPECT_THAT(comparison, HasSubstr("65536"));
 }
 
+// One rank whose all-reduce does nothing (the sum over one rank is its own
+// buffer), and counts its barriers.
+class IdleComm : public HostRankComm {
+ public:
+  absl::Status Barrier() override {
+    ++barriers;
+    return absl::OkStatus();
+  }
+  int barriers = 0;
+
+ protected:
+  absl::Status AllReduceInPlace(absl::Span<float>) override {
+    return absl::OkStatus();
+  }
+};
+
+// With busy_before_us each timed call follows a barrier and the busy-wait,
+// which the timing leaves out: three calls after 2 ms each take the wall
+// time of the waits but time only the calls.
+TEST(Plan, BusyStartsWaitBeforeEachCallWithoutTimingTheWait) {
+  SweepOptions o;
+  o.min_bytes = o.max_bytes = 4 << 10;
+  o.iters = 3;
+  o.warmup_iters = 0;
+  o.busy_before_us = 2000;
+  const std::vector<SizePlan> plan = *PlanSweep(o);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0].busy_before_us, 2000);
+  IdleComm comm;
+  std::vector<float> scratch;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<RankMeasurement> m =
+      MeasureOnRank(comm, 0, 1, plan[0], scratch, BenchOp::kAllReduce);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(6));
+  EXPECT_LT(m->mean_seconds, 2e-3);
+  EXPECT_EQ(m->wrong, 0);
+  EXPECT_EQ(comm.barriers, 1 + 3);  // after the warm-up, then per call
+  // Back to back (the default), one barrier before the timed calls.
+  o.busy_before_us = -1;
+  IdleComm back_to_back;
+  ASSERT_TRUE(MeasureOnRank(back_to_back, 0, 1, (*PlanSweep(o))[0], scratch,
+                            BenchOp::kAllReduce)
+                  .ok());
+  EXPECT_EQ(back_to_back.barriers, 1);
+}
+
 // The sharded pair on three ranks (shards of unequal length): ours runs
 // both without a wrong element; raw Gloo runs allgatherv and says it does
 // not run reduce_scatter.
