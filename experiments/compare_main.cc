@@ -774,6 +774,13 @@ void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
   options.num_tensors = row.num_tensors;
   options.cores = plan.cores;
   options.servers = std::max(1, plan.servers);
+  // The calls start as a step's first collective does: behind the compute
+  // (the baseline's, per step); emulated compute sleeps, so idle cores.
+  if (row.emulated) {
+    options.busy_before_call_s = 0;
+  } else if (row.compute_step_s > 0) {
+    options.busy_before_call_s = std::min(row.compute_step_s, 1.0);
+  }
   std::fprintf(stderr, "compare: calibrating the cost model (%.1f MB)\n",
                row.model_bytes / 1e6);
   absl::StatusOr<Calibration> c = Calibrate(options);

@@ -35,11 +35,14 @@ constexpr int64_t kSmallBytes = int64_t{64} << 10;
 constexpr int64_t kSmallPsBytes = int64_t{16} << 10;
 constexpr int kRanks = 2;
 
-// How the ranks start each timed call: kQuiet from a barrier, their cores
-// idle; kBusy after kBusyBeforeCall of busy-waiting, as a training step's
-// compute keeps the cores busy until its collective.
-enum class CallStart { kQuiet, kBusy };
-constexpr double kBusyBeforeCall = 2e-3;
+// How the ranks start each timed call: quiet, from a barrier with their
+// cores idle; busy, after busy_s of busy-waiting on every rank, as a
+// training step's compute keeps the cores busy until its first collective
+// (CalibrationOptions::busy_before_call_s).
+struct CallStart {
+  bool busy = false;
+  double busy_s = 0;
+};
 
 // The typical time of a timed call made by every rank (`seconds`: per
 // rank, per call, the same number of calls): per call the slowest rank's
@@ -48,14 +51,14 @@ constexpr double kBusyBeforeCall = 2e-3;
 // (one preemption doubles a call that short, so the least disturbed call
 // is its cost), else the median.
 double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
-                        int64_t bytes, CallStart start = CallStart::kQuiet) {
+                        int64_t bytes, CallStart start = CallStart{}) {
   std::vector<double> slowest(seconds.front().size(), 0);
   for (const std::vector<double>& rank : seconds) {
     for (size_t i = 0; i < slowest.size(); ++i) {
       slowest[i] = std::max(slowest[i], rank[i]);
     }
   }
-  if (start == CallStart::kBusy) {
+  if (start.busy) {
     return std::accumulate(slowest.begin(), slowest.end(), 0.0) /
            static_cast<double>(slowest.size());
   }
@@ -70,7 +73,7 @@ double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
 // pay per bucket: its calls stall for 1-3 ms at random, and with 30 calls
 // the wake-up ranged 1.3-4.0 ms over 13 calibrations of one morning.
 int CallsFor(int64_t bytes, CallStart start) {
-  if (start == CallStart::kBusy) {
+  if (start.busy) {
     return bytes <= kSmallBytes ? 80 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
   }
   return bytes <= kSmallBytes ? 15 : (bytes <= (int64_t{16} << 20) ? 7 : 3);
@@ -103,9 +106,9 @@ absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes,
       for (int i = 0; i < calls + 1; ++i) {
         rounds[i]->Block();
         if (!status[r].ok()) continue;
-        if (start == CallStart::kBusy) {
+        if (start.busy) {
           const Stopwatch busy;
-          while (busy.ElapsedSeconds() < kBusyBeforeCall) {
+          while (busy.ElapsedSeconds() < start.busy_s) {
           }
         }
         const Stopwatch watch;
@@ -187,7 +190,7 @@ absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
   RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> cluster,
                       LocalPsCluster::Start(servers, workers, timeout));
   // Every worker's push is needed for each pull: the rounds start quiet.
-  const int rounds = CallsFor(bytes, CallStart::kQuiet);
+  const int rounds = CallsFor(bytes, CallStart{});
   std::vector<std::vector<double>> seconds(workers);
   std::vector<absl::Status> status(workers);
   std::vector<std::thread> threads;
@@ -311,8 +314,14 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
         ">= 0 and servers >= 1; got ",
         o.model_bytes, ", ", o.num_tensors, ", ", o.cores, ", ", o.servers));
   }
+  if (!(o.busy_before_call_s >= 0 && o.busy_before_call_s <= 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "calibration: busy_before_call_s must be in [0, 1] s; got ",
+        o.busy_before_call_s));
+  }
   const Stopwatch clock;
   Calibration c;
+  c.busy_before_call_s = o.busy_before_call_s;
   c.benchmark_bytes = std::min(o.model_bytes, kMaxBenchmarkBytes);
   const int64_t tensors =
       std::min<int64_t>(o.num_tensors, c.benchmark_bytes / 4);
@@ -338,39 +347,43 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // Bytes a rank sends at 2 ranks: all-reduce M, the others M/2.
   const double m = static_cast<double>(big) * 4,
                s = static_cast<double>(small) * 4;
-  // The per-byte costs from busy starts (as the workers meet them); the
-  // fixed cost of a ring step from a quiet small call, and the wake-up of
-  // a collective started from busy cores as the small call's difference.
-  constexpr CallStart busy = CallStart::kBusy, quiet = CallStart::kQuiet;
+  // The per-byte costs and the fixed cost of a ring step from quiet calls;
+  // the wake-up of a step's collectives, which start behind its compute,
+  // as a small call's busy start less its quiet one. (Slopes between busy
+  // starts lose the bytes' cost as the busy-wait grows: the stall of a
+  // small call grows with it, that of a big call much less, as its
+  // transfer runs through the stall. After 3.6 ms of busy-waiting a 64 KiB
+  // all-reduce took 3.9 ms and a 4.5 MB one 4.5-4.7 ms here.)
+  const CallStart busy{true, o.busy_before_call_s}, quiet;
   RS_ASSIGN_OR_RETURN(c.allreduce_s,
-                      TimeCollective(allreduce, big, busy, o.timeout));
+                      TimeCollective(allreduce, big, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.allreduce_small_busy_s,
                       TimeCollective(allreduce, small, busy, o.timeout));
   RS_ASSIGN_OR_RETURN(c.allreduce_small_s,
                       TimeCollective(allreduce, small, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.reduce_scatter_s,
-                      TimeCollective(reduce_scatter, big, busy, o.timeout));
+                      TimeCollective(reduce_scatter, big, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(const double reduce_scatter_small,
-                      TimeCollective(reduce_scatter, small, busy, o.timeout));
+                      TimeCollective(reduce_scatter, small, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.allgather_s,
-                      TimeCollective(allgather, big, busy, o.timeout));
+                      TimeCollective(allgather, big, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(const double allgather_small,
-                      TimeCollective(allgather, small, busy, o.timeout));
+                      TimeCollective(allgather, small, quiet, o.timeout));
   c.cpu.allreduce_byte_s =
-      CpuPerByte(c.allreduce_s, c.allreduce_small_busy_s, m, s, B);
+      CpuPerByte(c.allreduce_s, c.allreduce_small_s, m, s, B);
   c.cpu.reduce_scatter_byte_s =
       CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
   c.cpu.allgather_byte_s =
       CpuPerByte(c.allgather_s, allgather_small, m / 2, s / 2, B);
   RS_ASSIGN_OR_RETURN(c.half_allreduce_s,
-                      TimeHalfAllReduce(big, busy, o.timeout));
+                      TimeHalfAllReduce(big, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.half_allreduce_small_busy_s,
                       TimeHalfAllReduce(small, busy, o.timeout));
   RS_ASSIGN_OR_RETURN(c.half_allreduce_small_s,
                       TimeHalfAllReduce(small, quiet, o.timeout));
   // fp16 on the wire: a rank sends half the float bytes.
   c.cpu.half_allreduce_byte_s = CpuPerByte(
-      c.half_allreduce_s, c.half_allreduce_small_busy_s, m / 2, s / 2, B);
+      c.half_allreduce_s, c.half_allreduce_small_s, m / 2, s / 2, B);
   // Its own wake-up: its own Gloo group and fp16 sum carry it.
   c.cpu.half_collective_wake_s = std::max(
       0.0, c.half_allreduce_small_busy_s - c.half_allreduce_small_s);
@@ -428,8 +441,12 @@ std::string CalibrationLine(const Calibration& c) {
       ns(c.cpu.reduce_scatter_byte_s), ", all-gather ",
       ns(c.cpu.allgather_byte_s), ", ", us(c.cpu.collective_step_s),
       " per ring step, ", us(c.cpu.collective_wake_s),
-      " to wake a collective from busy cores (per bucket of the bucketed "
-      "strategies, once a step of the others; ",
+      absl::StrFormat(" to wake a step's collectives from cores busy for "
+                      "%.2f ms before them (%s; ",
+                      c.busy_before_call_s * 1e3,
+                      c.busy_before_call_s > 0
+                          ? "the baseline's compute per step"
+                          : "emulated compute sleeps: idle cores"),
       us(c.cpu.half_collective_wake_s),
       " for the fp16 all-reduce); writing into pages given back ",
       ns(c.cpu.refault_byte_s), " beyond resident ones (zero3's gathers)",
@@ -463,6 +480,7 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"ps_sharded_round_1_s", c.ps_sharded.round_1_s},
             {"ps_sharded_round_2_s", c.ps_sharded.round_2_s},
             {"ps_sharded_round_small_s", c.ps_sharded.round_small_s},
+            {"busy_before_call_s", c.busy_before_call_s},
             {"benchmark_bytes", c.benchmark_bytes},
             {"wall_s", c.wall_s}});
   return j;

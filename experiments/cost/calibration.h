@@ -11,10 +11,12 @@
 //                     AllReduce, ReduceScatter and AllGatherV of M bytes
 //                     and of 64 KiB, and ring_fp16's all-reduce (to fp16,
 //                     GlooHalfAllReduce, back). Each call starts as a
-//                     training step's collective does: every rank busy
-//                     (2 ms of busy-waiting) until it calls; each timing
-//                     is the mean of 20-80 calls (of each call, the slowest
-//                     rank's time). The slope per byte a rank sends, less
+//                     training step's first collective does: every rank
+//                     busy until it calls, for busy_before_call_s (compare:
+//                     the baseline's measured compute per step; 0 for
+//                     emulated compute, which sleeps); each timing is the
+//                     mean of 20-80 calls (of each call, the slowest rank's
+//                     time). The slope per byte a rank sends, less
 //                     the loopback link's own 1/B (LinkEstimate, measured
 //                     here too), is the CPU per byte of that operation
 //                     (summation, copies, the transport's system calls).
@@ -22,10 +24,14 @@
 //                     with idle cores (its fastest call): that time less
 //                     its bytes and its 2α, over its 2 ring steps, is the
 //                     fixed cost of one ring step; the busy start's mean
-//                     less it is the wake-up of a collective started while
-//                     the cores compute (the transport's threads wait for
-//                     a core), paid per bucket by the bucketed strategies
-//                     and once per step by the others (cost_model.h). The
+//                     less it is the wake-up of a step's collectives
+//                     started while the cores compute (the transport's
+//                     threads wait for a core), paid once per step
+//                     (cost_model.h). It grows with how long the cores were
+//                     busy (collective_bench --busy_us: 0.24 ms from idle
+//                     cores, 1.35 ms after 1-2 ms of busy-waiting, 2.3-2.5
+//                     ms after 4-8 ms, for a 64 KiB all-reduce here), so
+//                     it is measured after the run's own compute time. The
 //                     64 KiB fp16 all-reduce likewise, quiet and busy, for
 //                     ring_fp16's own wake-up (its own Gloo group).
 //   given-back pages  writing min(M, 64 MiB) into pages just given back
@@ -70,6 +76,9 @@ struct CalibrationOptions {
   int64_t num_tensors = 1;  // T, >= 1
   int cores = 0;            // CpuCosts::cores; 0: unlimited
   int servers = 1;          // K of dps and async_ps, >= 1
+  // How long every rank busy-waits before each busy-start call (seconds,
+  // in [0, 1]): the compute a step's first collective follows.
+  double busy_before_call_s = 2e-3;
   absl::Duration timeout = absl::Seconds(120);
 };
 
@@ -96,6 +105,7 @@ struct Calibration {
   int64_t refault_bytes = 0;
   PsCalibration ps;          // against one server (sps; CpuCosts' ps_*)
   PsCalibration ps_sharded;  // against K > 1 (CpuCosts' ps_sharded_*)
+  double busy_before_call_s = 0;  // CalibrationOptions'
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved
   double wall_s = 0;            // the calibration's own time
 };

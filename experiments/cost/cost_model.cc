@@ -97,11 +97,11 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   // reduce-scatter or all-gather n−1; c_s each.
   const double all_reduce = 2 * (n - 1), half = n - 1;
   const double step = c.collective_step_s;
-  const double wake = c.collective_wake_s;  // l_w, n > 1
+  // l_w, once per step at n > 1: the step's collectives start behind its
+  // compute (their later calls' stalls, right behind a transfer, are
+  // within it: calibration.h).
+  const double wake = c.collective_wake_s;
   // b_r, ring's buckets, which ring_fp16, hierarchical and zero2 share.
-  // These bucketed strategies pay l_w per bucket: the first bucket's
-  // collective starts behind the compute, each later one right behind the
-  // one before.
   const double buckets = static_cast<double>(RingAllReduces(in));
   if (strategy == "baseline") {
     p.workers = 1;
@@ -112,7 +112,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = RingBandwidthSeconds(in);
       p.latency_s = buckets * RingLatencySeconds(in);
       p.cpu_s = 2 * share * M * c.allreduce_byte_s +
-                buckets * (all_reduce * step + wake);
+                buckets * all_reduce * step + wake;
     }
     return true;
   }
@@ -124,7 +124,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double half_wake =
           c.half_collective_wake_s > 0 ? c.half_collective_wake_s : wake;
       p.cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
-                buckets * (all_reduce * step + half_wake);
+                buckets * all_reduce * step + half_wake;
     }
     return true;
   }
@@ -181,11 +181,11 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       const double phases = zero1 ? 3.0 : 2.0;
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
-      if (zero1) {  // one whole-buffer all-reduce: one wake-up
+      if (zero1) {  // one whole-buffer all-reduce
         p.cpu_s = wake + 2 * share * M * c.allreduce_byte_s +
                   share * M * c.allgather_byte_s + (all_reduce + half) * step;
       } else {  // a reduce-scatter per bucket, then the all-gather
-        p.cpu_s = buckets * wake +
+        p.cpu_s = wake +
                   share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
                   (buckets + 1) * half * step;
       }
@@ -211,7 +211,7 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.cpu_s =
           (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
           2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
-          buckets * ((2 * (r - 1) + 2 * (h - 1)) * step + wake);
+          buckets * (2 * (r - 1) + 2 * (h - 1)) * step + wake;
     }
     return true;
   }

@@ -83,11 +83,11 @@
 //             into pages zero3 gave back after their last use, which fault
 //             in again; the gradients' pages likewise, but those faults
 //             fall in the backward, so in the measured compute t_c)
-//   (each of these, at n > 1, + l_w per step, the wake-up of collectives
-//   started on busy cores: b_r · l_w for the bucketed ring, ring_fp16,
-//   hierarchical and zero2, whose first bucket starts behind the compute
-//   and each later one right behind the one before; l_w once for fusion,
-//   zero1 and zero3)
+//   (each of these, at n > 1, + l_w once per step: the wake-up of the
+//   step's collectives, which start on cores that computed until then;
+//   calibrated after busy-waiting for the run's own compute per step, it
+//   holds the later calls' stalls too, e.g. ring's second bucket right
+//   behind the first; ring_fp16 pays its own fp16 all-reduce's l_h)
 //   sps       M · w + n · M · s + ρ
 //   dps, async_ps  M · w_K + n · M · s_K + ρ_K when calibrated against
 //             their K servers; else M · w + n · M · s / min(K, C) + ρ
@@ -160,10 +160,9 @@ struct CpuCosts {
   // handshake and wake-ups); an all-reduce has 2(n−1), a reduce-scatter or
   // all-gather n−1
   double collective_step_s = 0;
-  // l_w: waking a collective on busy cores (a call behind the compute, or
-  // right behind a bucket's transfer, waits for the transport's threads to
-  // get a core): per bucket of the bucketed strategies at n > 1, once per
-  // step of the others (the file comment)
+  // l_w: waking a step's collectives on cores busy with its compute (the
+  // transport's threads wait for a core; calibration.h measures it after
+  // busy-waiting as long as the run's compute), once per step at n > 1
   double collective_wake_s = 0;
   // l_h: the same for ring_fp16's fp16 all-reduce (Gloo's own ring over
   // its fp16 pairs), from that call's own busy and quiet small calls; 0,

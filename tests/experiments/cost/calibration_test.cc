@@ -21,9 +21,11 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   options.num_tensors = 4;
   options.cores = 2;
   options.servers = 2;
+  options.busy_before_call_s = 1.5e-3;
   options.timeout = absl::Seconds(60);
   absl::StatusOr<Calibration> c = Calibrate(options);
   ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->busy_before_call_s, 1.5e-3);
   // Every benchmark ran: its timing is positive and finite.
   for (double s : {c->allreduce_s, c->allreduce_small_s,
                    c->allreduce_small_busy_s, c->reduce_scatter_s,
@@ -58,7 +60,9 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_THAT(line, HasSubstr("Calibration (measured on this machine"));
   EXPECT_THAT(line, HasSubstr("M = 1.0 MB"));
   EXPECT_THAT(line, HasSubstr("shared by 2 cores"));
-  EXPECT_THAT(line, HasSubstr("to wake a collective from busy cores (per bucket"));
+  EXPECT_THAT(line, HasSubstr("to wake a step's collectives from cores busy "
+                              "for 1.50 ms before them (the baseline's "
+                              "compute per step; "));
   EXPECT_THAT(line, HasSubstr("against 1 server (sps) worker"));
   EXPECT_THAT(line, HasSubstr("against 2 servers (dps, async_ps) worker"));
   const nlohmann::json j = CalibrationJson(*c);
@@ -76,6 +80,7 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_EQ(j["half_collective_wake_s"].get<double>(),
             c->cpu.half_collective_wake_s);
   EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);
+  EXPECT_EQ(j["busy_before_call_s"].get<double>(), 1.5e-3);
   // Writing into pages just given back faults them in and zeroes them: it
   // costs more than writing into resident pages.
   EXPECT_EQ(c->refault_bytes, 1 << 20);
@@ -91,7 +96,9 @@ TEST(CalibrationTest, RefusesBadOptions) {
   for (CalibrationOptions bad :
        {CalibrationOptions{0, 1, 0}, CalibrationOptions{1 << 20, 0, 0},
         CalibrationOptions{1 << 20, 1, -1},
-        CalibrationOptions{1 << 20, 1, 0, /*servers=*/0}}) {
+        CalibrationOptions{1 << 20, 1, 0, /*servers=*/0},
+        CalibrationOptions{1 << 20, 1, 0, 1, /*busy_before_call_s=*/-1e-3},
+        CalibrationOptions{1 << 20, 1, 0, 1, /*busy_before_call_s=*/2}}) {
     absl::StatusOr<Calibration> c = Calibrate(bad);
     ASSERT_FALSE(c.ok());
     EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);

@@ -373,23 +373,24 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
 }
 
-TEST(CostModelTest, WakeCostIsPerBucketOfBucketedStrategiesElseOncePerStep) {
+// The step's collectives start behind its compute: one wake-up per step
+// for every collective strategy, however many buckets or tensors it calls.
+TEST(CostModelTest, WakeCostIsOncePerStepOfEveryCollectiveStrategy) {
   CostInputs in = Round();  // n = 4, T = 10
   in.cpu.collective_wake_s = 5e-3;
   in.model_bytes = 30.0 * 1024 * 1024;  // 1 MiB, then 25 MiB buckets: b_r = 3
-  const std::set<std::string> bucketed = {"ring", "ring_fp16", "hierarchical",
-                                          "zero2"};
-  const std::set<std::string> once = {"fusion", "zero1", "zero3"};
+  const std::set<std::string> collective = {
+      "ring", "ring_fp16", "hierarchical", "fusion", "zero1", "zero2", "zero3"};
   for (const std::string& s : CostModelStrategies()) {
-    const double wakes = bucketed.count(s) ? 3 : (once.count(s) ? 1 : 0);
-    EXPECT_NEAR(Predict(s, in).cpu_s, wakes * 5e-3, 1e-12) << s;
+    EXPECT_NEAR(Predict(s, in).cpu_s, collective.count(s) ? 5e-3 : 0, 1e-12)
+        << s;
   }
   // ring_fp16 pays its own fp16 all-reduce's wake-up, when measured.
   in.cpu.half_collective_wake_s = 2e-3;
-  EXPECT_NEAR(Predict("ring_fp16", in).cpu_s, 3 * 2e-3, 1e-12);
-  EXPECT_NEAR(Predict("ring", in).cpu_s, 3 * 5e-3, 1e-12);
-  in.bucket_bytes = 0;  // one bucket per tensor: ten wake-ups
-  EXPECT_NEAR(Predict("ring", in).cpu_s, 10 * 5e-3, 1e-12);
+  EXPECT_NEAR(Predict("ring_fp16", in).cpu_s, 2e-3, 1e-12);
+  EXPECT_NEAR(Predict("ring", in).cpu_s, 5e-3, 1e-12);
+  in.bucket_bytes = 0;  // one bucket per tensor: still one wake-up
+  EXPECT_NEAR(Predict("ring", in).cpu_s, 5e-3, 1e-12);
   EXPECT_NEAR(Predict("zero3", in).cpu_s, 5e-3, 1e-12);
   in.workers = 1;  // nothing to wake
   EXPECT_EQ(Predict("ring", in).cpu_s, 0);
