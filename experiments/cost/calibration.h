@@ -10,30 +10,33 @@
 //                     between 2 ranks as threads over loopback TCP:
 //                     AllReduce, ReduceScatter and AllGatherV of M bytes
 //                     and of 64 KiB, and ring_fp16's all-reduce (to fp16,
-//                     GlooHalfAllReduce, back). Each call starts as a
-//                     training step's first collective does: every rank
-//                     busy until it calls, for busy_before_call_s (compare:
-//                     the baseline's measured compute per step; 0 for
-//                     emulated compute, which sleeps); each timing is the
-//                     mean of 20-80 calls (of each call, the slowest rank's
-//                     time). The slope per byte a rank sends, less
-//                     the loopback link's own 1/B (LinkEstimate, measured
-//                     here too), is the CPU per byte of that operation
-//                     (summation, copies, the transport's system calls).
-//                     The 64 KiB all-reduce is also timed from a barrier
-//                     with idle cores (its fastest call): that time less
-//                     its bytes and its 2α, over its 2 ring steps, is the
-//                     fixed cost of one ring step; the busy start's mean
-//                     less it is the wake-up of a step's collectives
-//                     started while the cores compute (the transport's
-//                     threads wait for a core), paid once per step
-//                     (cost_model.h). It grows with how long the cores were
-//                     busy (collective_bench --busy_us: 0.24 ms from idle
-//                     cores, 1.35 ms after 1-2 ms of busy-waiting, 2.3-2.5
-//                     ms after 4-8 ms, for a 64 KiB all-reduce here), so
-//                     it is measured after the run's own compute time. The
-//                     64 KiB fp16 all-reduce likewise, quiet and busy, for
-//                     ring_fp16's own wake-up (its own Gloo group).
+//                     GlooHalfAllReduce, back), each call from a barrier
+//                     with idle cores (of each call the slowest rank's
+//                     time; of 7-15 calls the median, for 64 KiB the
+//                     fastest). The slope per byte a rank sends, less the
+//                     loopback link's own 1/B (LinkEstimate, measured here
+//                     too), is the CPU per byte of that operation
+//                     (summation, copies, the transport's system calls);
+//                     the 64 KiB all-reduce's time less its bytes and its
+//                     2α, over its 2 ring steps, is the fixed cost of one
+//                     ring step.
+//   wake-up           the 64 KiB all-reduce (and ring_fp16's) again, each
+//                     call as a training step's first collective starts:
+//                     every rank busy until it calls, for
+//                     busy_before_call_s (compare: the baseline's measured
+//                     compute per step; 0 for emulated compute, which
+//                     sleeps); the mean of 80 calls less the quiet call is
+//                     the wake-up of a step's collectives (the transport's
+//                     threads wait for cores its compute held), paid once
+//                     per step (cost_model.h). It grows with how long the
+//                     cores were busy (collective_bench --busy_us, here:
+//                     0.24 ms from idle cores, 1.35 ms after 1-2 ms of
+//                     busy-waiting, 2.3-2.5 ms after 4-8 ms), so it is
+//                     measured after the run's own compute time; a big
+//                     call's transfer runs through the stall (after 3.6 ms
+//                     a 64 KiB all-reduce took 3.9 ms, a 4.5 MB one
+//                     4.5-4.7 ms), which is why the per-byte costs come
+//                     from quiet calls.
 //   given-back pages  writing min(M, 64 MiB) into pages just given back
 //                     with madvise(MADV_DONTNEED), as zero3's all-gathers
 //                     do, against writing them into resident pages (the

@@ -86,8 +86,9 @@
 //   (each of these, at n > 1, + l_w once per step: the wake-up of the
 //   step's collectives, which start on cores that computed until then;
 //   calibrated after busy-waiting for the run's own compute per step, it
-//   holds the later calls' stalls too, e.g. ring's second bucket right
-//   behind the first; ring_fp16 pays its own fp16 all-reduce's l_h)
+//   stands for the later calls' stalls too, such as ring's second bucket
+//   right behind the first, which it covers only in part (docs/RESULTS.md);
+//   ring_fp16 pays its own fp16 all-reduce's l_h)
 //   sps       M · w + n · M · s + ρ
 //   dps, async_ps  M · w_K + n · M · s_K + ρ_K when calibrated against
 //             their K servers; else M · w + n · M · s / min(K, C) + ρ
