@@ -22,6 +22,14 @@ inline void SleepUntil(double deadline) {
   }
 }
 
+// Busy-waits on this thread for `seconds` of steady-clock time, keeping
+// its core, as compute would (no-op for seconds <= 0).
+inline void SpinFor(double seconds) {
+  const double deadline = NowSeconds() + seconds;
+  while (NowSeconds() < deadline) {
+  }
+}
+
 // Measures elapsed wall time from construction or the last Reset().
 class Stopwatch {
  public:

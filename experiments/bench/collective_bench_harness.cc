@@ -209,10 +209,7 @@ absl::StatusOr<RankMeasurement> MeasureOnRank(RankComm& comm, int rank,
     double timed = 0;
     for (int i = 0; i < plan.iters; ++i) {
       RS_RETURN_IF_ERROR(annotate(comm.Barrier()));
-      const Stopwatch busy;
-      while (busy.ElapsedSeconds() * 1e6 <
-             static_cast<double>(plan.busy_before_us)) {
-      }
+      SpinFor(static_cast<double>(plan.busy_before_us) * 1e-6);
       const Stopwatch one;
       RS_RETURN_IF_ERROR(annotate(comm.Run(op)));
       timed += one.ElapsedSeconds();

@@ -69,9 +69,9 @@ double TypicalOfSlowest(const std::vector<std::vector<double>>& seconds,
 // Calls per timing, each after one untimed call: more for small buffers,
 // and more from busy starts, whose mean needs them (at least 5), than
 // from quiet ones, whose fastest call or median does (at least 3). A small
-// call's busy-start mean sets the wake-up, which the bucketed strategies
-// pay per bucket: its calls stall for 1-3 ms at random, and with 30 calls
-// the wake-up ranged 1.3-4.0 ms over 13 calibrations of one morning.
+// call's busy-start mean sets the wake-up: its calls stall for 1-3 ms at
+// random, and with 30 calls the wake-up ranged 1.3-4.0 ms over 13
+// calibrations of one morning.
 int CallsFor(int64_t bytes, CallStart start) {
   if (start.busy) {
     return bytes <= kSmallBytes ? 80 : (bytes <= (int64_t{16} << 20) ? 20 : 5);
@@ -106,11 +106,7 @@ absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes,
       for (int i = 0; i < calls + 1; ++i) {
         rounds[i]->Block();
         if (!status[r].ok()) continue;
-        if (start.busy) {
-          const Stopwatch busy;
-          while (busy.ElapsedSeconds() < start.busy_s) {
-          }
-        }
+        if (start.busy) SpinFor(start.busy_s);
         const Stopwatch watch;
         status[r] = (*call)();
         if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());

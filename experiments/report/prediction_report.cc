@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "experiments/report/repeats.h"
 
 namespace ringside {
 namespace {
@@ -208,11 +209,9 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
     const PredictedRun* widest = nullptr;
     double widest_spread = 1;
     for (const PredictedRun& r : runs) {
-      if (r.measured_runs_s.size() < 2) continue;
-      const auto [lo, hi] = std::minmax_element(r.measured_runs_s.begin(),
-                                                r.measured_runs_s.end());
-      if (*lo > 0 && *hi / *lo > widest_spread) {
-        widest_spread = *hi / *lo;
+      if (const double spread = RunSpread(r.measured_runs_s);
+          spread > widest_spread) {
+        widest_spread = spread;
         widest = &r;
       }
     }

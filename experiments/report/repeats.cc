@@ -27,9 +27,9 @@ ReportRow MedianRun(const std::vector<ReportRow>& runs) {
   return median;
 }
 
-double RunSpread(const ReportRow& row) {
+double RunSpread(const std::vector<double>& run_step_s) {
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
-  for (double s : row.run_step_s) {
+  for (double s : run_step_s) {
     if (s <= 0) continue;
     lo = std::min(lo, s);
     hi = std::max(hi, s);

@@ -22,9 +22,10 @@ namespace ringside {
 // (step_s <= 0) counts as slower than every run with one.
 ReportRow MedianRun(const std::vector<ReportRow>& runs);
 
-// The row's slowest run's step time over its fastest's (>= 1); 1 for a row
-// run once or whose runs lack step times.
-double RunSpread(const ReportRow& row);
+// The slowest over the fastest of a row's runs' step times (its
+// run_step_s; >= 1), leaving out runs without one (<= 0); 1 for a row run
+// once or whose runs lack step times.
+double RunSpread(const std::vector<double>& run_step_s);
 
 }  // namespace ringside
 

@@ -41,13 +41,13 @@ TEST(MedianRunTest, OneRunIsItselfWithNoRunList) {
   const ReportRow once = MedianRun({TimedRun(0.013, 7)});
   EXPECT_DOUBLE_EQ(once.step_s, 0.013);
   EXPECT_TRUE(once.run_step_s.empty());
-  EXPECT_DOUBLE_EQ(RunSpread(once), 1.0);
+  EXPECT_DOUBLE_EQ(RunSpread(once.run_step_s), 1.0);
 }
 
 TEST(RunSpreadTest, SlowestOverFastestIgnoringRunsWithoutAStep) {
   ReportRow row = TimedRun(0.012, 1);
   row.run_step_s = {0.012, 0.015, 0, 0.010};
-  EXPECT_DOUBLE_EQ(RunSpread(row), 1.5);
+  EXPECT_DOUBLE_EQ(RunSpread(row.run_step_s), 1.5);
 }
 
 }  // namespace
