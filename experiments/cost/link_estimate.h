@@ -2,14 +2,17 @@
 // report (prediction_report.h) predicts with. For each of the two, in order:
 //   1. the value given on the command line (--model_bandwidth_gbit > 0,
 //      --model_latency_us >= 0);
-//   2. the shaped link when runs use network namespaces (--link_gbit > 0;
-//      its --link_latency_us plus the host's own stack latency, measured as
-//      in 3, which a shaped link's messages cross too);
+//   2. the shaped link when runs use network namespaces (--link_gbit > 0):
+//      measured through a shaped topology of its own (job/link_probe.h):
+//      B the goodput each way with data both ways at once, α half a 4-byte
+//      round trip. Where the probe cannot run (no namespaces here) or is
+//      switched off: B the nominal rate, α its --link_latency_us plus the
+//      host's own stack, measured as in 3; the source says which and why;
 //   3. measured on loopback before the runs with a plain TCP stream
 //      (tcp_echo.h): B from a 16 MiB message echoed back (bytes moved /
 //      seconds), α as half the round trip of a 4-byte message.
-// Blocking (the measurement takes well under a second on loopback),
-// bounded by `timeout`.
+// Blocking (well under a second on loopback; about 5 s for a shaped link's
+// probe), every socket call bounded by `timeout`.
 #ifndef RINGSIDE_EXPERIMENTS_COST_LINK_ESTIMATE_H_
 #define RINGSIDE_EXPERIMENTS_COST_LINK_ESTIMATE_H_
 
@@ -31,6 +34,8 @@ struct LinkHints {
   double given_latency_us = -1;   // >= 0: use it
   double shaped_gbit = 0;         // > 0: runs are on a shaped link
   double shaped_latency_us = 0;   // its added latency
+  // Measure a shaped link (2 above); false: take it as given (tests).
+  bool probe_shaped = true;
 };
 
 absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,

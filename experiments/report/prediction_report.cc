@@ -148,12 +148,17 @@ ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs) {
 std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                const CostInputs& link,
                                const std::string& link_source) {
+  // Two decimals, or three significant digits below 1 Gbit/s (a shaped
+  // 0.1 Gbit/s link measures 0.0934).
+  const double gbit = link.bandwidth_Bps * 8 / 1e9;
+  const std::string b = gbit >= 1 ? absl::StrFormat("%.2f", gbit)
+                                  : absl::StrFormat("%.3g", gbit);
   std::string out = absl::StrFormat(
-      "Link: B = %.2f Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
+      "Link: B = %s Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
       "%.1f ms; overlap o = %.2f. Each run's own measured compute per step "
       "(its slowest rank's) "
       "is t_c; error = (predicted − measured) / measured step time.\n\n",
-      link.bandwidth_Bps * 8 / 1e9, link.latency_s * 1e6, link_source,
+      b, link.latency_s * 1e6, link_source,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
       link.overlap);
   // With repeated runs, the median run's step and every run's range.

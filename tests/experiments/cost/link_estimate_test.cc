@@ -24,6 +24,7 @@ TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
   LinkHints hints;
   hints.shaped_gbit = 25;
   hints.shaped_latency_us = 50;
+  hints.probe_shaped = false;
   absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(5));
   ASSERT_TRUE(link.ok()) << link.status();
   EXPECT_DOUBLE_EQ(link->bandwidth_Bps, 25e9 / 8);
@@ -32,8 +33,38 @@ TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
   EXPECT_GT(link->latency_s, 50e-6 + 0.25e-6);
   EXPECT_LT(link->latency_s, 50e-6 + 5e-3);
   EXPECT_EQ(link->source,
-            "B of the shaped link; α of the shaped link plus this host's "
-            "stack (loopback 4-byte round trip / 2)");
+            "B the shaped link's nominal rate; α of the shaped link plus "
+            "this host's stack (loopback 4-byte round trip / 2)");
+}
+
+// A shaped link is measured through namespaces of its own where they can
+// be made (root), else taken at its nominal rate with the reason.
+TEST(LinkEstimateTest, ShapedLinkIsMeasuredOrSaysWhyNot) {
+  LinkHints hints;
+  hints.shaped_gbit = 0.5;
+  absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(10));
+  ASSERT_TRUE(link.ok()) << link.status();
+  if (link->source.find("not measured: ") != std::string::npos) {
+    EXPECT_DOUBLE_EQ(link->bandwidth_Bps, 0.5e9 / 8);
+    EXPECT_EQ(link->source.find("B the shaped link's nominal rate (not "
+                                "measured: "),
+              0u)
+        << link->source;
+    return;
+  }
+  // Both ways at once on 0.5 Gbit/s: above half the rate, not above it
+  // (htb's 1 ms burst aside).
+  EXPECT_GT(link->bandwidth_Bps, 0.5 * 0.5e9 / 8) << link->source;
+  EXPECT_LT(link->bandwidth_Bps, 1.02 * 0.5e9 / 8) << link->source;
+  EXPECT_GT(link->latency_s, 0.25e-6);
+  EXPECT_LT(link->latency_s, 5e-3);
+  EXPECT_EQ(link->source.find("B measured through the shaped link, both "
+                              "ways at once: "),
+            0u)
+      << link->source;
+  EXPECT_NE(link->source.find("α measured through the shaped link"),
+            std::string::npos)
+      << link->source;
 }
 
 // Loopback: a TCP stream moves somewhere between 10 MB/s and 1 TB/s, and a
