@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,9 @@ constexpr uint8_t kAllGatherVSlotPrefix = 0x21;
 // exchanging 7 MB each over 1 Gbit/s netns links took 92-116 ms where
 // 56 ms is the link time; receive-first took 58 ms).
 constexpr int64_t kRingPiece = kRingPieceFloats;
+// ReduceScatter's receive window: pieces in flight from the left neighbour
+// (4 MiB of scratch).
+constexpr int64_t kReduceScatterWindow = 4;
 
 // A wait on an unbound buffer that returned false was aborted: as Gloo
 // does for its own operations, throw (RS_GLOO_CALL turns it into a Status).
@@ -182,11 +186,16 @@ class GlooCollective final : public Collective {
   // ReduceScatterHalvingDoubling, has no per-call timeout or tag). Step s
   // of n-1: send shard (r-1-s) mod n to the right neighbour, receive shard
   // (r-2-s) mod n from the left one and add it in; the shard received last
-  // is r, complete. Shards of 0 floats are skipped by both ends. Each
-  // shard travels in pieces of kRingPiece floats, all posted at
-  // once (Gloo matches a pair's messages on one slot in order), so the sum
-  // of one piece overlaps the transfer of the next. Each step posts its
-  // receives before its sends (see kRingPiece's note on why).
+  // is r, complete. Shards of 0 floats are skipped by both ends. Shards
+  // travel in pieces of kRingPiece floats, and each piece received is
+  // added in and forwarded at once (what step s+1 sends is what step s
+  // received), so a shard crosses the n-1 links as a pipeline, not one
+  // link after another: a shard that one rank alone holds (zero3's
+  // tensors) costs about its own size on the busiest link, not n-1 times
+  // it (worker/strategies/sharded_optimizer.h, PipelinedRingCriticalBytes,
+  // as for AllGatherV). Pieces land in a window of kReduceScatterWindow
+  // scratch slots, each slot posted again once its piece is added in;
+  // receives are posted before sends (see kRingPiece's note on why).
   absl::Status ReduceScatter(absl::Span<float> data,
                              absl::Span<const int64_t> counts, ReduceOp op,
                              absl::Duration timeout) override {
@@ -198,42 +207,66 @@ class GlooCollective final : public Collective {
     const int n = size(), r = rank();
     const uint32_t tag = NextTag();
     if (n == 1 || data.empty()) return absl::OkStatus();
-    int64_t largest = 0;
-    for (int64_t c : counts) largest = std::max(largest, c);
-    std::vector<float> incoming(static_cast<size_t>(largest));
     const int right = (r + 1) % n, left = (r + n - 1) % n;
+    // Every piece this rank receives, in the order the left one sends them:
+    // shard (r-2-s) mod n for s = 0..n-2, each piece forwarded but the last
+    // step's.
+    struct Piece {
+      int64_t at = 0;  // floats into data
+      int64_t len = 0;
+      bool forward = false;
+    };
+    std::vector<Piece> pieces;
+    for (int s = 0; s < n - 1; ++s) {
+      const int shard = ((r - 2 - s) % n + n) % n;
+      const int64_t offset = ShardOffset(counts, shard);
+      for (int64_t at = 0; at < counts[shard]; at += kRingPiece) {
+        pieces.push_back(
+            {offset + at, std::min(kRingPiece, counts[shard] - at), s < n - 2});
+      }
+    }
+    const int64_t slots =
+        std::min<int64_t>(kReduceScatterWindow, pieces.size());
+    const size_t scratch = static_cast<size_t>(slots * kRingPiece);
+    if (scratch_.size() < scratch) scratch_.resize(scratch);
     const auto deadline = std::chrono::steady_clock::now() + t;
     RS_RETURN_IF_ERROR(Record(RS_GLOO_CALL(what, {
       const uint64_t slot = gloo::Slot::build(kReduceScatterSlotPrefix, tag);
       auto out = context_->createUnboundBuffer(data.data(),
                                                data.size() * sizeof(float));
-      auto in = context_->createUnboundBuffer(
-          incoming.data(), incoming.size() * sizeof(float));
-      for (int s = 0; s < n - 1; ++s) {
-        const int send = ((r - 1 - s) % n + n) % n;
-        const int recv = ((r - 2 - s) % n + n) % n;
-        const int64_t send_at = ShardOffset(counts, send);
-        for (int64_t at = 0; at < counts[recv]; at += kRingPiece) {
-          const int64_t len = std::min(kRingPiece, counts[recv] - at);
-          in->recv(left, slot, at * sizeof(float), len * sizeof(float));
-        }
-        int sends = 0;
-        for (int64_t at = 0; at < counts[send]; at += kRingPiece) {
-          const int64_t len = std::min(kRingPiece, counts[send] - at);
-          out->send(right, slot, (send_at + at) * sizeof(float),
-                    len * sizeof(float));
+      std::unique_ptr<gloo::transport::UnboundBuffer> in;
+      if (slots > 0) {
+        in = context_->createUnboundBuffer(scratch_.data(),
+                                           scratch * sizeof(float));
+      }
+      auto post = [&](size_t i) {
+        const int64_t at = static_cast<int64_t>(i) % slots * kRingPiece;
+        in->recv(left, slot, at * sizeof(float), pieces[i].len * sizeof(float));
+      };
+      for (int64_t i = 0; i < slots; ++i) post(i);
+      int64_t sends = 0;
+      const int first = ((r - 1) % n + n) % n;  // step 0 sends its own
+      const int64_t first_at = ShardOffset(counts, first);
+      for (int64_t at = 0; at < counts[first]; at += kRingPiece) {
+        out->send(right, slot, (first_at + at) * sizeof(float),
+                  std::min(kRingPiece, counts[first] - at) * sizeof(float));
+        ++sends;
+      }
+      for (size_t i = 0; i < pieces.size(); ++i) {
+        WaitOrThrow(in->waitRecv(deadline), "ReduceScatter receive");
+        const float* incoming =
+            scratch_.data() + static_cast<int64_t>(i) % slots * kRingPiece;
+        float* target = data.data() + pieces[i].at;
+        for (int64_t k = 0; k < pieces[i].len; ++k) target[k] += incoming[k];
+        if (i + slots < pieces.size()) post(i + slots);
+        if (pieces[i].forward) {
+          out->send(right, slot, pieces[i].at * sizeof(float),
+                    pieces[i].len * sizeof(float));
           ++sends;
         }
-        float* shard = data.data() + ShardOffset(counts, recv);
-        for (int64_t at = 0; at < counts[recv]; at += kRingPiece) {
-          const int64_t end = std::min(at + kRingPiece, counts[recv]);
-          WaitOrThrow(in->waitRecv(deadline), "ReduceScatter receive");
-          for (int64_t i = at; i < end; ++i) shard[i] += incoming[i];
-        }
-        // The next step sends what this one received: wait for the sends.
-        for (int k = 0; k < sends; ++k) {
-          WaitOrThrow(out->waitSend(deadline), "ReduceScatter send");
-        }
+      }
+      for (int64_t k = 0; k < sends; ++k) {
+        WaitOrThrow(out->waitSend(deadline), "ReduceScatter send");
       }
     })));
     if (op == ReduceOp::kAverage) {
@@ -342,6 +375,9 @@ class GlooCollective final : public Collective {
   std::string algorithm_name_;
   absl::Status broken_;
   uint32_t next_tag_ = 0;
+  // ReduceScatter's receive slots (kReduceScatterWindow pieces at most),
+  // kept from call to call so that their pages fault in once.
+  std::vector<float> scratch_;
 };
 
 }  // namespace

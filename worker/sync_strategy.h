@@ -162,8 +162,8 @@ struct StepStats {
   int64_t bytes_sent = 0;
   int64_t bytes_received = 0;
   // Sharded strategies (zero1-3): the bytes their ring collectives keep the
-  // busiest link sending one after another (RingCriticalBytes per
-  // reduce-scatter, AllGatherCriticalBytes per all-gather,
+  // busiest link sending one after another (PipelinedRingCriticalBytes
+  // per reduce-scatter and all-gather,
   // worker/strategies/sharded_optimizer.h: more than bytes_sent when a
   // collective's shards are uneven); 0: not
   // reported. The cost model's zero formulas use it (the final record's

@@ -131,8 +131,12 @@ TEST_P(GlooShardedTest, ReduceScatterThenAllGatherVMatchTheClosedForm) {
 INSTANTIATE_TEST_SUITE_P(
     RanksSizesShards, GlooShardedTest,
     ::testing::Combine(::testing::Values(1, 2, 3, 4),
+                       // 262147: a piece and 3 floats; 1310723: 5 pieces
+                       // and 3 floats, so that one shard's pieces outrun
+                       // ReduceScatter's window of 4 receive slots.
                        ::testing::Values(int64_t{0}, int64_t{1}, int64_t{7},
-                                         int64_t{1000}, int64_t{262147}),
+                                         int64_t{1000}, int64_t{262147},
+                                         int64_t{1310723}),
                        ::testing::Values("balanced", "ragged", "gaps", "one")),
     [](const ::testing::TestParamInfo<Param>& info) {
       return absl::StrCat(std::get<0>(info.param), "ranks_",

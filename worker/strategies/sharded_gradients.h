@@ -14,8 +14,8 @@
 // plus the unreduced gradients there too, what the strategy holds
 // logically; the final record says the saving is counted, not realised):
 // peak_bytes, the final record's grad_bytes. TakeStepBytes: the bytes each
-// way the reductions queued since its last call, and their RingCriticalBytes
-// (sharded_optimizer.h) in `critical`.
+// way the reductions queued since its last call, and their
+// PipelinedRingCriticalBytes (sharded_optimizer.h) in `critical`.
 //
 // Thread-safety: construction, Reduce, peak_bytes and TakeStepBytes on the
 // training thread; the queued work runs on `comm`'s thread. `context`,

@@ -29,14 +29,8 @@ int64_t ShardedPhaseBytes(int64_t bytes, int world_size) {
   return bytes * (world_size - 1) / world_size;
 }
 
-int64_t RingCriticalBytes(absl::Span<const int64_t> counts) {
-  if (counts.size() < 2) return 0;
-  const int64_t largest = *std::max_element(counts.begin(), counts.end());
-  return static_cast<int64_t>(counts.size() - 1) * largest * 4;
-}
-
-int64_t AllGatherCriticalBytes(absl::Span<const int64_t> counts,
-                               int64_t piece_floats) {
+int64_t PipelinedRingCriticalBytes(absl::Span<const int64_t> counts,
+                                   int64_t piece_floats) {
   if (counts.size() < 2) return 0;
   const int64_t n = static_cast<int64_t>(counts.size());
   int64_t total = 0;
@@ -136,7 +130,7 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
   RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
   stats.bytes_sent = stats.bytes_received =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
-  stats.ring_critical_bytes = AllGatherCriticalBytes(counts_, kRingPieceFloats);
+  stats.ring_critical_bytes = PipelinedRingCriticalBytes(counts_, kRingPieceFloats);
   return stats;
 }
 

@@ -107,23 +107,18 @@ absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
 // all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.
 int64_t ShardedPhaseBytes(int64_t bytes, int world_size);
 
-// The bytes a ring reduce-scatter or all-gather with these shards (`counts`,
-// floats, one per rank) keeps its busiest link sending one after another:
-// each of its n-1 steps lasts as long as the largest shard takes, so
-// (n-1) * max(counts) * 4; ShardedPhaseBytes when the shards are equal, up
-// to (n-1) times the whole when one rank owns everything. 0 for one rank.
-int64_t RingCriticalBytes(absl::Span<const int64_t> counts);
-
-// The same for a ring all-gather that forwards each piece of `piece_floats`
-// as soon as it lands (GlooCollective::AllGatherV, kRingPieceFloats): the
-// busiest link carries every shard but its receiver's, total − min(counts),
-// and the largest shard's last piece arrives (n−2) pieces after its first,
+// The bytes a ring reduce-scatter or all-gather with these shards
+// (`counts`, floats, one per rank) keeps its busiest link sending one after
+// another, when each piece of `piece_floats` is forwarded as soon as it
+// lands (GlooCollective's ReduceScatter and AllGatherV, kRingPieceFloats):
+// the busiest link carries every shard but one, total − min(counts), and
+// the largest shard's last piece arrives (n−2) pieces after its first,
 // largest + (n−2)·min(largest, piece); the larger of the two, in bytes.
-// RingCriticalBytes' (n−1)·largest when shards are equal or at most one
-// piece; a one-way shard of many pieces costs about its own size, not
-// (n−1) times it. 0 for one rank.
-int64_t AllGatherCriticalBytes(absl::Span<const int64_t> counts,
-                               int64_t piece_floats);
+// ShardedPhaseBytes when the shards are equal; a shard that one rank alone
+// holds (zero3's tensors) costs about its own size, not (n−1) times it, as
+// it would in a ring whose steps wait for each other. 0 for one rank.
+int64_t PipelinedRingCriticalBytes(absl::Span<const int64_t> counts,
+                                   int64_t piece_floats);
 
 // One `phase` span [start_s, end_s] on every tensor's lane (args: step,
 // the tensor's bytes): a collective over the whole flat buffer, as the

@@ -64,7 +64,7 @@ void Zero3Strategy::QueueGather(int tensor) {
   const TensorSpec& spec = context_.layout.tensor(tensor);
   gathered_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
   gathered_critical_bytes_ +=
-      AllGatherCriticalBytes(shards_->counts(tensor), kRingPieceFloats);
+      PipelinedRingCriticalBytes(shards_->counts(tensor), kRingPieceFloats);
   const int64_t step = step_;
   gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
     const TensorSpec& spec = context_.layout.tensor(tensor);

@@ -138,7 +138,7 @@ class Zero3Strategy final : public SyncStrategy {
   absl::Status error_;  // the hooks' first failure, for FinishStep
   double hook_wait_s_ = 0;
   int64_t gathered_bytes_ = 0;           // this step's all-gathers, each way
-  int64_t gathered_critical_bytes_ = 0;  // and AllGatherCriticalBytes
+  int64_t gathered_critical_bytes_ = 0;  // and PipelinedRingCriticalBytes
   int64_t param_bytes_ = 0;              // held now
   int64_t peak_param_bytes_ = -1;
 };

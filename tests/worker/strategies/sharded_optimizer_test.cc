@@ -42,22 +42,18 @@ TEST(ShardedOptimizerTest, HoldsStateForItsOwnShardOnly) {
   }
   EXPECT_EQ(ShardedPhaseBytes(1000, 4), 750);
   EXPECT_EQ(ShardedPhaseBytes(1000, 1), 0);
-  // A ring waits on its largest shard at each of its n-1 steps.
+  // A pipelined ring: equal shards move (n-1)/n of the buffer; a one-way
+  // shard of 10 pieces of 100 floats takes its own size plus 2 pieces to
+  // cross three links, not 3 times its size; of one piece, 3 times it.
   const std::vector<int64_t> even = {250, 250, 250, 250};
   const std::vector<int64_t> one_way = {0, 1000, 0, 0};
   const std::vector<int64_t> alone = {1000};
-  EXPECT_EQ(RingCriticalBytes(even), ShardedPhaseBytes(4000, 4));
-  EXPECT_EQ(RingCriticalBytes(one_way), 3 * 1000 * 4);
-  EXPECT_EQ(RingCriticalBytes(alone), 0);
-  // A pipelined all-gather: equal shards as the ring; a one-way shard of
-  // 10 pieces of 100 floats takes its own size plus 2 pieces to cross
-  // three links, not 3 times its size; one piece or less, the ring's.
-  EXPECT_EQ(AllGatherCriticalBytes(even, 100), ShardedPhaseBytes(4000, 4));
-  EXPECT_EQ(AllGatherCriticalBytes(one_way, 100), (1000 + 2 * 100) * 4);
-  EXPECT_EQ(AllGatherCriticalBytes(one_way, 1000), RingCriticalBytes(one_way));
-  EXPECT_EQ(AllGatherCriticalBytes(alone, 100), 0);
+  EXPECT_EQ(PipelinedRingCriticalBytes(even, 100), ShardedPhaseBytes(4000, 4));
+  EXPECT_EQ(PipelinedRingCriticalBytes(one_way, 100), (1000 + 2 * 100) * 4);
+  EXPECT_EQ(PipelinedRingCriticalBytes(one_way, 1000), 3 * 1000 * 4);
+  EXPECT_EQ(PipelinedRingCriticalBytes(alone, 100), 0);
   // Uneven shards: the busiest link carries all but the smallest.
-  EXPECT_EQ(AllGatherCriticalBytes({400, 300, 200, 100}, 50),
+  EXPECT_EQ(PipelinedRingCriticalBytes({400, 300, 200, 100}, 50),
             (1000 - 100) * 4);
 }
 
