@@ -437,6 +437,10 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   in.bandwidth_Bps = estimate->bandwidth_Bps;
   in.latency_s = estimate->latency_s;
   in.overlap = absl::GetFlag(FLAGS_model_overlap);
+  // Unshaped loopback: the cores move the link's bytes (its measured 1/B),
+  // so the CPU terms add to it; a shaped link or a given one is a wire of
+  // its own.
+  in.cpu_streams_with_link = hints.given_gbit > 0 || hints.shaped_gbit > 0;
   const FusionOptions fusion;
   in.fusion_threshold_bytes =
       static_cast<double>(fusion.fusion_threshold_bytes);

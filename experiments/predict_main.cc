@@ -142,8 +142,11 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
       doc["hardware"]["cpu_model"].is_string()) {
     where = doc["hardware"]["cpu_model"].get<std::string>();
   }
-  return absl::StrCat("Calibration: from ", path, " (measured on ", where,
-                      "): ", CpuCostsJson(in.cpu).dump(), ".");
+  return absl::StrCat(
+      "Calibration: from ", path, " (measured on ", where,
+      "): ", CpuCostsJson(in.cpu).dump(),
+      ". Each link is a wire of its own: the per-byte CPU terms run while "
+      "the bytes are on it, and the slower of the two counts.");
 }
 
 absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,

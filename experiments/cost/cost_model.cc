@@ -111,8 +111,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     if (in.workers > 1) {
       p.bandwidth_s = RingBandwidthSeconds(in);
       p.latency_s = buckets * RingLatencySeconds(in);
-      p.cpu_s = 2 * share * M * c.allreduce_byte_s +
-                buckets * all_reduce * step + wake;
+      p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s;
+      p.cpu_s = p.streamed_cpu_s + buckets * all_reduce * step + wake;
     }
     return true;
   }
@@ -123,8 +123,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s = buckets * RingLatencySeconds(in);
       const double half_wake =
           c.half_collective_wake_s > 0 ? c.half_collective_wake_s : wake;
-      p.cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
-                buckets * all_reduce * step + half_wake;
+      p.streamed_cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s;
+      p.cpu_s = p.streamed_cpu_s + buckets * all_reduce * step + half_wake;
     }
     return true;
   }
@@ -135,8 +135,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s =
           static_cast<double>(FusedAllReduces(in) + 1) * RingLatencySeconds(in);
       p.overhead_s = in.cycle_s;
+      p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s;
       p.cpu_s =
-          2 * share * M * c.allreduce_byte_s +
+          p.streamed_cpu_s +
           static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step +
           wake;
     }
@@ -147,8 +148,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.bandwidth_s = DuplexFactor(in) * n * M / B;
     p.latency_s = 2.0 * in.latency_s;
     p.overhead_s = PsPipelineSeconds(in, 1);
-    p.cpu_s =
-        M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s + c.ps_round_s;
+    p.streamed_cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s;
+    p.cpu_s = p.streamed_cpu_s + c.ps_round_s;
     return true;
   }
   if (strategy == "dps" || strategy == "async_ps") {
@@ -161,14 +162,16 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     p.overhead_s = PsPipelineSeconds(in, in.servers);
     if (c.ps_sharded_servers > 0 && c.ps_sharded_servers == in.servers) {
       // Measured against these K servers on this machine's cores.
-      p.cpu_s = M * c.ps_sharded_worker_byte_s +
-                n * M * c.ps_sharded_server_byte_s + c.ps_sharded_round_s;
+      p.streamed_cpu_s = M * c.ps_sharded_worker_byte_s +
+                         n * M * c.ps_sharded_server_byte_s;
+      p.cpu_s = p.streamed_cpu_s + c.ps_sharded_round_s;
     } else {
       // From one server's costs: the servers' CPU work runs on at most C
       // cores at once.
       const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
-      p.cpu_s = M * c.ps_worker_byte_s +
-                n * M * c.ps_server_byte_s / parallel + c.ps_round_s;
+      p.streamed_cpu_s =
+          M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel;
+      p.cpu_s = p.streamed_cpu_s + c.ps_round_s;
     }
     return true;
   }
@@ -182,12 +185,13 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
       p.latency_s = phases * (n - 1.0) * in.latency_s;
       if (zero1) {  // one whole-buffer all-reduce
-        p.cpu_s = wake + 2 * share * M * c.allreduce_byte_s +
-                  share * M * c.allgather_byte_s + (all_reduce + half) * step;
+        p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s +
+                           share * M * c.allgather_byte_s;
+        p.cpu_s = wake + p.streamed_cpu_s + (all_reduce + half) * step;
       } else {  // a reduce-scatter per bucket, then the all-gather
-        p.cpu_s = wake +
-                  share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-                  (buckets + 1) * half * step;
+        p.streamed_cpu_s =
+            share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s);
+        p.cpu_s = wake + p.streamed_cpu_s + (buckets + 1) * half * step;
       }
     }
     return true;
@@ -208,10 +212,11 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
           2.0 * (r - 1.0) / r * M / b_intra + 2.0 * (h - 1.0) / h * M / B;
       p.latency_s = buckets * (2.0 * (r - 1.0) * a_intra +
                                2.0 * (h - 1.0) * in.latency_s);
-      p.cpu_s =
+      p.streamed_cpu_s =
           (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-          2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
-          buckets * (2 * (r - 1) + 2 * (h - 1)) * step + wake;
+          2 * (h - 1) / h * (M / r) * c.allreduce_byte_s;
+      p.cpu_s = p.streamed_cpu_s +
+                buckets * (2 * (r - 1) + 2 * (h - 1)) * step + wake;
     }
     return true;
   }
@@ -220,10 +225,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.bandwidth_s = ShardedBandwidthSeconds(in, 3.0);
       p.latency_s = T * 3.0 * (n - 1.0) * in.latency_s;
       // Both all-gathers land in pages given back after the tensor's use.
-      p.cpu_s = share * M *
-                    (2 * c.allgather_byte_s + c.reduce_scatter_byte_s +
-                     2 * c.refault_byte_s) +
-                3 * T * half * step + wake;
+      p.streamed_cpu_s = share * M *
+                         (2 * c.allgather_byte_s + c.reduce_scatter_byte_s +
+                          2 * c.refault_byte_s);
+      p.cpu_s = p.streamed_cpu_s + 3 * T * half * step + wake;
     }
     return true;
   }
@@ -462,7 +467,12 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   if (!memory.ok()) return memory.status();
   p.worker_memory_bytes = memory->worker_bytes;
   p.server_memory_bytes = memory->server_bytes;
-  p.comm_s = p.bandwidth_s + p.latency_s + p.overhead_s + p.cpu_s;
+  // On a wire of its own the per-byte CPU work runs while the bytes are in
+  // flight, chunk by chunk: the link's seconds beyond it are what it adds.
+  p.wire_s = in.cpu_streams_with_link
+                 ? std::max(0.0, p.bandwidth_s - p.streamed_cpu_s)
+                 : p.bandwidth_s;
+  p.comm_s = p.wire_s + p.latency_s + p.overhead_s + p.cpu_s;
   // async_ps with a staleness bound communicates in the background.
   const double overlap =
       strategy == "async_ps" && in.staleness > 0 ? 1.0 : in.overlap;
@@ -591,6 +601,8 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"latency_s", p.latency_s},
                     {"overhead_s", p.overhead_s},
                     {"cpu_s", p.cpu_s},
+                    {"streamed_cpu_s", p.streamed_cpu_s},
+                    {"wire_s", p.wire_s},
                     {"comm_s", p.comm_s},
                     {"exposed_comm_s", p.exposed_comm_s},
                     {"step_s", p.step_s},
@@ -611,6 +623,7 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"cycle_s", in.cycle_s},
             {"overlap", in.overlap},
             {"ps_push_pull_overlap", in.ps_push_pull_overlap},
+            {"cpu_streams_with_link", in.cpu_streams_with_link},
             {"bucket_bytes", in.bucket_bytes},
             {"first_bucket_bytes", in.first_bucket_bytes},
             {"ranks_per_host", in.ranks_per_host},

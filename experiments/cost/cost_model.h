@@ -57,11 +57,10 @@
 //             parameters (an all-reduce's bytes):
 //               2(n−1)/n · M/B + 2(n−1)α
 //   (zero1, zero2, zero3: with ring_critical_bytes R > 0 from the run, the
-//   bandwidth term is R/B instead: each reduce-scatter step lasts as long
-//   as its largest shard, an all-gather forwards 1 MiB pieces as they land
-//   (the busiest link's bytes, or the largest shard plus (n−2) pieces), and
-//   zero2's buckets and zero3's tensors mostly lie in one rank's shard, so
-//   their bytes go one way)
+//   bandwidth term is R/B instead: a reduce-scatter and an all-gather
+//   forward 1 MiB pieces as they land (the busiest link's bytes, or the
+//   largest shard plus (n−2) pieces), and zero2's buckets and zero3's
+//   tensors mostly lie in one rank's shard, so their bytes go one way)
 //   zero3     n = 1: 0; else per tensor an all-gather before forward,
 //             another before backward and a reduce-scatter of its
 //             gradient (1.5× an all-reduce's bytes):
@@ -123,6 +122,17 @@
 // AutoChunkBytes(M, K), core/ps_chunks.h; at most a server's range M/K).
 // Measured at 0.1 Gbit/s, n = 2, sps (mobilenet_v2): the step's excess over
 // n·M/B grew with C at 0.35 s per MB, against 2n/B = 0.32 s per MB.
+//
+// The CPU terms' per-byte part (streamed_cpu_s: the a_b, a_h, r_b, g_b,
+// f_b, w and s terms; not c_s, l_w, l_h or ρ) and the link: on a wire of
+// its own (CostInputs::cpu_streams_with_link: a NIC, a shaped link) the
+// per-byte CPU work runs while the bytes are in flight, chunk by chunk, so
+// the link adds only its seconds beyond it, wire = max(0, bandwidth −
+// streamed cpu); where the cores move the link's bytes themselves
+// (loopback, whose 1/B is the kernel's copies, measured) the two add,
+// wire = bandwidth. comm = wire + latency + overhead + cpu. Measured at
+// 1 Gbit/s (mobilenet_v2, n = 2): dps's servers' 25 ms of summing ran
+// inside its 118 ms on the link (docs/RESULTS.md).
 //
 // Step time = t_c + exposed, exposed = max(0, comm − cpu − o·t_c) + cpu,
 // where o, the overlap fraction in [0, 1], is the share of compute during
@@ -243,6 +253,11 @@ struct CostInputs {
   // the same as B and α.
   double intra_bandwidth_Bps = 0;
   double intra_latency_s = -1;
+  // true: the link is a wire of its own (a NIC, a shaped link), and the
+  // CPU terms' per-byte part streams alongside its transfers (the file
+  // comment); false: the cores move the link's bytes (loopback), and the
+  // two add.
+  bool cpu_streams_with_link = true;
   // Parameter servers: true (d = 1) when push and pull share the seconds
   // of a full-duplex link; false (d = 2) when they follow one another.
   bool ps_push_pull_overlap = true;
@@ -272,14 +287,17 @@ struct Prediction {
   int64_t workers = 1;   // n the prediction is for (1 for baseline)
   int64_t servers = 0;   // parameter-server processes (0, 1 or K)
   double compute_s = 0;  // t_c
-  // comm = bandwidth_s + latency_s + overhead_s + cpu_s (seconds per
-  // step).
+  // comm = wire_s + latency_s + overhead_s + cpu_s (seconds per step).
   double bandwidth_s = 0;  // bytes / B terms
   double latency_s = 0;    // α terms
   // fusion: the cycle τ; sps, dps, async_ps: the chunk pipeline's fill
   // and drain, 2·n·C/B; else 0
   double overhead_s = 0;
   double cpu_s = 0;        // the calibrated CPU terms (CpuCosts); else 0
+  double streamed_cpu_s = 0;  // their per-byte part (within cpu_s)
+  // bandwidth_s beyond streamed_cpu_s on a wire of its own, else
+  // bandwidth_s (CostInputs::cpu_streams_with_link)
+  double wire_s = 0;
   double comm_s = 0;
   double exposed_comm_s = 0;      // max(0, comm − cpu − o·t_c) + cpu
   double step_s = 0;              // t_c + exposed
@@ -338,7 +356,8 @@ absl::StatusOr<double> PredictionError(double predicted, double measured);
 std::string PredictionsMarkdown(const std::vector<Prediction>& predictions);
 
 // {"inputs": {...}, "predictions": [{strategy, workers, servers, compute_s,
-// bandwidth_s, latency_s, overhead_s, comm_s, exposed_comm_s, step_s,
+// bandwidth_s, latency_s, overhead_s, cpu_s, streamed_cpu_s, wire_s,
+// comm_s, exposed_comm_s, step_s,
 // utilization, speedup, scaling_efficiency, worker_memory_bytes,
 // server_memory_bytes}, ...]}.
 nlohmann::json PredictionsJson(const CostInputs& in,

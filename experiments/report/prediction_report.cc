@@ -155,12 +155,17 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                   : absl::StrFormat("%.3g", gbit);
   std::string out = absl::StrFormat(
       "Link: B = %s Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
-      "%.1f ms; overlap o = %.2f. Each run's own measured compute per step "
-      "(its slowest rank's) "
+      "%.1f ms; overlap o = %.2f; %s. Each run's own measured compute per "
+      "step (its slowest rank's) "
       "is t_c; error = (predicted − measured) / measured step time.\n\n",
       b, link.latency_s * 1e6, link_source,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
-      link.overlap);
+      link.overlap,
+      link.cpu_streams_with_link
+          ? "the CPU terms' per-byte part runs while the bytes are on the "
+            "wire (a link of its own)"
+          : "the CPU terms add to the link's seconds (loopback: the cores "
+            "move its bytes)");
   // With repeated runs, the median run's step and every run's range.
   const bool repeated =
       std::any_of(runs.begin(), runs.end(), [](const PredictedRun& r) {

@@ -326,6 +326,7 @@ TEST(CostModelTest, UncalibratedModelHasNoCpuTerms) {
 TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   CostInputs in = Round();  // n = 4, K = 2, T = 10, M = 1e9
   in.cpu = RoundCpu();
+  in.cpu_streams_with_link = false;  // loopback: the cores move the bytes
   in.bucket_bytes = 0;  // ring: one all-reduce per tensor
   struct Case {
     const char* strategy;
@@ -359,6 +360,7 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
     EXPECT_NEAR(p.comm_s, p.bandwidth_s + p.latency_s + p.overhead_s + c.cpu_s,
                 1e-9)
         << c.strategy;
+    EXPECT_EQ(p.wire_s, p.bandwidth_s) << c.strategy;
   }
   // The servers' CPU runs on at most C cores at once.
   in.servers = 4;
@@ -371,6 +373,48 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   EXPECT_EQ(Predict("ring", in).cpu_s, 0);
   EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.2 + 0.002, 1e-9);
+}
+
+// On a wire of its own the per-byte CPU work runs while the bytes are in
+// flight: the link adds only its seconds beyond it, and where the CPU is
+// the slower the link adds nothing; the fixed CPU terms always add.
+TEST(CostModelTest, PerByteCpuStreamsAlongsideAWireOfItsOwn) {
+  CostInputs in = Round();  // n = 4, K = 2, T = 10, M = 1e9, B = 1e9 B/s
+  in.cpu = RoundCpu();
+  in.bucket_bytes = 0;
+  ASSERT_TRUE(in.cpu_streams_with_link);  // the default
+  // ring: 1.5 s on the link, 0.15 s of summing in it, 60 ms of ring steps.
+  Prediction p = Predict("ring", in);
+  EXPECT_NEAR(p.streamed_cpu_s, 0.15, 1e-9);
+  EXPECT_NEAR(p.cpu_s, 0.15 + 0.060, 1e-9);
+  EXPECT_NEAR(p.wire_s, 1.5 - 0.15, 1e-9);
+  EXPECT_NEAR(p.comm_s, 1.5 + p.latency_s + 0.060, 1e-9);
+  // sps: the server's link 4 s, its CPU 0.1 + 0.8 s of it, ρ 2 ms.
+  p = Predict("sps", in);
+  EXPECT_NEAR(p.streamed_cpu_s, 0.9, 1e-9);
+  EXPECT_NEAR(p.comm_s, 4 + p.latency_s + p.overhead_s + 0.002, 1e-9);
+  // A fast wire: the CPU is the slower; the link adds nothing.
+  in.bandwidth_Bps = 1e11;
+  p = Predict("ring", in);
+  EXPECT_EQ(p.wire_s, 0);
+  EXPECT_NEAR(p.comm_s, p.latency_s + 0.15 + 0.060, 1e-9);
+  // The per-byte parts of the other formulas (CalibratedCpuTerms...'s
+  // cases less their calls).
+  in.bandwidth_Bps = 1e9;
+  for (const auto& [strategy, bytes_part] :
+       std::vector<std::pair<std::string, double>>{{"fusion", 0.15},
+                                                   {"dps", 0.1 + 0.4},
+                                                   {"async_ps", 0.1 + 0.4},
+                                                   {"zero1", 0.15 + 0.225},
+                                                   {"zero2", 0.375},
+                                                   {"zero3", 0.6},
+                                                   {"ring_fp16", 0.3},
+                                                   {"hierarchical", 0.375}}) {
+    p = Predict(strategy, in);
+    EXPECT_NEAR(p.streamed_cpu_s, bytes_part, 1e-9) << strategy;
+    EXPECT_NEAR(p.wire_s, std::max(0.0, p.bandwidth_s - bytes_part), 1e-9)
+        << strategy;
+  }
 }
 
 // The step's collectives start behind its compute: one wake-up per step
