@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/barrier.h"
+#include "common/blocking_socket.h"
 #include "common/stopwatch.h"
 
 namespace ringside {
@@ -21,35 +22,6 @@ namespace {
 
 absl::Status Errno(const char* what) {
   return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
-}
-
-void SetTimeouts(int fd, absl::Duration timeout) {
-  timeval tv = absl::ToTimeval(timeout);
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-absl::Status SendAll(int fd, const char* data, int64_t n) {
-  while (n > 0) {
-    ssize_t k = send(fd, data, static_cast<size_t>(n), MSG_NOSIGNAL);
-    if (k <= 0) return Errno("send");
-    data += k;
-    n -= k;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RecvAll(int fd, char* data, int64_t n) {
-  while (n > 0) {
-    ssize_t k = recv(fd, data, static_cast<size_t>(n), 0);
-    if (k <= 0)
-      return k == 0 ? absl::UnavailableError("peer closed") : Errno("recv");
-    data += k;
-    n -= k;
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -70,7 +42,7 @@ absl::StatusOr<TcpEchoResult> RunTcpEcho(int clients, int64_t bytes, int rounds,
     close(listener);
     return s;
   }
-  SetTimeouts(listener, timeout);
+  SetBlockingTimeouts(listener, timeout);
   if (rounds < 1 || warmup_rounds < 0 || clients < 1 || bytes < 1) {
     close(listener);
     return absl::InvalidArgumentError("need rounds, clients, bytes >= 1");
@@ -92,7 +64,7 @@ absl::StatusOr<TcpEchoResult> RunTcpEcho(int clients, int64_t bytes, int rounds,
         status[2 * c] = Errno("accept");
         return;
       }
-      SetTimeouts(fd, timeout);
+      SetBlockingTimeouts(fd, timeout);
       std::vector<char> buf(bytes);
       for (int r = 0; r < total_rounds && status[2 * c].ok(); ++r) {
         status[2 * c] = RecvAll(fd, buf.data(), bytes);
@@ -103,7 +75,7 @@ absl::StatusOr<TcpEchoResult> RunTcpEcho(int clients, int64_t bytes, int rounds,
     // Client c.
     threads.emplace_back([&, c] {
       int fd = socket(AF_INET, SOCK_STREAM, 0);
-      SetTimeouts(fd, timeout);
+      SetBlockingTimeouts(fd, timeout);
       absl::Status& s = status[2 * c + 1];
       if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
         s = Errno("connect");

@@ -19,6 +19,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "common/blocking_socket.h"
 #include "common/stopwatch.h"
 
 namespace ringside {
@@ -56,35 +57,6 @@ absl::StatusOr<int> SocketIn(const std::string& ns) {
   return result;
 }
 
-void Tune(int fd, absl::Duration timeout) {
-  timeval tv = absl::ToTimeval(timeout);
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-absl::Status SendAll(int fd, const char* data, int64_t n) {
-  while (n > 0) {
-    const ssize_t k = send(fd, data, static_cast<size_t>(n), MSG_NOSIGNAL);
-    if (k <= 0) return Errno("send");
-    data += k;
-    n -= k;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status RecvAll(int fd, char* data, int64_t n) {
-  while (n > 0) {
-    const ssize_t k = recv(fd, data, static_cast<size_t>(n), 0);
-    if (k == 0) return absl::UnavailableError("peer closed");
-    if (k < 0) return Errno("recv");
-    data += k;
-    n -= k;
-  }
-  return absl::OkStatus();
-}
-
 // A connected pair: `a` made in endpoint 0's namespace, `b` in endpoint 1's.
 struct Pair {
   int a = -1;
@@ -105,10 +77,10 @@ absl::StatusOr<Pair> Connect(const NetnsTopology& topology,
       getsockname(*listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
     return Errno("bind/listen on " + topology.Address(1));
   }
-  Tune(*listener, timeout);
+  SetBlockingTimeouts(*listener, timeout);
   absl::StatusOr<int> a = SocketIn(topology.Namespace(0));
   if (!a.ok()) return a.status();
-  Tune(*a, timeout);  // SO_SNDTIMEO bounds the connect too
+  SetBlockingTimeouts(*a, timeout);  // SO_SNDTIMEO bounds the connect too
   if (connect(*a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     absl::Status s = Errno("connect to " + topology.Address(1));
     close(*a);
@@ -120,7 +92,7 @@ absl::StatusOr<Pair> Connect(const NetnsTopology& topology,
     close(*a);
     return s;
   }
-  Tune(b, timeout);
+  SetBlockingTimeouts(b, timeout);
   return Pair{*a, b};
 }
 
