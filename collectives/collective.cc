@@ -1,5 +1,7 @@
 #include "collectives/collective.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 
 namespace ringside {
@@ -31,6 +33,20 @@ int64_t ShardOffset(absl::Span<const int64_t> counts, int i) {
   int64_t offset = 0;
   for (int j = 0; j < i; ++j) offset += counts[j];
   return offset;
+}
+
+int64_t RingPieceFloats(absl::Span<const int64_t> counts) {
+  const int64_t n = static_cast<int64_t>(counts.size());
+  if (n < 3) return kRingPieceFloats;
+  int64_t total = 0, largest = 0, smallest = counts.empty() ? 0 : counts[0];
+  for (int64_t c : counts) {
+    total += c;
+    largest = std::max(largest, c);
+    smallest = std::min(smallest, c);
+  }
+  const int64_t chain = largest + (n - 2) * std::min(largest, kRingPieceFloats);
+  if (chain <= total - smallest) return kRingPieceFloats;
+  return std::clamp((largest + 3) / 4, kMinRingPieceFloats, kRingPieceFloats);
 }
 
 std::vector<int64_t> EvenShardCounts(int64_t elements, int size) {

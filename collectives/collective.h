@@ -26,8 +26,10 @@ namespace ringside {
 enum class ReduceOp { kSum, kAverage };
 
 // The pieces CPU rings (GlooCollective's ReduceScatter and AllGatherV)
-// move at a time: 256 Ki floats (1 MiB).
+// move at a time: 256 Ki floats (1 MiB), and at least 16 Ki floats
+// (64 KiB) where RingPieceFloats cuts them smaller.
 constexpr int64_t kRingPieceFloats = int64_t{256} << 10;
+constexpr int64_t kMinRingPieceFloats = int64_t{16} << 10;
 
 class Collective {
  public:
@@ -76,6 +78,16 @@ absl::Status CheckShardCounts(absl::string_view what, int size,
                               size_t elements);
 // counts[0] + ... + counts[i-1].
 int64_t ShardOffset(absl::Span<const int64_t> counts, int i);
+// The piece a CPU ring forwards for a call with these shard counts (the
+// same on every rank): kRingPieceFloats, unless, with 3 or more ranks, the
+// largest shard's chain through the ring, largest + (n−2)·min(largest,
+// piece), outlasts the busiest link's bytes, total − min(counts) (a shard
+// that one rank alone holds: zero2's buckets, zero3's tensors); then a
+// quarter of the largest shard, within [kMinRingPieceFloats,
+// kRingPieceFloats], so that the chain pipelines (a one-piece shard's n−1
+// hops one after another become the shard plus (n−2) quarters). Equal
+// shards keep the full piece: smaller ones would only add messages.
+int64_t RingPieceFloats(absl::Span<const int64_t> counts);
 // `elements` split into `size` >= 1 shards as even as they go: the first
 // elements % size shards hold one more.
 std::vector<int64_t> EvenShardCounts(int64_t elements, int size);

@@ -33,7 +33,8 @@ using GlooAlgorithm = gloo::AllreduceOptions::Algorithm;
 constexpr uint8_t kReduceScatterSlotPrefix = 0x20;
 // Slot prefix of AllGatherV's messages.
 constexpr uint8_t kAllGatherVSlotPrefix = 0x21;
-// The rings' piece (ReduceScatter, AllGatherV): kRingPieceFloats.
+// Receive first (ReduceScatter, AllGatherV; their pieces are
+// RingPieceFloats(counts), collective.h).
 //
 // Both rings post every receive of a step before any of its sends. Gloo's
 // TCP pair sends an unbound buffer's data only once the peer has said it
@@ -45,9 +46,8 @@ constexpr uint8_t kAllGatherVSlotPrefix = 0x21;
 // rate of an exchange (gloo::allgatherv posts its send first: 2 ranks
 // exchanging 7 MB each over 1 Gbit/s netns links took 92-116 ms where
 // 56 ms is the link time; receive-first took 58 ms).
-constexpr int64_t kRingPiece = kRingPieceFloats;
 // ReduceScatter's receive window: pieces in flight from the left neighbour
-// (4 MiB of scratch).
+// (4 MiB of scratch at most).
 constexpr int64_t kReduceScatterWindow = 4;
 
 // A wait on an unbound buffer that returned false was aborted: as Gloo
@@ -187,7 +187,7 @@ class GlooCollective final : public Collective {
   // of n-1: send shard (r-1-s) mod n to the right neighbour, receive shard
   // (r-2-s) mod n from the left one and add it in; the shard received last
   // is r, complete. Shards of 0 floats are skipped by both ends. Shards
-  // travel in pieces of kRingPiece floats, and each piece received is
+  // travel in pieces of RingPieceFloats(counts), and each piece received is
   // added in and forwarded at once (what step s+1 sends is what step s
   // received), so a shard crosses the n-1 links as a pipeline, not one
   // link after another: a shard that one rank alone holds (zero3's
@@ -195,7 +195,7 @@ class GlooCollective final : public Collective {
   // it (worker/strategies/sharded_optimizer.h, PipelinedRingCriticalBytes,
   // as for AllGatherV). Pieces land in a window of kReduceScatterWindow
   // scratch slots, each slot posted again once its piece is added in;
-  // receives are posted before sends (see kRingPiece's note on why).
+  // receives are posted before sends (see "Receive first" above).
   absl::Status ReduceScatter(absl::Span<float> data,
                              absl::Span<const int64_t> counts, ReduceOp op,
                              absl::Duration timeout) override {
@@ -208,6 +208,7 @@ class GlooCollective final : public Collective {
     const uint32_t tag = NextTag();
     if (n == 1 || data.empty()) return absl::OkStatus();
     const int right = (r + 1) % n, left = (r + n - 1) % n;
+    const int64_t piece = RingPieceFloats(counts);
     // Every piece this rank receives, in the order the left one sends them:
     // shard (r-2-s) mod n for s = 0..n-2, each piece forwarded but the last
     // step's.
@@ -220,14 +221,14 @@ class GlooCollective final : public Collective {
     for (int s = 0; s < n - 1; ++s) {
       const int shard = ((r - 2 - s) % n + n) % n;
       const int64_t offset = ShardOffset(counts, shard);
-      for (int64_t at = 0; at < counts[shard]; at += kRingPiece) {
+      for (int64_t at = 0; at < counts[shard]; at += piece) {
         pieces.push_back(
-            {offset + at, std::min(kRingPiece, counts[shard] - at), s < n - 2});
+            {offset + at, std::min(piece, counts[shard] - at), s < n - 2});
       }
     }
     const int64_t slots =
         std::min<int64_t>(kReduceScatterWindow, pieces.size());
-    const size_t scratch = static_cast<size_t>(slots * kRingPiece);
+    const size_t scratch = static_cast<size_t>(slots * piece);
     if (scratch_.size() < scratch) scratch_.resize(scratch);
     const auto deadline = std::chrono::steady_clock::now() + t;
     RS_RETURN_IF_ERROR(Record(RS_GLOO_CALL(what, {
@@ -240,22 +241,22 @@ class GlooCollective final : public Collective {
                                            scratch * sizeof(float));
       }
       auto post = [&](size_t i) {
-        const int64_t at = static_cast<int64_t>(i) % slots * kRingPiece;
+        const int64_t at = static_cast<int64_t>(i) % slots * piece;
         in->recv(left, slot, at * sizeof(float), pieces[i].len * sizeof(float));
       };
       for (int64_t i = 0; i < slots; ++i) post(i);
       int64_t sends = 0;
       const int first = ((r - 1) % n + n) % n;  // step 0 sends its own
       const int64_t first_at = ShardOffset(counts, first);
-      for (int64_t at = 0; at < counts[first]; at += kRingPiece) {
+      for (int64_t at = 0; at < counts[first]; at += piece) {
         out->send(right, slot, (first_at + at) * sizeof(float),
-                  std::min(kRingPiece, counts[first] - at) * sizeof(float));
+                  std::min(piece, counts[first] - at) * sizeof(float));
         ++sends;
       }
       for (size_t i = 0; i < pieces.size(); ++i) {
         WaitOrThrow(in->waitRecv(deadline), "ReduceScatter receive");
         const float* incoming =
-            scratch_.data() + static_cast<int64_t>(i) % slots * kRingPiece;
+            scratch_.data() + static_cast<int64_t>(i) % slots * piece;
         float* target = data.data() + pieces[i].at;
         for (int64_t k = 0; k < pieces[i].len; ++k) target[k] += incoming[k];
         if (i + slots < pieces.size()) post(i + slots);
@@ -290,12 +291,13 @@ class GlooCollective final : public Collective {
     if (n == 1 || data.empty()) return absl::OkStatus();
     // A ring over one unbound buffer on `data` (in place), not
     // gloo::allgatherv, which posts its send before its receive (see
-    // kRingPiece). Step s of n-1 receives shard (r-1-s) mod n from
+    // "Receive first" above). Step s of n-1 receives shard (r-1-s) mod n from
     // the left neighbour and sends shard (r-s) mod n (its own at step 0,
     // then the one received the step before) to the right one. Every
     // receive is posted first; each piece received is forwarded as soon as
     // it lands. Shards of 0 floats are skipped by both ends.
     const int right = (r + 1) % n, left = (r + n - 1) % n;
+    const int64_t piece = RingPieceFloats(counts);
     const auto deadline = std::chrono::steady_clock::now() + t;
     auto shard_of_step = [n, r](int s) { return ((r - 1 - s) % n + n) % n; };
     return Record(RS_GLOO_CALL(what, {
@@ -304,10 +306,9 @@ class GlooCollective final : public Collective {
                                                   data.size() * sizeof(float));
       auto for_pieces = [&](int shard, const auto& fn) {
         const int64_t offset = ShardOffset(counts, shard);
-        for (int64_t at = 0; at < counts[shard]; at += kRingPiece) {
+        for (int64_t at = 0; at < counts[shard]; at += piece) {
           fn((offset + at) * sizeof(float),
-             std::min(kRingPiece, counts[shard] - at) *
-                 sizeof(float));
+             std::min(piece, counts[shard] - at) * sizeof(float));
         }
       };
       for (int s = 0; s < n - 1; ++s) {

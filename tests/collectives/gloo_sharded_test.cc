@@ -151,6 +151,21 @@ TEST(GlooShardedTest, EvenShardCountsSplitAsEvenlyAsTheyGo) {
   EXPECT_EQ(ShardOffset(EvenShardCounts(10, 4), 3), 8);
 }
 
+// The rings keep 1 MiB pieces unless, with 3+ ranks, the largest shard's
+// chain outlasts the busiest link: then a quarter of that shard, within
+// [64 KiB, 1 MiB] (the closed-form cases above run those pieces).
+TEST(GlooShardedTest, RingPieceShrinksOnlyForAChainThatOutlastsTheLink) {
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(RingPieceFloats(V{0, 1000000}), kRingPieceFloats);  // 2 ranks
+  EXPECT_EQ(RingPieceFloats(V{250000, 250000, 250000, 250000}),
+            kRingPieceFloats);  // equal shards
+  EXPECT_EQ(RingPieceFloats(V{0, 1000000, 0, 0}), 250000);
+  EXPECT_EQ(RingPieceFloats(V{0, 1000, 0, 0}), kMinRingPieceFloats);
+  EXPECT_EQ(RingPieceFloats(V{0, 4000000, 0, 0}), kRingPieceFloats);
+  EXPECT_EQ(RingPieceFloats(V{500, 0, 500, 0}), kMinRingPieceFloats);
+  EXPECT_EQ(RingPieceFloats(V{}), kRingPieceFloats);
+}
+
 TEST(GlooShardedTest, BadShardCountsAreRefusedNamingThem) {
   InMemoryStore store;
   auto group = MakeGroup(store, 2);

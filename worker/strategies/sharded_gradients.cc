@@ -39,7 +39,8 @@ void ShardedGradients::Reduce(int first_tensor, int last_tensor,
   peak_bytes_ = std::max(peak_bytes_, held_bytes_ += outside);
   step_bytes_ += ShardedPhaseBytes(range.size() * 4, context_.world_size);
   std::vector<int64_t> counts = shards_.CountsWithin(range);
-  step_critical_bytes_ += PipelinedRingCriticalBytes(counts, kRingPieceFloats);
+  step_critical_bytes_ +=
+      PipelinedRingCriticalBytes(counts, RingPieceFloats(counts));
   comm_.Enqueue([this, first_tensor, last_tensor, step, outside,
                  counts = std::move(counts)]() {
     return ReduceNow(first_tensor, last_tensor, step, outside, counts);

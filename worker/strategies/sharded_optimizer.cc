@@ -130,7 +130,8 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
   RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
   stats.bytes_sent = stats.bytes_received =
       ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
-  stats.ring_critical_bytes = PipelinedRingCriticalBytes(counts_, kRingPieceFloats);
+  stats.ring_critical_bytes =
+      PipelinedRingCriticalBytes(counts_, RingPieceFloats(counts_));
   return stats;
 }
 

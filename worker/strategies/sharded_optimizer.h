@@ -110,7 +110,8 @@ int64_t ShardedPhaseBytes(int64_t bytes, int world_size);
 // The bytes a ring reduce-scatter or all-gather with these shards
 // (`counts`, floats, one per rank) keeps its busiest link sending one after
 // another, when each piece of `piece_floats` is forwarded as soon as it
-// lands (GlooCollective's ReduceScatter and AllGatherV, kRingPieceFloats):
+// lands (GlooCollective's ReduceScatter and AllGatherV, whose pieces are
+// RingPieceFloats(counts), collectives/collective.h):
 // the busiest link carries every shard but one, total − min(counts), and
 // the largest shard's last piece arrives (n−2) pieces after its first,
 // largest + (n−2)·min(largest, piece); the larger of the two, in bytes.

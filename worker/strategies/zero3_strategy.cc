@@ -63,8 +63,8 @@ void Zero3Strategy::QueueGather(int tensor) {
   NoteParams(shards_->outside_bytes(tensor));
   const TensorSpec& spec = context_.layout.tensor(tensor);
   gathered_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
-  gathered_critical_bytes_ +=
-      PipelinedRingCriticalBytes(shards_->counts(tensor), kRingPieceFloats);
+  gathered_critical_bytes_ += PipelinedRingCriticalBytes(
+      shards_->counts(tensor), RingPieceFloats(shards_->counts(tensor)));
   const int64_t step = step_;
   gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
     const TensorSpec& spec = context_.layout.tensor(tensor);
