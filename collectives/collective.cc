@@ -38,7 +38,7 @@ int64_t ShardOffset(absl::Span<const int64_t> counts, int i) {
 int64_t RingPieceFloats(absl::Span<const int64_t> counts) {
   const int64_t n = static_cast<int64_t>(counts.size());
   if (n < 3) return kRingPieceFloats;
-  int64_t total = 0, largest = 0, smallest = counts.empty() ? 0 : counts[0];
+  int64_t total = 0, largest = 0, smallest = counts[0];
   for (int64_t c : counts) {
     total += c;
     largest = std::max(largest, c);

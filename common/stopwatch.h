@@ -2,8 +2,10 @@
 #ifndef RINGSIDE_COMMON_STOPWATCH_H_
 #define RINGSIDE_COMMON_STOPWATCH_H_
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace ringside {
 
@@ -28,6 +30,15 @@ inline void SpinFor(double seconds) {
   const double deadline = NowSeconds() + seconds;
   while (NowSeconds() < deadline) {
   }
+}
+
+// The median of timed samples (the mean of the middle two for an even
+// count); `samples` must not be empty.
+inline double Median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const size_t n = samples.size();
+  return n % 2 == 1 ? samples[n / 2]
+                    : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
 }
 
 // Measures elapsed wall time from construction or the last Reset().

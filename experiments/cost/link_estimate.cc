@@ -15,39 +15,28 @@
 
 namespace ringside {
 
-namespace {
-
-// The shaped link's probe, or why it did not run.
-absl::StatusOr<LinkProbeResult> Probe(const LinkHints& hints,
-                                      absl::Duration timeout) {
-  if (hints.shaped_gbit <= 0) return absl::NotFoundError("no shaped link");
-  if (!hints.probe_shaped) return absl::CancelledError("probe switched off");
-  NetworkShape shape;
-  shape.link_gbit = hints.shaped_gbit;
-  shape.link_latency_us = hints.shaped_latency_us;
-  LinkProbeOptions options;
-  options.timeout = timeout;
-  return ProbeShapedLink(shape, options);
-}
-
-}  // namespace
-
 absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
                                           absl::Duration timeout) {
   LinkEstimate link;
   std::vector<std::string> sources;
-  const bool wants_probe =
-      hints.shaped_gbit > 0 &&
-      (hints.given_gbit <= 0 || hints.given_latency_us < 0);
-  const absl::StatusOr<LinkProbeResult> probe =
-      wants_probe
-          ? Probe(hints, timeout)
-          : absl::StatusOr<LinkProbeResult>(absl::NotFoundError("not needed"));
-  // Why a shaped link was not measured, once, on the first nominal figure.
-  std::string not_probed =
-      wants_probe && !probe.ok() && hints.probe_shaped
-          ? absl::StrCat(" (not measured: ", probe.status().message(), ")")
-          : "";
+  // The shaped link's probe, where it runs and something is not given.
+  absl::StatusOr<LinkProbeResult> probe =
+      absl::FailedPreconditionError("not probed");
+  // Why a probe that ran failed, once, on the first nominal figure.
+  std::string not_probed;
+  if (hints.shaped_gbit > 0 && hints.probe_shaped &&
+      (hints.given_gbit <= 0 || hints.given_latency_us < 0)) {
+    NetworkShape shape;
+    shape.link_gbit = hints.shaped_gbit;
+    shape.link_latency_us = hints.shaped_latency_us;
+    LinkProbeOptions options;
+    options.timeout = timeout;
+    probe = ProbeShapedLink(shape, options);
+    if (!probe.ok()) {
+      not_probed =
+          absl::StrCat(" (not measured: ", probe.status().message(), ")");
+    }
+  }
   if (hints.given_gbit > 0) {
     link.bandwidth_Bps = hints.given_gbit * 1e9 / 8;
     sources.push_back("B given");

@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -94,12 +93,6 @@ absl::StatusOr<Pair> Connect(const NetnsTopology& topology,
   }
   SetBlockingTimeouts(b, timeout);
   return Pair{*a, b};
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // `count` ping-pongs of 4 bytes (a sends, b echoes); each round trip's
