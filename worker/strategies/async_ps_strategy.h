@@ -94,9 +94,10 @@ class AsyncPsStrategy : public SyncStrategy {
 
   SyncContext context_;
   int staleness_ = 0;
-  // The PsSession's own spans: it pushes comm_grads_ and pulls into
-  // comm_params_ (background thread only after Init).
-  std::vector<float> comm_params_, comm_grads_;
+  // The buffer the next round pulls into; after the round it trades places
+  // with latest_ (background thread only after Init). Each round pushes its
+  // Pending::grads where they lie.
+  std::vector<float> comm_params_;
   std::unique_ptr<PsSession> session_;
   std::thread comm_thread_;
 

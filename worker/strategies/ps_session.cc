@@ -129,8 +129,8 @@ absl::Status PsSession::Connect() {
   for (int s = 0; s < k; ++s) {
     RS_RETURN_IF_ERROR(servers_[s]
                            ->Pull(context_.rank, start_step_,
-                                  chunks_per_server_[s],
-                                  context_.params, deadline)
+                                  chunks_per_server_[s], context_.params,
+                                  deadline)
                            .status());
   }
   pending_.resize(chunks_.size());
@@ -207,10 +207,11 @@ void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
       // queue well before unless the training thread is stuck.
       if (!q.mu.AwaitWithDeadline(absl::Condition(&has_work), deadline)) {
         if (status.ok()) {
-          status = absl::DeadlineExceededError(absl::StrCat(
-              "push of step ", step, " to parameter server ",
-              servers_[server]->address(), ": the step's chunks were not "
-              "all handed over within the RPC deadline"));
+          status = absl::DeadlineExceededError(
+              absl::StrCat("push of step ", step, " to parameter server ",
+                           servers_[server]->address(),
+                           ": the step's chunks were not "
+                           "all handed over within the RPC deadline"));
         }
         break;
       }
@@ -357,6 +358,24 @@ void PsSession::RecordTensorSpans(int64_t step) {
                      {{"step", step}, {"version", step + 1}, {"bytes", bytes}});
     }
   }
+}
+
+absl::Status PsSession::UseBuffers(absl::Span<float> params,
+                                   absl::Span<float> grads) {
+  const int64_t n = context_.layout.total_elements();
+  if (in_step_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PsSession::UseBuffers during step ", step_));
+  }
+  if (static_cast<int64_t>(params.size()) != n ||
+      static_cast<int64_t>(grads.size()) != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PsSession::UseBuffers: params has ", params.size(), " and grads ",
+        grads.size(), " elements; the layout has ", n));
+  }
+  context_.params = params;
+  context_.grads = grads;
+  return absl::OkStatus();
 }
 
 absl::Status PsSession::Shutdown() {

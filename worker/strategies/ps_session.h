@@ -63,6 +63,11 @@ class PsSession {
   absl::StatusOr<StepStats> FinishStep(int64_t step);
   // Tells every server this worker is done.
   absl::Status Shutdown();
+  // Between steps: the next steps push `grads` and pull into `params`
+  // instead of the spans Start was given (each the layout's size; every
+  // element of `params` is overwritten by a pull). Lets a caller hand
+  // buffers over instead of copying into the session's (async_ps).
+  absl::Status UseBuffers(absl::Span<float> params, absl::Span<float> grads);
 
   int num_servers() const { return static_cast<int>(servers_.size()); }
   // The step training starts at: 0, or the servers' checkpoint step when
