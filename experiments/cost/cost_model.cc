@@ -449,6 +449,20 @@ std::vector<std::string> CostModelStrategies() {
           "hierarchical", "ring_fp16", "zero1", "zero2", "zero3"};
 }
 
+namespace {
+
+// h of the file comment: the share of a background thread's CPU work that
+// the cores beyond the n training threads run, shared among the n rounds'
+// threads and the K servers.
+double SpareCoreShare(const CostInputs& in) {
+  if (in.cpu.cores == 0) return 1.0;
+  const double spare = static_cast<double>(in.cpu.cores - in.workers);
+  return std::clamp(spare / static_cast<double>(in.workers + in.servers), 0.0,
+                    1.0);
+}
+
+}  // namespace
+
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
                                        const CostInputs& in) {
   if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
@@ -474,11 +488,14 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
                  : p.bandwidth_s;
   p.comm_s = p.wire_s + p.latency_s + p.overhead_s + p.cpu_s;
   // async_ps with a staleness bound communicates in the background.
-  const double overlap =
-      strategy == "async_ps" && in.staleness > 0 ? 1.0 : in.overlap;
-  // The CPU terms share the cores with the compute: never hidden.
+  const bool background = strategy == "async_ps" && in.staleness > 0;
+  const double overlap = background ? 1.0 : in.overlap;
+  // The CPU terms share the cores with the compute, so they are not
+  // hidden, except a background thread's on cores the compute leaves.
+  p.hidden_cpu_s = background ? SpareCoreShare(in) * p.cpu_s : 0.0;
+  const double unhidden = p.cpu_s - p.hidden_cpu_s;
   p.exposed_comm_s =
-      std::max(0.0, p.comm_s - p.cpu_s - overlap * in.compute_s) + p.cpu_s;
+      std::max(0.0, p.comm_s - unhidden - overlap * in.compute_s) + unhidden;
   p.step_s = in.compute_s + p.exposed_comm_s;
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;

@@ -134,11 +134,18 @@
 // 1 Gbit/s (mobilenet_v2, n = 2): dps's servers' 25 ms of summing ran
 // inside its 118 ms on the link (docs/RESULTS.md).
 //
-// Step time = t_c + exposed, exposed = max(0, comm − cpu − o·t_c) + cpu,
+// Step time = t_c + exposed, exposed = max(0, comm − u − o·t_c) + u,
 // where o, the overlap fraction in [0, 1], is the share of compute during
-// which communication can proceed (0, the default: none hidden), and cpu
-// the calibrated CPU terms, which share the cores with the compute and so
-// are never hidden. Then:
+// which communication can proceed (0, the default: none hidden), and u the
+// calibrated CPU terms not hidden: they share the cores with the compute,
+// so u = cpu, except for async_ps with a staleness bound, whose rounds run
+// on a thread of their own (o = 1): the cores beyond the n training
+// threads run their CPU work, shared among the threads that want it
+// then, the n rounds' and the K servers', so the hidden share is
+//   h = clamp((C − n) / (n + K), 0, 1)   (C = 0, no limit: h = 1)
+// and u = (1 − h)·cpu: step = max(t_c + u, comm). On 2 cores h = 0 at
+// n >= 2 and 0.2 at n = 1 with K = 4; on 16 cores h = 1 up to n = 6.
+// Then:
 //   utilization        = t_c / step
 //   speedup            = n · t_c / step    (throughput vs one worker)
 //   scaling efficiency = speedup / n       (= utilization)
@@ -299,7 +306,11 @@ struct Prediction {
   // bandwidth_s (CostInputs::cpu_streams_with_link)
   double wire_s = 0;
   double comm_s = 0;
-  double exposed_comm_s = 0;      // max(0, comm − cpu − o·t_c) + cpu
+  // the CPU terms the compute hides (async_ps on spare cores: h·cpu);
+  // else 0
+  double hidden_cpu_s = 0;
+  // max(0, comm − u − o·t_c) + u, u = cpu − hidden
+  double exposed_comm_s = 0;
   double step_s = 0;              // t_c + exposed
   double utilization = 0;         // t_c / step
   double speedup = 0;             // n · t_c / step

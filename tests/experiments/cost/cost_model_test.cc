@@ -315,6 +315,38 @@ CpuCosts RoundCpu() {
   return c;
 }
 
+// async_ps's rounds run on a thread of their own: their CPU work hides
+// behind the compute in the share h = clamp((C − n)/(n + K), 0, 1) of the
+// cores beyond the n training threads; every other strategy's stays
+// exposed.
+TEST(CostModelTest, AsyncPsHidesItsCpuWorkOnlyOnSpareCores) {
+  CostInputs in = Round();  // n = 4, K = 2, t_c = 1, comm 2.010 without CPU
+  in.cpu = RoundCpu();      // async_ps: 0.1 + 0.4 + 0.002 = 0.502 s of CPU
+  in.cpu_streams_with_link = false;
+  in.compute_s = 3;  // the round (2.512 s) within the compute
+  in.staleness = 2;
+  in.cpu.cores = 4;  // none beyond the 4 training threads: all exposed
+  Prediction p = Predict("async_ps", in);
+  EXPECT_EQ(p.hidden_cpu_s, 0);
+  EXPECT_NEAR(p.step_s, 3 + 0.502, 1e-9);
+  in.cpu.cores = 7;  // 3 spare cores among 4 rounds and 2 servers: h = 1/2
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.hidden_cpu_s, 0.251, 1e-9);
+  EXPECT_NEAR(p.step_s, 3 + 0.251, 1e-9);
+  in.cpu.cores = 16;  // h = 1: max(t_c, comm)
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3, 1e-9);
+  in.compute_s = 1;  // the round bounds the step, CPU and all
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 2.010 + 0.502, 1e-9);
+  in.cpu.cores = 0;  // no limit
+  EXPECT_NEAR(Predict("async_ps", in).hidden_cpu_s, 0.502, 1e-9);
+  // Synchronous (τ = 0) and the other strategies: nothing hidden.
+  for (const std::string& s : CostModelStrategies()) {
+    CostInputs at = in;
+    if (s == "async_ps") at.staleness = 0;
+    EXPECT_EQ(Predict(s, at).hidden_cpu_s, 0) << s;
+  }
+}
+
 TEST(CostModelTest, UncalibratedModelHasNoCpuTerms) {
   EXPECT_FALSE(CpuCosts{}.calibrated());
   EXPECT_TRUE(RoundCpu().calibrated());
@@ -327,7 +359,7 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   CostInputs in = Round();  // n = 4, K = 2, T = 10, M = 1e9
   in.cpu = RoundCpu();
   in.cpu_streams_with_link = false;  // loopback: the cores move the bytes
-  in.bucket_bytes = 0;  // ring: one all-reduce per tensor
+  in.bucket_bytes = 0;               // ring: one all-reduce per tensor
   struct Case {
     const char* strategy;
     double cpu_s;
