@@ -575,6 +575,9 @@ struct SweepOutcome {
   std::map<std::string, std::string> ignored_flags;
   std::vector<std::string> oversubscribed;
   std::set<std::string> networks;  // what the runs ran on, when shaping
+  // The DDP rows' exported data (worker --export_batches), by directory:
+  // written once, reused by the later rounds of --repeats.
+  std::set<std::string> ddp_data;
   // The cost model's calibration (after the baseline), or why there is
   // none.
   std::optional<Calibration> calibration;
@@ -825,14 +828,18 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
   }
   if (s.name == kDdpStrategy) {
     const std::string data = (plan.dir / absl::StrCat("ddp_data_n", n)).string();
-    if (absl::Status e = ExportJobData(plan.worker_bin, n, options.worker_args,
-                                       data, absl::Minutes(5));
-        !e.ok()) {
-      std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", index,
-                   total, n, e.ToString().c_str());
-      failure["error"] = e.ToString();
-      out->failures.push_back(failure);
-      return std::nullopt;
+    if (out->ddp_data.count(data) == 0) {
+      if (absl::Status e = ExportJobData(plan.worker_bin, n,
+                                         options.worker_args, data,
+                                         absl::Minutes(5));
+          !e.ok()) {
+        std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", index,
+                     total, n, e.ToString().c_str());
+        failure["error"] = e.ToString();
+        out->failures.push_back(failure);
+        return std::nullopt;
+      }
+      out->ddp_data.insert(data);
     }
     UseDdpPeer(*plan.ddp, data, &options);
   }

@@ -274,6 +274,30 @@ TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/ddp_data_n2/meta.json"));
 }
 
+// With --repeats the DDP row's data is exported once and every round's
+// DDP run reads it.
+TEST(CompareTest, DdpDataIsExportedOnceForEveryRound) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = tmp + "/ddp_repeats";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=sps", "--repeats=2", "--out_dir=" + dir,
+       "--nocalibrate",
+       "--torch_python=" + Runfile("tests/experiments/fake_torch_python.sh")},
+      {"FAKE_WORKER_EXPORTS=" + tmp + "/ddp_exports"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_EQ(ReadFile(tmp + "/ddp_exports"), dir + "/ddp_data_n2\n");
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  int ddp_runs = 0;
+  for (const json& run : j["runs"]) {
+    if (run["strategy"] != "ddp") continue;
+    ++ddp_runs;
+    EXPECT_THAT(run["finals"][1]["args"].get<std::string>(),
+                HasSubstr("--data_dir=" + dir + "/ddp_data_n2"));
+  }
+  EXPECT_EQ(ddp_runs, 2);
+}
+
 // async_ps runs with the registry's study flag (--staleness=2) unless the
 // user sets one; every row's name ends with the variant its final record
 // gives (async_ps's bound, hierarchical's hosts × ranks per host).

@@ -4,7 +4,8 @@
 # FAKE_WORKER_FAIL_RANK=r: rank r prints "boom" to stderr and exits 2.
 # FAKE_WORKER_NO_FINAL=1: exit 0 without a final record.
 # --model=synthetic: the final record says "emulated":true.
-# --export_batches=DIR: writes DIR/meta.json and exits (the DDP row's data).
+# --export_batches=DIR: writes DIR/meta.json and exits (the DDP row's data);
+# with FAKE_WORKER_EXPORTS=FILE it also appends DIR to FILE.
 # FAKE_WORKER_ASYNC=1: also lists async_ps (study flag --staleness=2) and
 # hierarchical; their final records carry a variant as the real ones do
 # ("τ=<--staleness>", "<hosts>×<--local_size or world>").
@@ -28,6 +29,7 @@ for a in "$@"; do
     --export_batches=*)
       mkdir -p "${a#--export_batches=}" &&
         echo '{"format":"ringside-batches-1"}' > "${a#--export_batches=}/meta.json"
+      [ -n "$FAKE_WORKER_EXPORTS" ] && echo "${a#--export_batches=}" >> "$FAKE_WORKER_EXPORTS"
       echo "{\"event\":\"exported\"}"
       exit 0 ;;
     --rank=*) rank="${a#--rank=}" ;;
