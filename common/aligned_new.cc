@@ -1,6 +1,7 @@
 // Every block from the global operator new starts on a 32-byte boundary:
 // the width of an AVX register, the packet of Eigen's vectorized kernels in
-// the default x86-64-v3 build (.bazelrc).
+// the default x86-64-v3 build (.bazelrc); on a 64-byte one in the
+// --config=avx512 build, whose packets are AVX-512's.
 //
 // Why: Eigen's vectorized reductions (sums, norms, dot products over Maps
 // of std::vector data) process the elements before the first aligned one
@@ -20,7 +21,11 @@
 
 namespace {
 
+#if defined(__AVX512F__)
+constexpr std::size_t kAlignment = 64;  // --config=avx512: 16-float packets
+#else
 constexpr std::size_t kAlignment = 32;
+#endif
 
 void* Allocate(std::size_t n) noexcept {
   void* p = nullptr;

@@ -1,6 +1,7 @@
 // The start-up check of the instruction set every ringside binary is built
 // for. The default build targets x86-64-v3 (.bazelrc: AVX2 and FMA, so that
-// Eigen's 8-wide FMA kernels run); on a CPU without those instructions the
+// Eigen's 8-wide FMA kernels run; --config=avx512, x86-64-v4, where the CPU
+// has AVX-512); on a CPU without those instructions the
 // first one executed would kill the process with SIGILL and no word of why.
 // This constructor runs before every other static initializer of the binary
 // (priority 101; .init_array entries are sorted by priority), is itself
@@ -61,6 +62,15 @@ RingsideCheckCpu() {
   Note(!__builtin_cpu_supports("avx512f"), "avx512f", missing, kCap);
 #endif
   if (missing[0] == '\0') return;
+#if defined(__AVX512F__)
+  static const char kHead[] =
+      "ringside: this binary was built for x86-64-v4 (AVX-512; "
+      "--config=avx512 in .bazelrc) but this CPU lacks:";
+  static const char kTail[] =
+      "\nringside: rebuild for this CPU without --config=avx512 (x86-64-v3, "
+      "the default), or with --config=portable where it lacks AVX2 too; "
+      "tools/run_tests.sh and tools/run_compare.sh choose by themselves.\n";
+#else
   static const char kHead[] =
       "ringside: this binary was built for x86-64-v3 (AVX2, FMA; the default "
       "in .bazelrc) but this CPU lacks:";
@@ -68,6 +78,7 @@ RingsideCheckCpu() {
       "\nringside: rebuild for this CPU with --config=portable (e.g. bazel "
       "build --config=portable //...; tools/run_tests.sh and "
       "tools/run_compare.sh choose it by themselves), slower compute.\n";
+#endif
   ssize_t ignored = write(2, kHead, sizeof(kHead) - 1);
   ignored = write(2, missing, std::strlen(missing));
   ignored = write(2, kTail, sizeof(kTail) - 1);

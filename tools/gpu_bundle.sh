@@ -21,7 +21,9 @@ for arg in "$@"; do
 done
 
 source tools/cpu_config.sh
-mapfile -t cpu_config < <(ringside_cpu_config)
+# The bundle runs on another machine: x86-64-v3 even where this CPU has
+# AVX-512.
+mapfile -t cpu_config < <(ringside_cpu_config | grep -vx -- --config=avx512)
 bazel_cuda=(bazel --output_base="${HOME}/.cache/bazel_cuda")
 cuda_flags=(--config=cuda "${cpu_config[@]}")
 
