@@ -85,6 +85,16 @@ double ShardedBandwidthSeconds(const CostInputs& in, double phases) {
 // Fills the communication terms of `p` for `strategy` -- the α-β terms
 // and, from in.cpu, the calibrated CPU terms (cpu_s; the file comment's
 // CPU terms, 0 uncalibrated); false if unknown.
+// h of the file comment: the share of a background thread's CPU work that
+// the cores beyond the n training threads run, shared among the n rounds'
+// threads and the K servers.
+double SpareCoreShare(const CostInputs& in) {
+  if (in.cpu.cores == 0) return 1.0;
+  const double spare = static_cast<double>(in.cpu.cores - in.workers);
+  return std::clamp(spare / static_cast<double>(in.workers + in.servers), 0.0,
+                    1.0);
+}
+
 bool CommTerms(absl::string_view strategy, const CostInputs& in,
                Prediction& p) {
   const double n = static_cast<double>(in.workers);
@@ -448,20 +458,6 @@ std::vector<std::string> CostModelStrategies() {
   return {"baseline",     "sps",       "dps",   "ring",  "fusion", "async_ps",
           "hierarchical", "ring_fp16", "zero1", "zero2", "zero3"};
 }
-
-namespace {
-
-// h of the file comment: the share of a background thread's CPU work that
-// the cores beyond the n training threads run, shared among the n rounds'
-// threads and the K servers.
-double SpareCoreShare(const CostInputs& in) {
-  if (in.cpu.cores == 0) return 1.0;
-  const double spare = static_cast<double>(in.cpu.cores - in.workers);
-  return std::clamp(spare / static_cast<double>(in.workers + in.servers), 0.0,
-                    1.0);
-}
-
-}  // namespace
 
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
                                        const CostInputs& in) {

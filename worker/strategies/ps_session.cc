@@ -129,8 +129,8 @@ absl::Status PsSession::Connect() {
   for (int s = 0; s < k; ++s) {
     RS_RETURN_IF_ERROR(servers_[s]
                            ->Pull(context_.rank, start_step_,
-                                  chunks_per_server_[s], context_.params,
-                                  deadline)
+                                  chunks_per_server_[s],
+                                  context_.params, deadline)
                            .status());
   }
   pending_.resize(chunks_.size());
@@ -207,11 +207,10 @@ void PsSession::PushLoop(int server, int64_t step, ServerStep& state) {
       // queue well before unless the training thread is stuck.
       if (!q.mu.AwaitWithDeadline(absl::Condition(&has_work), deadline)) {
         if (status.ok()) {
-          status = absl::DeadlineExceededError(
-              absl::StrCat("push of step ", step, " to parameter server ",
-                           servers_[server]->address(),
-                           ": the step's chunks were not "
-                           "all handed over within the RPC deadline"));
+          status = absl::DeadlineExceededError(absl::StrCat(
+              "push of step ", step, " to parameter server ",
+              servers_[server]->address(), ": the step's chunks were not "
+              "all handed over within the RPC deadline"));
         }
         break;
       }

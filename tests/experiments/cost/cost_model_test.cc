@@ -359,7 +359,7 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
   CostInputs in = Round();  // n = 4, K = 2, T = 10, M = 1e9
   in.cpu = RoundCpu();
   in.cpu_streams_with_link = false;  // loopback: the cores move the bytes
-  in.bucket_bytes = 0;               // ring: one all-reduce per tensor
+  in.bucket_bytes = 0;  // ring: one all-reduce per tensor
   struct Case {
     const char* strategy;
     double cpu_s;
