@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include <time.h>
+
 namespace ringside {
 
 // Seconds on the steady clock since an arbitrary epoch.
@@ -14,6 +16,14 @@ inline double NowSeconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// CPU time this thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID:
+// user and system time, not the time it waited for a core).
+inline double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // Sleeps until NowSeconds() >= deadline (no-op if already past).

@@ -76,6 +76,19 @@ class ComputeBackend {
   // kernels' time from CUDA events on a device.
   virtual double ComputeSeconds(double wall_s) const = 0;
 
+  // The model's own CPU time in the last ForwardBackward, in which the
+  // calling thread used `thread_cpu_s` seconds of CPU: that, where the
+  // model computes on the calling thread alone (the host with one Eigen
+  // thread, real compute); −1 where it cannot be told (the default: a
+  // device, emulated compute, compute spread over threads). Unlike the
+  // wall time it leaves out the time the thread waited for a core, which
+  // other threads on the same cores took (async_ps's background rounds,
+  // the servers): the cost model's contention-free t_c.
+  virtual double ComputeCpuSeconds(double thread_cpu_s) const {
+    (void)thread_cpu_s;
+    return -1;
+  }
+
   // Gradient accumulation over `passes` > 1 forward/backward passes per
   // step (TrainerOptions::accumulate_steps). After each pass but the last,
   // StashGradients keeps the running sum of the gradients in a stash of the

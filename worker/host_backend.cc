@@ -63,6 +63,11 @@ absl::Status HostBackend::FoldStashedGradient(int tensor, int passes) {
   return absl::OkStatus();
 }
 
+double HostBackend::ComputeCpuSeconds(double thread_cpu_s) const {
+  if (model_.emulated() || Eigen::nbThreads() != 1) return -1;
+  return thread_cpu_s;
+}
+
 absl::StatusOr<double> HostBackend::Evaluate(const Batch& batch) {
   return model_.Evaluate(batch, params_);
 }

@@ -1,7 +1,8 @@
 // HostBackend: the ComputeBackend (worker/compute_backend.h) of a CPU
 // worker. The model (models/model.h) computes on flat parameter and
 // gradient vectors in host memory; a gradient is final when on_ready runs,
-// compute time is the steady-clock time of ForwardBackward, and the final
+// compute time is the steady-clock time of ForwardBackward (its CPU time
+// too, where the model computes on the calling thread alone), and the final
 // record says "device":"cpu", "timing":"steady_clock" and whether the
 // model's compute is emulated. Not thread-safe; the model must outlive it.
 #ifndef RINGSIDE_WORKER_HOST_BACKEND_H_
@@ -28,6 +29,8 @@ class HostBackend final : public ComputeBackend {
   absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const GradientReadyFn& on_ready) override;
   double ComputeSeconds(double wall_s) const override { return wall_s; }
+  // thread_cpu_s with real compute on one Eigen thread; else −1.
+  double ComputeCpuSeconds(double thread_cpu_s) const override;
   absl::Status StashGradients(bool first) override;
   absl::Status FoldStashedGradient(int tensor, int passes) override;
   bool ScaleEmulatedCompute(double factor) override {

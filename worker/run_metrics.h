@@ -14,6 +14,10 @@ struct StepRecord {
   int64_t step = 0;
   double loss = 0;
   double compute_s = 0;  // forward + backward + local optimizer
+  // Its CPU time (the training thread's CPU clock, not the time it waited
+  // for a core); −1: unknown (a device, emulated compute, several compute
+  // threads). Not in the step's JSON.
+  double compute_cpu_s = -1;
   double sync_s = 0;     // the rest of the step (communication, waiting)
   double step_s = 0;     // wall time of the whole step
   int64_t bytes_sent = 0;
@@ -38,6 +42,11 @@ class RunMetrics {
 
   int64_t measured_steps() const { return measured_steps_; }
   double compute_s() const { return compute_s_; }
+  // The measured steps' compute CPU time; −1 when any step's was unknown
+  // (or no step was measured).
+  double compute_cpu_s() const {
+    return measured_steps_ > 0 && cpu_known_ ? compute_cpu_s_ : -1;
+  }
   double wall_s() const { return last_end_s_ - first_start_s_ - paused_s_; }
   double utilization() const;
   double throughput() const;  // global samples / s
@@ -50,6 +59,8 @@ class RunMetrics {
   int64_t warmup_steps_;
   int64_t measured_steps_ = 0;
   double compute_s_ = 0, first_start_s_ = 0, last_end_s_ = 0;
+  double compute_cpu_s_ = 0;
+  bool cpu_known_ = true;
   double paused_s_ = 0, pending_pause_s_ = 0;
   int64_t bytes_sent_ = 0, bytes_received_ = 0, ring_critical_bytes_ = 0;
 };

@@ -26,10 +26,11 @@ struct StepTimes {
 // on the job's timeline (may be null); then FinishStep's error annotated
 // with the strategy and step, or the step record (compute =
 // `model_compute_s` less the strategy's hook waits + its local optimizer
-// time) into `metrics`
+// time; its CPU time from `model_cpu_s`, −1: unknown) into `metrics`
 // and job.on_record (may be empty).
 absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
                         const StepTimes& times, double model_compute_s,
+                        double model_cpu_s,
                         const absl::StatusOr<StepStats>& stats,
                         RunMetrics& metrics) {
   RecordSpan(job.sync.timeline, "step", "FORWARD_BACKWARD", times.compute_start,
@@ -49,6 +50,11 @@ absl::Status RecordStep(const TrainJob& job, int64_t step, double loss,
   record.compute_s = std::max(0.0, model_compute_s - stats->hook_wait_s) +
                      stats->local_optimizer_s;
   record.sync_s = record.step_s - record.compute_s;
+  // The compute's CPU time, where the backend could tell it and no hook
+  // blocked inside it (a wait's CPU time is not its wall time).
+  record.compute_cpu_s = model_cpu_s >= 0 && stats->hook_wait_s == 0
+                             ? model_cpu_s + stats->local_optimizer_s
+                             : -1;
   record.bytes_sent = stats->bytes_sent;
   record.bytes_received = stats->bytes_received;
   record.ring_critical_bytes = stats->ring_critical_bytes;
@@ -90,6 +96,11 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   // buffer each, or the most of them a sharding strategy held at once), the
   // optimizer state its strategy keeps, and the peak RSS.
   // Sharded strategies: their rings' critical bytes over the measured steps.
+  // The compute's CPU time over the measured steps, where every step's
+  // was known (RunMetrics::compute_cpu_s).
+  if (metrics.compute_cpu_s() >= 0) {
+    record["compute_cpu_s"] = metrics.compute_cpu_s();
+  }
   if (metrics.ring_critical_bytes() > 0) {
     record["ring_critical_bytes"] = metrics.ring_critical_bytes();
   }
@@ -284,6 +295,9 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     if (train_start < 0) train_start = t.start;
     double loss_sum = 0;
     double compute_s = 0;
+    // The passes' CPU time (ComputeBackend::ComputeCpuSeconds); −1 once
+    // any pass's is unknown, or when stragglers stretch compute by waiting.
+    double compute_cpu_s = job.stragglers.any() ? -1 : 0;
     double factor = 1.0;
     bool scaled = false;
     if (job.stragglers.any()) {
@@ -296,6 +310,7 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       RS_RETURN_IF_ERROR(dataset.TrainBatch(
           (step * k + pass) * pass_batch + job.rank.rank * b, b, &batch));
       const double pass_start = NowSeconds();
+      const double pass_cpu_start = ThreadCpuSeconds();
       if (pass == 0) t.compute_start = pass_start;
       stretch.BeginPass(scaled ? 1.0 : factor, pass_start);
       RS_ASSIGN_OR_RETURN(
@@ -305,13 +320,22 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
                                                               : on_ready))));
       double pass_end = NowSeconds();
       compute_s += backend.ComputeSeconds(pass_end - pass_start);
+      const double pass_cpu =
+          backend.ComputeCpuSeconds(ThreadCpuSeconds() - pass_cpu_start);
+      compute_cpu_s = compute_cpu_s < 0 || pass_cpu < 0
+                          ? -1
+                          : compute_cpu_s + pass_cpu;
       compute_s += stretch.EndPass(pass_end);  // a straggler's tail
       pass_end = NowSeconds();
       loss_sum += loss;
       if (!last) {
+        const double stash_cpu_start = ThreadCpuSeconds();
         RS_RETURN_IF_ERROR(Annotate(backend.StashGradients(pass == 0),
                                     "gradient accumulation"));
         compute_s += NowSeconds() - pass_end;  // the stash is local work
+        if (compute_cpu_s >= 0) {
+          compute_cpu_s += ThreadCpuSeconds() - stash_cpu_start;
+        }
       }
     }
     RS_RETURN_IF_ERROR(Annotate(fold_error, "gradient accumulation"));
@@ -319,7 +343,8 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     absl::StatusOr<StepStats> stats = strategy.FinishStep(step);
     t.finish_end = NowSeconds();
     RS_RETURN_IF_ERROR(RecordStep(job, step, loss_sum / static_cast<double>(k),
-                                  t, compute_s, stats, metrics));
+                                  t, compute_s, compute_cpu_s, stats,
+                                  metrics));
     if (EvaluatesAfter(job.options, step)) {
       // Background communication finishes on the clock, not in the pause.
       RS_RETURN_IF_ERROR(Annotate(strategy.Quiesce(step),

@@ -325,6 +325,9 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.compute_s > 0) || std::isinf(in.compute_s)) {
     return Bad("compute_s (t_c)", in.compute_s, "> 0 and finite");
   }
+  if (!(in.compute_cpu_s >= 0) || std::isinf(in.compute_cpu_s)) {
+    return Bad("compute_cpu_s (t_c')", in.compute_cpu_s, ">= 0 and finite");
+  }
   if (!(in.model_bytes > 0) || std::isinf(in.model_bytes)) {
     return Bad("model_bytes (M)", in.model_bytes, "> 0 and finite");
   }
@@ -490,9 +493,16 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   // hidden, except a background thread's on cores the compute leaves.
   p.hidden_cpu_s = background ? SpareCoreShare(in) * p.cpu_s : 0.0;
   const double unhidden = p.cpu_s - p.hidden_cpu_s;
+  // A background round's CPU work that took the compute's cores is in the
+  // compute's wall time and in u: the step counts the compute's own CPU
+  // time where it was measured.
+  p.step_compute_s = background && in.compute_cpu_s > 0
+                         ? std::min(in.compute_s, in.compute_cpu_s)
+                         : in.compute_s;
   p.exposed_comm_s =
-      std::max(0.0, p.comm_s - unhidden - overlap * in.compute_s) + unhidden;
-  p.step_s = in.compute_s + p.exposed_comm_s;
+      std::max(0.0, p.comm_s - unhidden - overlap * p.step_compute_s) +
+      unhidden;
+  p.step_s = p.step_compute_s + p.exposed_comm_s;
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;
   p.scaling_efficiency = p.speedup / static_cast<double>(p.workers);
@@ -610,6 +620,7 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"workers", p.workers},
                     {"servers", p.servers},
                     {"compute_s", p.compute_s},
+                    {"step_compute_s", p.step_compute_s},
                     {"bandwidth_s", p.bandwidth_s},
                     {"latency_s", p.latency_s},
                     {"overhead_s", p.overhead_s},

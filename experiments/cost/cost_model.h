@@ -145,6 +145,11 @@
 //   h = clamp((C − n) / (n + K), 0, 1)   (C = 0, no limit: h = 1)
 // and u = (1 − h)·cpu: step = max(t_c + u, comm). On 2 cores h = 0 at
 // n >= 2 and 0.2 at n = 1 with K = 4; on 16 cores h = 1 up to n = 6.
+// There t_c is min(t_c, t_c') where the run measured the compute's CPU
+// time t_c' (CostInputs::compute_cpu_s): on busy cores the compute's wall
+// time holds the rounds' CPU work that ran on its cores, which u counts.
+// Measured on 2 cores (loopback, n = 2): async_ps's compute took 11–14 ms
+// of wall time a step, dps's 7.5–8.3 ms, the same model and batch.
 // Then:
 //   utilization        = t_c / step
 //   speedup            = n · t_c / step    (throughput vs one worker)
@@ -220,6 +225,13 @@ struct CostInputs {
   // t_c: compute (forward + backward + local optimizer) per step, seconds,
   // > 0.
   double compute_s = 0.1;
+  // t_c': the compute's own CPU time per step where the run measured it
+  // (the training thread's CPU clock, which leaves out the time it waited
+  // for a core), >= 0; 0: not measured. Only async_ps with τ ≥ 1 uses it:
+  // its rounds run during the compute on the same cores, so the compute's
+  // wall time t_c already holds the part of their CPU work that took the
+  // compute's cores, which u counts again; its step uses min(t_c, t_c').
+  double compute_cpu_s = 0;
   // M: bytes of gradients (= parameters) exchanged per step, > 0.
   double model_bytes = 0;
   // T: number of gradient tensors, >= 1.
@@ -294,6 +306,8 @@ struct Prediction {
   int64_t workers = 1;   // n the prediction is for (1 for baseline)
   int64_t servers = 0;   // parameter-server processes (0, 1 or K)
   double compute_s = 0;  // t_c
+  // the compute the step counts: t_c, or async_ps's min(t_c, t_c')
+  double step_compute_s = 0;
   // comm = wire_s + latency_s + overhead_s + cpu_s (seconds per step).
   double bandwidth_s = 0;  // bytes / B terms
   double latency_s = 0;    // α terms

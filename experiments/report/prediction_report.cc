@@ -79,6 +79,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     run.measured_utilization = MeanUtilization(row);
     CostInputs in = link;
     in.compute_s = row.compute_step_s;
+    in.compute_cpu_s = row.compute_cpu_step_s;
     in.model_bytes = static_cast<double>(row.model_bytes);
     in.num_tensors = row.num_tensors;
     in.workers = row.workers();
@@ -199,6 +200,14 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
     if (!r.caveat.empty()) {
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
                                      ": ", r.caveat, "."));
+    }
+    if (p && r.prediction->step_compute_s < r.compute_s) {
+      reasons.push_back(absl::StrFormat(
+          "- %s n=%d: its predicted step counts the compute's CPU time, "
+          "%s ms of the %s ms it took (its background rounds ran on the "
+          "compute's cores; their CPU work is in the CPU terms).",
+          r.parallel_type, r.workers, Ms(r.prediction->step_compute_s),
+          Ms(r.compute_s)));
     }
   }
   out += MarkdownGrid(cells);

@@ -186,15 +186,23 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   if (IsNumber(f0, "measured_steps") &&
       f0["measured_steps"].get<double>() > 0) {
     const double steps = f0["measured_steps"].get<double>();
-    // The slowest rank's compute sets a synchronous step's pace.
+    // The slowest rank's compute sets a synchronous step's pace; its CPU
+    // time is that rank's, where every rank reported one.
+    bool cpu_known = true;
     for (const json& f : finals) {
       if (IsNumber(f, "compute_s") && IsNumber(f, "measured_steps") &&
           f["measured_steps"].get<double>() > 0) {
-        row.compute_step_s =
-            std::max(row.compute_step_s, f["compute_s"].get<double>() /
-                                             f["measured_steps"].get<double>());
+        const double measured = f["measured_steps"].get<double>();
+        const double compute = f["compute_s"].get<double>() / measured;
+        cpu_known = cpu_known && IsNumber(f, "compute_cpu_s");
+        if (compute > row.compute_step_s) {
+          row.compute_step_s = compute;
+          row.compute_cpu_step_s =
+              cpu_known ? f["compute_cpu_s"].get<double>() / measured : 0;
+        }
       }
     }
+    if (!cpu_known) row.compute_cpu_step_s = 0;
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
     if (IsNumber(f0, "ring_critical_bytes")) {
       row.ring_critical_bytes = f0["ring_critical_bytes"].get<double>() / steps;

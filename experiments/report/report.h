@@ -61,6 +61,10 @@ struct ReportRow {
   // backward + local optimizer) of the slowest rank, which sets the pace
   // of a synchronous step, and rank 0's wall time.
   double compute_step_s = 0;
+  // The same rank's compute CPU time per measured step (its final record's
+  // compute_cpu_s: the training thread's CPU clock); 0 when a rank's
+  // record lacks it (a device, emulated compute, several compute threads).
+  double compute_cpu_step_s = 0;
   double step_s = 0;
   // Every run's step_s when compare ran this row several times
   // (--repeats), in running order; the row's other measures are those of

@@ -30,5 +30,23 @@ TEST(RunMetricsTest, PausesBetweenMeasuredStepsLeaveTheWallTime) {
   EXPECT_DOUBLE_EQ(m.throughput(), 10.0);
 }
 
+// The compute's CPU time sums over the measured steps, and is unknown (−1)
+// once any measured step's is; a warm-up step's does not count.
+TEST(RunMetricsTest, ComputeCpuTimeIsKnownOnlyWhenEveryMeasuredStepsIs) {
+  RunMetrics m(/*global_batch=*/10, /*warmup_steps=*/1);
+  EXPECT_EQ(m.compute_cpu_s(), -1);  // no measured step yet
+  StepRecord warmup = Step(0, 1, 0.5);  // compute_cpu_s −1: unknown
+  m.Add(warmup, 0);
+  StepRecord a = Step(1, 1, 0.5);
+  a.compute_cpu_s = 0.25;
+  StepRecord b = Step(2, 1, 0.5);
+  b.compute_cpu_s = 0.5;
+  m.Add(a, 1);
+  m.Add(b, 2);
+  EXPECT_DOUBLE_EQ(m.compute_cpu_s(), 0.75);
+  m.Add(Step(3, 1, 0.5), 3);  // unknown
+  EXPECT_EQ(m.compute_cpu_s(), -1);
+}
+
 }  // namespace
 }  // namespace ringside

@@ -362,6 +362,36 @@ TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {
   EXPECT_EQ(result->final_record["compute_threads"], Eigen::nbThreads());
 }
 
+// With one Eigen thread and real compute the final record carries the
+// compute's CPU time (the training thread's CPU clock, at most its wall
+// time); emulated compute, or a strategy that blocked in a parameter-use
+// hook, leaves it out.
+TEST(TrainerTest, HostComputeOnOneThreadReportsItsCpuTime) {
+  const int threads = Eigen::nbThreads();
+  Eigen::setNbThreads(1);
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  absl::StatusOr<TrainResult> result =
+      Train(*bundle.model, Job(*bundle.dataset, strategy));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const nlohmann::json& f = result->final_record;
+  ASSERT_TRUE(f.contains("compute_cpu_s")) << f.dump();
+  EXPECT_GT(f["compute_cpu_s"].get<double>(), 0.0);
+  EXPECT_LE(f["compute_cpu_s"].get<double>(),
+            f["compute_s"].get<double>() + 1e-3);
+  HookingStrategy hooking;
+  hooking.hook_wait_s = 1e-4;
+  result = Train(*bundle.model, Job(*bundle.dataset, hooking));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->final_record.contains("compute_cpu_s"));
+  Eigen::setNbThreads(2);
+  CountingStrategy threaded;
+  result = Train(*bundle.model, Job(*bundle.dataset, threaded));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->final_record.contains("compute_cpu_s"));
+  Eigen::setNbThreads(threads);
+}
+
 TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnlyWhenTheBackendAsks) {
   for (const bool stop_on_error : {true, false}) {
     ModelBundle bundle = SmallMlp();

@@ -347,6 +347,34 @@ TEST(CostModelTest, AsyncPsHidesItsCpuWorkOnlyOnSpareCores) {
   }
 }
 
+// Where the run measured the compute's CPU time t_c', async_ps with a
+// staleness bound counts min(t_c, t_c'): its rounds' CPU work on the
+// compute's cores is in the compute's wall time t_c and again in u. The
+// other strategies, and τ = 0, count t_c; utilization stays t_c / step.
+TEST(CostModelTest, AsyncPsCountsTheComputesCpuTimeWhereMeasured) {
+  CostInputs in = Round();  // n = 4, K = 2, comm 2.010 without CPU
+  in.cpu = RoundCpu();      // async_ps: 0.502 s of CPU
+  in.cpu_streams_with_link = false;
+  in.cpu.cores = 4;  // all exposed
+  in.staleness = 2;
+  in.compute_s = 3;
+  in.compute_cpu_s = 2.5;
+  Prediction p = Predict("async_ps", in);
+  EXPECT_NEAR(p.step_compute_s, 2.5, 1e-9);
+  EXPECT_NEAR(p.step_s, 2.5 + 0.502, 1e-9);
+  EXPECT_NEAR(p.utilization, 3 / (2.5 + 0.502), 1e-9);
+  in.compute_cpu_s = 4;  // above the wall time: t_c
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3 + 0.502, 1e-9);
+  in.compute_cpu_s = 2.5;
+  for (const std::string& s : CostModelStrategies()) {
+    CostInputs at = in;
+    if (s == "async_ps") at.staleness = 0;
+    EXPECT_EQ(Predict(s, at).step_compute_s, 3) << s;
+  }
+  in.compute_cpu_s = -1;
+  EXPECT_FALSE(PredictStep("async_ps", in).ok());
+}
+
 TEST(CostModelTest, UncalibratedModelHasNoCpuTerms) {
   EXPECT_FALSE(CpuCosts{}.calibrated());
   EXPECT_TRUE(RoundCpu().calibrated());

@@ -141,6 +141,27 @@ TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheRecord) {
   EXPECT_NEAR(runs[2].prediction->step_s, 0.020, 1e-12);
 }
 
+// A row's compute CPU time (the training thread's clock) is async_ps's
+// t_c where it is below the wall time: comm 1.52 ms hides behind 12 ms,
+// so the step is 12 ms; the report says so under the table. dps counts
+// the wall time.
+TEST(PredictionReportTest, AsyncPsCountsTheComputesCpuTimeAndSaysSo) {
+  ReportRow async_ps = Measured("async_ps", 2, 4, 0.020, 0.025);
+  async_ps.staleness = 2;
+  async_ps.compute_cpu_step_s = 0.012;
+  ReportRow dps = Measured("dps", 2, 4, 0.020, 0.025);
+  dps.compute_cpu_step_s = 0.012;
+  const std::vector<PredictedRun> runs = PredictRuns({async_ps, dps}, Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.012, 1e-12);
+  EXPECT_NEAR(runs[0].prediction->step_compute_s, 0.012, 1e-12);
+  EXPECT_NEAR(runs[1].prediction->step_compute_s, 0.020, 1e-12);
+  const std::string md = PredictionMarkdown(runs, Link(), "given");
+  EXPECT_THAT(md, HasSubstr("- Async PS n=2: its predicted step counts "
+                            "the compute's CPU time"));
+  EXPECT_THAT(md, ::testing::Not(HasSubstr("- DPS n=2: its predicted")));
+}
+
 // async_ps at τ = 2 with one warm-up step: step t waits for round t − 2,
 // so its first measured step waited for none; the report says so beside
 // the row (and in JSON). With warm-up ≥ τ, or no staleness, nothing.

@@ -200,6 +200,7 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_FALSE(row->eval_loss.has_value());
   // The slowest rank's compute: rank 1's 0.24 s over 4 steps.
   EXPECT_DOUBLE_EQ(row->compute_step_s, 0.06);
+  EXPECT_EQ(row->compute_cpu_step_s, 0);  // no rank reported its CPU time
   EXPECT_DOUBLE_EQ(row->step_s, 0.125);
   EXPECT_EQ(row->model_bytes, 4000);
   EXPECT_EQ(row->num_tensors, 6);
@@ -217,6 +218,34 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
 
 // Memory: the largest worker (params + grads + optimizer state) and peak
 // RSS over ranks; the largest server's state and peak RSS over servers.
+// The compute's CPU time per step is the slowest rank's (the one whose
+// compute sets the pace), and none when any rank lacks it.
+TEST(ReportTest, ComputeCpuTimeIsTheSlowestRanks) {
+  std::vector<json> finals = {{{"event", "final"},
+                               {"rank", 0},
+                               {"utilization", 0.5},
+                               {"throughput", 100.0},
+                               {"measured_steps", 4},
+                               {"compute_s", 0.2},
+                               {"compute_cpu_s", 0.16},
+                               {"wall_s", 0.5}},
+                              {{"event", "final"},
+                               {"rank", 1},
+                               {"utilization", 0.5},
+                               {"throughput", 100.0},
+                               {"measured_steps", 4},
+                               {"compute_s", 0.24},
+                               {"compute_cpu_s", 0.12}}};
+  absl::StatusOr<ReportRow> row = RowFromFinals("async_ps", 4, finals);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_DOUBLE_EQ(row->compute_step_s, 0.06);
+  EXPECT_DOUBLE_EQ(row->compute_cpu_step_s, 0.03);  // rank 1's
+  finals[0].erase("compute_cpu_s");
+  row = RowFromFinals("async_ps", 4, finals);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->compute_cpu_step_s, 0);
+}
+
 TEST(ReportTest, MemoryIsTheLargestRankAndServer) {
   const std::vector<json> finals = {{{"utilization", 0.5},
                                      {"throughput", 10.0},
