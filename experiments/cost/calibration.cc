@@ -119,18 +119,23 @@ absl::StatusOr<double> TimeRanksInOneGroup(const RankSetup& setup,
   return TypicalOfSlowest(seconds, bytes, start);
 }
 
-// TimeRanksInOneGroup; from quiet starts the faster of two groups, each
-// connected afresh. A group's quiet calls can all stall alike: on the
-// 2-core VM one group in about six took 3.87–3.88 ms for every one of its
-// 15 quiet 64 KiB all-reduces, where the others took 0.18–0.22 ms, and a
-// ring step's fixed cost came out 1.9 ms instead of about 0.1.
+// TimeRanksInOneGroup; from quiet starts, over two groups, each connected
+// afresh: a group's quiet calls run alike, and groups differ. For a small
+// buffer the faster group (its fixed cost): on the 2-core VM one group in
+// about six took 3.0–3.9 ms for every one of its 15 quiet 64 KiB
+// all-reduces, where the others took 0.17–0.26 ms, and a ring step's fixed
+// cost came out 1.9 ms instead of about 0.1. For a big one the mean of the
+// two (what a run's group is, typically): a 4.5 MB all-reduce's median
+// call took 2.5–2.9 ms in some groups and 3.9–4.5 in others, the
+// all-gather's 1.0–1.1 or 2.5–3.9 (six calibrations, two groups each).
 absl::StatusOr<double> TimeRanks(const RankSetup& setup, int64_t bytes,
                                  CallStart start) {
   RS_ASSIGN_OR_RETURN(double seconds, TimeRanksInOneGroup(setup, bytes, start));
   if (start.busy) return seconds;
   RS_ASSIGN_OR_RETURN(const double again,
                       TimeRanksInOneGroup(setup, bytes, start));
-  return std::min(seconds, again);
+  return bytes <= kSmallBytes ? std::min(seconds, again)
+                              : 0.5 * (seconds + again);
 }
 
 // A Collective operation on a rank's `data`, split in kRanks shards.
