@@ -139,12 +139,13 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     return true;
   }
   if (strategy == "fusion") {
+    // The background thread cycles at every n: the step waits for a cycle.
+    p.overhead_s = in.cycle_s;
     if (in.workers > 1) {
       p.bandwidth_s = RingBandwidthSeconds(in);
       // b data all-reduces plus the control all-reduce of the cycle.
       p.latency_s =
           static_cast<double>(FusedAllReduces(in) + 1) * RingLatencySeconds(in);
-      p.overhead_s = in.cycle_s;
       p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s;
       p.cpu_s =
           p.streamed_cpu_s +

@@ -256,15 +256,20 @@ TEST(CostModelTest, DpsWithAtLeastAsManyServersAsWorkersIsWorkerLinkBound) {
   }
 }
 
-TEST(CostModelTest, OneWorkerRingAndFusionDoNotCommunicate) {
+// One worker: ring does not communicate; fusion's background thread still
+// cycles, so its step waits one cycle τ.
+TEST(CostModelTest, OneWorkerRingDoesNotCommunicateAndFusionWaitsACycle) {
   CostInputs in = Round();
   in.workers = 1;
-  for (const char* s : {"ring", "fusion"}) {
-    const Prediction p = Predict(s, in);
-    EXPECT_NEAR(p.comm_s, 0, kEps) << s;
-    EXPECT_NEAR(p.step_s, 1.0, kEps) << s;
-    EXPECT_NEAR(p.speedup, 1.0, kEps) << s;
-  }
+  const Prediction ring = Predict("ring", in);
+  EXPECT_NEAR(ring.comm_s, 0, kEps);
+  EXPECT_NEAR(ring.step_s, 1.0, kEps);
+  EXPECT_NEAR(ring.speedup, 1.0, kEps);
+  in.cycle_s = 0.25;
+  const Prediction fusion = Predict("fusion", in);
+  EXPECT_NEAR(fusion.comm_s, 0.25, kEps);
+  EXPECT_NEAR(fusion.overhead_s, 0.25, kEps);
+  EXPECT_NEAR(fusion.step_s, 1.25, kEps);
   // A parameter server still costs one round trip of M: 1 + 0.002 s, and
   // its pipeline 2·1·1e6/1e9 = 0.002 s.
   EXPECT_NEAR(Predict("sps", in).comm_s, 1.004, kEps);
