@@ -280,6 +280,23 @@ double CpuPerByte(double big_s, double small_s, double big_bytes,
   return std::max(0.0, slope - 1.0 / bandwidth_Bps);
 }
 
+// ring_fp16's conversions of `floats` floats to fp16 and back (as
+// RingFp16Strategy::ReduceBucket converts), the median of
+// kConvertRounds.
+constexpr int kConvertRounds = 7;
+double TimeHalfConversions(int64_t floats) {
+  std::vector<float> data(static_cast<size_t>(floats), 0.5f);
+  std::vector<uint16_t> halves(static_cast<size_t>(floats));
+  std::vector<double> seconds;
+  for (int i = 0; i < kConvertRounds; ++i) {
+    const Stopwatch watch;
+    FloatToHalf(data, absl::MakeSpan(halves));
+    HalfToFloat(halves, absl::MakeSpan(data));
+    seconds.push_back(watch.ElapsedSeconds());
+  }
+  return Median(seconds);
+}
+
 // Writing into pages given back (TensorShards::Release) against writing
 // into resident ones: `bytes` (whole pages) written kRefaultRounds times
 // each way; sets the medians of both in `c`.
@@ -400,6 +417,8 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   // fp16 on the wire: a rank sends half the float bytes.
   c.cpu.half_allreduce_byte_s = CpuPerByte(
       c.half_allreduce_s, c.half_allreduce_small_s, m / 2, s / 2, B);
+  c.half_convert_s = TimeHalfConversions(big);
+  c.cpu.half_convert_byte_s = c.half_convert_s / m;
   // Its own wake-up: its own Gloo group and fp16 sum carry it.
   c.cpu.half_collective_wake_s = std::max(
       0.0, c.half_allreduce_small_busy_s - c.half_allreduce_small_s);
@@ -464,7 +483,9 @@ std::string CalibrationLine(const Calibration& c) {
                           ? "the baseline's compute per step"
                           : "emulated compute sleeps: idle cores"),
       us(c.cpu.half_collective_wake_s),
-      " for the fp16 all-reduce); writing into pages given back ",
+      " for the fp16 all-reduce; its conversions ",
+      ns(c.cpu.half_convert_byte_s),
+      " per model byte); writing into pages given back ",
       ns(c.cpu.refault_byte_s), " beyond resident ones (zero3's gathers)",
       "; parameter server: ",
       ps(c.ps, "sps"),
@@ -485,6 +506,7 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"half_allreduce_s", c.half_allreduce_s},
             {"half_allreduce_small_s", c.half_allreduce_small_s},
             {"half_allreduce_small_busy_s", c.half_allreduce_small_busy_s},
+            {"half_convert_s", c.half_convert_s},
             {"reduce_scatter_s", c.reduce_scatter_s},
             {"allgather_s", c.allgather_s},
             {"resident_write_s", c.resident_write_s},

@@ -103,6 +103,8 @@ struct Calibration {
   double allreduce_s = 0, allreduce_small_s = 0, allreduce_small_busy_s = 0;
   double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
   double half_allreduce_small_s = 0, half_allreduce_small_busy_s = 0;
+  // ring_fp16's conversions of the benchmark's floats to fp16 and back.
+  double half_convert_s = 0;
   // Writing refault_bytes into resident pages and into given-back ones.
   double resident_write_s = 0, refault_write_s = 0;
   int64_t refault_bytes = 0;

@@ -135,6 +135,8 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
           c.half_collective_wake_s > 0 ? c.half_collective_wake_s : wake;
       p.streamed_cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s;
       p.cpu_s = p.streamed_cpu_s + buckets * all_reduce * step + half_wake;
+    } else {
+      p.cpu_s = M * c.half_convert_byte_s;  // the conversions alone
     }
     return true;
   }
@@ -266,6 +268,7 @@ std::vector<CpuCostField> CpuCostFields() {
           {"collective_step_s", &CpuCosts::collective_step_s, false},
           {"collective_wake_s", &CpuCosts::collective_wake_s, true},
           {"half_collective_wake_s", &CpuCosts::half_collective_wake_s, true},
+          {"half_convert_byte_s", &CpuCosts::half_convert_byte_s, true},
           {"refault_byte_s", &CpuCosts::refault_byte_s, true},
           {"ps_worker_byte_s", &CpuCosts::ps_worker_byte_s, false},
           {"ps_server_byte_s", &CpuCosts::ps_server_byte_s, false},

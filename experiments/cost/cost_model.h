@@ -75,7 +75,10 @@
 //   ring, fusion  2(n−1)/n · M · a_b + calls · 2(n−1) · c_s
 //             (calls: b_r; fusion b + 1)
 //   ring_fp16 2(n−1)/n · (M/2) · a_h + b_r · 2(n−1) · c_s  (its wake-up
-//             l_h, measured on its own fp16 all-reduce, rather than l_w)
+//             l_h, measured on its own fp16 all-reduce, rather than l_w);
+//             n = 1: M · v_h, its conversions alone (they run at every n;
+//             at n = 1 on the 2-core VM its step took 0.7–0.8 ms more than
+//             its compute for the MLP's 4.5 MB)
 //   hierarchical  (r−1)/r · M · (r_b + g_b) + 2(h−1)/h · (M/r) · a_b
 //             + b_r · (2(r−1) + 2(h−1)) · c_s
 //   zero1     2(n−1)/n · M · a_b + (n−1)/n · M · g_b + 3(n−1) · c_s
@@ -194,6 +197,10 @@ struct CpuCosts {
   // its fp16 pairs), from that call's own busy and quiet small calls; 0,
   // unmeasured (a compare run from before it was): ring_fp16 pays l_w
   double half_collective_wake_s = 0;
+  // v_h: ring_fp16's conversions per model byte, float32 to fp16 and back
+  // on the whole buffer, which run at every n (at n > 1 a_h holds them
+  // too: the calibration's fp16 all-reduce converts)
+  double half_convert_byte_s = 0;
   // f_b: writing a byte into a page given back to the kernel
   // (madvise(MADV_DONTNEED), TensorShards::Release) beyond writing it into
   // a resident one: the page fault and the kernel's zeroing of the page
@@ -217,6 +224,7 @@ struct CpuCosts {
            reduce_scatter_byte_s > 0 ||
            allgather_byte_s > 0 || collective_step_s > 0 ||
            collective_wake_s > 0 || half_collective_wake_s > 0 ||
+           half_convert_byte_s > 0 ||
            refault_byte_s > 0 ||
            ps_sharded_worker_byte_s > 0 || ps_sharded_server_byte_s > 0 ||
            ps_sharded_round_s > 0 ||

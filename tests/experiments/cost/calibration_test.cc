@@ -77,6 +77,14 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
       std::max(0.0, c->half_allreduce_small_busy_s - c->half_allreduce_small_s),
       1e-12);
   EXPECT_THAT(line, HasSubstr("for the fp16 all-reduce"));
+  // ring_fp16's conversions, timed on the benchmark's floats.
+  EXPECT_GT(c->half_convert_s, 0);
+  EXPECT_NEAR(c->cpu.half_convert_byte_s,
+              c->half_convert_s / static_cast<double>(c->benchmark_bytes),
+              1e-18);
+  EXPECT_THAT(line, HasSubstr("its conversions "));
+  EXPECT_EQ(j["half_convert_byte_s"].get<double>(),
+            c->cpu.half_convert_byte_s);
   EXPECT_EQ(j["half_collective_wake_s"].get<double>(),
             c->cpu.half_collective_wake_s);
   EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);

@@ -256,15 +256,26 @@ TEST(CostModelTest, DpsWithAtLeastAsManyServersAsWorkersIsWorkerLinkBound) {
   }
 }
 
-// One worker: ring does not communicate; fusion's background thread still
-// cycles, so its step waits one cycle τ.
-TEST(CostModelTest, OneWorkerRingDoesNotCommunicateAndFusionWaitsACycle) {
+// One worker: ring does not communicate; ring_fp16 still converts its
+// buffer, and fusion's background thread still cycles, so its step waits
+// one cycle τ.
+TEST(CostModelTest, OneWorkerRingIsFreeRingFp16ConvertsFusionCycles) {
   CostInputs in = Round();
   in.workers = 1;
   const Prediction ring = Predict("ring", in);
   EXPECT_NEAR(ring.comm_s, 0, kEps);
   EXPECT_NEAR(ring.step_s, 1.0, kEps);
   EXPECT_NEAR(ring.speedup, 1.0, kEps);
+  // ring_fp16 converts its whole buffer at n = 1 too: M · v_h (1e9 B at
+  // 0.2 ns/B: 0.2 s), with nothing on the wire.
+  in.cpu.half_convert_byte_s = 2e-10;
+  const Prediction fp16 = Predict("ring_fp16", in);
+  EXPECT_NEAR(fp16.cpu_s, 0.2, kEps);
+  EXPECT_NEAR(fp16.bandwidth_s, 0, kEps);
+  EXPECT_NEAR(fp16.step_s, 1.2, kEps);
+  in.workers = 2;  // at n > 1 a_h holds them: v_h adds nothing
+  EXPECT_NEAR(Predict("ring_fp16", in).cpu_s, 0, kEps);
+  in.workers = 1;
   in.cycle_s = 0.25;
   const Prediction fusion = Predict("fusion", in);
   EXPECT_NEAR(fusion.comm_s, 0.25, kEps);
@@ -545,6 +556,7 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   c.ps_sharded_round_s = 5e-3;
   c.half_collective_wake_s = 7e-4;
   c.refault_byte_s = 3e-10;
+  c.half_convert_byte_s = 6e-10;
   const nlohmann::json j = CpuCostsJson(c);
   absl::StatusOr<CpuCosts> back = CpuCostsFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -561,6 +573,7 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   older.erase("collective_wake_s");
   older.erase("half_collective_wake_s");
   older.erase("refault_byte_s");
+  older.erase("half_convert_byte_s");
   older.erase("ps_sharded_servers");
   older.erase("ps_sharded_round_s");
   absl::StatusOr<CpuCosts> old_costs = CpuCostsFromJson(older);
@@ -568,6 +581,7 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   EXPECT_EQ(old_costs->collective_wake_s, 0);
   EXPECT_EQ(old_costs->half_collective_wake_s, 0);
   EXPECT_EQ(old_costs->refault_byte_s, 0);
+  EXPECT_EQ(old_costs->half_convert_byte_s, 0);
   EXPECT_EQ(old_costs->ps_sharded_servers, 0);
   EXPECT_EQ(old_costs->ps_sharded_round_s, 0);
   older["collective_wake_s"] = "fast";
