@@ -24,8 +24,10 @@ void RunMetrics::Add(const StepRecord& record, double start_s) {
   last_end_s_ = start_s + record.step_s;
   ++measured_steps_;
   compute_s_ += record.compute_s;
-  if (record.compute_cpu_s < 0) cpu_known_ = false;
-  if (cpu_known_) compute_cpu_s_ += record.compute_cpu_s;
+  // −1 stays once any measured step's is unknown.
+  compute_cpu_s_ = compute_cpu_s_ < 0 || record.compute_cpu_s < 0
+                       ? -1
+                       : compute_cpu_s_ + record.compute_cpu_s;
   bytes_sent_ += record.bytes_sent;
   bytes_received_ += record.bytes_received;
   ring_critical_bytes_ += record.ring_critical_bytes;

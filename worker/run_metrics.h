@@ -45,7 +45,7 @@ class RunMetrics {
   // The measured steps' compute CPU time; −1 when any step's was unknown
   // (or no step was measured).
   double compute_cpu_s() const {
-    return measured_steps_ > 0 && cpu_known_ ? compute_cpu_s_ : -1;
+    return measured_steps_ > 0 ? compute_cpu_s_ : -1;
   }
   double wall_s() const { return last_end_s_ - first_start_s_ - paused_s_; }
   double utilization() const;
@@ -59,8 +59,7 @@ class RunMetrics {
   int64_t warmup_steps_;
   int64_t measured_steps_ = 0;
   double compute_s_ = 0, first_start_s_ = 0, last_end_s_ = 0;
-  double compute_cpu_s_ = 0;
-  bool cpu_known_ = true;
+  double compute_cpu_s_ = 0;  // −1: a measured step's was unknown
   double paused_s_ = 0, pending_pause_s_ = 0;
   int64_t bytes_sent_ = 0, bytes_received_ = 0, ring_critical_bytes_ = 0;
 };

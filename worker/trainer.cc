@@ -92,15 +92,15 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
       {"bytes_sent", metrics.bytes_sent()},
       {"bytes_received", metrics.bytes_received()},
   };
-  // What this worker holds: the model's parameters and gradients (one flat
-  // buffer each, or the most of them a sharding strategy held at once), the
-  // optimizer state its strategy keeps, and the peak RSS.
-  // Sharded strategies: their rings' critical bytes over the measured steps.
   // The compute's CPU time over the measured steps, where every step's
   // was known (RunMetrics::compute_cpu_s).
   if (metrics.compute_cpu_s() >= 0) {
     record["compute_cpu_s"] = metrics.compute_cpu_s();
   }
+  // What this worker holds: the model's parameters and gradients (one flat
+  // buffer each, or the most of them a sharding strategy held at once), the
+  // optimizer state its strategy keeps, and the peak RSS.
+  // Sharded strategies: their rings' critical bytes over the measured steps.
   if (metrics.ring_critical_bytes() > 0) {
     record["ring_critical_bytes"] = metrics.ring_critical_bytes();
   }

@@ -324,13 +324,9 @@ absl::Status TimeRefault(int64_t bytes, Calibration* c) {
     refault.push_back(cold.ElapsedSeconds());
   }
   munmap(region, bytes);
-  auto median = [](std::vector<double>& v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
   c->refault_bytes = bytes;
-  c->resident_write_s = median(resident);
-  c->refault_write_s = median(refault);
+  c->resident_write_s = Median(resident);
+  c->refault_write_s = Median(refault);
   c->cpu.refault_byte_s =
       std::max(0.0, c->refault_write_s - c->resident_write_s) /
       static_cast<double>(bytes);

@@ -154,8 +154,8 @@
 // There t_c is min(t_c, t_c') where the run measured the compute's CPU
 // time t_c' (CostInputs::compute_cpu_s): on busy cores the compute's wall
 // time holds the rounds' CPU work that ran on its cores, which u counts.
-// Measured on 2 cores (loopback, n = 2): async_ps's compute took 11–14 ms
-// of wall time a step, dps's 7.5–8.3 ms, the same model and batch.
+// Measured on 2 cores (loopback, n = 2, the MLP): async_ps's compute took
+// 19.7–21.1 ms of wall time a step and 6.4–6.7 ms of CPU.
 // Then:
 //   utilization        = t_c / step
 //   speedup            = n · t_c / step    (throughput vs one worker)

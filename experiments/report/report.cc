@@ -197,8 +197,10 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         cpu_known = cpu_known && IsNumber(f, "compute_cpu_s");
         if (compute > row.compute_step_s) {
           row.compute_step_s = compute;
-          row.compute_cpu_step_s =
-              cpu_known ? f["compute_cpu_s"].get<double>() / measured : 0;
+          if (cpu_known) {
+            row.compute_cpu_step_s =
+                f["compute_cpu_s"].get<double>() / measured;
+          }
         }
       }
     }

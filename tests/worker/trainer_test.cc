@@ -364,8 +364,8 @@ TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {
 
 // With one Eigen thread and real compute the final record carries the
 // compute's CPU time (the training thread's CPU clock, at most its wall
-// time); emulated compute, or a strategy that blocked in a parameter-use
-// hook, leaves it out.
+// time); a strategy that blocked in a parameter-use hook, or more than one
+// Eigen thread, leaves it out.
 TEST(TrainerTest, HostComputeOnOneThreadReportsItsCpuTime) {
   const int threads = Eigen::nbThreads();
   Eigen::setNbThreads(1);
