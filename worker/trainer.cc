@@ -5,6 +5,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/denormals.h"
 #include "common/process_memory.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -97,6 +98,10 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   if (metrics.compute_cpu_s() >= 0) {
     record["compute_cpu_s"] = metrics.compute_cpu_s();
   }
+  // How its float math treated denormals (common/denormals.h): flushed to
+  // zero unless RINGSIDE_DENORMALS=keep.
+  record["denormals"] =
+      DenormalsFlushedToZero() ? "flushed_to_zero" : "kept";
   // What this worker holds: the model's parameters and gradients (one flat
   // buffer each, or the most of them a sharding strategy held at once), the
   // optimizer state its strategy keeps, and the peak RSS.

@@ -210,6 +210,8 @@ TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
   EXPECT_EQ(f["grad_bytes"], model_bytes);
   EXPECT_EQ(f["optimizer_state_bytes"], 123);
   EXPECT_GT(f["peak_rss_bytes"].get<int64_t>(), 2 * model_bytes);
+  // Every ringside process flushes denormals (common/denormals.h).
+  EXPECT_EQ(f["denormals"], "flushed_to_zero");
 }
 
 // accumulate_steps = 3: three passes a step, the first two stashed, the
