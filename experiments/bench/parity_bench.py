@@ -9,6 +9,9 @@ Pairs (ratio = ringside's throughput / the reference's; >= 1 is parity):
   compute, mlp      worker --strategy=baseline (forward + backward +
                     optimizer, one thread) vs PyTorch eager on the same
                     shapes and optimizer, one thread
+  compute, mlp, long  the same over steps 1000-1500, where SGD momentum
+                    has decayed into denormal floats: vs PyTorch eager as
+                    it comes and with torch.set_flush_denormal(True)
   compute, charlm   charlm_bench CPU step (forward + backward) vs PyTorch
                     eager on the CPU (charlm_torch_ref.py), one thread
   ring, fusion      compare's throughput vs its PyTorch DDP row (gloo),
@@ -45,7 +48,9 @@ import tempfile
 
 TORCH_MLP = r"""
 import json, statistics, sys, time, torch
-widths, b, steps, warmup = json.loads(sys.argv[1])
+widths, b, steps, warmup, *rest = json.loads(sys.argv[1])
+if rest and rest[0]:
+    torch.set_flush_denormal(True)
 torch.set_num_threads(1)
 g = torch.Generator().manual_seed(1)
 W = [torch.nn.Parameter(torch.randn(i, o, generator=g) * (2.0 / i) ** 0.5)
@@ -136,10 +141,11 @@ class Table:
         return "\n".join(lines)
 
 
-def mlp_compute(args, table, why_no_torch):
-    widths = [64, 1024, 1024, 10]
-    steps, warmup = 60, 10
-    ours, ref, ratios = [], [], []
+def mlp_steps(args, widths, steps, warmup, flushes, why_no_torch):
+    """Per round: ringside's baseline worker's ms/step over the measured
+    steps, then PyTorch eager's median ms/step (one per entry of `flushes`:
+    torch.set_flush_denormal) on the same shapes and optimizer."""
+    ours, refs = [], [[] for _ in flushes]
     for _ in range(args.rounds):
         final = json_lines(run(
             [os.path.join(args.bin_dir, "worker/worker"),
@@ -149,14 +155,43 @@ def mlp_compute(args, table, why_no_torch):
         ours.append(final["wall_s"] / final["measured_steps"] * 1e3)
         if why_no_torch:
             continue
-        t = json.loads(run([args.torch_python, "-c", TORCH_MLP,
-                            json.dumps([widths, 32, steps, warmup])], 600))
-        ref.append(t["step_s"] * 1e3)
-        ratios.append(ref[-1] / ours[-1])
-    table.add("compute: mlp 64-1024-1024-10, b=32, fwd+bwd+SGD momentum",
-              "PyTorch eager, 1 thread", statistics.median(ours),
+        for ref, flush in zip(refs, flushes):
+            t = json.loads(run([args.torch_python, "-c", TORCH_MLP,
+                                json.dumps([widths, 32, steps, warmup,
+                                            flush])], 600))
+            ref.append(t["step_s"] * 1e3)
+    return ours, refs
+
+
+def add_mlp_row(table, component, reference, ours, ref, why_no_torch):
+    ratios = [r / o for r, o in zip(ref, ours)]
+    table.add(component, reference, statistics.median(ours),
               statistics.median(ref) if ref else 0, "ms/step", ratios, 1.0,
               why_no_torch)
+
+
+def mlp_compute(args, table, why_no_torch):
+    widths = [64, 1024, 1024, 10]
+    ours, (ref,) = mlp_steps(args, widths, 60, 10, [False], why_no_torch)
+    add_mlp_row(table, "compute: mlp 64-1024-1024-10, b=32, fwd+bwd+SGD "
+                "momentum", "PyTorch eager, 1 thread", ours, ref,
+                why_no_torch)
+
+
+def mlp_long_compute(args, table, why_no_torch):
+    """Steps 1000-1500: SGD momentum of parameters whose gradient stays 0
+    has decayed into denormal floats by then (about 800 steps at 0.9).
+    ringside flushes them to zero (common/denormals.h); PyTorch does not
+    unless asked (torch.set_flush_denormal), so both are shown."""
+    widths = [64, 1024, 1024, 10]
+    ours, (ref, ref_flush) = mlp_steps(args, widths, 1500, 1000,
+                                       [False, True], why_no_torch)
+    component = ("compute: mlp 64-1024-1024-10, b=32, fwd+bwd+SGD momentum, "
+                 "steps 1000-1500")
+    add_mlp_row(table, component, "PyTorch eager, 1 thread", ours, ref,
+                why_no_torch)
+    add_mlp_row(table, component, "PyTorch eager, 1 thread, "
+                "set_flush_denormal(True)", ours, ref_flush, why_no_torch)
 
 
 def charlm_compute(args, table, why_no_torch):
@@ -327,7 +362,8 @@ def main():
     ap.add_argument("--torch_python", default="python3")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sections",
-                    default="mlp,charlm,allreduce,ps,ps_memory,ps_link")
+                    default="mlp,mlp_long,charlm,allreduce,ps,ps_memory,"
+                            "ps_link")
     ap.add_argument("--json_out", default="")
     ap.add_argument("--append_md", default="",
                     help="also append the table, with the command, to this "
@@ -339,6 +375,8 @@ def main():
     sections = set(args.sections.split(","))
     if "mlp" in sections:
         mlp_compute(args, table, why)
+    if "mlp_long" in sections:
+        mlp_long_compute(args, table, why)
     if "charlm" in sections:
         charlm_compute(args, table, why)
     if "allreduce" in sections:
