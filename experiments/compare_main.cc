@@ -872,10 +872,14 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
   AddServerFinals(result->server_finals, &*row);
   SetEvalCurve(evals, &*row);
   row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
-  std::fprintf(stderr, "[%d/%d] %s: %.1f samples/s, val loss %.4g, %.1f s%s\n",
-               index, total, what.c_str(), row->throughput,
-               row->eval_loss.value_or(std::nan("")), result->wall_s,
-               row->emulated ? " (emulated compute)" : "");
+  // "-" where the run has no validation loss (emulated compute), as in the
+  // tables.
+  const std::string loss = row->eval_loss.has_value()
+                               ? absl::StrFormat("%.4g", *row->eval_loss)
+                               : std::string("-");
+  std::fprintf(stderr, "[%d/%d] %s: %.1f samples/s, val loss %s, %.1f s%s\n",
+               index, total, what.c_str(), row->throughput, loss.c_str(),
+               result->wall_s, row->emulated ? " (emulated compute)" : "");
   for (const std::string& w : result->warnings) {
     std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
   }
