@@ -37,6 +37,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -210,7 +211,8 @@ const std::map<std::string, std::string>& RunTrainingFlags() {
 // One --strategies entry, NAME[@FLAG=VALUE...]: the listing of NAME with
 // its run flags, each named in the row (training flags by their short
 // label, "SPS [b=8]"; the strategy's own by name, "Ring FP16
-// [ring_bucket_kb=0]"), so that two settings never share a row name;
+// [ring_bucket_kb=0]", except those its variant states, which the row's
+// "(τ=8)" names), so that two settings never share a row name;
 // INVALID_ARGUMENT when a FLAG is neither one NAME reads nor a
 // RunTrainingFlags one.
 absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
@@ -230,10 +232,11 @@ absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
           "' is not FLAG=VALUE for a flag ", listed.name, " reads (",
           absl::StrJoin(known, ", "), ")"));
     }
+    listed.run_flags.push_back(absl::StrCat("--", parts[i]));
+    if (absl::c_linear_search(listed.variant_options, flag)) continue;
     labels.push_back(absl::StrCat(
         training != RunTrainingFlags().end() ? training->second : flag, "=",
         parts[i].substr(eq + 1)));
-    listed.run_flags.push_back(absl::StrCat("--", parts[i]));
   }
   if (!labels.empty()) {
     absl::StrAppend(&listed.display_name, " [", absl::StrJoin(labels, ", "),

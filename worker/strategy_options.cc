@@ -36,6 +36,13 @@ absl::Status CheckStrategyOptions(const StrategyInfo& chosen,
           "', which is not --flag=value for one of its options"));
     }
   }
+  for (const std::string& flag : chosen.variant_options) {
+    if (!chosen.Reads(flag)) {
+      return absl::InternalError(absl::StrCat(
+          "strategy ", chosen.name, " says its variant states '", flag,
+          "', which is not one of its options"));
+    }
+  }
   for (const std::string& flag : StrategySpecificFlags(registered)) {
     const std::optional<FlagValues> values = lookup(flag);
     if (!values.has_value()) {

@@ -30,7 +30,8 @@ std::vector<std::string> StrategySpecificFlags(
 // INVALID_ARGUMENT naming the first strategy-specific flag of `registered`
 // that is set away from its default but not read by `chosen`, and which
 // strategies read it; INTERNAL when a strategy lists a flag `lookup` does
-// not know (a registration typo). OK otherwise.
+// not know, or `chosen`'s study flags or variant options name a flag it
+// does not read (a registration typo). OK otherwise.
 absl::Status CheckStrategyOptions(const StrategyInfo& chosen,
                                   const std::vector<StrategyInfo>& registered,
                                   const FlagLookup& lookup);

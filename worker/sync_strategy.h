@@ -267,6 +267,11 @@ struct StrategyInfo {
   // strategy's point where the worker's default would hide it (async_ps:
   // --staleness=2; at 0 it is sps). Each names one of `options`.
   std::vector<std::string> study_flags;
+  // The options whose values the strategy's Variant() states (async_ps:
+  // "staleness", its "τ=2"), so that a row names each setting once: a
+  // study labels the other options it sets in the row name. Each names one
+  // of `options`.
+  std::vector<std::string> variant_options;
   std::function<std::unique_ptr<SyncStrategy>()> factory;
   // Relative L2 error against the single-worker reference that the
   // strategy meets in the equivalence oracle (tests/worker/
@@ -301,6 +306,10 @@ struct StrategyInfo {
   }
   StrategyInfo& StudyFlags(std::vector<std::string> flags) {
     study_flags = std::move(flags);
+    return *this;
+  }
+  StrategyInfo& VariantStates(std::vector<std::string> flags) {
+    variant_options = std::move(flags);
     return *this;
   }
   StrategyInfo& WithFactory(

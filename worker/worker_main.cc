@@ -381,6 +381,7 @@ int Run() {
                  {"wire_bytes_per_model_byte", info.wire_bytes_per_model_byte},
                  {"options", info.options},
                  {"study_flags", info.study_flags},
+                 {"variant_options", info.variant_options},
                  {"checkpoints", info.Checkpoints()},
                  // Sharded parameters cannot go through host staging.
                  {"cuda_runs", made->ParamUse() == nullptr ||

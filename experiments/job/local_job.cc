@@ -428,13 +428,14 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     info.wire_bytes_per_model_byte = j.value("wire_bytes_per_model_byte", 1.0);
     info.cuda_runs = j.value("cuda_runs", true);
     info.cuda = j.value("cuda", "");
-    for (const char* field : {"options", "study_flags"}) {
+    for (auto [field, out] :
+         {std::pair<const char*, std::vector<std::string>*>{"options",
+                                                            &info.options},
+          {"study_flags", &info.study_flags},
+          {"variant_options", &info.variant_options}}) {
       if (!j.contains(field) || !j[field].is_array()) continue;
-      std::vector<std::string>& out = std::string(field) == "options"
-                                          ? info.options
-                                          : info.study_flags;
       for (const json& o : j[field]) {
-        if (o.is_string()) out.push_back(o.get<std::string>());
+        if (o.is_string()) out->push_back(o.get<std::string>());
       }
     }
     strategies.push_back(std::move(info));

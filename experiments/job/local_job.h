@@ -159,6 +159,9 @@ struct ListedStrategy {
   // Worker flags a study passes before the user's ("--flag=value"; the
   // registry's StrategyInfo::study_flags).
   std::vector<std::string> study_flags;
+  // The options its rows' variant states ("staleness": "τ=2";
+  // StrategyInfo::variant_options): a sweep does not label them again.
+  std::vector<std::string> variant_options;
   // Whether CUDA workers can run it (the listing's "cuda_runs"), and what
   // the listing says of CUDA workers ("cuda").
   bool cuda_runs = true;

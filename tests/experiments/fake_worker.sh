@@ -23,8 +23,8 @@ for a in "$@"; do
       echo '{"name":"baseline","servers":"none","display_name":"Baseline","study_order":0,"modelled_as":"baseline"}'
       echo '{"name":"sps","servers":"one","display_name":"SPS","study_order":1,"modelled_as":"sps","options":["chunk_kb"]}'
       echo '{"name":"dps","servers":"sharded","display_name":"DPS","study_order":2,"modelled_as":"dps","options":["chunk_kb"],"cuda_runs":false,"cuda":"not supported (a test)"}'
-      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"],"study_flags":["--staleness=2"]}'
-      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none","display_name":"Hierarchical","study_order":6,"options":["local_size"]}'
+      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"],"study_flags":["--staleness=2"],"variant_options":["staleness"]}'
+      [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none","display_name":"Hierarchical","study_order":6,"options":["local_size"],"variant_options":["local_size"]}'
       exit 0 ;;
     --export_batches=*)
       mkdir -p "${a#--export_batches=}" &&

@@ -88,5 +88,22 @@ TEST(StrategyOptionsTest, StudyFlagsMustSetOneOfTheStrategysOptions) {
   }
 }
 
+TEST(StrategyOptionsTest, VariantOptionsMustBeOptionsOfTheStrategy) {
+  const auto registered = Registered();
+  const FlagLookup lookup = Flags({{"chunk_kb", {"0", "0"}},
+                                   {"checkpoint_every", {"0", "0"}},
+                                   {"staleness", {"0", "0"}}});
+  StrategyInfo good = registered[1];
+  good.VariantStates({"staleness"});
+  EXPECT_TRUE(CheckStrategyOptions(good, registered, lookup).ok());
+  StrategyInfo bad = registered[1];
+  bad.VariantStates({"checkpoint_every"});
+  const absl::Status s = CheckStrategyOptions(bad, registered, lookup);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_NE(s.message().find("variant states 'checkpoint_every'"),
+            std::string::npos)
+      << s;
+}
+
 }  // namespace
 }  // namespace ringside

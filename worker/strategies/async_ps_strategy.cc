@@ -199,6 +199,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(5)
         .ModelledAs("async_ps")
         .Options({"staleness", "chunk_kb"})
-        .StudyFlags({"--staleness=2"}));
+        .StudyFlags({"--staleness=2"})
+        .VariantStates({"staleness"}));
 
 }  // namespace ringside

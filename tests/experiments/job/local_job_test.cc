@@ -167,7 +167,7 @@ TEST(LocalJobTest, ListStrategies) {
   EXPECT_EQ((*s)[2].cuda, "not supported (a test)");
 }
 
-TEST(LocalJobTest, ListStrategiesReadsStudyFlags) {
+TEST(LocalJobTest, ListStrategiesReadsStudyFlagsAndVariantOptions) {
   setenv("FAKE_WORKER_ASYNC", "1", 1);
   const absl::StatusOr<std::vector<ListedStrategy>> s =
       ListStrategies(Script("fake_worker.sh"));
@@ -176,6 +176,8 @@ TEST(LocalJobTest, ListStrategiesReadsStudyFlags) {
   ASSERT_EQ(s->size(), 5u);
   EXPECT_EQ((*s)[3].name, "async_ps");
   EXPECT_EQ((*s)[3].study_flags, std::vector<std::string>{"--staleness=2"});
+  EXPECT_EQ((*s)[3].variant_options, std::vector<std::string>{"staleness"});
+  EXPECT_TRUE((*s)[1].variant_options.empty());  // listed without the field
 }
 
 // A strategy gets the shared worker flags except those only other
