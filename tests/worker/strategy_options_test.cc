@@ -68,11 +68,16 @@ TEST(StrategyOptionsTest, AListedFlagTheBinaryLacksIsAnInternalError) {
       << s;
 }
 
+// Every option of Registered() at its default.
+FlagLookup RegisteredFlagsAtDefaults() {
+  return Flags({{"chunk_kb", {"0", "0"}},
+                {"checkpoint_every", {"0", "0"}},
+                {"staleness", {"0", "0"}}});
+}
+
 TEST(StrategyOptionsTest, StudyFlagsMustSetOneOfTheStrategysOptions) {
   const auto registered = Registered();
-  const FlagLookup lookup = Flags({{"chunk_kb", {"0", "0"}},
-                                   {"checkpoint_every", {"0", "0"}},
-                                   {"staleness", {"0", "0"}}});
+  const FlagLookup lookup = RegisteredFlagsAtDefaults();
   StrategyInfo good = registered[1];
   good.StudyFlags({"--staleness=2"});
   EXPECT_TRUE(CheckStrategyOptions(good, registered, lookup).ok());
@@ -90,9 +95,7 @@ TEST(StrategyOptionsTest, StudyFlagsMustSetOneOfTheStrategysOptions) {
 
 TEST(StrategyOptionsTest, VariantOptionsMustBeOptionsOfTheStrategy) {
   const auto registered = Registered();
-  const FlagLookup lookup = Flags({{"chunk_kb", {"0", "0"}},
-                                   {"checkpoint_every", {"0", "0"}},
-                                   {"staleness", {"0", "0"}}});
+  const FlagLookup lookup = RegisteredFlagsAtDefaults();
   StrategyInfo good = registered[1];
   good.VariantStates({"staleness"});
   EXPECT_TRUE(CheckStrategyOptions(good, registered, lookup).ok());
