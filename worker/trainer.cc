@@ -102,13 +102,13 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   // zero unless RINGSIDE_DENORMALS=keep.
   record["denormals"] =
       DenormalsFlushedToZero() ? "flushed_to_zero" : "kept";
-  // What this worker holds: the model's parameters and gradients (one flat
-  // buffer each, or the most of them a sharding strategy held at once), the
-  // optimizer state its strategy keeps, and the peak RSS.
   // Sharded strategies: their rings' critical bytes over the measured steps.
   if (metrics.ring_critical_bytes() > 0) {
     record["ring_critical_bytes"] = metrics.ring_critical_bytes();
   }
+  // What this worker holds: the model's parameters and gradients (one flat
+  // buffer each, or the most of them a sharding strategy held at once), the
+  // optimizer state its strategy keeps, and the peak RSS.
   const int64_t peak_params = job.strategy->PeakParamBytes();
   const int64_t peak_grads = job.strategy->PeakGradBytes();
   record["param_bytes"] = peak_params >= 0 ? peak_params : model_bytes;

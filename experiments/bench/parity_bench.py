@@ -141,6 +141,10 @@ class Table:
         return "\n".join(lines)
 
 
+MLP_WIDTHS = [64, 1024, 1024, 10]
+MLP_COMPONENT = "compute: mlp 64-1024-1024-10, b=32, fwd+bwd+SGD momentum"
+
+
 def mlp_steps(args, widths, steps, warmup, flushes, why_no_torch):
     """Per round: ringside's baseline worker's ms/step over the measured
     steps, then PyTorch eager's median ms/step (one per entry of `flushes`:
@@ -171,10 +175,8 @@ def add_mlp_row(table, component, reference, ours, ref, why_no_torch):
 
 
 def mlp_compute(args, table, why_no_torch):
-    widths = [64, 1024, 1024, 10]
-    ours, (ref,) = mlp_steps(args, widths, 60, 10, [False], why_no_torch)
-    add_mlp_row(table, "compute: mlp 64-1024-1024-10, b=32, fwd+bwd+SGD "
-                "momentum", "PyTorch eager, 1 thread", ours, ref,
+    ours, (ref,) = mlp_steps(args, MLP_WIDTHS, 60, 10, [False], why_no_torch)
+    add_mlp_row(table, MLP_COMPONENT, "PyTorch eager, 1 thread", ours, ref,
                 why_no_torch)
 
 
@@ -183,11 +185,9 @@ def mlp_long_compute(args, table, why_no_torch):
     has decayed into denormal floats by then (about 800 steps at 0.9).
     ringside flushes them to zero (common/denormals.h); PyTorch does not
     unless asked (torch.set_flush_denormal), so both are shown."""
-    widths = [64, 1024, 1024, 10]
-    ours, (ref, ref_flush) = mlp_steps(args, widths, 1500, 1000,
+    ours, (ref, ref_flush) = mlp_steps(args, MLP_WIDTHS, 1500, 1000,
                                        [False, True], why_no_torch)
-    component = ("compute: mlp 64-1024-1024-10, b=32, fwd+bwd+SGD momentum, "
-                 "steps 1000-1500")
+    component = MLP_COMPONENT + ", steps 1000-1500"
     add_mlp_row(table, component, "PyTorch eager, 1 thread", ours, ref,
                 why_no_torch)
     add_mlp_row(table, component, "PyTorch eager, 1 thread, "
