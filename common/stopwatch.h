@@ -26,6 +26,14 @@ inline double ThreadCpuSeconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// CPU time this process has used (every thread's, those that ended too;
+// not its children's), in seconds (CLOCK_PROCESS_CPUTIME_ID).
+inline double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 // Sleeps until NowSeconds() >= deadline (no-op if already past).
 inline void SleepUntil(double deadline) {
   const double left = deadline - NowSeconds();

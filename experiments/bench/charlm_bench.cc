@@ -100,11 +100,7 @@ struct Row {
   std::optional<double> torch_grad_error;  // relative L2 vs ours
 };
 
-double ProcessCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+double ProcessCpuMs() { return 1e3 * ProcessCpuSeconds(); }
 
 Batch RandomBatch(const CharLmConfig& c, int64_t size, uint64_t seed) {
   std::mt19937_64 rng(seed);

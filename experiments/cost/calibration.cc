@@ -1,6 +1,9 @@
 #include "experiments/cost/calibration.h"
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -200,11 +203,59 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats, CallStart start,
       floats * 2, start);
 }
 
-// The TypicalOfSlowest time of one push+pull round of `workers`
-// PsSessions (threads) against `servers` in-process servers, for `bytes`
-// in `tensors` tensors.
-absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
-                                   int64_t tensors, absl::Duration timeout) {
+// `count` processes forked to keep cores busy as a training step's compute
+// does, a memory-streaming loop over 2 × 8 MiB (y = 0.999·y + x, which
+// leaves little in the caches), until this object ends (SIGKILL, reaped).
+// Their CPU time is not this process's. The buffers are allocated before
+// the fork: the children call nothing that takes a lock.
+class ComputeStandIns {
+ public:
+  explicit ComputeStandIns(int count) {
+    if (count <= 0) return;
+    x_.assign(size_t{2} << 20, 1.0f);
+    y_.assign(size_t{2} << 20, 2.0f);
+    for (int i = 0; i < count; ++i) {
+      const pid_t pid = fork();
+      if (pid == 0) Stream();  // never returns
+      if (pid > 0) children_.push_back(pid);
+    }
+  }
+  ~ComputeStandIns() {
+    for (pid_t pid : children_) kill(pid, SIGKILL);
+    for (pid_t pid : children_) waitpid(pid, nullptr, 0);
+  }
+  ComputeStandIns(const ComputeStandIns&) = delete;
+  ComputeStandIns& operator=(const ComputeStandIns&) = delete;
+
+ private:
+  [[noreturn]] void Stream() {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // gone with the calibration
+    float* x = x_.data();
+    float* y = y_.data();
+    const size_t n = x_.size();
+    while (true) {
+      for (size_t i = 0; i < n; ++i) y[i] = 0.999f * y[i] + x[i];
+      std::swap(x, y);
+    }
+  }
+
+  std::vector<float> x_, y_;
+  std::vector<pid_t> children_;
+};
+
+// One push+pull round of `workers` PsSessions (threads) against `servers`
+// in-process servers, for `bytes` in `tensors` tensors: its
+// TypicalOfSlowest time, and this process's CPU time per round (the
+// workers' threads and the servers': rank 0's end of the untimed first
+// round to its end of the last, over the timed rounds, which keep the
+// workers in step), with `busy` ComputeStandIns running throughout.
+struct PsRound {
+  double wall_s = 0;
+  double cpu_s = 0;
+};
+absl::StatusOr<PsRound> TimePsRound(int servers, int workers, int64_t bytes,
+                                    int64_t tensors, absl::Duration timeout,
+                                    int busy = 0) {
   const int64_t floats = std::max<int64_t>(bytes / 4, tensors);
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   for (int64_t i = 0; i < tensors; ++i) {
@@ -219,6 +270,8 @@ absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
   const int rounds = CallsFor(bytes, CallStart{});
   std::vector<std::vector<double>> seconds(workers);
   std::vector<absl::Status> status(workers);
+  double cpu_start = 0, cpu_end = 0;  // rank 0's marks
+  const ComputeStandIns compute(busy);
   std::vector<std::thread> threads;
   for (int r = 0; r < workers; ++r) {
     threads.emplace_back([&, r] {
@@ -246,6 +299,8 @@ absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
         absl::StatusOr<StepStats> step = (*session)->FinishStep(i);
         if (!step.ok()) status[r] = step.status();
         if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());
+        if (r == 0 && i == 0) cpu_start = ProcessCpuSeconds();
+        if (r == 0 && i == rounds) cpu_end = ProcessCpuSeconds();
       }
       const absl::Status done = (*session)->Shutdown();
       if (status[r].ok()) status[r] = done;
@@ -253,7 +308,8 @@ absl::StatusOr<double> TimePsRound(int servers, int workers, int64_t bytes,
   }
   for (std::thread& t : threads) t.join();
   for (const absl::Status& s : status) RS_RETURN_IF_ERROR(s);
-  return TypicalOfSlowest(seconds, bytes);
+  return PsRound{TypicalOfSlowest(seconds, bytes),
+                 std::max(0.0, cpu_end - cpu_start) / rounds};
 }
 
 // The faster of kPsClusters clusters' TimePsRound, each started afresh:
@@ -267,11 +323,51 @@ absl::StatusOr<double> TimeFastestPsRound(int servers, int workers,
                                           absl::Duration timeout) {
   double fastest = 0;
   for (int i = 0; i < kPsClusters; ++i) {
-    RS_ASSIGN_OR_RETURN(const double seconds,
+    RS_ASSIGN_OR_RETURN(const PsRound round,
                         TimePsRound(servers, workers, bytes, tensors, timeout));
-    fastest = i == 0 ? seconds : std::min(fastest, seconds);
+    fastest = i == 0 ? round.wall_s : std::min(fastest, round.wall_s);
   }
   return fastest;
+}
+
+// The CPU time of 1 and of 2 workers' rounds against `servers`, beside as
+// many ComputeStandIns as workers when `beside_compute` (a run's compute
+// keeps the cores busy while async_ps's rounds run), else quiet: per model
+// byte, the 1-worker round's and each further worker's (q_1, q_w).
+absl::Status TimePsRoundCpu(int servers, int64_t bytes, int64_t tensors,
+                            bool beside_compute, absl::Duration timeout,
+                            PsRoundCpu& out) {
+  RS_ASSIGN_OR_RETURN(const PsRound one,
+                      TimePsRound(servers, 1, bytes, tensors, timeout,
+                                  beside_compute ? 1 : 0));
+  RS_ASSIGN_OR_RETURN(const PsRound two,
+                      TimePsRound(servers, 2, bytes, tensors, timeout,
+                                  beside_compute ? 2 : 0));
+  out.servers = servers;
+  out.beside_compute = beside_compute;
+  out.round_1_cpu_s = one.cpu_s;
+  out.round_2_cpu_s = two.cpu_s;
+  const double m = static_cast<double>(bytes);
+  out.byte_s = one.cpu_s / m;
+  out.worker_byte_s = std::max(0.0, two.cpu_s - one.cpu_s) / m;
+  return absl::OkStatus();
+}
+
+// Copying `bytes` from one buffer into another (as async_ps's training
+// thread copies its gradient out and the newest parameters in), the
+// median of kCopyRounds, per byte.
+constexpr int kCopyRounds = 7;
+double TimeCopy(int64_t bytes) {
+  std::vector<char> from(static_cast<size_t>(bytes), 1),
+      to(static_cast<size_t>(bytes), 2);
+  std::vector<double> seconds;
+  for (int i = 0; i < kCopyRounds; ++i) {
+    from[static_cast<size_t>(i)] = static_cast<char>(i);
+    const Stopwatch watch;
+    std::memcpy(to.data(), from.data(), from.size());
+    seconds.push_back(watch.ElapsedSeconds());
+  }
+  return Median(seconds) / static_cast<double>(bytes);
 }
 
 // The parameter-server rounds against `servers` servers and the costs
@@ -473,6 +569,15 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     c.cpu.ps_sharded_server_byte_s = c.ps_sharded.server_byte_s;
     c.cpu.ps_sharded_round_s = c.ps_sharded.round_small_s;
   }
+  // async_ps's rounds beside the compute, against its K servers (the
+  // run's own compute; emulated compute sleeps: quiet rounds).
+  RS_RETURN_IF_ERROR(TimePsRoundCpu(o.servers, c.benchmark_bytes, tensors,
+                                    o.busy_before_call_s > 0, o.timeout,
+                                    c.ps_round_cpu));
+  c.cpu.ps_round_cpu_servers = o.servers;
+  c.cpu.ps_round_cpu_byte_s = c.ps_round_cpu.byte_s;
+  c.cpu.ps_round_cpu_worker_byte_s = c.ps_round_cpu.worker_byte_s;
+  c.cpu.copy_byte_s = TimeCopy(c.benchmark_bytes);
   c.cpu.cores = o.cores;
   c.wall_s = clock.ElapsedSeconds();
   return c;
@@ -517,6 +622,15 @@ std::string CalibrationLine(const Calibration& c) {
       c.ps_sharded.servers > 0 ? absl::StrCat("; ", ps(c.ps_sharded,
                                                        "dps, async_ps"))
                                : "",
+      absl::StrFormat("; async_ps's rounds %s against %d servers: "
+                      "%.2f ms of CPU for 1 worker, %.2f ms for 2",
+                      c.ps_round_cpu.beside_compute
+                          ? "beside the compute"
+                          : "quiet (emulated compute sleeps)",
+                      c.ps_round_cpu.servers,
+                      1e3 * c.ps_round_cpu.round_1_cpu_s,
+                      1e3 * c.ps_round_cpu.round_2_cpu_s),
+      "; copies ", ns(c.cpu.copy_byte_s),
       "; servers' CPU shared by ",
       c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit", ".");
 }
@@ -543,6 +657,9 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"ps_sharded_round_1_s", c.ps_sharded.round_1_s},
             {"ps_sharded_round_2_s", c.ps_sharded.round_2_s},
             {"ps_sharded_round_small_s", c.ps_sharded.round_small_s},
+            {"ps_round_1_cpu_s", c.ps_round_cpu.round_1_cpu_s},
+            {"ps_round_2_cpu_s", c.ps_round_cpu.round_2_cpu_s},
+            {"ps_round_cpu_beside_compute", c.ps_round_cpu.beside_compute},
             {"busy_before_call_s", c.busy_before_call_s},
             {"benchmark_bytes", c.benchmark_bytes},
             {"wall_s", c.wall_s}});

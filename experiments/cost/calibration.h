@@ -55,6 +55,19 @@
 //                     the same rounds again against K servers (dps's and
 //                     async_ps's key ranges, chunks and streams, the K
 //                     servers sharing this machine's cores), for those two.
+//   async_ps's rounds' CPU  the 1- and 2-worker rounds against async_ps's
+//                     K servers again, this process's CPU time per round
+//                     (workers' and servers' threads), each worker's
+//                     compute stood in for by a forked memory-streaming
+//                     process (its CPU is not counted) when the run
+//                     computes, quiet when its compute is emulated (it
+//                     sleeps): on saturated cores the rounds cost more CPU
+//                     than quietly (2 cores, the MLP, K = 4: 2 workers'
+//                     round 34-39 ms quiet, 42-47 ms beside two stand-ins).
+//                     The cores' bound of async_ps (cost_model.h).
+//   copies            one memcpy of M bytes between two buffers (the median
+//                     of 7), per byte: async_ps's training thread copies
+//                     its gradient out and the newest parameters in.
 //
 // Costs are clipped at 0. `cores` (the caller's) is how many servers' CPU
 // work can proceed at once on this machine.
@@ -94,6 +107,17 @@ struct PsCalibration {
   double worker_byte_s = 0, server_byte_s = 0;
 };
 
+// async_ps's rounds' CPU time (every thread's: workers' and servers'),
+// beside compute stand-ins when the run computes (calibration.cc's
+// ComputeStandIns: one memory-streaming process per worker), else quiet.
+struct PsRoundCpu {
+  int servers = 0;  // K the rounds ran against (0: not measured)
+  bool beside_compute = false;
+  double round_1_cpu_s = 0, round_2_cpu_s = 0;  // seconds per round
+  // per model byte: the 1-worker round's, and each further worker's
+  double byte_s = 0, worker_byte_s = 0;
+};
+
 struct Calibration {
   CpuCosts cpu;
   // The loopback link the costs are net of, and the raw timings behind
@@ -110,6 +134,7 @@ struct Calibration {
   int64_t refault_bytes = 0;
   PsCalibration ps;          // against one server (sps; CpuCosts' ps_*)
   PsCalibration ps_sharded;  // against K > 1 (CpuCosts' ps_sharded_*)
+  PsRoundCpu ps_round_cpu;   // against K (CpuCosts' ps_round_cpu_*)
   double busy_before_call_s = 0;  // CalibrationOptions'
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved
   double wall_s = 0;            // the calibration's own time

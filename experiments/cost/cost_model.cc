@@ -95,6 +95,24 @@ double SpareCoreShare(const CostInputs& in) {
                     1.0);
 }
 
+// async_ps's cores' bound (the file comment): the n training threads'
+// compute and their two M-byte copies, and the n workers' rounds with
+// their K servers' work, over the C cores; 0 when C or the rounds' CPU
+// against this K is not known.
+double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
+  const CpuCosts& c = in.cpu;
+  if (c.cores == 0 || c.ps_round_cpu_servers != in.servers ||
+      c.ps_round_cpu_byte_s <= 0) {
+    return 0;
+  }
+  const double n = static_cast<double>(in.workers);
+  const double M = in.model_bytes;
+  const double training = n * (compute_s + 2 * M * c.copy_byte_s);
+  const double rounds =
+      M * (c.ps_round_cpu_byte_s + (n - 1) * c.ps_round_cpu_worker_byte_s);
+  return (training + rounds) / static_cast<double>(c.cores);
+}
+
 bool CommTerms(absl::string_view strategy, const CostInputs& in,
                Prediction& p) {
   const double n = static_cast<double>(in.workers);
@@ -277,7 +295,11 @@ std::vector<CpuCostField> CpuCostFields() {
            true},
           {"ps_sharded_server_byte_s", &CpuCosts::ps_sharded_server_byte_s,
            true},
-          {"ps_sharded_round_s", &CpuCosts::ps_sharded_round_s, true}};
+          {"ps_sharded_round_s", &CpuCosts::ps_sharded_round_s, true},
+          {"ps_round_cpu_byte_s", &CpuCosts::ps_round_cpu_byte_s, true},
+          {"ps_round_cpu_worker_byte_s",
+           &CpuCosts::ps_round_cpu_worker_byte_s, true},
+          {"copy_byte_s", &CpuCosts::copy_byte_s, true}};
 }
 
 }  // namespace
@@ -289,6 +311,7 @@ nlohmann::json CpuCostsJson(const CpuCosts& c) {
   }
   j["cores"] = c.cores;
   j["ps_sharded_servers"] = c.ps_sharded_servers;
+  j["ps_round_cpu_servers"] = c.ps_round_cpu_servers;
   return j;
 }
 
@@ -313,13 +336,17 @@ absl::StatusOr<CpuCosts> CpuCostsFromJson(const nlohmann::json& j) {
         "calibration: 'cores' must be an integer >= 0");
   }
   c.cores = j["cores"].get<int>();
-  if (j.contains("ps_sharded_servers")) {
-    if (!j["ps_sharded_servers"].is_number_integer() ||
-        j["ps_sharded_servers"].get<int>() < 0) {
-      return absl::InvalidArgumentError(
-          "calibration: 'ps_sharded_servers' must be an integer >= 0");
+  // Server counts older runs did not measure may be missing (0).
+  for (const auto& [key, field] :
+       {std::pair<const char*, int*>{"ps_sharded_servers",
+                                     &c.ps_sharded_servers},
+        {"ps_round_cpu_servers", &c.ps_round_cpu_servers}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_number_integer() || j[key].get<int>() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "calibration: '", key, "' must be an integer >= 0"));
     }
-    c.ps_sharded_servers = j["ps_sharded_servers"].get<int>();
+    *field = j[key].get<int>();
   }
   return c;
 }
@@ -506,6 +533,12 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   p.exposed_comm_s =
       std::max(0.0, p.comm_s - unhidden - overlap * p.step_compute_s) +
       unhidden;
+  // No step is shorter than the CPU work of all its processes over the
+  // cores: on saturated cores a background round runs as fast as the
+  // cores let it, not as fast as its quiet calibration.
+  if (background) p.core_bound_s = AsyncCoreBoundSeconds(in, p.step_compute_s);
+  p.exposed_comm_s = std::max(
+      p.exposed_comm_s, p.core_bound_s - p.step_compute_s);
   p.step_s = p.step_compute_s + p.exposed_comm_s;
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;
@@ -633,6 +666,7 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"wire_s", p.wire_s},
                     {"comm_s", p.comm_s},
                     {"exposed_comm_s", p.exposed_comm_s},
+                    {"core_bound_s", p.core_bound_s},
                     {"step_s", p.step_s},
                     {"utilization", p.utilization},
                     {"speedup", p.speedup},

@@ -151,6 +151,17 @@
 //   h = clamp((C − n) / (n + K), 0, 1)   (C = 0, no limit: h = 1)
 // and u = (1 − h)·cpu: step = max(t_c + u, comm). On 2 cores h = 0 at
 // n >= 2 and 0.2 at n = 1 with K = 4; on 16 cores h = 1 up to n = 6.
+// And no step of it is shorter than the CPU work of all its processes
+// over the C cores (the cores' bound; where C and the rounds' CPU against
+// its K servers were calibrated, q_1 and q_w per model byte, measured
+// beside compute stand-ins, calibration.h):
+//   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w)] / C
+// (x a byte's copy: each step its training thread copies its gradient out
+// and the newest parameters in). The formula above packs the rounds' CPU
+// perfectly beside the compute's; on saturated cores they run slower than
+// their quiet calibration (u): on 2 cores at n = 2 (loopback, the MLP,
+// 4 servers) a quiet 2-worker round took 34-39 ms of CPU, 45-47 ms beside
+// two stand-ins, and async_ps's processes used 70 ms of CPU a step.
 // There t_c is min(t_c, t_c') where the run measured the compute's CPU
 // time t_c' (CostInputs::compute_cpu_s): on busy cores the compute's wall
 // time holds the rounds' CPU work that ran on its cores, which u counts.
@@ -215,6 +226,18 @@ struct CpuCosts {
   double ps_sharded_worker_byte_s = 0;
   double ps_sharded_server_byte_s = 0;
   double ps_sharded_round_s = 0;
+  // q_1, q_w: async_ps's push+pull rounds' CPU time (workers' and
+  // servers' threads together) per model byte, for one worker's round and
+  // for each further worker's, measured against K = ps_round_cpu_servers
+  // servers beside the compute (calibration.h); the cores' bound of
+  // async_ps uses them when its K is that K. 0 servers: not measured.
+  int ps_round_cpu_servers = 0;
+  double ps_round_cpu_byte_s = 0;
+  double ps_round_cpu_worker_byte_s = 0;
+  // x: copying a byte from one buffer into another (async_ps's training
+  // thread copies its gradient out and the newest parameters in, M bytes
+  // each, every step)
+  double copy_byte_s = 0;
   // C: servers whose CPU work can run at once (the cores of the machine
   // they share); 0: all K.
   int cores = 0;
@@ -227,7 +250,8 @@ struct CpuCosts {
            half_convert_byte_s > 0 ||
            refault_byte_s > 0 ||
            ps_sharded_worker_byte_s > 0 || ps_sharded_server_byte_s > 0 ||
-           ps_sharded_round_s > 0 ||
+           ps_sharded_round_s > 0 || ps_round_cpu_byte_s > 0 ||
+           ps_round_cpu_worker_byte_s > 0 || copy_byte_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
   }
 };
@@ -334,7 +358,11 @@ struct Prediction {
   // the CPU terms the compute hides (async_ps on spare cores: h·cpu);
   // else 0
   double hidden_cpu_s = 0;
-  // max(0, comm − u − o·t_c) + u, u = cpu − hidden
+  // async_ps with τ ≥ 1: the cores' bound on its step (the file
+  // comment); else, or unmeasured, 0
+  double core_bound_s = 0;
+  // max(0, comm − u − o·t_c) + u, u = cpu − hidden; at least the cores'
+  // bound less the compute
   double exposed_comm_s = 0;
   double step_s = 0;              // t_c + exposed
   double utilization = 0;         // t_c / step

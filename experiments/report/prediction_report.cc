@@ -209,6 +209,14 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
           r.parallel_type, r.workers, Ms(r.prediction->step_compute_s),
           Ms(r.compute_s)));
     }
+    if (p && r.prediction->core_bound_s > 0 &&
+        r.prediction->core_bound_s >= r.prediction->step_s) {
+      reasons.push_back(absl::StrFormat(
+          "- %s n=%d: its predicted step is the cores' bound, the CPU work "
+          "of its processes (compute, copies, rounds) over the machine's "
+          "cores.",
+          r.parallel_type, r.workers));
+    }
   }
   out += MarkdownGrid(cells);
   const ErrorSummary summary = SummarizeErrors(runs);
@@ -283,6 +291,9 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
          {"predicted_utilization",
           p ? json(r.prediction->utilization) : json()},
          {"comm_s", p ? json(r.prediction->comm_s) : json()},
+         {"core_bound_s", p && r.prediction->core_bound_s > 0
+                              ? json(r.prediction->core_bound_s)
+                              : json()},
          {"error", r.error ? json(*r.error) : json()},
          {"why_not", p ? json() : json(r.why_not)},
          {"caveat", r.caveat.empty() ? json() : json(r.caveat)}});

@@ -391,6 +391,47 @@ TEST(CostModelTest, AsyncPsCountsTheComputesCpuTimeWhereMeasured) {
   EXPECT_FALSE(PredictStep("async_ps", in).ok());
 }
 
+// No async_ps step is shorter than the CPU work of its processes over the
+// cores: [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w)] / C, where the rounds'
+// CPU was calibrated against its K servers.
+TEST(CostModelTest, AsyncPsStepIsAtLeastItsCpuWorkOverTheCores) {
+  CostInputs in = Round();  // n = 4, K = 2, t_c = 1, M = 1e9
+  in.cpu = RoundCpu();      // u = 0.502 s
+  in.cpu_streams_with_link = false;
+  in.staleness = 2;
+  in.compute_s = 3;
+  in.cpu.cores = 4;  // without the bound: 3 + 0.502
+  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);  // not calibrated
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3.502, 1e-9);
+  in.cpu.ps_round_cpu_servers = 2;
+  in.cpu.ps_round_cpu_byte_s = 2e-9;         // q_1: 2 s for one worker
+  in.cpu.ps_round_cpu_worker_byte_s = 3e-9;  // q_w: 3 s for each further
+  in.cpu.copy_byte_s = 0.25e-9;              // x: 2·M·x = 0.5 s
+  // [4·(3 + 0.5) + 2 + 3·3] / 4 = 25 / 4
+  Prediction p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 6.25, 1e-9);
+  EXPECT_NEAR(p.step_s, 6.25, 1e-9);
+  EXPECT_NEAR(p.exposed_comm_s, 3.25, 1e-9);
+  EXPECT_NEAR(p.utilization, 3 / 6.25, 1e-9);
+  in.cpu.cores = 16;  // 25 / 16 < max(t_c, comm) = 3: the formula's step
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 25.0 / 16, 1e-9);
+  EXPECT_NEAR(p.step_s, 3, 1e-9);
+  in.cpu.cores = 4;
+  in.servers = 3;  // measured against another K: no bound
+  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
+  in.servers = 2;
+  in.cpu.cores = 0;  // cores unknown: no bound
+  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
+  in.cpu.cores = 4;
+  // Synchronous (τ = 0) and the other strategies: no bound.
+  for (const std::string& s : CostModelStrategies()) {
+    CostInputs at = in;
+    if (s == "async_ps") at.staleness = 0;
+    EXPECT_EQ(Predict(s, at).core_bound_s, 0) << s;
+  }
+}
+
 TEST(CostModelTest, UncalibratedModelHasNoCpuTerms) {
   EXPECT_FALSE(CpuCosts{}.calibrated());
   EXPECT_TRUE(RoundCpu().calibrated());
@@ -557,12 +598,18 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   c.half_collective_wake_s = 7e-4;
   c.refault_byte_s = 3e-10;
   c.half_convert_byte_s = 6e-10;
+  c.ps_round_cpu_servers = 4;
+  c.ps_round_cpu_byte_s = 5e-9;
+  c.ps_round_cpu_worker_byte_s = 4e-9;
+  c.copy_byte_s = 1e-10;
   const nlohmann::json j = CpuCostsJson(c);
   absl::StatusOr<CpuCosts> back = CpuCostsFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(CpuCostsJson(*back), j);
   EXPECT_EQ(back->cores, 3);
   EXPECT_EQ(back->ps_sharded_servers, 4);
+  EXPECT_EQ(back->ps_round_cpu_servers, 4);
+  EXPECT_EQ(back->ps_round_cpu_worker_byte_s, 4e-9);
   nlohmann::json missing = j;
   missing.erase("ps_round_s");
   EXPECT_THAT(std::string(CpuCostsFromJson(missing).status().message()),
@@ -576,6 +623,10 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   older.erase("half_convert_byte_s");
   older.erase("ps_sharded_servers");
   older.erase("ps_sharded_round_s");
+  for (const char* key : {"ps_round_cpu_servers", "ps_round_cpu_byte_s",
+                          "ps_round_cpu_worker_byte_s", "copy_byte_s"}) {
+    older.erase(key);
+  }
   absl::StatusOr<CpuCosts> old_costs = CpuCostsFromJson(older);
   ASSERT_TRUE(old_costs.ok()) << old_costs.status();
   EXPECT_EQ(old_costs->collective_wake_s, 0);
@@ -584,6 +635,12 @@ TEST(CostModelTest, CpuCostsRoundTripThroughJson) {
   EXPECT_EQ(old_costs->half_convert_byte_s, 0);
   EXPECT_EQ(old_costs->ps_sharded_servers, 0);
   EXPECT_EQ(old_costs->ps_sharded_round_s, 0);
+  EXPECT_EQ(old_costs->ps_round_cpu_servers, 0);
+  EXPECT_EQ(old_costs->copy_byte_s, 0);
+  nlohmann::json bad_servers = j;
+  bad_servers["ps_round_cpu_servers"] = -1;
+  EXPECT_THAT(std::string(CpuCostsFromJson(bad_servers).status().message()),
+              HasSubstr("'ps_round_cpu_servers' must be an integer >= 0"));
   older["collective_wake_s"] = "fast";
   EXPECT_THAT(std::string(CpuCostsFromJson(older).status().message()),
               HasSubstr("'collective_wake_s' must be a number >= 0"));

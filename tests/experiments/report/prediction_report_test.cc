@@ -160,6 +160,28 @@ TEST(PredictionReportTest, AsyncPsCountsTheComputesCpuTimeAndSaysSo) {
   EXPECT_THAT(md, HasSubstr("- Async PS n=2: its predicted step counts "
                             "the compute's CPU time"));
   EXPECT_THAT(md, ::testing::Not(HasSubstr("- DPS n=2: its predicted")));
+  EXPECT_THAT(md, ::testing::Not(HasSubstr("the cores' bound")));
+  EXPECT_TRUE(
+      PredictionJson(runs, Link(), "given")["runs"][0]["core_bound_s"]
+          .is_null());
+  // With the rounds' CPU calibrated against its K = 4 on 2 cores:
+  // [2·(12 ms + 2·M·x) + M·(q_1 + q_w)] / 2 with M = 1 MB (Measured's),
+  // x = 1 ns/B, q_1 = 10 ns/B, q_w = 8 ns/B: (2·14 + 18) / 2 = 23 ms.
+  CostInputs cores = Link();
+  cores.cpu.cores = 2;
+  cores.cpu.ps_round_cpu_servers = 4;
+  cores.cpu.ps_round_cpu_byte_s = 10e-9;
+  cores.cpu.ps_round_cpu_worker_byte_s = 8e-9;
+  cores.cpu.copy_byte_s = 1e-9;
+  const std::vector<PredictedRun> bound = PredictRuns({async_ps}, cores);
+  ASSERT_TRUE(bound[0].prediction);
+  EXPECT_NEAR(bound[0].prediction->step_s, 0.023, 1e-9);
+  EXPECT_THAT(PredictionMarkdown(bound, cores, "given"),
+              HasSubstr("- Async PS n=2: its predicted step is the cores' "
+                        "bound"));
+  EXPECT_NEAR(PredictionJson(bound, cores, "given")["runs"][0]["core_bound_s"]
+                  .get<double>(),
+              0.023, 1e-9);
 }
 
 // async_ps at τ = 2 with one warm-up step: step t waits for round t − 2,
