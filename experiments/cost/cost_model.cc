@@ -109,7 +109,9 @@ double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
   }
   const double n = static_cast<double>(in.workers);
   const double M = in.model_bytes;
-  const double training = n * (compute_s + 2 * M * c.copy_byte_s);
+  // Emulated compute sleeps: it takes no core.
+  const double compute_cpu = in.compute_emulated ? 0.0 : compute_s;
+  const double training = n * (compute_cpu + 2 * M * c.copy_byte_s);
   const double rounds =
       M * (c.ps_round_cpu_byte_s + (n - 1) * c.ps_round_cpu_worker_byte_s);
   return (training + rounds) / static_cast<double>(c.cores);
@@ -689,6 +691,7 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"ps_push_pull_overlap", in.ps_push_pull_overlap},
             {"cpu_streams_with_link", in.cpu_streams_with_link},
             {"processes_share_cores", in.processes_share_cores},
+            {"compute_emulated", in.compute_emulated},
             {"bucket_bytes", in.bucket_bytes},
             {"first_bucket_bytes", in.first_bucket_bytes},
             {"ranks_per_host", in.ranks_per_host},

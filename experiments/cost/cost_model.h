@@ -157,6 +157,7 @@
 // against its K servers were calibrated, q_1 and q_w per model byte,
 // measured beside compute stand-ins, calibration.h):
 //   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w)] / C
+// (t_c as below; 0 for emulated compute, which sleeps)
 // (x a byte's copy: each step its training thread copies its gradient out
 // and the newest parameters in). The formula above packs the rounds' CPU
 // perfectly beside the compute's; on saturated cores they run slower than
@@ -268,6 +269,10 @@ struct CostInputs {
   // wall time t_c already holds the part of their CPU work that took the
   // compute's cores, which u counts again; its step uses min(t_c, t_c').
   double compute_cpu_s = 0;
+  // true: the compute is emulated (--emulated_compute_ms): it sleeps,
+  // holding its training thread for t_c but no core, so async_ps's cores'
+  // bound counts none of it.
+  bool compute_emulated = false;
   // M: bytes of gradients (= parameters) exchanged per step, > 0.
   double model_bytes = 0;
   // T: number of gradient tensors, >= 1.

@@ -82,6 +82,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.processes_share_cores = true;
     in.compute_s = row.compute_step_s;
     in.compute_cpu_s = row.compute_cpu_step_s;
+    in.compute_emulated = row.emulated;
     in.model_bytes = static_cast<double>(row.model_bytes);
     in.num_tensors = row.num_tensors;
     in.workers = row.workers();

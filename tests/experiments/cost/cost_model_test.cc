@@ -414,6 +414,11 @@ TEST(CostModelTest, AsyncPsStepIsAtLeastItsCpuWorkOverTheCores) {
   EXPECT_NEAR(p.step_s, 6.25, 1e-9);
   EXPECT_NEAR(p.exposed_comm_s, 3.25, 1e-9);
   EXPECT_NEAR(p.utilization, 3 / 6.25, 1e-9);
+  in.compute_emulated = true;  // it sleeps: [4·0.5 + 11] / 4, no binding
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 13.0 / 4, 1e-9);
+  EXPECT_NEAR(p.step_s, 3.502, 1e-9);
+  in.compute_emulated = false;
   in.cpu.cores = 16;  // 25 / 16 < max(t_c, comm) = 3: the formula's step
   p = Predict("async_ps", in);
   EXPECT_NEAR(p.core_bound_s, 25.0 / 16, 1e-9);
