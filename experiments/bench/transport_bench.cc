@@ -34,6 +34,7 @@
 #include "experiments/cost/grpc_bulk.h"
 #include "experiments/cost/tcp_echo.h"
 #include "server/local_ps_cluster.h"
+#include "worker/strategies/local_ps_worker.h"
 #include "worker/strategies/ps_session.h"
 
 ABSL_FLAG(int64_t, model_mb, 64, "Model size (MiB of float32 parameters).");
@@ -75,20 +76,12 @@ absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
   std::vector<std::thread> threads;
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      std::vector<float> params(layout.total_elements(), 0.01f);
-      std::vector<float> grads(layout.total_elements(), 0.001f);
-      SyncContext context;
-      context.rank = r;
-      context.world_size = n;
-      context.layout = layout;
-      context.params = absl::MakeSpan(params);
-      context.grads = absl::MakeSpan(grads);
-      context.optimizer.momentum = 0;
-      context.options = sync;
-      absl::StatusOr<std::unique_ptr<PsSession>> session =
-          PsSession::Start(context, /*overlap=*/false);
-      bool failed = !session.ok();
-      if (failed) status[r] = session.status();
+      OptimizerConfig plain_sgd;
+      plain_sgd.momentum = 0;
+      absl::StatusOr<std::unique_ptr<LocalPsWorker>> worker =
+          LocalPsWorker::Start(layout, r, n, sync, plain_sgd);
+      bool failed = !worker.ok();
+      if (failed) status[r] = worker.status();
       Stopwatch watch;
       for (int t = 0; t < warmup + steps; ++t) {
         if (t == warmup) {
@@ -96,7 +89,7 @@ absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
           watch.Reset();
         }
         if (failed) continue;
-        absl::StatusOr<StepStats> stats = (*session)->FinishStep(t);
+        absl::StatusOr<StepStats> stats = (*worker)->session().FinishStep(t);
         if (!stats.ok()) {
           status[r] = stats.status();
           failed = true;
@@ -106,7 +99,7 @@ absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
       }
       end.Block();
       seconds[r] = watch.ElapsedSeconds();
-      if (!failed) status[r] = (*session)->Shutdown();
+      if (!failed) status[r] = (*worker)->session().Shutdown();
     });
   }
   for (std::thread& t : threads) t.join();

@@ -27,6 +27,7 @@
 #include "core/tensor_layout.h"
 #include "experiments/cost/link_estimate.h"
 #include "server/local_ps_cluster.h"
+#include "worker/strategies/local_ps_worker.h"
 #include "worker/strategies/ps_session.h"
 #include "worker/sync_strategy.h"
 
@@ -275,34 +276,28 @@ absl::StatusOr<PsRound> TimePsRound(int servers, int workers, int64_t bytes,
   std::vector<std::thread> threads;
   for (int r = 0; r < workers; ++r) {
     threads.emplace_back([&, r] {
-      std::vector<float> params(layout.total_elements(), 0.01f);
-      std::vector<float> grads(layout.total_elements(), 0.001f);
-      SyncContext context;
-      context.rank = r;
-      context.world_size = workers;
-      context.layout = layout;
-      context.params = absl::MakeSpan(params);
-      context.grads = absl::MakeSpan(grads);
-      context.options.rpc_timeout = timeout;
-      context.options.connect_timeout = timeout;
-      context.options.servers = cluster->addresses();
-      absl::StatusOr<std::unique_ptr<PsSession>> session =
-          PsSession::Start(context, /*overlap=*/false);
-      if (!session.ok()) {
-        status[r] = session.status();
+      SyncOptions options;
+      options.rpc_timeout = timeout;
+      options.connect_timeout = timeout;
+      options.servers = cluster->addresses();
+      absl::StatusOr<std::unique_ptr<LocalPsWorker>> worker =
+          LocalPsWorker::Start(layout, r, workers, options, OptimizerConfig{});
+      if (!worker.ok()) {
+        status[r] = worker.status();
         return;
       }
+      PsSession& session = (*worker)->session();
       // Every worker's push is needed for each pull, so the rounds keep
       // the workers in step by themselves.
       for (int i = 0; i < rounds + 1 && status[r].ok(); ++i) {
         const Stopwatch watch;
-        absl::StatusOr<StepStats> step = (*session)->FinishStep(i);
+        absl::StatusOr<StepStats> step = session.FinishStep(i);
         if (!step.ok()) status[r] = step.status();
         if (i > 0) seconds[r].push_back(watch.ElapsedSeconds());
         if (r == 0 && i == 0) cpu_start = ProcessCpuSeconds();
         if (r == 0 && i == rounds) cpu_end = ProcessCpuSeconds();
       }
-      const absl::Status done = (*session)->Shutdown();
+      const absl::Status done = session.Shutdown();
       if (status[r].ok()) status[r] = done;
     });
   }
