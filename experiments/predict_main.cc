@@ -136,6 +136,10 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
         absl::StrCat("--calibration=", path, ": ", cpu.status().message()));
   }
   in.cpu = *cpu;
+  // The cores are the calibrated machine's, which the predicted workers
+  // and servers do not share: no core limit (C = 0).
+  const int calibrated_cores = in.cpu.cores;
+  in.cpu.cores = 0;
   std::string where = "its machine";
   if (doc.contains("hardware") && doc["hardware"].is_object() &&
       doc["hardware"].contains("cpu_model") &&
@@ -146,7 +150,11 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
       "Calibration: from ", path, " (measured on ", where,
       "): ", CpuCostsJson(in.cpu).dump(),
       ". Each link is a wire of its own: the per-byte CPU terms run while "
-      "the bytes are on it, and the slower of the two counts.");
+      "the bytes are on it, and the slower of the two counts. Its machine's ",
+      calibrated_cores,
+      " cores do not limit the predicted processes, which run on machines "
+      "of their own (cores 0: async_ps's rounds hide behind the compute, "
+      "and no cores' bound).");
 }
 
 absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,

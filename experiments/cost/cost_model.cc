@@ -97,13 +97,11 @@ double SpareCoreShare(const CostInputs& in) {
 
 // async_ps's cores' bound (the file comment): the n training threads'
 // compute and their two M-byte copies, and the n workers' rounds with
-// their K servers' work, over the C cores; 0 when the processes do not
-// share the calibrated machine's cores, or C or the rounds' CPU against
-// this K is not known.
+// their K servers' work, over the C cores; 0 when there is no core limit
+// (C = 0) or the rounds' CPU against this K is not known.
 double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
   const CpuCosts& c = in.cpu;
-  if (!in.processes_share_cores || c.cores == 0 ||
-      c.ps_round_cpu_servers != in.servers ||
+  if (c.cores == 0 || c.ps_round_cpu_servers != in.servers ||
       c.ps_round_cpu_byte_s <= 0) {
     return 0;
   }
@@ -690,7 +688,6 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"overlap", in.overlap},
             {"ps_push_pull_overlap", in.ps_push_pull_overlap},
             {"cpu_streams_with_link", in.cpu_streams_with_link},
-            {"processes_share_cores", in.processes_share_cores},
             {"compute_emulated", in.compute_emulated},
             {"bucket_bytes", in.bucket_bytes},
             {"first_bucket_bytes", in.first_bucket_bytes},

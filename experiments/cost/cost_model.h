@@ -152,10 +152,10 @@
 // and u = (1 − h)·cpu: step = max(t_c + u, comm). On 2 cores h = 0 at
 // n >= 2 and 0.2 at n = 1 with K = 4; on 16 cores h = 1 up to n = 6.
 // And no step of it is shorter than the CPU work of all its processes
-// over the C cores (the cores' bound; where they share one machine's
-// cores, CostInputs::processes_share_cores, and C and the rounds' CPU
-// against its K servers were calibrated, q_1 and q_w per model byte,
-// measured beside compute stand-ins, calibration.h):
+// over the C cores of the machine they share (the cores' bound; where C
+// and the rounds' CPU against its K servers were calibrated, q_1 and q_w
+// per model byte, measured beside compute stand-ins, calibration.h; C = 0,
+// no core limit, as predict sets for a cluster: none):
 //   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w)] / C
 // (t_c as below; 0 for emulated compute, which sleeps)
 // (x a byte's copy: each step its training thread copies its gradient out
@@ -318,11 +318,6 @@ struct CostInputs {
   // comment); false: the cores move the link's bytes (loopback), and the
   // two add.
   bool cpu_streams_with_link = true;
-  // true: every worker and server runs on the C cores of the machine the
-  // CPU costs were calibrated on (compare's runs, loopback or shaped), so
-  // async_ps's cores' bound holds; false (predict, for a cluster of other
-  // machines): no cores' bound.
-  bool processes_share_cores = false;
   // Parameter servers: true (d = 1) when push and pull share the seconds
   // of a full-duplex link; false (d = 2) when they follow one another.
   bool ps_push_pull_overlap = true;

@@ -78,8 +78,6 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     run.measured_runs_s = row.run_step_s;
     run.measured_utilization = MeanUtilization(row);
     CostInputs in = link;
-    // The measured runs' processes shared this machine's cores.
-    in.processes_share_cores = true;
     in.compute_s = row.compute_step_s;
     in.compute_cpu_s = row.compute_cpu_step_s;
     in.compute_emulated = row.emulated;

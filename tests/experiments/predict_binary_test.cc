@@ -195,6 +195,11 @@ TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
                         "it, and the slower of the two counts"));
   EXPECT_THAT(run.output, HasSubstr("Calibration: from " + path +
                                     " (measured on Test CPU)"));
+  // The calibrated machine's 2 cores do not limit the cluster's processes.
+  EXPECT_THAT(run.output, HasSubstr("\"cores\":0"));
+  EXPECT_THAT(run.output,
+              HasSubstr("Its machine's 2 cores do not limit the predicted "
+                        "processes"));
   EXPECT_THAT(RunPredict(ring).output, HasSubstr("Calibration: none"));
 
   const std::string bare = TempPath("bare.json");

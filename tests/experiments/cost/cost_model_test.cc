@@ -401,7 +401,6 @@ TEST(CostModelTest, AsyncPsStepIsAtLeastItsCpuWorkOverTheCores) {
   in.staleness = 2;
   in.compute_s = 3;
   in.cpu.cores = 4;  // without the bound: 3 + 0.502
-  in.processes_share_cores = true;
   EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);  // not calibrated
   EXPECT_NEAR(Predict("async_ps", in).step_s, 3.502, 1e-9);
   in.cpu.ps_round_cpu_servers = 2;
@@ -427,14 +426,10 @@ TEST(CostModelTest, AsyncPsStepIsAtLeastItsCpuWorkOverTheCores) {
   in.servers = 3;  // measured against another K: no bound
   EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
   in.servers = 2;
-  in.cpu.cores = 0;  // cores unknown: no bound
+  // No core limit (predict, for a cluster of other machines): no bound.
+  in.cpu.cores = 0;
   EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
   in.cpu.cores = 4;
-  // Processes on machines other than the calibrated one (predict for a
-  // cluster): no bound.
-  in.processes_share_cores = false;
-  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
-  in.processes_share_cores = true;
   // Synchronous (τ = 0) and the other strategies: no bound.
   for (const std::string& s : CostModelStrategies()) {
     CostInputs at = in;
