@@ -329,15 +329,16 @@ absl::StatusOr<double> TimeFastestPsRound(int servers, int workers,
 // many ComputeStandIns as workers when `beside_compute` (a run's compute
 // keeps the cores busy while async_ps's rounds run), else quiet: per model
 // byte, the 1-worker round's and each further worker's (q_1, q_w).
-absl::Status TimePsRoundCpu(int servers, int64_t bytes, int64_t tensors,
-                            bool beside_compute, absl::Duration timeout,
-                            PsRoundCpu& out) {
+absl::StatusOr<PsRoundCpu> TimePsRoundCpu(int servers, int64_t bytes,
+                                          int64_t tensors, bool beside_compute,
+                                          absl::Duration timeout) {
   RS_ASSIGN_OR_RETURN(const PsRound one,
                       TimePsRound(servers, 1, bytes, tensors, timeout,
                                   beside_compute ? 1 : 0));
   RS_ASSIGN_OR_RETURN(const PsRound two,
                       TimePsRound(servers, 2, bytes, tensors, timeout,
                                   beside_compute ? 2 : 0));
+  PsRoundCpu out;
   out.servers = servers;
   out.beside_compute = beside_compute;
   out.round_1_cpu_s = one.cpu_s;
@@ -345,7 +346,7 @@ absl::Status TimePsRoundCpu(int servers, int64_t bytes, int64_t tensors,
   const double m = static_cast<double>(bytes);
   out.byte_s = one.cpu_s / m;
   out.worker_byte_s = std::max(0.0, two.cpu_s - one.cpu_s) / m;
-  return absl::OkStatus();
+  return out;
 }
 
 // Copying `bytes` from one buffer into another (as async_ps's training
@@ -566,10 +567,11 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   }
   // async_ps's rounds beside the compute, against its K servers (the
   // run's own compute; emulated compute sleeps: quiet rounds).
-  RS_RETURN_IF_ERROR(TimePsRoundCpu(o.servers, c.benchmark_bytes, tensors,
-                                    o.busy_before_call_s > 0, o.timeout,
-                                    c.ps_round_cpu));
-  c.cpu.ps_round_cpu_servers = o.servers;
+  RS_ASSIGN_OR_RETURN(
+      c.ps_round_cpu,
+      TimePsRoundCpu(o.servers, c.benchmark_bytes, tensors,
+                     o.busy_before_call_s > 0, o.timeout));
+  c.cpu.ps_round_cpu_servers = c.ps_round_cpu.servers;
   c.cpu.ps_round_cpu_byte_s = c.ps_round_cpu.byte_s;
   c.cpu.ps_round_cpu_worker_byte_s = c.ps_round_cpu.worker_byte_s;
   c.cpu.copy_byte_s = TimeCopy(c.benchmark_bytes);
