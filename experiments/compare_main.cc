@@ -439,6 +439,7 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   CostInputs in;
   in.bandwidth_Bps = estimate->bandwidth_Bps;
   in.latency_s = estimate->latency_s;
+  in.link_cpu_byte_s = estimate->cpu_byte_s;
   in.overlap = absl::GetFlag(FLAGS_model_overlap);
   // Unshaped loopback: the cores move the link's bytes (its measured 1/B),
   // so the CPU terms add to it; a shaped link or a given one is a wire of

@@ -79,8 +79,9 @@ class ComputeBackend {
   // The model's own CPU time in the last ForwardBackward, in which the
   // calling thread used `thread_cpu_s` seconds of CPU: that, where the
   // model computes on the calling thread alone (the host with one Eigen
-  // thread, real compute); −1 where it cannot be told (the default: a
-  // device, emulated compute, compute spread over threads). Unlike the
+  // thread, real compute; emulated compute, whose sleep takes none and
+  // whose synthetic gradients take some); −1 where it cannot be told (the
+  // default: a device, compute spread over threads). Unlike the
   // wall time it leaves out the time the thread waited for a core, which
   // other threads on the same cores took (async_ps's background rounds,
   // the servers): the cost model's contention-free t_c.

@@ -96,8 +96,8 @@ double SpareCoreShare(const CostInputs& in) {
 }
 
 // async_ps's cores' bound (the file comment): the n training threads'
-// compute and their two M-byte copies, and the n workers' rounds with
-// their K servers' work, over the C cores; 0 when there is no core limit
+// compute and their two M-byte copies, the n workers' rounds with their K
+// servers' work and the link's CPU beyond loopback's, over the C cores; 0 when there is no core limit
 // (C = 0) or the rounds' CPU against this K is not known.
 double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
   const CpuCosts& c = in.cpu;
@@ -107,12 +107,15 @@ double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
   }
   const double n = static_cast<double>(in.workers);
   const double M = in.model_bytes;
-  // Emulated compute sleeps: it takes no core.
-  const double compute_cpu = in.compute_emulated ? 0.0 : compute_s;
+  // Emulated compute sleeps, taking no core but for the gradients it
+  // writes: its CPU time t_c' where measured, else none.
+  const double compute_cpu = in.compute_emulated ? in.compute_cpu_s : compute_s;
   const double training = n * (compute_cpu + 2 * M * c.copy_byte_s);
   const double rounds =
       M * (c.ps_round_cpu_byte_s + (n - 1) * c.ps_round_cpu_worker_byte_s);
-  return (training + rounds) / static_cast<double>(c.cores);
+  // The link's own CPU beyond loopback's: n pushes and n pulls of M.
+  const double link = 2 * n * M * in.link_cpu_byte_s;
+  return (training + rounds + link) / static_cast<double>(c.cores);
 }
 
 bool CommTerms(absl::string_view strategy, const CostInputs& in,
@@ -361,6 +364,9 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.compute_cpu_s >= 0) || std::isinf(in.compute_cpu_s)) {
     return Bad("compute_cpu_s (t_c')", in.compute_cpu_s, ">= 0 and finite");
   }
+  if (!(in.link_cpu_byte_s >= 0) || std::isinf(in.link_cpu_byte_s)) {
+    return Bad("link_cpu_byte_s (y)", in.link_cpu_byte_s, ">= 0 and finite");
+  }
   if (!(in.model_bytes > 0) || std::isinf(in.model_bytes)) {
     return Bad("model_bytes (M)", in.model_bytes, "> 0 and finite");
   }
@@ -529,9 +535,11 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   // A background round's CPU work that took the compute's cores is in the
   // compute's wall time and in u: the step counts the compute's own CPU
   // time where it was measured.
-  p.step_compute_s = background && in.compute_cpu_s > 0
-                         ? std::min(in.compute_s, in.compute_cpu_s)
-                         : in.compute_s;
+  // Emulated compute sleeps through t_c whatever its CPU time.
+  p.step_compute_s =
+      background && in.compute_cpu_s > 0 && !in.compute_emulated
+          ? std::min(in.compute_s, in.compute_cpu_s)
+          : in.compute_s;
   p.exposed_comm_s =
       std::max(0.0, p.comm_s - unhidden - overlap * p.step_compute_s) +
       unhidden;

@@ -156,10 +156,18 @@
 // and the rounds' CPU against its K servers were calibrated, q_1 and q_w
 // per model byte, measured beside compute stand-ins, calibration.h; C = 0,
 // no core limit, as predict sets for a cluster: none):
-//   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w)] / C
-// (t_c as below; 0 for emulated compute, which sleeps)
+//   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w) + 2·n·M·y] / C
+// (t_c as below; for emulated compute, which sleeps, its CPU time t_c'
+// where measured, else 0: the synthetic model still writes its gradients,
+// about 7 ms of CPU a step for mobilenet_v2's 3.5 M parameters)
 // (x a byte's copy: each step its training thread copies its gradient out
-// and the newest parameters in). The formula above packs the rounds' CPU
+// and the newest parameters in)
+// (y the CPU a byte moved costs on the run's link beyond loopback's, where
+// the rounds were calibrated (CostInputs::link_cpu_byte_s: a shaped link's
+// veths, bridge and htb, measured by its probe, job/link_probe.h; 0 on
+// loopback); each step moves 2·n·M bytes, n pushes and n pulls of M. At
+// 1 Gbit/s, n = 4 (mobilenet_v2, emulated compute) the machine was 91%
+// busy at 200 ms a step, 364 ms of CPU, where q and x account for 192.) The formula above packs the rounds' CPU
 // perfectly beside the compute's; on saturated cores they run slower than
 // their quiet calibration (u): on 2 cores at n = 2 (loopback, the MLP,
 // 4 servers) a quiet 2-worker round took 34-39 ms of CPU, 45-47 ms beside
@@ -270,9 +278,15 @@ struct CostInputs {
   // compute's cores, which u counts again; its step uses min(t_c, t_c').
   double compute_cpu_s = 0;
   // true: the compute is emulated (--emulated_compute_ms): it sleeps,
-  // holding its training thread for t_c but no core, so async_ps's cores'
-  // bound counts none of it.
+  // holding its training thread for t_c but no core, so async_ps's step
+  // keeps t_c and its cores' bound counts only t_c', the CPU time of the
+  // gradients the synthetic model writes (0 where not measured).
   bool compute_emulated = false;
+  // y: busy CPU seconds per byte moved over the run's link beyond what a
+  // byte moved on loopback costs (a shaped link's probe, link_probe.h:
+  // cpu_byte_s − loopback_cpu_byte_s, at least 0), >= 0; 0: loopback, or
+  // not measured. Only async_ps's cores' bound uses it (the file comment).
+  double link_cpu_byte_s = 0;
   // M: bytes of gradients (= parameters) exchanged per step, > 0.
   double model_bytes = 0;
   // T: number of gradient tensors, >= 1.

@@ -52,6 +52,14 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
         100 * probe->goodput_Bps * 8e-9 / hints.shaped_gbit, hints.shaped_gbit,
         static_cast<int>(probe->round_Bps.size()), probe->bytes_per_round / 1e6,
         *low * 8e-9, *high * 8e-9));
+    if (probe->cpu_byte_s > 0 && probe->loopback_cpu_byte_s > 0) {
+      link.cpu_byte_s =
+          std::max(0.0, probe->cpu_byte_s - probe->loopback_cpu_byte_s);
+      sources.push_back(absl::StrFormat(
+          "the machine's CPU per byte moved: %.2f ns through the shaped "
+          "link, %.2f on loopback",
+          probe->cpu_byte_s * 1e9, probe->loopback_cpu_byte_s * 1e9));
+    }
   } else if (hints.shaped_gbit > 0) {
     link.bandwidth_Bps = hints.shaped_gbit * 1e9 / 8;
     sources.push_back(absl::StrCat("B the shaped link's nominal rate",

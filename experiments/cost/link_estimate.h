@@ -26,6 +26,10 @@ namespace ringside {
 struct LinkEstimate {
   double bandwidth_Bps = 0;
   double latency_s = 0;
+  // A shaped link's probe: the busy CPU per byte moved through it beyond a
+  // byte on loopback (LinkProbeResult's cpu_byte_s − loopback_cpu_byte_s,
+  // at least 0); 0 where no probe ran.
+  double cpu_byte_s = 0;
   std::string source;  // e.g. "measured on loopback (TCP stream)"
 };
 

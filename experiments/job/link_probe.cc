@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "common/blocking_socket.h"
+#include "common/machine_cpu.h"
 #include "common/stopwatch.h"
 
 namespace ringside {
@@ -56,43 +57,63 @@ absl::StatusOr<int> SocketIn(const std::string& ns) {
   return result;
 }
 
-// A connected pair: `a` made in endpoint 0's namespace, `b` in endpoint 1's.
+// A connected pair: `a` connected to `listener`'s `address` and `b` what
+// `listener` accepted. Takes both sockets; closes `listener`.
 struct Pair {
   int a = -1;
   int b = -1;
 };
 
+absl::StatusOr<Pair> ConnectSockets(int listener, int a,
+                                    const std::string& address,
+                                    absl::Duration timeout) {
+  absl::Cleanup close_listener = [listener] { close(listener); };
+  absl::Cleanup close_a = [a] { close(a); };
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
+  socklen_t len = sizeof(addr);
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      listen(listener, 1) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return Errno("bind/listen on " + address);
+  }
+  SetBlockingTimeouts(listener, timeout);
+  SetBlockingTimeouts(a, timeout);  // SO_SNDTIMEO bounds the connect too
+  if (connect(a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Errno("connect to " + address);
+  }
+  const int b = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+  if (b < 0) return Errno("accept");
+  SetBlockingTimeouts(b, timeout);
+  std::move(close_a).Cancel();
+  return Pair{a, b};
+}
+
+// `a` made in endpoint 0's namespace, `b` in endpoint 1's.
 absl::StatusOr<Pair> Connect(const NetnsTopology& topology,
                              absl::Duration timeout) {
   absl::StatusOr<int> listener = SocketIn(topology.Namespace(1));
   if (!listener.ok()) return listener.status();
-  absl::Cleanup close_listener = [fd = *listener] { close(fd); };
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  inet_pton(AF_INET, topology.Address(1).c_str(), &addr.sin_addr);
-  socklen_t len = sizeof(addr);
-  if (bind(*listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(*listener, 1) != 0 ||
-      getsockname(*listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    return Errno("bind/listen on " + topology.Address(1));
-  }
-  SetBlockingTimeouts(*listener, timeout);
   absl::StatusOr<int> a = SocketIn(topology.Namespace(0));
-  if (!a.ok()) return a.status();
-  SetBlockingTimeouts(*a, timeout);  // SO_SNDTIMEO bounds the connect too
-  if (connect(*a, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    absl::Status s = Errno("connect to " + topology.Address(1));
-    close(*a);
+  if (!a.ok()) {
+    close(*listener);
+    return a.status();
+  }
+  return ConnectSockets(*listener, *a, topology.Address(1), timeout);
+}
+
+// Both ends on this process's loopback.
+absl::StatusOr<Pair> ConnectLoopback(absl::Duration timeout) {
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listener < 0) return Errno("socket");
+  const int a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (a < 0) {
+    absl::Status s = Errno("socket");
+    close(listener);
     return s;
   }
-  const int b = accept4(*listener, nullptr, nullptr, SOCK_CLOEXEC);
-  if (b < 0) {
-    absl::Status s = Errno("accept");
-    close(*a);
-    return s;
-  }
-  SetBlockingTimeouts(b, timeout);
-  return Pair{*a, b};
+  return ConnectSockets(listener, a, "127.0.0.1", timeout);
 }
 
 // `count` ping-pongs of 4 bytes (a sends, b echoes); each round trip's
@@ -221,13 +242,50 @@ absl::StatusOr<LinkProbeResult> ProbeShapedLink(
   const int64_t bytes = result.bytes_per_round;
   std::vector<char> out_a(bytes, 'a'), out_b(bytes, 'b'), in_a(bytes),
       in_b(bytes);
+  auto round = [&](const Pair& p) {
+    return BothWays(p, bytes, out_a, out_b, in_a, in_b);
+  };
+  absl::StatusOr<double> busy_start = absl::UnavailableError("not read");
   for (int r = 0; r <= options.rounds; ++r) {
-    absl::StatusOr<double> seconds =
-        BothWays(*pair, bytes, out_a, out_b, in_a, in_b);
+    if (r == 1) busy_start = MachineBusySeconds();  // r 0: warm-up
+    absl::StatusOr<double> seconds = round(*pair);
     if (!seconds.ok()) return seconds.status();
-    if (r > 0) result.round_Bps.push_back(bytes / *seconds);  // r 0: warm-up
+    if (r > 0) result.round_Bps.push_back(bytes / *seconds);
   }
   result.goodput_Bps = Median(result.round_Bps);
+  const absl::StatusOr<double> busy_end = MachineBusySeconds();
+  if (busy_start.ok() && busy_end.ok()) {
+    result.cpu_byte_s = (*busy_end - *busy_start) /
+                        (2.0 * static_cast<double>(bytes) * options.rounds);
+  }
+
+  // The same rounds on this host's loopback, for the CPU the shaped path
+  // adds: after a warm-up round, until kLoopbackSeconds have passed (at
+  // least 2 rounds, at most 64), so the ticks add up.
+  constexpr double kLoopbackSeconds = 0.5;
+  absl::StatusOr<Pair> loopback = ConnectLoopback(options.timeout);
+  if (!loopback.ok()) return loopback.status();
+  absl::Cleanup close_loopback = [p = *loopback] {
+    close(p.a);
+    close(p.b);
+  };
+  if (absl::StatusOr<double> warm = round(*loopback); !warm.ok()) {
+    return warm.status();
+  }
+  const absl::StatusOr<double> loopback_start = MachineBusySeconds();
+  const double wall_start = NowSeconds();
+  int loopback_rounds = 0;
+  while (loopback_rounds < 2 || (loopback_rounds < 64 &&
+                                 NowSeconds() - wall_start < kLoopbackSeconds)) {
+    if (absl::StatusOr<double> s = round(*loopback); !s.ok()) return s.status();
+    ++loopback_rounds;
+  }
+  const absl::StatusOr<double> loopback_end = MachineBusySeconds();
+  if (loopback_start.ok() && loopback_end.ok()) {
+    result.loopback_cpu_byte_s =
+        (*loopback_end - *loopback_start) /
+        (2.0 * static_cast<double>(bytes) * loopback_rounds);
+  }
   return result;
 }
 

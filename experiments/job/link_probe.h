@@ -17,8 +17,16 @@
 //      round. With data both ways, each direction's ACKs queue behind the
 //      other's data, so B sits below the nominal rate (on a 0.1 Gbit/s link
 //      by 6-20% here; docs/RESULTS.md).
+//   3. The CPU a byte costs on its way: the machine's busy time
+//      (machine_cpu.h: every process's and the kernel's) over B's rounds
+//      per byte moved, both ways counted, and the same over the same rounds
+//      between two sockets on this host's loopback (0.5 s of them). Their
+//      difference is what the shaped path (veths, the bridge, htb) adds to
+//      what loopback costs; the cost model charges it where the processes
+//      share the cores (cost_model.h).
 // Blocking; every socket call has `timeout`, so a probe ends within about
-// (rounds + 1) × 2 × timeout. Needs what NetnsTopology needs (root,
+// (rounds + 1) × 2 × timeout plus 0.5 s of loopback rounds (each bounded
+// so too, 65 at most). Needs what NetnsTopology needs (root,
 // iproute2): FAILED_PRECONDITION when not permitted.
 #ifndef RINGSIDE_EXPERIMENTS_JOB_LINK_PROBE_H_
 #define RINGSIDE_EXPERIMENTS_JOB_LINK_PROBE_H_
@@ -50,6 +58,11 @@ struct LinkProbeResult {
   double latency_s = 0;           // α: half the mean ping round trip
   int64_t bytes_per_round = 0;    // each way
   std::vector<double> round_Bps;  // every measured round's goodput
+  // Busy CPU seconds of the whole machine per byte moved, through the
+  // shaped link and on loopback (3 above); 0 where /proc/stat could not be
+  // read.
+  double cpu_byte_s = 0;
+  double loopback_cpu_byte_s = 0;
 };
 
 // INVALID_ARGUMENT for a shape that is not enabled() or valid, or options

@@ -394,6 +394,27 @@ TEST(TrainerTest, HostComputeOnOneThreadReportsItsCpuTime) {
   Eigen::setNbThreads(threads);
 }
 
+// Emulated compute sleeps on the training thread and writes its synthetic
+// gradients there: its CPU time is reported, well under its wall time.
+TEST(TrainerTest, EmulatedComputeReportsItsCpuTime) {
+  ModelOptions options;
+  options.name = "synthetic";
+  options.profile = "mobilenet_v2";
+  options.emulated_compute_ms = 20;
+  absl::StatusOr<ModelBundle> bundle = MakeModel(options);
+  ASSERT_TRUE(bundle.ok()) << bundle.status();
+  CountingStrategy strategy;
+  absl::StatusOr<TrainResult> result =
+      Train(*bundle->model, Job(*bundle->dataset, strategy));
+  ASSERT_TRUE(result.ok()) << result.status();
+  const nlohmann::json& f = result->final_record;
+  ASSERT_TRUE(f.contains("compute_cpu_s")) << f.dump();
+  EXPECT_GT(f["compute_cpu_s"].get<double>(), 0.0);
+  // Every step sleeps out its 20 ms; the gradients take a few.
+  EXPECT_LT(f["compute_cpu_s"].get<double>(),
+            0.75 * f["compute_s"].get<double>());
+}
+
 TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnlyWhenTheBackendAsks) {
   for (const bool stop_on_error : {true, false}) {
     ModelBundle bundle = SmallMlp();

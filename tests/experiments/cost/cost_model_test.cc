@@ -389,6 +389,10 @@ TEST(CostModelTest, AsyncPsCountsTheComputesCpuTimeWhereMeasured) {
   }
   in.compute_cpu_s = -1;
   EXPECT_FALSE(PredictStep("async_ps", in).ok());
+  // Emulated compute sleeps through t_c whatever its CPU time.
+  in.compute_cpu_s = 2.5;
+  in.compute_emulated = true;
+  EXPECT_NEAR(Predict("async_ps", in).step_compute_s, 3, 1e-9);
 }
 
 // No async_ps step is shorter than the CPU work of its processes over the
@@ -417,7 +421,22 @@ TEST(CostModelTest, AsyncPsStepIsAtLeastItsCpuWorkOverTheCores) {
   p = Predict("async_ps", in);
   EXPECT_NEAR(p.core_bound_s, 13.0 / 4, 1e-9);
   EXPECT_NEAR(p.step_s, 3.502, 1e-9);
+  // Its synthetic gradients' CPU time counts in the bound, not in the
+  // step's compute, which sleeps through t_c: [4·(1 + 0.5) + 11] / 4 = 17 / 4.
+  in.compute_cpu_s = 1;
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 17.0 / 4, 1e-9);
+  EXPECT_NEAR(p.step_compute_s, 3, 1e-9);
+  EXPECT_NEAR(p.step_s, 17.0 / 4, 1e-9);
+  in.compute_cpu_s = 0;
   in.compute_emulated = false;
+  // The link's CPU beyond loopback's, y per byte moved: 2·n·M·y more,
+  // 2·4·1e9·0.5e-9 = 4 s: [25 + 4] / 4.
+  in.link_cpu_byte_s = 0.5e-9;
+  EXPECT_NEAR(Predict("async_ps", in).core_bound_s, 29.0 / 4, 1e-9);
+  in.link_cpu_byte_s = -1;
+  EXPECT_FALSE(PredictStep("async_ps", in).ok());
+  in.link_cpu_byte_s = 0;
   in.cpu.cores = 16;  // 25 / 16 < max(t_c, comm) = 3: the formula's step
   p = Predict("async_ps", in);
   EXPECT_NEAR(p.core_bound_s, 25.0 / 16, 1e-9);
