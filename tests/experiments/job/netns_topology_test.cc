@@ -138,7 +138,7 @@ TEST(PlanNetnsTest, OneNamespacePerEndpointBehindABridge) {
   EXPECT_EQ(netem, 6);  // two egresses per link
 }
 
-TEST(PlanNetnsTest, NoNetemWithoutLatencyAndSmallBurstFloor) {
+TEST(PlanNetnsTest, NoNetemWithoutLatencyAndSmallPacketsAtLowRates) {
   absl::StatusOr<NetnsPlan> plan = PlanNetns(Options(Shape(0.1, 0), {"w0"}));
   ASSERT_TRUE(plan.ok()) << plan.status();
   for (const std::string& line : Joined(*plan)) {
@@ -147,7 +147,14 @@ TEST(PlanNetnsTest, NoNetemWithoutLatencyAndSmallBurstFloor) {
   EXPECT_TRUE(Contains(Joined(*plan),
                        "tc -n rsnet-42-0-w0 class add dev eth0 parent 1: "
                        "classid 1:1 htb rate 100000000bit ceil 100000000bit "
-                       "burst 65536 cburst 65536 quantum 60000"));
+                       "burst 12500 cburst 12500 quantum 60000"));
+  // Packets of 1 ms of line rate, so that htb bursts no more than that.
+  EXPECT_TRUE(Contains(Joined(*plan),
+                       "ip -n rsnet-42-0-w0 link set dev eth0 gso_max_size "
+                       "12500"));
+  EXPECT_TRUE(Contains(Joined(*plan),
+                       "ip -n rsnet-42-0-hub link set dev w0 gso_max_size "
+                       "12500"));
 }
 
 TEST(PlanNetnsTest, RejectsBadOptions) {
