@@ -35,6 +35,7 @@ TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
   EXPECT_EQ(link->source,
             "B the shaped link's nominal rate; α of the shaped link plus "
             "this host's stack (loopback 4-byte round trip / 2)");
+  EXPECT_EQ(link->cpu_byte_s, 0);  // no probe, no figure
 }
 
 // A shaped link is measured through namespaces of its own where they can
@@ -65,6 +66,13 @@ TEST(LinkEstimateTest, ShapedLinkIsMeasuredOrSaysWhyNot) {
   EXPECT_NE(link->source.find("α measured through the shaped link"),
             std::string::npos)
       << link->source;
+  // The CPU a byte costs on the shaped path beyond loopback: printed, and
+  // at least 0 (the veths, the bridge and htb add work, a few ns a byte).
+  EXPECT_NE(link->source.find("the machine's CPU per byte moved: "),
+            std::string::npos)
+      << link->source;
+  EXPECT_GE(link->cpu_byte_s, 0);
+  EXPECT_LT(link->cpu_byte_s, 1e-6);
 }
 
 // Loopback: a TCP stream moves somewhere between 10 MB/s and 1 TB/s, and a

@@ -80,6 +80,12 @@ TEST(LinkProbeTest, MeasuresBothWaysUnderTheNominalRate) {
             *std::max_element(r->round_Bps.begin(), r->round_Bps.end()));
   EXPECT_GT(r->latency_s, 0.25e-6);
   EXPECT_LT(r->latency_s, 5e-3);
+  // The machine's CPU per byte moved, through the link and on loopback:
+  // a few ns here (at 10 ms ticks over 0.75 s and 0.5 s of rounds).
+  EXPECT_GT(r->cpu_byte_s, 0);
+  EXPECT_LT(r->cpu_byte_s, 1e-6);
+  EXPECT_GT(r->loopback_cpu_byte_s, 0);
+  EXPECT_LT(r->loopback_cpu_byte_s, 1e-6);
   EXPECT_EQ(OwnNamespaces(), 0);
 }
 
