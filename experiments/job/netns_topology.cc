@@ -42,12 +42,14 @@ constexpr char kEndpointDevice[] = "eth0";
 // htb quantum (bytes): one class per qdisc, so it only silences htb's
 // "quantum is big" warning at high rates.
 constexpr int64_t kHtbQuantum = 60000;
-// The packets a veth hands htb (its gso_max_size, bytes): 1 ms of line
-// rate within these bounds. htb sends a packet whole whenever its bucket is
-// not empty, so a packet is a burst of its own; a veth's default 64 KiB
-// GSO packets let a 0.1 Gbit/s link pass 5 ms of line rate at once where a
-// NIC serializes every byte (docs/RESULTS.md: zero3's small calls).
-constexpr int64_t kMinPacket = 8 * 1024;
+// The packets a veth hands htb (its gso_max_size, bytes): a quarter of a
+// millisecond of line rate within these bounds. htb sends a packet whole
+// whenever its bucket is not empty, so a packet is a burst of its own; a
+// veth's default 64 KiB GSO packets let a 0.1 Gbit/s link pass 5 ms of
+// line rate at once where a NIC serializes every byte (docs/RESULTS.md:
+// zero3's small calls). Below 12 KiB the strategies lost throughput that
+// the link's probe did not (8 KiB at 0.1 Gbit/s: every row 5-10% slower).
+constexpr int64_t kMinPacket = 12 * 1024;
 constexpr int64_t kMaxPacket = 64 * 1024;
 // netem queue limit (packets); the default 1000 drops at high rate x delay.
 constexpr int kNetemLimit = 100000;
@@ -108,11 +110,11 @@ std::vector<std::string> Cmd(const std::string& tool,
 void AddShaping(const NetnsTopologyOptions& o, const std::string& ns,
                 const std::string& dev, std::vector<NetnsCommand>& setup) {
   const int64_t rate_bit = std::llround(o.shape.link_gbit * 1e9);
-  // One millisecond of line rate, so that timer granularity does not cap
-  // the rate below what was asked, and at least one packet.
   const int64_t ms_of_line = rate_bit / 8 / 1000;
-  const int64_t packet = std::clamp(ms_of_line, kMinPacket, kMaxPacket);
-  const int64_t burst = std::max(ms_of_line, packet);
+  const int64_t packet = std::clamp(ms_of_line / 4, kMinPacket, kMaxPacket);
+  // Half a millisecond of line rate, so that htb's timer does not cap the
+  // rate below what was asked, and at least one packet.
+  const int64_t burst = std::max(ms_of_line / 2, packet);
   const std::string rate = absl::StrCat(rate_bit, "bit");
   setup.push_back({Cmd(o.ip, {"-n", ns, "link set dev", dev, "gso_max_size",
                               absl::StrCat(packet)})});

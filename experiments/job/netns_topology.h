@@ -15,10 +15,11 @@
 // copies through its one link, the bottleneck of a real cluster. The one-way
 // latency between any two processes is `link_latency_us`, half of it added on
 // each of the two shaped egresses on the way (so RTT = 2 x latency).
-// Each shaped veth's packets (gso_max_size) hold 1 ms of line rate, 8 to
-// 64 KiB, so that htb, which sends a packet whole, bursts no more than a
-// NIC would by much.
-// Qdiscs: htb (rate, ceil, burst of 1 ms of line rate) at the root and, when
+// Each shaped veth's packets (gso_max_size) hold a quarter of a
+// millisecond of line rate, 12 to 64 KiB, so that htb, which sends a
+// packet whole, bursts no more than a NIC would by much.
+// Qdiscs: htb (rate, ceil, burst of half a millisecond of line rate, at
+// least a packet) at the root and, when
 // latency > 0, a netem delay leaf under it. Without netem in the kernel the
 // links are shaped for bandwidth only and latency_unavailable() says why.
 //

@@ -111,10 +111,12 @@ TEST(PlanNetnsTest, OneNamespacePerEndpointBehindABridge) {
            "ip -n rsnet-42-0-hub link set dev w0 master br0",
            "ip -n rsnet-42-0-hub link set dev w0 up",
            // Upload: the endpoint's eth0; download: its port on the hub.
+           // Packets of a quarter of a millisecond of line rate.
+           "ip -n rsnet-42-0-w0 link set dev eth0 gso_max_size 31250",
            "tc -n rsnet-42-0-w0 qdisc add dev eth0 root handle 1: htb "
            "default 1",
            "tc -n rsnet-42-0-w0 class add dev eth0 parent 1: classid 1:1 htb "
-           "rate 1000000000bit ceil 1000000000bit burst 125000 cburst 125000 "
+           "rate 1000000000bit ceil 1000000000bit burst 62500 cburst 62500 "
            "quantum 60000",
            "tc -n rsnet-42-0-w0 qdisc add dev eth0 parent 1:1 handle 10: "
            "netem delay 25us limit 100000",
@@ -147,14 +149,15 @@ TEST(PlanNetnsTest, NoNetemWithoutLatencyAndSmallPacketsAtLowRates) {
   EXPECT_TRUE(Contains(Joined(*plan),
                        "tc -n rsnet-42-0-w0 class add dev eth0 parent 1: "
                        "classid 1:1 htb rate 100000000bit ceil 100000000bit "
-                       "burst 12500 cburst 12500 quantum 60000"));
-  // Packets of 1 ms of line rate, so that htb bursts no more than that.
+                       "burst 12288 cburst 12288 quantum 60000"));
+  // Packets of a quarter of a millisecond of line rate, at least 12 KiB:
+  // htb bursts no more than one of them here.
   EXPECT_TRUE(Contains(Joined(*plan),
                        "ip -n rsnet-42-0-w0 link set dev eth0 gso_max_size "
-                       "12500"));
+                       "12288"));
   EXPECT_TRUE(Contains(Joined(*plan),
                        "ip -n rsnet-42-0-hub link set dev w0 gso_max_size "
-                       "12500"));
+                       "12288"));
 }
 
 TEST(PlanNetnsTest, RejectsBadOptions) {

@@ -41,7 +41,9 @@ class PsSessionTest : public ::testing::Test {
     session_ = *std::move(session);
   }
   void TearDown() override {
-    if (session_ != nullptr) EXPECT_TRUE(session_->Shutdown().ok());
+    if (session_ != nullptr) {
+      EXPECT_TRUE(session_->Shutdown().ok());
+    }
   }
 
   std::unique_ptr<LocalPsCluster> ps_;
