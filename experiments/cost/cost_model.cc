@@ -97,8 +97,9 @@ double SpareCoreShare(const CostInputs& in) {
 
 // async_ps's cores' bound (the file comment): the n training threads'
 // compute and their two M-byte copies, the n workers' rounds with their K
-// servers' work and the link's CPU beyond loopback's, over the C cores; 0 when there is no core limit
-// (C = 0) or the rounds' CPU against this K is not known.
+// servers' work and the link's CPU beyond loopback's, over the C cores; 0
+// when there is no core limit (C = 0) or the rounds' CPU against this K is
+// not known.
 double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
   const CpuCosts& c = in.cpu;
   if (c.cores == 0 || c.ps_round_cpu_servers != in.servers ||
@@ -109,7 +110,8 @@ double AsyncCoreBoundSeconds(const CostInputs& in, double compute_s) {
   const double M = in.model_bytes;
   // Emulated compute sleeps, taking no core but for the gradients it
   // writes: its CPU time t_c' where measured, else none.
-  const double compute_cpu = in.compute_emulated ? in.compute_cpu_s : compute_s;
+  const double compute_cpu =
+      in.compute_emulated ? in.compute_cpu_s : compute_s;
   const double training = n * (compute_cpu + 2 * M * c.copy_byte_s);
   const double rounds =
       M * (c.ps_round_cpu_byte_s + (n - 1) * c.ps_round_cpu_worker_byte_s);

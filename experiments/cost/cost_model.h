@@ -166,9 +166,10 @@
 // the rounds were calibrated (CostInputs::link_cpu_byte_s: a shaped link's
 // veths, bridge and htb, measured by its probe, job/link_probe.h; 0 on
 // loopback); each step moves 2·n·M bytes, n pushes and n pulls of M. At
-// 1 Gbit/s, n = 4 (mobilenet_v2, emulated compute) the machine was 91%
-// busy at 200 ms a step, 364 ms of CPU, where q and x account for 192.) The formula above packs the rounds' CPU
-// perfectly beside the compute's; on saturated cores they run slower than
+// 1 Gbit/s, n = 4 (mobilenet_v2, emulated compute, 8 processes) the
+// machine was 90.5% busy, 345 ms of CPU a step, where q and x accounted
+// for 192.) The formula above packs the rounds' CPU perfectly beside the
+// compute's; on saturated cores they run slower than
 // their quiet calibration (u): on 2 cores at n = 2 (loopback, the MLP,
 // 4 servers) a quiet 2-worker round took 34-39 ms of CPU, 45-47 ms beside
 // two stand-ins, and async_ps's processes used 70 ms of CPU a step.
