@@ -159,7 +159,7 @@
 //   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w) + 2·n·M·y] / C
 // (t_c as below; for emulated compute, which sleeps, its CPU time t_c'
 // where measured, else 0: the synthetic model still writes its gradients,
-// about 7 ms of CPU a step for mobilenet_v2's 3.5 M parameters)
+// 7-14 ms of CPU a step for mobilenet_v2's 3.5 M parameters)
 // (x a byte's copy: each step its training thread copies its gradient out
 // and the newest parameters in)
 // (y the CPU a byte moved costs on the run's link beyond loopback's, where
