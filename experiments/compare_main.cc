@@ -151,6 +151,12 @@ ABSL_FLAG(std::vector<std::string>, link_latency_us,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0). A list sweeps it "
           "with every shaped --link_gbit.");
+ABSL_FLAG(std::string, link_tcp_congestion, "reno",
+          "Network shaping: the TCP congestion control inside the "
+          "namespaces (reno, cubic, bbr, ...), or host: the host's default. "
+          "reno: loss-based as Linux's default cubic, permitted in any "
+          "namespace; others only where the host's "
+          "net.ipv4.tcp_allowed_congestion_control lists them.");
 ABSL_FLAG(bool, cost_model, true,
           "Set the cost model's predicted step time and utilization beside "
           "every measured run, with the error (## Cost model vs measured).");
@@ -433,6 +439,7 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   hints.given_latency_us = absl::GetFlag(FLAGS_model_latency_us);
   hints.shaped_gbit = network.link_gbit;
   hints.shaped_latency_us = network.link_latency_us;
+  hints.shaped_tcp_congestion = network.tcp_congestion;
   absl::StatusOr<LinkEstimate> estimate =
       EstimateLink(hints, absl::Seconds(30));
   if (!estimate.ok()) return estimate.status();
@@ -1235,6 +1242,7 @@ absl::StatusOr<std::vector<NetworkShape>> LinkShapes() {
       NetworkShape shape;
       shape.link_gbit = gbit;
       shape.link_latency_us = latency;
+      shape.tcp_congestion = absl::GetFlag(FLAGS_link_tcp_congestion);
       RS_RETURN_IF_ERROR(shape.Validate());
       shapes.push_back(shape);
     }

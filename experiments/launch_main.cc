@@ -68,6 +68,12 @@ ABSL_FLAG(double, link_gbit, 0,
 ABSL_FLAG(double, link_latency_us, 0,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0).");
+ABSL_FLAG(std::string, link_tcp_congestion, "reno",
+          "Network shaping: the TCP congestion control inside the "
+          "namespaces (reno, cubic, bbr, ...), or host: the host's default. "
+          "reno: loss-based as Linux's default cubic, permitted in any "
+          "namespace; others only where the host's "
+          "net.ipv4.tcp_allowed_congestion_control lists them.");
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Passed to every worker and server: a peer silent for longer than "
           "this fails the job, naming the lost rank or server (s; 0: off).");
@@ -126,6 +132,7 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
   NetworkShape network;
   network.link_gbit = absl::GetFlag(FLAGS_link_gbit);
   network.link_latency_us = absl::GetFlag(FLAGS_link_latency_us);
+  network.tcp_congestion = absl::GetFlag(FLAGS_link_tcp_congestion);
   if (absl::Status s = network.Validate(); !s.ok()) return s;
   absl::StatusOr<TrainingFlags> checked =
       TrainingFlagsFromFlags(absl::GetFlag(FLAGS_workers));

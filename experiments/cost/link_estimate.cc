@@ -29,6 +29,7 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
     NetworkShape shape;
     shape.link_gbit = hints.shaped_gbit;
     shape.link_latency_us = hints.shaped_latency_us;
+    shape.tcp_congestion = hints.shaped_tcp_congestion;
     LinkProbeOptions options;
     options.timeout = timeout;
     probe = ProbeShapedLink(shape, options);

@@ -38,6 +38,7 @@ struct LinkHints {
   double given_latency_us = -1;   // >= 0: use it
   double shaped_gbit = 0;         // > 0: runs are on a shaped link
   double shaped_latency_us = 0;   // its added latency
+  std::string shaped_tcp_congestion = "reno";  // its TCP (NetworkShape)
   // Measure a shaped link (2 above); false: take it as given (tests).
   bool probe_shaped = true;
 };

@@ -18,6 +18,7 @@
 #include <initializer_list>
 #include <set>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -231,15 +232,26 @@ absl::Status NetworkShape::Validate() const {
         " needs --link_gbit > 0 (shaping runs each process in its own "
         "network namespace)"));
   }
+  if (tcp_congestion.empty() || tcp_congestion.size() > 16 ||
+      !std::all_of(tcp_congestion.begin(), tcp_congestion.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--link_tcp_congestion must be a congestion control's name (1-16 of "
+        "[a-z0-9_], e.g. reno, cubic, bbr) or host, got '",
+        tcp_congestion, "'"));
+  }
   return absl::OkStatus();
 }
 
 std::string NetworkShape::Describe() const {
   if (!enabled()) return "unshaped";
-  return absl::StrCat(link_gbit, " Gbit/s links, ",
-                      link_latency_us > 0
-                          ? absl::StrCat(link_latency_us, " us latency")
-                          : std::string("no added latency"));
+  return absl::StrCat(
+      link_gbit, " Gbit/s links, ",
+      link_latency_us > 0 ? absl::StrCat(link_latency_us, " us latency")
+                          : std::string("no added latency"),
+      tcp_congestion == "host" ? std::string(", TCP as the host's")
+                               : absl::StrCat(", TCP ", tcp_congestion));
 }
 
 absl::Status RunBoundedCommand(const std::vector<std::string>& argv,
@@ -352,8 +364,12 @@ absl::StatusOr<NetnsPlan> PlanNetns(const NetnsTopologyOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "subnet must be three octets like 10.77.0, got '", o.subnet, "'"));
   }
-  if (o.ip.empty() || o.tc.empty() || o.name_prefix.empty()) {
-    return absl::InvalidArgumentError("ip, tc and name_prefix must be set");
+  const bool set_congestion = o.shape.tcp_congestion != "host";
+  if (o.ip.empty() || o.tc.empty() || o.name_prefix.empty() ||
+      (set_congestion && o.sysctl.empty())) {
+    return absl::InvalidArgumentError(
+        "ip, tc, name_prefix and (unless TCP is the host's) sysctl must be "
+        "set");
   }
   for (char c : o.name_prefix) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
@@ -380,6 +396,12 @@ absl::StatusOr<NetnsPlan> PlanNetns(const NetnsTopologyOptions& o) {
     const int created = static_cast<int>(plan.namespaces.size()) - 1;
     setup.push_back({Cmd(o.ip, {"netns add", ns}), false, created});
     setup.push_back({Cmd(o.ip, {"-n", ns, "link set dev lo up"})});
+    if (set_congestion) {
+      setup.push_back(
+          {Cmd(o.ip, {"netns exec", ns, o.sysctl, "-q -w",
+                      absl::StrCat("net.ipv4.tcp_congestion_control=",
+                                   o.shape.tcp_congestion)})});
+    }
     // Both ends are born in their namespaces: no name in ours to collide.
     setup.push_back({Cmd(o.ip, {"link add", kEndpointDevice, "netns", ns,
                                 "type veth peer name", e, "netns", hub})});
@@ -407,14 +429,18 @@ absl::StatusOr<std::unique_ptr<NetnsTopology>> NetnsTopology::Create(
           "running as uid ",
           geteuid()));
     }
-    for (auto [field, name] :
-         {std::pair<std::string*, const char*>{&o.ip, "ip"}, {&o.tc, "tc"}}) {
+    for (auto [field, name, package] :
+         {std::tuple<std::string*, const char*, const char*>{&o.ip, "ip",
+                                                             "iproute2"},
+          {&o.tc, "tc", "iproute2"},
+          {&o.sysctl, "sysctl", "procps"}}) {
+      if (field == &o.sysctl && o.shape.tcp_congestion == "host") continue;
       if (field->empty()) *field = FindTool(name);
       if (field->empty()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("'", name,
-                         "' (iproute2) not found on $PATH, /usr/sbin or /sbin "
-                         "(apt-get install iproute2)"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "'", name, "' (", package,
+            ") not found on $PATH, /usr/sbin or /sbin (apt-get install ",
+            package, ")"));
       }
     }
     const absl::Duration timeout = o.command_timeout;
@@ -424,6 +450,7 @@ absl::StatusOr<std::unique_ptr<NetnsTopology>> NetnsTopology::Create(
   } else {
     if (o.ip.empty()) o.ip = "ip";
     if (o.tc.empty()) o.tc = "tc";
+    if (o.sysctl.empty()) o.sysctl = "sysctl";
   }
   if (o.name_prefix.empty()) {
     static std::atomic<int> seq{0};

@@ -22,6 +22,8 @@
 // least a packet) at the root and, when
 // latency > 0, a netem delay leaf under it. Without netem in the kernel the
 // links are shaped for bandwidth only and latency_unavailable() says why.
+// Each endpoint namespace's TCP congestion control is set with sysctl
+// (NetworkShape::tcp_congestion: reno unless asked otherwise).
 //
 // Processes run as `ip netns exec <namespace> <argv...>` (CommandPrefix);
 // the names are unique per topology ("rsnet-<pid>-<seq>-<endpoint>"). The
@@ -63,11 +65,23 @@ struct NetworkShape {
   // One-way latency between any two processes, in microseconds. Default 0.
   // Must be finite and >= 0 (<= 10 s); > 0 needs link_gbit > 0.
   double link_latency_us = 0;
+  // TCP congestion control inside the namespaces (each namespace's
+  // net.ipv4.tcp_congestion_control), or "host": the host's default. The
+  // default, reno, is loss-based as Linux's default cubic is, which acts as
+  // reno at these links' millisecond round trips, and any namespace may
+  // set it; cubic and others only where the host's
+  // net.ipv4.tcp_allowed_congestion_control lists them. A host whose
+  // default is bbr (as the 2-core VM's) paces each direction of a two-way
+  // flow on its own estimate: on a 0.1 Gbit/s link the parameter-server
+  // rows ran 9-26% slower than the probe's B predicted, against 0-5% with
+  // reno or cubic (docs/RESULTS.md). 1-16 of [a-z0-9_].
+  std::string tcp_congestion = "reno";
 
   bool enabled() const { return link_gbit > 0; }
   // INVALID_ARGUMENT naming the flag (--link_gbit / --link_latency_us).
   absl::Status Validate() const;
-  // "1 Gbit/s links, 50 us latency", "10 Gbit/s links, no added latency".
+  // "1 Gbit/s links, 50 us latency, TCP reno", "10 Gbit/s links, no added
+  // latency, TCP reno" ("TCP as the host's" for "host").
   std::string Describe() const;
 };
 
@@ -96,9 +110,11 @@ struct NetnsTopologyOptions {
   std::string name_prefix;
   // Bound on each ip/tc command. Default 10 s.
   absl::Duration command_timeout = absl::Seconds(10);
-  // The `ip` and `tc` programs. Default: found on $PATH, /usr/sbin, /sbin.
+  // The `ip`, `tc` and `sysctl` programs. Default: found on $PATH,
+  // /usr/sbin, /sbin (sysctl only where shape.tcp_congestion is not "host").
   std::string ip;
   std::string tc;
+  std::string sysctl;
   // Runs the setup and teardown commands. Default (empty): the real thing
   // (RunBoundedCommand), after checking that we are root. Tests inject a
   // fake; then no root check, no guardian and no leftover sweep.

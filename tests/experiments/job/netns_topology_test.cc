@@ -58,9 +58,29 @@ TEST(NetworkShapeTest, RejectsBadValuesNamingTheFlag) {
 }
 
 TEST(NetworkShapeTest, Describes) {
-  EXPECT_EQ(Shape(1, 50).Describe(), "1 Gbit/s links, 50 us latency");
-  EXPECT_EQ(Shape(10, 0).Describe(), "10 Gbit/s links, no added latency");
-  EXPECT_EQ(Shape(0.1, 2.5).Describe(), "0.1 Gbit/s links, 2.5 us latency");
+  EXPECT_EQ(Shape(1, 50).Describe(), "1 Gbit/s links, 50 us latency, TCP reno");
+  EXPECT_EQ(Shape(10, 0).Describe(),
+            "10 Gbit/s links, no added latency, TCP reno");
+  NetworkShape host = Shape(0.1, 2.5);
+  host.tcp_congestion = "host";
+  EXPECT_EQ(host.Describe(),
+            "0.1 Gbit/s links, 2.5 us latency, TCP as the host's");
+}
+
+TEST(NetworkShapeTest, RejectsABadCongestionControlName) {
+  for (const char* bad : {"", "Cubic", "cubic;rm", "a_name_far_too_long"}) {
+    NetworkShape s = Shape(1, 0);
+    s.tcp_congestion = bad;
+    const absl::Status status = s.Validate();
+    EXPECT_TRUE(absl::IsInvalidArgument(status)) << bad;
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr("--link_tcp_congestion"));
+  }
+  NetworkShape ok = Shape(1, 0);
+  for (const char* name : {"reno", "cubic", "bbr", "host"}) {
+    ok.tcp_congestion = name;
+    EXPECT_TRUE(ok.Validate().ok()) << name;
+  }
 }
 
 NetnsTopologyOptions Options(NetworkShape shape,
@@ -70,6 +90,7 @@ NetnsTopologyOptions Options(NetworkShape shape,
   o.endpoints = std::move(endpoints);
   o.ip = "ip";
   o.tc = "tc";
+  o.sysctl = "sysctl";
   o.name_prefix = "rsnet-42-0";
   return o;
 }
@@ -104,6 +125,9 @@ TEST(PlanNetnsTest, OneNamespacePerEndpointBehindABridge) {
            "ip -n rsnet-42-0-hub link set dev br0 up",
            "ip netns add rsnet-42-0-w0",
            "ip -n rsnet-42-0-w0 link set dev lo up",
+           // Every endpoint's TCP: reno unless asked otherwise.
+           "ip netns exec rsnet-42-0-w0 sysctl -q -w "
+           "net.ipv4.tcp_congestion_control=reno",
            "ip link add eth0 netns rsnet-42-0-w0 type veth peer name w0 "
            "netns rsnet-42-0-hub",
            "ip -n rsnet-42-0-w0 addr add 10.77.0.3/24 dev eth0",
@@ -138,6 +162,29 @@ TEST(PlanNetnsTest, OneNamespacePerEndpointBehindABridge) {
   }
   EXPECT_THAT(creates, ElementsAre(0, 1, 2, 3));
   EXPECT_EQ(netem, 6);  // two egresses per link
+}
+
+TEST(PlanNetnsTest, SetsTheAskedCongestionControlOrLeavesTheHosts) {
+  NetworkShape cubic = Shape(1, 0);
+  cubic.tcp_congestion = "cubic";
+  absl::StatusOr<NetnsPlan> plan = PlanNetns(Options(cubic, {"s0", "w0"}));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  int set = 0;
+  for (const std::string& line : Joined(*plan)) {
+    set += absl::StrContains(line, "net.ipv4.tcp_congestion_control=cubic");
+  }
+  EXPECT_EQ(set, 2);  // each endpoint; the hub has no sockets
+  NetworkShape host = Shape(1, 0);
+  host.tcp_congestion = "host";
+  NetnsTopologyOptions o = Options(host, {"w0"});
+  o.sysctl.clear();  // not needed then
+  plan = PlanNetns(o);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const std::string& line : Joined(*plan)) {
+    EXPECT_THAT(line, ::testing::Not(HasSubstr("sysctl")));
+  }
+  o.shape = Shape(1, 0);
+  EXPECT_TRUE(absl::IsInvalidArgument(PlanNetns(o).status()));
 }
 
 TEST(PlanNetnsTest, NoNetemWithoutLatencyAndSmallPacketsAtLowRates) {
@@ -308,7 +355,8 @@ TEST(JobNetworkTest, ServersThenWorkersEachInTheirNamespace) {
   EXPECT_THAT(worker,
               ElementsAre("ip", "netns", "exec", "rsnet-42-7-w1", "worker",
                           "--rank=1", "--transport_host=10.77.0.5"));
-  EXPECT_EQ(net->Describe(), "netns: 1 Gbit/s links, no added latency");
+  EXPECT_EQ(net->Describe(),
+            "netns: 1 Gbit/s links, no added latency, TCP reno");
   EXPECT_THAT(net->Warnings(), IsEmpty());
 }
 
@@ -344,9 +392,10 @@ TEST(JobNetworkTest, WarnsWhenLatencyIsNotEmulated) {
       JobNetwork::Start(Shape(1, 50), "127.0.0.1", 0, 2, base);
   ASSERT_TRUE(net->shaped());
   EXPECT_THAT(net->Describe(),
-              ::testing::StartsWith("netns: 1 Gbit/s links, no added latency; "
-                                    "the 50 us latency asked for is not "
-                                    "emulated: the kernel has no netem qdisc"));
+              ::testing::StartsWith(
+                  "netns: 1 Gbit/s links, no added latency, TCP reno; "
+                  "the 50 us latency asked for is not "
+                  "emulated: the kernel has no netem qdisc"));
   ASSERT_EQ(net->Warnings().size(), 1u);
   EXPECT_THAT(net->Warnings()[0],
               ::testing::StartsWith("latency emulation unavailable: the "
