@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <set>
 #include <system_error>
@@ -70,6 +71,31 @@ std::string FindTool(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
+}
+
+// A namespace may make its default only a congestion control the host
+// lists in net.ipv4.tcp_allowed_congestion_control (the kernel's rule for
+// namespaces other than the first); FAILED_PRECONDITION naming the list and
+// the fix otherwise. "host" and an unreadable list pass (sysctl then says).
+absl::Status CheckCongestionPermitted(const std::string& name) {
+  if (name == "host") return absl::OkStatus();
+  std::ifstream in("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
+  std::string line;
+  if (!std::getline(in, line)) return absl::OkStatus();
+  const std::vector<std::string> allowed =
+      absl::StrSplit(line, ' ', absl::SkipEmpty());
+  if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("--link_tcp_congestion=", name,
+                   ": this host lets network namespaces "
+                   "choose only ",
+                   line,
+                   " (net.ipv4.tcp_allowed_congestion_control); "
+                   "pick one of those, or as root: sysctl -w "
+                   "net.ipv4.tcp_allowed_congestion_control='",
+                   line, " ", name, "'"));
 }
 
 bool ValidEndpointName(const std::string& name) {
@@ -442,6 +468,10 @@ absl::StatusOr<std::unique_ptr<NetnsTopology>> NetnsTopology::Create(
             ") not found on $PATH, /usr/sbin or /sbin (apt-get install ",
             package, ")"));
       }
+    }
+    if (absl::Status s = CheckCongestionPermitted(o.shape.tcp_congestion);
+        !s.ok()) {
+      return s;
     }
     const absl::Duration timeout = o.command_timeout;
     o.run = [timeout](const std::vector<std::string>& argv) {

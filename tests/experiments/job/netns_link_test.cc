@@ -200,6 +200,49 @@ TEST(NetnsLinkTest, TcpTransferRunsNearTheLinkRate) {
   for (const std::string& ns : names) EXPECT_FALSE(Exists(ns)) << ns;
 }
 
+// The congestion control a new TCP socket gets in namespace `ns`.
+absl::StatusOr<std::string> SocketCongestion(const std::string& ns) {
+  absl::StatusOr<std::string> result = absl::InternalError("not run");
+  std::thread t([&] {
+    if (absl::Status s = EnterNamespace(ns); !s.ok()) {
+      result = s;
+      return;
+    }
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    char name[32] = {};
+    socklen_t len = sizeof(name);
+    const int rc = getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len);
+    close(fd);
+    if (rc != 0) {
+      result = absl::InternalError("getsockopt TCP_CONGESTION");
+    } else {
+      result = std::string(name);
+    }
+  });
+  t.join();
+  return result;
+}
+
+TEST(NetnsLinkTest, SocketsGetTheAskedCongestionControl) {
+  NetworkShape shape;
+  shape.link_gbit = 1;  // tcp_congestion: reno by default
+  CREATE_OR_SKIP(topology, shape);
+  for (int i : {0, 1}) {
+    absl::StatusOr<std::string> cc =
+        SocketCongestion((*topology)->Namespace(i));
+    ASSERT_TRUE(cc.ok()) << cc.status();
+    EXPECT_EQ(*cc, "reno") << (*topology)->Namespace(i);
+  }
+  // One the host does not let namespaces choose: refused, saying how.
+  shape.tcp_congestion = "no_such_cc";
+  absl::StatusOr<std::unique_ptr<NetnsTopology>> refused = TwoEndpoints(shape);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status()));
+  EXPECT_NE(refused.status().message().find("tcp_allowed_congestion_control"),
+            std::string::npos)
+      << refused.status();
+}
+
 TEST(NetnsLinkTest, RoundTripShowsTheLatency) {
   NetworkShape shape;
   shape.link_gbit = 1;
