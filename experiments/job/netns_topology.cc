@@ -593,6 +593,13 @@ int DeleteLeftoverNamespaces(const std::string& ip, absl::Duration timeout) {
 
 std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
                                               const std::string& host,
+                                              int num_servers,
+                                              int num_workers) {
+  return Start(shape, host, num_servers, num_workers, NetnsTopologyOptions());
+}
+
+std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
+                                              const std::string& host,
                                               int num_servers, int num_workers,
                                               NetnsTopologyOptions base) {
   std::unique_ptr<JobNetwork> net(new JobNetwork);

@@ -216,7 +216,12 @@ class JobNetwork {
   static std::unique_ptr<JobNetwork> Start(const NetworkShape& shape,
                                            const std::string& host,
                                            int num_servers, int num_workers,
-                                           NetnsTopologyOptions base = {});
+                                           NetnsTopologyOptions base);
+  // The same with the default options (no default argument: GCC 12 took
+  // the default's string members for uninitialized in its callers).
+  static std::unique_ptr<JobNetwork> Start(const NetworkShape& shape,
+                                           const std::string& host,
+                                           int num_servers, int num_workers);
 
   // The address the others use to reach this process (and the one a server
   // listens on, a worker's transport binds to).
