@@ -144,7 +144,8 @@ class Job {
     const absl::Time killed = absl::Now();
     group_.Kill(id, SIGKILL);
     std::vector<double> exit_s(group_.size(), -1.0);
-    group_.RunUntil(
+    // Whether all exited in time shows in exit_s (-1: still running).
+    absl::StatusOr<bool> all_exited = group_.RunUntil(
         [&] {
           bool all = true;
           for (int i = 0; i < group_.size(); ++i) {
@@ -156,6 +157,7 @@ class Job {
           return all;
         },
         limit);
+    all_exited.IgnoreError();
     return exit_s;
   }
 
