@@ -151,12 +151,9 @@ ABSL_FLAG(std::vector<std::string>, link_latency_us,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0). A list sweeps it "
           "with every shaped --link_gbit.");
-ABSL_FLAG(std::string, link_tcp_congestion, "reno",
-          "Network shaping: the TCP congestion control inside the "
-          "namespaces (reno, cubic, bbr, ...), or host: the host's default. "
-          "reno: loss-based as Linux's default cubic, permitted in any "
-          "namespace; others only where the host's "
-          "net.ipv4.tcp_allowed_congestion_control lists them.");
+ABSL_FLAG(std::string, link_tcp_congestion,
+          ringside::NetworkShape().tcp_congestion,
+          ringside::kLinkTcpCongestionHelp);
 ABSL_FLAG(bool, cost_model, true,
           "Set the cost model's predicted step time and utilization beside "
           "every measured run, with the error (## Cost model vs measured).");

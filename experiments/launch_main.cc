@@ -31,6 +31,7 @@
 #include "experiments/job/job_binaries.h"
 #include "worker/training_flags.h"
 #include "experiments/job/local_job.h"
+#include "experiments/job/netns_topology.h"
 
 ABSL_FLAG(std::string, strategy, "baseline",
           "Sync strategy (see worker --list_strategies).");
@@ -68,12 +69,9 @@ ABSL_FLAG(double, link_gbit, 0,
 ABSL_FLAG(double, link_latency_us, 0,
           "Network shaping: one-way latency between processes in "
           "microseconds (netem; needs --link_gbit > 0).");
-ABSL_FLAG(std::string, link_tcp_congestion, "reno",
-          "Network shaping: the TCP congestion control inside the "
-          "namespaces (reno, cubic, bbr, ...), or host: the host's default. "
-          "reno: loss-based as Linux's default cubic, permitted in any "
-          "namespace; others only where the host's "
-          "net.ipv4.tcp_allowed_congestion_control lists them.");
+ABSL_FLAG(std::string, link_tcp_congestion,
+          ringside::NetworkShape().tcp_congestion,
+          ringside::kLinkTcpCongestionHelp);
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Passed to every worker and server: a peer silent for longer than "
           "this fails the job, naming the lost rank or server (s; 0: off).");

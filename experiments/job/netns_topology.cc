@@ -227,6 +227,13 @@ int SpawnGuardian(const std::string& ip,
 
 }  // namespace
 
+const char kLinkTcpCongestionHelp[] =
+    "Network shaping: the TCP congestion control inside the namespaces "
+    "(reno, cubic, bbr, ...), or host: the host's default. reno: "
+    "loss-based as Linux's default cubic, permitted in any namespace; "
+    "others only where the host's net.ipv4.tcp_allowed_congestion_control "
+    "lists them.";
+
 absl::Status NetworkShape::Validate() const {
   if (!std::isfinite(link_gbit) || link_gbit < 0) {
     return absl::InvalidArgumentError(

@@ -85,6 +85,9 @@ struct NetworkShape {
   std::string Describe() const;
 };
 
+// The help of --link_tcp_congestion (compare, launch).
+extern const char kLinkTcpCongestionHelp[];
+
 // Runs one ip/tc command (argv[0] a program), blocking; OK on exit code 0,
 // otherwise an error with the command and its stderr.
 using NetnsCommandRunner =
