@@ -434,9 +434,7 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   LinkHints hints;
   hints.given_gbit = absl::GetFlag(FLAGS_model_bandwidth_gbit);
   hints.given_latency_us = absl::GetFlag(FLAGS_model_latency_us);
-  hints.shaped_gbit = network.link_gbit;
-  hints.shaped_latency_us = network.link_latency_us;
-  hints.shaped_tcp_congestion = network.tcp_congestion;
+  hints.shaped = network;
   absl::StatusOr<LinkEstimate> estimate =
       EstimateLink(hints, absl::Seconds(30));
   if (!estimate.ok()) return estimate.status();
@@ -448,7 +446,7 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   // Unshaped loopback: the cores move the link's bytes (its measured 1/B),
   // so the CPU terms add to it; a shaped link or a given one is a wire of
   // its own.
-  in.cpu_streams_with_link = hints.given_gbit > 0 || hints.shaped_gbit > 0;
+  in.cpu_streams_with_link = hints.given_gbit > 0 || hints.shaped.enabled();
   const FusionOptions fusion;
   in.fusion_threshold_bytes =
       static_cast<double>(fusion.fusion_threshold_bytes);

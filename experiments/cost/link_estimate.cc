@@ -24,15 +24,11 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
       absl::FailedPreconditionError("not probed");
   // Why a probe that ran failed, once, on the first nominal figure.
   std::string not_probed;
-  if (hints.shaped_gbit > 0 && hints.probe_shaped &&
+  if (hints.shaped.enabled() && hints.probe_shaped &&
       (hints.given_gbit <= 0 || hints.given_latency_us < 0)) {
-    NetworkShape shape;
-    shape.link_gbit = hints.shaped_gbit;
-    shape.link_latency_us = hints.shaped_latency_us;
-    shape.tcp_congestion = hints.shaped_tcp_congestion;
     LinkProbeOptions options;
     options.timeout = timeout;
-    probe = ProbeShapedLink(shape, options);
+    probe = ProbeShapedLink(hints.shaped, options);
     if (!probe.ok()) {
       not_probed =
           absl::StrCat(" (not measured: ", probe.status().message(), ")");
@@ -50,9 +46,9 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
         "Gbit/s each way, %.0f%% of the nominal %g (median of %d rounds of "
         "%.1f MB, %.4g-%.4g)",
         probe->goodput_Bps * 8e-9,
-        100 * probe->goodput_Bps * 8e-9 / hints.shaped_gbit, hints.shaped_gbit,
-        static_cast<int>(probe->round_Bps.size()), probe->bytes_per_round / 1e6,
-        *low * 8e-9, *high * 8e-9));
+        100 * probe->goodput_Bps * 8e-9 / hints.shaped.link_gbit,
+        hints.shaped.link_gbit, static_cast<int>(probe->round_Bps.size()),
+        probe->bytes_per_round / 1e6, *low * 8e-9, *high * 8e-9));
     if (probe->cpu_byte_s > 0 && probe->loopback_cpu_byte_s > 0) {
       link.cpu_byte_s =
           std::max(0.0, probe->cpu_byte_s - probe->loopback_cpu_byte_s);
@@ -61,8 +57,8 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
           "link, %.2f on loopback",
           probe->cpu_byte_s * 1e9, probe->loopback_cpu_byte_s * 1e9));
     }
-  } else if (hints.shaped_gbit > 0) {
-    link.bandwidth_Bps = hints.shaped_gbit * 1e9 / 8;
+  } else if (hints.shaped.enabled()) {
+    link.bandwidth_Bps = hints.shaped.link_gbit * 1e9 / 8;
     sources.push_back(absl::StrCat("B the shaped link's nominal rate",
                                    std::exchange(not_probed, "")));
   } else {
@@ -87,8 +83,8 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
     absl::StatusOr<TcpEchoResult> ping = RunTcpEcho(1, 4, kRounds, 20, timeout);
     if (!ping.ok()) return Annotate(ping.status(), "measuring loopback latency");
     link.latency_s = ping->seconds / kRounds / 2;
-    if (hints.shaped_gbit > 0) {
-      link.latency_s += hints.shaped_latency_us * 1e-6;
+    if (hints.shaped.enabled()) {
+      link.latency_s += hints.shaped.link_latency_us * 1e-6;
       sources.push_back(absl::StrCat(
           "α of the shaped link plus this host's stack (loopback 4-byte "
           "round trip / 2)",

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "experiments/job/netns_topology.h"
 
 namespace ringside {
 
@@ -36,9 +37,9 @@ struct LinkEstimate {
 struct LinkHints {
   double given_gbit = 0;          // > 0: use it
   double given_latency_us = -1;   // >= 0: use it
-  double shaped_gbit = 0;         // > 0: runs are on a shaped link
-  double shaped_latency_us = 0;   // its added latency
-  std::string shaped_tcp_congestion = "reno";  // its TCP (NetworkShape)
+  // The runs' network: enabled() when they are on a shaped link (its
+  // rate, added latency and TCP).
+  NetworkShape shaped;
   // Measure a shaped link (2 above); false: take it as given (tests).
   bool probe_shaped = true;
 };

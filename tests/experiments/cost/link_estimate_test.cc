@@ -11,8 +11,8 @@ TEST(LinkEstimateTest, GivenValuesWin) {
   LinkHints hints;
   hints.given_gbit = 10;
   hints.given_latency_us = 5;
-  hints.shaped_gbit = 25;
-  hints.shaped_latency_us = 50;
+  hints.shaped.link_gbit = 25;
+  hints.shaped.link_latency_us = 50;
   absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(5));
   ASSERT_TRUE(link.ok()) << link.status();
   EXPECT_DOUBLE_EQ(link->bandwidth_Bps, 1.25e9);
@@ -22,8 +22,8 @@ TEST(LinkEstimateTest, GivenValuesWin) {
 
 TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
   LinkHints hints;
-  hints.shaped_gbit = 25;
-  hints.shaped_latency_us = 50;
+  hints.shaped.link_gbit = 25;
+  hints.shaped.link_latency_us = 50;
   hints.probe_shaped = false;
   absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(5));
   ASSERT_TRUE(link.ok()) << link.status();
@@ -42,7 +42,7 @@ TEST(LinkEstimateTest, ShapedLinkWithoutGivenValues) {
 // be made (root), else taken at its nominal rate with the reason.
 TEST(LinkEstimateTest, ShapedLinkIsMeasuredOrSaysWhyNot) {
   LinkHints hints;
-  hints.shaped_gbit = 0.5;
+  hints.shaped.link_gbit = 0.5;
   absl::StatusOr<LinkEstimate> link = EstimateLink(hints, absl::Seconds(10));
   ASSERT_TRUE(link.ok()) << link.status();
   if (link->source.find("not measured: ") != std::string::npos) {
