@@ -76,9 +76,11 @@ std::string FindTool(const std::string& name) {
 // A namespace may make its default only a congestion control the host
 // lists in net.ipv4.tcp_allowed_congestion_control (the kernel's rule for
 // namespaces other than the first); FAILED_PRECONDITION naming the list and
-// the fix otherwise. "host" and an unreadable list pass (sysctl then says).
-absl::Status CheckCongestionPermitted(const std::string& name) {
-  if (name == "host") return absl::OkStatus();
+// the fix otherwise. The host's own TCP and an unreadable list pass
+// (sysctl then says).
+absl::Status CheckCongestionPermitted(const NetworkShape& shape) {
+  if (!shape.sets_tcp_congestion()) return absl::OkStatus();
+  const std::string& name = shape.tcp_congestion;
   std::ifstream in("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
   std::string line;
   if (!std::getline(in, line)) return absl::OkStatus();
@@ -283,8 +285,8 @@ std::string NetworkShape::Describe() const {
       link_gbit, " Gbit/s links, ",
       link_latency_us > 0 ? absl::StrCat(link_latency_us, " us latency")
                           : std::string("no added latency"),
-      tcp_congestion == "host" ? std::string(", TCP as the host's")
-                               : absl::StrCat(", TCP ", tcp_congestion));
+      sets_tcp_congestion() ? absl::StrCat(", TCP ", tcp_congestion)
+                            : std::string(", TCP as the host's"));
 }
 
 absl::Status RunBoundedCommand(const std::vector<std::string>& argv,
@@ -397,7 +399,7 @@ absl::StatusOr<NetnsPlan> PlanNetns(const NetnsTopologyOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat(
         "subnet must be three octets like 10.77.0, got '", o.subnet, "'"));
   }
-  const bool set_congestion = o.shape.tcp_congestion != "host";
+  const bool set_congestion = o.shape.sets_tcp_congestion();
   if (o.ip.empty() || o.tc.empty() || o.name_prefix.empty() ||
       (set_congestion && o.sysctl.empty())) {
     return absl::InvalidArgumentError(
@@ -467,7 +469,7 @@ absl::StatusOr<std::unique_ptr<NetnsTopology>> NetnsTopology::Create(
                                                              "iproute2"},
           {&o.tc, "tc", "iproute2"},
           {&o.sysctl, "sysctl", "procps"}}) {
-      if (field == &o.sysctl && o.shape.tcp_congestion == "host") continue;
+      if (field == &o.sysctl && !o.shape.sets_tcp_congestion()) continue;
       if (field->empty()) *field = FindTool(name);
       if (field->empty()) {
         return absl::FailedPreconditionError(absl::StrCat(
@@ -476,10 +478,7 @@ absl::StatusOr<std::unique_ptr<NetnsTopology>> NetnsTopology::Create(
             package, ")"));
       }
     }
-    if (absl::Status s = CheckCongestionPermitted(o.shape.tcp_congestion);
-        !s.ok()) {
-      return s;
-    }
+    if (absl::Status s = CheckCongestionPermitted(o.shape); !s.ok()) return s;
     const absl::Duration timeout = o.command_timeout;
     o.run = [timeout](const std::vector<std::string>& argv) {
       return RunBoundedCommand(argv, timeout);

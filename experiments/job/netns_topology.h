@@ -78,6 +78,8 @@ struct NetworkShape {
   std::string tcp_congestion = "reno";
 
   bool enabled() const { return link_gbit > 0; }
+  // Whether the namespaces get tcp_congestion (not "host").
+  bool sets_tcp_congestion() const { return tcp_congestion != "host"; }
   // INVALID_ARGUMENT naming the flag (--link_gbit / --link_latency_us).
   absl::Status Validate() const;
   // "1 Gbit/s links, 50 us latency, TCP reno", "10 Gbit/s links, no added
