@@ -326,21 +326,20 @@ absl::StatusOr<double> TimeFastestPsRound(int servers, int workers,
 }
 
 // The CPU time of 1 and of 2 workers' rounds against `servers`, beside as
-// many ComputeStandIns as workers when `beside_compute` (a run's compute
-// keeps the cores busy while async_ps's rounds run), else quiet: per model
-// byte, the 1-worker round's and each further worker's (q_1, q_w).
+// many ComputeStandIns as workers: per model byte, the 1-worker round's and
+// each further worker's (q_1, q_w). Beside stand-ins whatever the run's
+// compute: the cores' bound these serve binds only on saturated cores, and
+// there a round costs more CPU than on idle ones. With emulated compute
+// (which sleeps) the other workers' rounds are what saturates them.
 absl::StatusOr<PsRoundCpu> TimePsRoundCpu(int servers, int64_t bytes,
-                                          int64_t tensors, bool beside_compute,
+                                          int64_t tensors,
                                           absl::Duration timeout) {
   RS_ASSIGN_OR_RETURN(const PsRound one,
-                      TimePsRound(servers, 1, bytes, tensors, timeout,
-                                  beside_compute ? 1 : 0));
+                      TimePsRound(servers, 1, bytes, tensors, timeout, 1));
   RS_ASSIGN_OR_RETURN(const PsRound two,
-                      TimePsRound(servers, 2, bytes, tensors, timeout,
-                                  beside_compute ? 2 : 0));
+                      TimePsRound(servers, 2, bytes, tensors, timeout, 2));
   PsRoundCpu out;
   out.servers = servers;
-  out.beside_compute = beside_compute;
   out.round_1_cpu_s = one.cpu_s;
   out.round_2_cpu_s = two.cpu_s;
   const double m = static_cast<double>(bytes);
@@ -565,12 +564,10 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     c.cpu.ps_sharded_server_byte_s = c.ps_sharded.server_byte_s;
     c.cpu.ps_sharded_round_s = c.ps_sharded.round_small_s;
   }
-  // async_ps's rounds beside the compute, against its K servers (the
-  // run's own compute; emulated compute sleeps: quiet rounds).
-  RS_ASSIGN_OR_RETURN(
-      c.ps_round_cpu,
-      TimePsRoundCpu(o.servers, c.benchmark_bytes, tensors,
-                     o.busy_before_call_s > 0, o.timeout));
+  // async_ps's rounds beside compute stand-ins, against its K servers.
+  RS_ASSIGN_OR_RETURN(c.ps_round_cpu, TimePsRoundCpu(o.servers,
+                                                     c.benchmark_bytes,
+                                                     tensors, o.timeout));
   c.cpu.ps_round_cpu_servers = c.ps_round_cpu.servers;
   c.cpu.ps_round_cpu_byte_s = c.ps_round_cpu.byte_s;
   c.cpu.ps_round_cpu_worker_byte_s = c.ps_round_cpu.worker_byte_s;
@@ -619,11 +616,9 @@ std::string CalibrationLine(const Calibration& c) {
       c.ps_sharded.servers > 0 ? absl::StrCat("; ", ps(c.ps_sharded,
                                                        "dps, async_ps"))
                                : "",
-      absl::StrFormat("; async_ps's rounds %s against %d servers: "
+      absl::StrFormat("; async_ps's rounds beside compute stand-ins "
+                      "against %d servers: "
                       "%.2f ms of CPU for 1 worker, %.2f ms for 2",
-                      c.ps_round_cpu.beside_compute
-                          ? "beside the compute"
-                          : "quiet (emulated compute sleeps)",
                       c.ps_round_cpu.servers,
                       1e3 * c.ps_round_cpu.round_1_cpu_s,
                       1e3 * c.ps_round_cpu.round_2_cpu_s),
@@ -656,7 +651,6 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"ps_sharded_round_small_s", c.ps_sharded.round_small_s},
             {"ps_round_1_cpu_s", c.ps_round_cpu.round_1_cpu_s},
             {"ps_round_2_cpu_s", c.ps_round_cpu.round_2_cpu_s},
-            {"ps_round_cpu_beside_compute", c.ps_round_cpu.beside_compute},
             {"busy_before_call_s", c.busy_before_call_s},
             {"benchmark_bytes", c.benchmark_bytes},
             {"wall_s", c.wall_s}});

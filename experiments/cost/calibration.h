@@ -57,14 +57,17 @@
 //                     servers sharing this machine's cores), for those two.
 //   async_ps's rounds' CPU  the 1- and 2-worker rounds against async_ps's
 //                     K servers again, this process's CPU time per round
-//                     (workers' and servers' threads), each worker's
-//                     compute stood in for by a forked memory-streaming
-//                     process (its CPU is not counted) when the run
-//                     computes, quiet when its compute is emulated (it
-//                     sleeps): on saturated cores the rounds cost more CPU
-//                     than quietly (2 cores, the MLP, K = 4: 2 workers'
-//                     round 34-39 ms quiet, 42-47 ms beside two stand-ins).
-//                     The cores' bound of async_ps (cost_model.h).
+//                     (workers' and servers' threads), beside a forked
+//                     memory-streaming process per worker (its CPU is not
+//                     counted), whatever the run's compute: these serve
+//                     the cores' bound of async_ps (cost_model.h), which
+//                     binds only on saturated cores, and there the rounds
+//                     cost more CPU than on idle ones (2 cores, the MLP,
+//                     K = 4: 2 workers' round 34-39 ms quiet, 42-47 ms
+//                     beside two stand-ins; mobilenet_v2, K = 4: 69-71 ms
+//                     quiet, 85-88 ms beside them). With emulated compute,
+//                     which sleeps, the other workers' rounds are what
+//                     saturates the cores (async_ps at n = 4 on 2 cores).
 //   copies            one memcpy of M bytes between two buffers (the median
 //                     of 7), per byte: async_ps's training thread copies
 //                     its gradient out and the newest parameters in.
@@ -108,11 +111,10 @@ struct PsCalibration {
 };
 
 // async_ps's rounds' CPU time (every thread's: workers' and servers'),
-// beside compute stand-ins when the run computes (calibration.cc's
-// ComputeStandIns: one memory-streaming process per worker), else quiet.
+// beside compute stand-ins (calibration.cc's ComputeStandIns: one
+// memory-streaming process per worker).
 struct PsRoundCpu {
   int servers = 0;  // K the rounds ran against (0: not measured)
-  bool beside_compute = false;
   double round_1_cpu_s = 0, round_2_cpu_s = 0;  // seconds per round
   // per model byte: the 1-worker round's, and each further worker's
   double byte_s = 0, worker_byte_s = 0;

@@ -154,8 +154,9 @@
 // And no step of it is shorter than the CPU work of all its processes
 // over the C cores of the machine they share (the cores' bound; where C
 // and the rounds' CPU against its K servers were calibrated, q_1 and q_w
-// per model byte, measured beside compute stand-ins, calibration.h; C = 0,
-// no core limit, as predict sets for a cluster: none):
+// per model byte, measured beside compute stand-ins whatever the run's
+// compute, since the bound binds only on saturated cores, calibration.h;
+// C = 0, no core limit, as predict sets for a cluster: none):
 //   step >= [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w) + 2·n·M·y] / C
 // (t_c as below; for emulated compute, which sleeps, its CPU time t_c'
 // where measured, else 0: the synthetic model still writes its gradients,

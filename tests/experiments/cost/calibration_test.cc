@@ -57,10 +57,8 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_EQ(c->ps.servers, 1);
   EXPECT_EQ(c->cpu.ps_sharded_servers, 2);
   EXPECT_EQ(c->cpu.ps_sharded_round_s, c->ps_sharded.round_small_s);
-  // async_ps's rounds' CPU: against its K = 2, beside compute stand-ins
-  // (busy_before_call_s > 0: the run computes); per model byte.
+  // async_ps's rounds' CPU: against its K = 2; per model byte.
   EXPECT_EQ(c->cpu.ps_round_cpu_servers, 2);
-  EXPECT_TRUE(c->ps_round_cpu.beside_compute);
   EXPECT_NEAR(c->cpu.ps_round_cpu_byte_s,
               c->ps_round_cpu.round_1_cpu_s / (1 << 20), 1e-15);
   EXPECT_NEAR(c->cpu.ps_round_cpu_worker_byte_s,
@@ -69,8 +67,8 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
                   (1 << 20),
               1e-15);
   EXPECT_THAT(CalibrationLine(*c),
-              HasSubstr("async_ps's rounds beside the compute against 2 "
-                        "servers: "));
+              HasSubstr("async_ps's rounds beside compute stand-ins "
+                        "against 2 servers: "));
   EXPECT_GT(c->wall_s, 0);
   const std::string line = CalibrationLine(*c);
   EXPECT_THAT(line, HasSubstr("Calibration (measured on this machine"));
