@@ -8,9 +8,12 @@
 #include <utility>
 #include <vector>
 
+#include <glog/logging.h>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "collectives/gloo_device.h"
 #include "collectives/gloo_error.h"
 #include "collectives/gloo_store.h"
 #include "common/status_macros.h"
@@ -21,7 +24,6 @@
 #include "gloo/math.h"
 #include "gloo/common/error.h"
 #include "gloo/rendezvous/context.h"
-#include "gloo/transport/tcp/device.h"
 
 namespace ringside {
 namespace {
@@ -403,6 +405,21 @@ absl::Status GlooCollectiveOptions::Validate() const {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(
+    const GlooCollectiveOptions& options, absl::string_view where) {
+  bool idle = false;
+  RS_ASSIGN_OR_RETURN(
+      std::shared_ptr<gloo::transport::Device> device,
+      CreateGlooTcpDevice(options.host, options.interface,
+                          options.idle_event_loop, where, &idle));
+  if (options.idle_event_loop && !idle) {
+    LOG(WARNING) << where
+                 << ": SCHED_IDLE refused; Gloo's event loop runs at the "
+                    "normal policy (collectives/gloo_device.h)";
+  }
+  return device;
+}
+
 absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
     Store& store, int rank, int size, const GlooCollectiveOptions& options) {
   RS_RETURN_IF_ERROR(options.Validate());
@@ -420,21 +437,8 @@ absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
   const absl::Time deadline = absl::Now() + options.connect_timeout;
 
   // The TCP transport: one listening device per group.
-  std::shared_ptr<gloo::transport::Device> device;
-  {
-    gloo::transport::tcp::attr attr;
-    if (!options.interface.empty()) {
-      attr.iface = options.interface;
-    } else {
-      attr.hostname = options.host;
-    }
-    absl::Status s = RS_GLOO_CALL(
-        absl::StrCat(
-            where, ": creating the tcp device on ",
-            options.interface.empty() ? options.host : options.interface),
-        device = gloo::transport::tcp::CreateDevice(attr));
-    if (!s.ok()) return absl::UnavailableError(s.message());
-  }
+  RS_ASSIGN_OR_RETURN(std::shared_ptr<gloo::transport::Device> device,
+                      CreateGlooDevice(options, where));
 
   // Join: announce this rank, wait for every other one.
   auto join_key = [&prefix](int i) {

@@ -25,9 +25,11 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "collectives/collective.h"
 #include "collectives/store.h"
+#include "gloo/transport/device.h"
 
 namespace ringside {
 
@@ -52,6 +54,12 @@ struct GlooCollectiveOptions {
   // prefixes, and a prefix is used by one group only once. Default "gloo".
   std::string store_prefix = "gloo";
 
+  // Run Gloo's TCP event-loop thread at SCHED_IDLE, so that its spinning
+  // (collectives/gloo_device.h) never takes a core from the threads that
+  // hold its pairs' locks. Default true; false: the normal policy, as Gloo
+  // runs it in PyTorch.
+  bool idle_event_loop = true;
+
   // OK, or INVALID_ARGUMENT naming the bad field.
   absl::Status Validate() const;
 };
@@ -63,6 +71,12 @@ struct GlooCollectiveOptions {
 // UNAVAILABLE if the transport cannot bind `options.host`.
 absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
     Store& store, int rank, int size, const GlooCollectiveOptions& options);
+
+// The TCP device of `options` (collectives/gloo_device.h), for groups built
+// on Gloo's context directly (GlooHalfAllReduce); logs a warning when
+// options.idle_event_loop was refused. UNAVAILABLE naming `where`.
+absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(
+    const GlooCollectiveOptions& options, absl::string_view where);
 
 }  // namespace ringside
 

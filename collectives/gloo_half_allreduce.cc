@@ -9,12 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "collectives/gloo_collective.h"
 #include "collectives/gloo_error.h"
 #include "collectives/gloo_store.h"
 #include "common/status_macros.h"
 #include "gloo/allreduce.h"
 #include "gloo/rendezvous/context.h"
-#include "gloo/transport/tcp/device.h"
 #include "gloo/types.h"
 
 #if defined(__x86_64__)
@@ -175,19 +175,8 @@ absl::StatusOr<std::unique_ptr<GlooHalfAllReduce>> GlooHalfAllReduce::Create(
                    "\", rank ", rank, " of ", size, ")");
   const absl::Time deadline = absl::Now() + options.connect_timeout;
 
-  std::shared_ptr<gloo::transport::Device> device;
-  {
-    gloo::transport::tcp::attr attr;
-    if (!options.interface.empty()) {
-      attr.iface = options.interface;
-    } else {
-      attr.hostname = options.host;
-    }
-    absl::Status s =
-        RS_GLOO_CALL(absl::StrCat(where, ": creating the tcp device"),
-                     device = gloo::transport::tcp::CreateDevice(attr));
-    if (!s.ok()) return absl::UnavailableError(s.message());
-  }
+  RS_ASSIGN_OR_RETURN(std::shared_ptr<gloo::transport::Device> device,
+                      CreateGlooDevice(options, where));
 
   // Join: announce this rank, wait for every other one (names the absent).
   auto join_key = [&prefix](int i) {

@@ -85,6 +85,9 @@ struct SyncOptions {
   // All-reduce algorithm of the CPU collective: "ring" or
   // "halving_doubling".
   std::string allreduce_algorithm = "ring";
+  // Gloo's TCP event loop at SCHED_IDLE (GlooCollectiveOptions::
+  // idle_event_loop, collectives/gloo_device.h).
+  bool gloo_idle_event_loop = true;
   // Where strategies record their communication phases (not owned; may be
   // null: no timeline). See common/timeline.h for the lanes and phases.
   Timeline* timeline = nullptr;

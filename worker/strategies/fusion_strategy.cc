@@ -69,7 +69,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .ModelledAs("fusion")
         .Options({"cycle_time_ms", "fusion_threshold_bytes", "fusion_in_place",
                   "fusion_overlap_batches", "response_cache_capacity",
-                  "stall_warning_s", "allreduce_algorithm", "checkpoint_every",
-                  "resume"}));
+                  "stall_warning_s", "allreduce_algorithm",
+                  "gloo_idle_event_loop", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

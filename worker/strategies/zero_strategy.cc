@@ -107,7 +107,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("ZeRO-1")
         .StudyOrder(8)
         .ModelledAs("zero1")
-        .Options({"allreduce_algorithm", "checkpoint_every", "resume"}));
+        .Options({"allreduce_algorithm", "gloo_idle_event_loop",
+                  "checkpoint_every", "resume"}));
 
 RINGSIDE_REGISTER_STRATEGY(
     Zero2Strategy,
@@ -121,7 +122,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("ZeRO-2")
         .StudyOrder(9)
         .ModelledAs("zero2")
-        .Options({"ring_bucket_kb", "ring_first_bucket_kb", "checkpoint_every",
-                  "resume"}));
+        .Options({"ring_bucket_kb", "ring_first_bucket_kb",
+                  "gloo_idle_event_loop", "checkpoint_every", "resume"}));
 
 }  // namespace ringside
