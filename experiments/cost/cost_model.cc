@@ -146,8 +146,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
     if (in.workers > 1) {
       p.bandwidth_s = RingBandwidthSeconds(in);
       p.latency_s = buckets * RingLatencySeconds(in);
-      p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s;
-      p.cpu_s = p.streamed_cpu_s + buckets * all_reduce * step + wake;
+      p.streamed_cpu_s =
+          2 * share * M * c.allreduce_byte_s + buckets * all_reduce * step;
+      p.cpu_s = p.streamed_cpu_s + wake;
     }
     return true;
   }
@@ -158,8 +159,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s = buckets * RingLatencySeconds(in);
       const double half_wake =
           c.half_collective_wake_s > 0 ? c.half_collective_wake_s : wake;
-      p.streamed_cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s;
-      p.cpu_s = p.streamed_cpu_s + buckets * all_reduce * step + half_wake;
+      p.streamed_cpu_s = 2 * share * (M / 2) * c.half_allreduce_byte_s +
+                         buckets * all_reduce * step;
+      p.cpu_s = p.streamed_cpu_s + half_wake;
     } else {
       p.cpu_s = M * c.half_convert_byte_s;  // the conversions alone
     }
@@ -173,11 +175,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       // b data all-reduces plus the control all-reduce of the cycle.
       p.latency_s =
           static_cast<double>(FusedAllReduces(in) + 1) * RingLatencySeconds(in);
-      p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s;
-      p.cpu_s =
-          p.streamed_cpu_s +
-          static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step +
-          wake;
+      p.streamed_cpu_s =
+          2 * share * M * c.allreduce_byte_s +
+          static_cast<double>(FusedAllReduces(in) + 1) * all_reduce * step;
+      p.cpu_s = p.streamed_cpu_s + wake;
     }
     return true;
   }
@@ -224,13 +225,14 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s = phases * (n - 1.0) * in.latency_s;
       if (zero1) {  // one whole-buffer all-reduce
         p.streamed_cpu_s = 2 * share * M * c.allreduce_byte_s +
-                           share * M * c.allgather_byte_s;
-        p.cpu_s = wake + p.streamed_cpu_s + (all_reduce + half) * step;
+                           share * M * c.allgather_byte_s +
+                           (all_reduce + half) * step;
       } else {  // a reduce-scatter per bucket, then the all-gather
         p.streamed_cpu_s =
-            share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s);
-        p.cpu_s = wake + p.streamed_cpu_s + (buckets + 1) * half * step;
+            share * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
+            (buckets + 1) * half * step;
       }
+      p.cpu_s = wake + p.streamed_cpu_s;
     }
     return true;
   }
@@ -252,9 +254,9 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
                                2.0 * (h - 1.0) * in.latency_s);
       p.streamed_cpu_s =
           (r - 1) / r * M * (c.reduce_scatter_byte_s + c.allgather_byte_s) +
-          2 * (h - 1) / h * (M / r) * c.allreduce_byte_s;
-      p.cpu_s = p.streamed_cpu_s +
-                buckets * (2 * (r - 1) + 2 * (h - 1)) * step + wake;
+          2 * (h - 1) / h * (M / r) * c.allreduce_byte_s +
+          buckets * (2 * (r - 1) + 2 * (h - 1)) * step;
+      p.cpu_s = p.streamed_cpu_s + wake;
     }
     return true;
   }
@@ -264,9 +266,10 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
       p.latency_s = T * 3.0 * (n - 1.0) * in.latency_s;
       // Both all-gathers land in pages given back after the tensor's use.
       p.streamed_cpu_s = share * M *
-                         (2 * c.allgather_byte_s + c.reduce_scatter_byte_s +
-                          2 * c.refault_byte_s);
-      p.cpu_s = p.streamed_cpu_s + 3 * T * half * step + wake;
+                             (2 * c.allgather_byte_s +
+                              c.reduce_scatter_byte_s + 2 * c.refault_byte_s) +
+                         3 * T * half * step;
+      p.cpu_s = p.streamed_cpu_s + wake;
     }
     return true;
   }

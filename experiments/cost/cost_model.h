@@ -129,16 +129,20 @@
 // Measured at 0.1 Gbit/s, n = 2, sps (mobilenet_v2): the step's excess over
 // n·M/B grew with C at 0.35 s per MB, against 2n/B = 0.32 s per MB.
 //
-// The CPU terms' per-byte part (streamed_cpu_s: the a_b, a_h, r_b, g_b,
-// f_b, w and s terms; not c_s, l_w, l_h or ρ) and the link: on a wire of
-// its own (CostInputs::cpu_streams_with_link: a NIC, a shaped link) the
-// per-byte CPU work runs while the bytes are in flight, chunk by chunk, so
-// the link adds only its seconds beyond it, wire = max(0, bandwidth −
+// The CPU terms that stream (streamed_cpu_s: the per-byte a_b, a_h, r_b,
+// g_b, f_b, w and s terms and the ring steps' c_s; not l_w, l_h or ρ) and
+// the link: on a wire of its own (CostInputs::cpu_streams_with_link: a
+// NIC, a shaped link) the per-byte CPU work runs while the bytes are in
+// flight, chunk by chunk, and a ring step's exchange while earlier bytes
+// still drain (a sender's call ends once its bytes are in its socket), so
+// the link adds only its seconds beyond them, wire = max(0, bandwidth −
 // streamed cpu); where the cores move the link's bytes themselves
 // (loopback, whose 1/B is the kernel's copies, measured) the two add,
 // wire = bandwidth. comm = wire + latency + overhead + cpu. Measured at
 // 1 Gbit/s (mobilenet_v2, n = 2): dps's servers' 25 ms of summing ran
-// inside its 118 ms on the link (docs/RESULTS.md).
+// inside its 118 ms on the link; zero3's 473 calls a step took 357 ms,
+// about its 41.4 MB of critical bytes at B (346 ms), where their 3T(n−1)
+// ring steps count 30 ms more (docs/RESULTS.md).
 //
 // Step time = t_c + exposed, exposed = max(0, comm − u − o·t_c) + u,
 // where o, the overlap fraction in [0, 1], is the share of compute during
@@ -372,7 +376,8 @@ struct Prediction {
   // and drain, 2·n·C/B; else 0
   double overhead_s = 0;
   double cpu_s = 0;        // the calibrated CPU terms (CpuCosts); else 0
-  double streamed_cpu_s = 0;  // their per-byte part (within cpu_s)
+  // the part of cpu_s that streams with the link: per byte, ring steps
+  double streamed_cpu_s = 0;
   // bandwidth_s beyond streamed_cpu_s on a wire of its own, else
   // bandwidth_s (CostInputs::cpu_streams_with_link)
   double wire_s = 0;

@@ -518,19 +518,26 @@ TEST(CostModelTest, CalibratedCpuTermsAddToCommunication) {
 }
 
 // On a wire of its own the per-byte CPU work runs while the bytes are in
-// flight: the link adds only its seconds beyond it, and where the CPU is
-// the slower the link adds nothing; the fixed CPU terms always add.
-TEST(CostModelTest, PerByteCpuStreamsAlongsideAWireOfItsOwn) {
+// flight, and a collective's ring steps while earlier bytes drain: the link
+// adds only its seconds beyond them, and where the CPU is the slower the
+// link adds nothing; the wake-up and a round's fixed cost ρ always add.
+TEST(CostModelTest, StreamingCpuRunsAlongsideAWireOfItsOwn) {
   CostInputs in = Round();  // n = 4, K = 2, T = 10, M = 1e9, B = 1e9 B/s
   in.cpu = RoundCpu();
   in.bucket_bytes = 0;
   ASSERT_TRUE(in.cpu_streams_with_link);  // the default
-  // ring: 1.5 s on the link, 0.15 s of summing in it, 60 ms of ring steps.
+  // ring: 1.5 s on the link, 0.15 s of summing and 60 ms of ring steps in
+  // it.
   Prediction p = Predict("ring", in);
-  EXPECT_NEAR(p.streamed_cpu_s, 0.15, 1e-9);
+  EXPECT_NEAR(p.streamed_cpu_s, 0.15 + 0.060, 1e-9);
   EXPECT_NEAR(p.cpu_s, 0.15 + 0.060, 1e-9);
-  EXPECT_NEAR(p.wire_s, 1.5 - 0.15, 1e-9);
-  EXPECT_NEAR(p.comm_s, 1.5 + p.latency_s + 0.060, 1e-9);
+  EXPECT_NEAR(p.wire_s, 1.5 - 0.21, 1e-9);
+  EXPECT_NEAR(p.comm_s, 1.5 + p.latency_s, 1e-9);
+  // The wake-up adds on top.
+  in.cpu.collective_wake_s = 5e-3;
+  p = Predict("ring", in);
+  EXPECT_NEAR(p.comm_s, 1.5 + p.latency_s + 5e-3, 1e-9);
+  in.cpu.collective_wake_s = 0;
   // sps: the server's link 4 s, its CPU 0.1 + 0.8 s of it, ρ 2 ms.
   p = Predict("sps", in);
   EXPECT_NEAR(p.streamed_cpu_s, 0.9, 1e-9);
@@ -540,21 +547,22 @@ TEST(CostModelTest, PerByteCpuStreamsAlongsideAWireOfItsOwn) {
   p = Predict("ring", in);
   EXPECT_EQ(p.wire_s, 0);
   EXPECT_NEAR(p.comm_s, p.latency_s + 0.15 + 0.060, 1e-9);
-  // The per-byte parts of the other formulas (CalibratedCpuTerms...'s
-  // cases less their calls).
+  // The streaming parts of the other formulas (CalibratedCpuTerms...'s
+  // cases; the parameter servers' less ρ).
   in.bandwidth_Bps = 1e9;
-  for (const auto& [strategy, bytes_part] :
-       std::vector<std::pair<std::string, double>>{{"fusion", 0.15},
-                                                   {"dps", 0.1 + 0.4},
-                                                   {"async_ps", 0.1 + 0.4},
-                                                   {"zero1", 0.15 + 0.225},
-                                                   {"zero2", 0.375},
-                                                   {"zero3", 0.6},
-                                                   {"ring_fp16", 0.3},
-                                                   {"hierarchical", 0.375}}) {
+  for (const auto& [strategy, streamed] :
+       std::vector<std::pair<std::string, double>>{
+           {"fusion", 0.15 + 0.030},
+           {"dps", 0.1 + 0.4},
+           {"async_ps", 0.1 + 0.4},
+           {"zero1", 0.15 + 0.225 + 0.009},
+           {"zero2", 0.375 + 0.033},
+           {"zero3", 0.6 + 0.090},
+           {"ring_fp16", 0.3 + 0.060},
+           {"hierarchical", 0.375 + 0.060}}) {
     p = Predict(strategy, in);
-    EXPECT_NEAR(p.streamed_cpu_s, bytes_part, 1e-9) << strategy;
-    EXPECT_NEAR(p.wire_s, std::max(0.0, p.bandwidth_s - bytes_part), 1e-9)
+    EXPECT_NEAR(p.streamed_cpu_s, streamed, 1e-9) << strategy;
+    EXPECT_NEAR(p.wire_s, std::max(0.0, p.bandwidth_s - streamed), 1e-9)
         << strategy;
   }
 }
