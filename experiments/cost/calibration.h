@@ -6,9 +6,12 @@
 // They are never fitted to the runs they predict: each benchmark times only
 // its own traffic.
 //
-//   collectives       the workers' Collective (CreateGlooCollective, ring)
-//                     between 2 ranks as threads over loopback TCP:
-//                     AllReduce, ReduceScatter and AllGatherV of M bytes
+//   collectives       the workers' Collective (CreateGlooCollective, ring,
+//                     its default SCHED_IDLE event loop) between 2 ranks as
+//                     threads over loopback TCP: AllReduce and
+//                     ReduceScatter averaging (as ring, fusion, zero1 and
+//                     the sharded gradients call them: the scaling pass
+//                     after the sum counts) and AllGatherV, of M bytes
 //                     and of 64 KiB, and ring_fp16's all-reduce (to fp16,
 //                     GlooHalfAllReduce, back), each call from a barrier
 //                     with idle cores (of each call the slowest rank's

@@ -164,8 +164,8 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
       link.overlap,
       link.cpu_streams_with_link
-          ? "the CPU terms' per-byte part runs while the bytes are on the "
-            "wire (a link of its own)"
+          ? "the CPU terms' per-byte part and the collectives' ring steps "
+            "run while the bytes are on the wire (a link of its own)"
           : "the CPU terms add to the link's seconds (loopback: the cores "
             "move its bytes)");
   // With repeated runs, the median run's step and every run's range.
