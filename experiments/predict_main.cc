@@ -149,8 +149,9 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
   return absl::StrCat(
       "Calibration: from ", path, " (measured on ", where,
       "): ", CpuCostsJson(in.cpu).dump(),
-      ". Each link is a wire of its own: the per-byte CPU terms run while "
-      "the bytes are on it, and the slower of the two counts. Its machine's ",
+      ". Each link is a wire of its own: the per-byte CPU terms and the "
+      "collectives' ring steps run while the bytes are on it, and the "
+      "slower of the two counts. Its machine's ",
       calibrated_cores,
       " cores do not limit the predicted processes, which run on machines "
       "of their own (cores 0: async_ps's rounds hide behind the compute, "

@@ -166,10 +166,10 @@ TEST(PredictBinaryTest, ClusterFilesPrintTheCrossoverAndTheTables) {
 }
 
 // --calibration adds a compare run's measured CPU costs: ring at n = 4
-// moves 2·3/4 · 1e9 B, so an all-reduce CPU cost of 1e-10 s/B adds 0.15 s
-// and 10 all-reduces of 2·3 ring steps of 1 ms add 0.06 s to the
-// hand-worked 2.56 s; a file
-// without a calibration is refused, naming it.
+// moves 2·3/4 · 1e9 B, so an all-reduce CPU cost of 1e-10 s/B (0.15 s)
+// and 10 all-reduces of 2·3 ring steps of 1 ms (0.06 s) run inside its
+// 1.5 s on the link, the hand-worked 2.56 s; a slower wire shows them
+// once they outlast it; a file without a calibration is refused, naming it.
 TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
   const std::string path = TempPath("compare.json");
   {
@@ -187,12 +187,19 @@ TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
       "--strategies=ring --ring_bucket_kb=0 ";
   const PredictRun run = RunPredict(ring + "--calibration=" + path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  // t_c 1 s + 1.5 s on the link (the 0.15 s of summing runs inside it) +
-  // 10 calls of 6 ring steps at 1 ms + their 60 ms of α.
-  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2620.000 |"));
+  // t_c 1 s + 1.5 s on the link (the 0.15 s of summing and the 60 ms of
+  // ring steps run inside it) + the 10 calls' 60 ms of α.
+  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2560.000 |"));
   EXPECT_THAT(run.output,
-              HasSubstr("the per-byte CPU terms run while the bytes are on "
-                        "it, and the slower of the two counts"));
+              HasSubstr("the per-byte CPU terms and the collectives' ring "
+                        "steps run while the bytes are on it, and the slower "
+                        "of the two counts"));
+  // At 800 Gbit/s the link takes 15 ms, the CPU work 210 ms: it counts.
+  const PredictRun fast =
+      RunPredict(absl::StrCat(ring, "--calibration=", path,
+                              " --bandwidth_gbps=800"));
+  ASSERT_EQ(fast.exit_code, 0) << fast.output;
+  EXPECT_THAT(fast.output, HasSubstr("| ring     |     4 |  1270.000 |"));
   EXPECT_THAT(run.output, HasSubstr("Calibration: from " + path +
                                     " (measured on Test CPU)"));
   // The calibrated machine's 2 cores do not limit the cluster's processes.
