@@ -14,6 +14,11 @@ namespace ringside {
 // UNAVAILABLE where /proc/stat cannot be read or parsed.
 absl::StatusOr<double> MachineBusySeconds();
 
+// Of that, the time every core spent in interrupts (irq and softirq: the
+// network stack's receive path, wherever it ran), which the kernel's tick
+// accounting charges to no process. Same errors.
+absl::StatusOr<double> MachineInterruptSeconds();
+
 }  // namespace ringside
 
 #endif  // RINGSIDE_COMMON_MACHINE_CPU_H_

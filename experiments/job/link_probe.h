@@ -17,10 +17,14 @@
 //      round. With data both ways, each direction's ACKs queue behind the
 //      other's data, so B sits below the nominal rate (on a 0.1 Gbit/s link
 //      by 6-20% here; docs/RESULTS.md).
-//   3. The CPU a byte costs on its way: the machine's busy time
-//      (machine_cpu.h: every process's and the kernel's) over B's rounds
-//      per byte moved, both ways counted, and the same over the same rounds
-//      between two sockets on this host's loopback (0.5 s of them). Their
+//   3. The CPU a byte costs on its way: this process's CPU time (the
+//      probe's threads and their system calls) and every core's interrupt
+//      time (machine_cpu.h: the network stack's receive path, which the
+//      kernel charges to no process) over B's rounds per byte moved, both
+//      ways counted, and the same over the same rounds between two sockets
+//      on this host's loopback (0.5 s of them); not the machine's whole
+//      busy time, which counted whatever else ran (a build server right
+//      after its build) as the link's. Their
 //      difference is what the shaped path (veths, the bridge, htb) adds to
 //      what loopback costs; the cost model charges it where the processes
 //      share the cores (cost_model.h).
@@ -58,9 +62,9 @@ struct LinkProbeResult {
   double latency_s = 0;           // α: half the mean ping round trip
   int64_t bytes_per_round = 0;    // each way
   std::vector<double> round_Bps;  // every measured round's goodput
-  // Busy CPU seconds of the whole machine per byte moved, through the
-  // shaped link and on loopback (3 above); 0 where /proc/stat could not be
-  // read.
+  // CPU seconds per byte moved (3 above: the probe's own and the
+  // interrupts'), through the shaped link and on loopback; 0 where
+  // /proc/stat could not be read.
   double cpu_byte_s = 0;
   double loopback_cpu_byte_s = 0;
 };
