@@ -10,22 +10,7 @@
 
 namespace ringside {
 
-namespace {
-
-struct Ticks {
-  long long busy = 0;       // user, nice, system, irq, softirq
-  long long interrupt = 0;  // irq, softirq
-};
-
-absl::StatusOr<double> Seconds(long long ticks) {
-  const long ticks_per_second = sysconf(_SC_CLK_TCK);
-  if (ticks_per_second <= 0) {
-    return absl::UnavailableError("machine CPU: no _SC_CLK_TCK");
-  }
-  return static_cast<double>(ticks) / static_cast<double>(ticks_per_second);
-}
-
-absl::StatusOr<Ticks> ReadTicks() {
+absl::StatusOr<double> MachineInterruptSeconds() {
   std::ifstream in("/proc/stat");
   std::string line;
   if (!in || !std::getline(in, line)) {
@@ -42,21 +27,12 @@ absl::StatusOr<Ticks> ReadTicks() {
     return absl::UnavailableError(
         absl::StrCat("machine CPU: unexpected /proc/stat line '", line, "'"));
   }
-  return Ticks{user + nice + system + irq + softirq, irq + softirq};
-}
-
-}  // namespace
-
-absl::StatusOr<double> MachineBusySeconds() {
-  absl::StatusOr<Ticks> t = ReadTicks();
-  if (!t.ok()) return t.status();
-  return Seconds(t->busy);
-}
-
-absl::StatusOr<double> MachineInterruptSeconds() {
-  absl::StatusOr<Ticks> t = ReadTicks();
-  if (!t.ok()) return t.status();
-  return Seconds(t->interrupt);
+  const long ticks_per_second = sysconf(_SC_CLK_TCK);
+  if (ticks_per_second <= 0) {
+    return absl::UnavailableError("machine CPU: no _SC_CLK_TCK");
+  }
+  return static_cast<double>(irq + softirq) /
+         static_cast<double>(ticks_per_second);
 }
 
 }  // namespace ringside
