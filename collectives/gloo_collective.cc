@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include <glog/logging.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -405,21 +403,6 @@ absl::Status GlooCollectiveOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(
-    const GlooCollectiveOptions& options, absl::string_view where) {
-  bool idle = false;
-  RS_ASSIGN_OR_RETURN(
-      std::shared_ptr<gloo::transport::Device> device,
-      CreateGlooTcpDevice(options.host, options.interface,
-                          options.idle_event_loop, where, &idle));
-  if (options.idle_event_loop && !idle) {
-    LOG(WARNING) << where
-                 << ": SCHED_IDLE refused; Gloo's event loop runs at the "
-                    "normal policy (collectives/gloo_device.h)";
-  }
-  return device;
-}
-
 absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
     Store& store, int rank, int size, const GlooCollectiveOptions& options) {
   RS_RETURN_IF_ERROR(options.Validate());
@@ -437,8 +420,10 @@ absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
   const absl::Time deadline = absl::Now() + options.connect_timeout;
 
   // The TCP transport: one listening device per group.
-  RS_ASSIGN_OR_RETURN(std::shared_ptr<gloo::transport::Device> device,
-                      CreateGlooDevice(options, where));
+  RS_ASSIGN_OR_RETURN(
+      std::shared_ptr<gloo::transport::Device> device,
+      CreateGlooTcpDevice(options.host, options.interface,
+                          options.idle_event_loop, where));
 
   // Join: announce this rank, wait for every other one.
   auto join_key = [&prefix](int i) {

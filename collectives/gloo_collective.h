@@ -25,11 +25,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "collectives/collective.h"
 #include "collectives/store.h"
-#include "gloo/transport/device.h"
 
 namespace ringside {
 
@@ -71,12 +69,6 @@ struct GlooCollectiveOptions {
 // UNAVAILABLE if the transport cannot bind `options.host`.
 absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
     Store& store, int rank, int size, const GlooCollectiveOptions& options);
-
-// The TCP device of `options` (collectives/gloo_device.h), for groups built
-// on Gloo's context directly (GlooHalfAllReduce); logs a warning when
-// options.idle_event_loop was refused. UNAVAILABLE naming `where`.
-absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooDevice(
-    const GlooCollectiveOptions& options, absl::string_view where);
 
 }  // namespace ringside
 

@@ -1,5 +1,6 @@
 #include "collectives/gloo_device.h"
 
+#include <glog/logging.h>
 #include <sched.h>
 
 #include <thread>
@@ -40,6 +41,11 @@ absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooTcpDevice(
     create();
   }
   if (!made.ok()) return absl::UnavailableError(made.message());
+  if (idle_event_loop && !made_idle) {
+    LOG(WARNING) << where
+                 << ": SCHED_IDLE refused; Gloo's event loop runs at the "
+                    "normal policy (collectives/gloo_device.h)";
+  }
   if (idle != nullptr) *idle = made_idle;
   return device;
 }

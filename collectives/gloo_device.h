@@ -19,7 +19,8 @@
 // run, which includes every moment the rank's threads wait for its reads.
 // The calling thread's policy is never changed (an unprivileged thread
 // cannot leave SCHED_IDLE). Where SCHED_IDLE is refused (a seccomp policy),
-// the device is made all the same and `*idle` says so.
+// the device is made all the same, with a warning in the log, and `*idle`
+// says so.
 //
 // Blocking (creating the device binds its socket); thread-safe.
 #ifndef RINGSIDE_COLLECTIVES_GLOO_DEVICE_H_

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "collectives/gloo_collective.h"
+#include "collectives/gloo_device.h"
 #include "collectives/gloo_error.h"
 #include "collectives/gloo_store.h"
 #include "common/status_macros.h"
@@ -175,8 +175,10 @@ absl::StatusOr<std::unique_ptr<GlooHalfAllReduce>> GlooHalfAllReduce::Create(
                    "\", rank ", rank, " of ", size, ")");
   const absl::Time deadline = absl::Now() + options.connect_timeout;
 
-  RS_ASSIGN_OR_RETURN(std::shared_ptr<gloo::transport::Device> device,
-                      CreateGlooDevice(options, where));
+  RS_ASSIGN_OR_RETURN(
+      std::shared_ptr<gloo::transport::Device> device,
+      CreateGlooTcpDevice(options.host, options.interface,
+                          options.idle_event_loop, where));
 
   // Join: announce this rank, wait for every other one (names the absent).
   auto join_key = [&prefix](int i) {
