@@ -1,16 +1,28 @@
 #!/usr/bin/env python3
-"""Counts the test cases of a `bazel test` run from each target's test.xml.
+"""Counts the test cases of a `bazel test` run, target by target.
 
   tools/test_case_counts.py BAZEL_TESTLOGS < bazel-test-output
 
-Reads the targets from the run's summary lines (`//pkg:target ... PASSED`),
-then each target's test.xml (every shard's) under BAZEL_TESTLOGS, and
-prints the failed cases with their messages and the skipped cases with
-their reasons, grouped by target, then one line: "P passed, F failed, S skipped (test cases in T targets)". A case is
-failed when it has a <failure> or <error>, skipped when gtest marked it
-skipped (result="skipped" or a <skipped> element) or did not run it, passed
-otherwise; a target whose every case was skipped thus counts nothing as
-passed. A target without a test.xml counts as one failed case.
+Reads each target's status from the run's summary lines (`//pkg:target
+... PASSED in 0.4s`, `(cached) PASSED`, `FAILED`, `FLAKY, failed in 1 out
+of 2`, `TIMEOUT`, `INCOMPLETE`, `NO STATUS`, `FAILED TO BUILD`,
+`SKIPPED`). Bazel's status decides; a test.xml is read only where it
+belongs to this run's result:
+
+- PASSED, FLAKY and FAILED: every case of the target's test.xml (every
+  shard's): failed when it has a <failure> or <error>, skipped when gtest
+  marked it skipped (result="skipped", a <skipped> element, or
+  status="notrun"), passed otherwise. A target whose every case was skipped
+  thus counts nothing as passed. A FAILED target whose test.xml names no
+  failed case counts one failed case more; a PASSED or FLAKY one without
+  a test.xml counts as one failed case. FLAKY targets are named as such.
+- TIMEOUT, INCOMPLETE, NO STATUS and FAILED TO BUILD: one failed case,
+  whatever test.xml an earlier run left behind (it would be stale).
+- SKIPPED (Bazel did not run it): one skipped case.
+
+Prints the failed cases with their messages, the skipped cases with their
+reasons and the flaky targets, grouped by target, then one line:
+"P passed, F failed, S skipped (test cases in T targets)".
 Exit status 0, or 1 when any case failed.
 """
 
@@ -20,8 +32,18 @@ import re
 import sys
 import xml.etree.ElementTree as ET
 
-SUMMARY = re.compile(r"^(//\S+)\s+(?:\(cached\) )?(PASSED|FAILED|TIMEOUT|"
-                     r"FLAKY|INCOMPLETE|NO STATUS|SKIPPED)")
+# The longer statuses first: "FAILED TO BUILD" is not "FAILED".
+STATUSES = ("FAILED TO BUILD", "NO STATUS", "PASSED", "FAILED", "TIMEOUT",
+            "FLAKY", "INCOMPLETE", "SKIPPED")
+SUMMARY = re.compile(r"^(//\S+)\s+(?:\(cached\) )?(" +
+                     "|".join(re.escape(s) for s in STATUSES) + r")\b")
+# Statuses whose test.xml, if any, is not this run's.
+NO_RESULT = {
+    "FAILED TO BUILD": "it failed to build",
+    "NO STATUS": "Bazel gave it no status (not run)",
+    "TIMEOUT": "it timed out",
+    "INCOMPLETE": "it did not finish",
+}
 
 
 def cases(path):
@@ -45,45 +67,82 @@ def cases(path):
             yield name, "passed", ""
 
 
-def main():
-    testlogs = sys.argv[1]
-    targets = []
-    for line in sys.stdin:
+def statuses(lines):
+    """{target: status} from the summary lines, in their order; a target
+    listed twice keeps its last status."""
+    found = {}
+    for line in lines:
         m = SUMMARY.match(line)
-        if m and m.group(1) not in targets:
-            targets.append(m.group(1))
+        if m:
+            found.pop(m.group(1), None)
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def xml_files(testlogs, target):
+    rel = target[2:].replace(":", "/")
+    whole = os.path.join(testlogs, rel, "test.xml")
+    if os.path.exists(whole):
+        return [whole]
+    return sorted(glob.glob(os.path.join(testlogs, rel, "shard_*",
+                                         "test.xml")))
+
+
+def count(testlogs, found):
+    """(counts, listed, flaky): counts by state; listed[state][target] =
+    [(case, reason)] for the failed and skipped cases; the flaky targets."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}
-    by_state = {"failed": {}, "skipped": {}}
-    for target in targets:
-        rel = target[2:].replace(":", "/")
-        files = [os.path.join(testlogs, rel, "test.xml")]
-        files = [f for f in files if os.path.exists(f)] or sorted(
-            glob.glob(os.path.join(testlogs, rel, "shard_*", "test.xml")))
-        if not files:
-            counts["failed"] += 1
-            print(f"run_tests: {target}: no test.xml (counted as failed)")
+    listed = {"failed": {}, "skipped": {}}
+    flaky = []
+
+    def add(target, state, name, reason):
+        counts[state] += 1
+        if state in listed:
+            listed[state].setdefault(target, []).append((name, reason))
+
+    for target, status in found.items():
+        if status in NO_RESULT:
+            add(target, "failed", target, f"{status}: {NO_RESULT[status]}")
             continue
+        if status == "SKIPPED":
+            add(target, "skipped", target, "SKIPPED: Bazel did not run it")
+            continue
+        if status == "FLAKY":
+            flaky.append(target)
+        files = xml_files(testlogs, target)
+        if not files:
+            add(target, "failed", target, f"{status}, but no test.xml")
+            continue
+        failed_before = counts["failed"]
         for f in files:
             try:
                 for name, state, reason in cases(f):
-                    counts[state] += 1
-                    if state in by_state:
-                        by_state[state].setdefault(target, []).append(
-                            (name, reason))
+                    add(target, state, name, reason)
             except ET.ParseError as e:
-                counts["failed"] += 1
-                print(f"run_tests: {target}: unreadable {f} ({e})")
+                add(target, "failed", target, f"unreadable {f} ({e})")
+        if status == "FAILED" and counts["failed"] == failed_before:
+            add(target, "failed", target,
+                "FAILED, but its test.xml names no failed case")
+    return counts, listed, flaky
+
+
+def main():
+    found = statuses(sys.stdin)
+    counts, listed, flaky = count(sys.argv[1], found)
     for state, why in (("failed", "message"), ("skipped", "reason")):
-        if not by_state[state]:
+        if not listed[state]:
             continue
         print(f"run_tests: {state} test cases, by target:")
-        for target, listed in by_state[state].items():
-            print(f"  {target}: {len(listed)} {state}")
-            for name, reason in listed:
+        for target, cases_of in listed[state].items():
+            print(f"  {target}: {len(cases_of)} {state}")
+            for name, reason in cases_of:
                 reason = " ".join(reason.split())[:200]
                 print(f"    {name}: {reason or f'(no {why} given)'}")
+    if flaky:
+        print("run_tests: FLAKY (failed, then passed on a retry): " +
+              ", ".join(flaky))
     print(f"{counts['passed']} passed, {counts['failed']} failed, "
-          f"{counts['skipped']} skipped (test cases in {len(targets)} "
+          f"{counts['skipped']} skipped (test cases in {len(found)} "
           "targets)")
     return 1 if counts["failed"] else 0
 
