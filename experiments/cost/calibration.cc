@@ -383,21 +383,8 @@ absl::StatusOr<PsCalibration> TimePs(int servers, int64_t bytes,
   RS_ASSIGN_OR_RETURN(p.round_small_s, TimeFastestPsRound(
                                            servers, 1, kSmallPsBytes, 1,
                                            timeout));
-  const double cpu1 = std::max(0.0, p.round_1_s - m / B - p.round_small_s);
-  const double cpu2 =
-      std::max(0.0, p.round_2_s - 2 * m / B - p.round_small_s);
-  p.server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
-  p.worker_byte_s = std::max(0.0, cpu1 / m - p.server_byte_s);
+  SplitPsCpu(m, B, &p);
   return p;
-}
-
-// Seconds per byte of the slope between two timings, less the link's 1/B;
-// clipped at 0.
-double CpuPerByte(double big_s, double small_s, double big_bytes,
-                  double small_bytes, double bandwidth_Bps) {
-  if (big_bytes <= small_bytes) return 0;
-  const double slope = (big_s - small_s) / (big_bytes - small_bytes);
-  return std::max(0.0, slope - 1.0 / bandwidth_Bps);
 }
 
 // ring_fp16's conversions of `floats` floats to fp16 and back (as
@@ -455,6 +442,21 @@ absl::Status TimeRefault(int64_t bytes, Calibration* c) {
 
 }  // namespace
 
+double CpuPerByte(double big_s, double small_s, double big_bytes,
+                  double small_bytes, double bandwidth_Bps) {
+  if (big_bytes <= small_bytes) return 0;
+  const double slope = (big_s - small_s) / (big_bytes - small_bytes);
+  return std::max(0.0, slope - 1.0 / bandwidth_Bps);
+}
+
+void SplitPsCpu(double m, double B, PsCalibration* p) {
+  const double cpu1 = std::max(0.0, p->round_1_s - m / B - p->round_small_s);
+  const double cpu2 =
+      std::max(0.0, p->round_2_s - 2 * m / B - p->round_small_s);
+  p->server_byte_s = std::max(0.0, (cpu2 - cpu1) / m);
+  p->worker_byte_s = std::max(0.0, cpu1 / m - p->server_byte_s);
+}
+
 absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   if (o.model_bytes <= 0 || o.num_tensors < 1 || o.cores < 0 ||
       o.servers < 1) {
@@ -495,6 +497,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
     return g.AllGatherV(d, counts, o.timeout);
   };
   const int64_t big = c.benchmark_bytes / 4, small = kSmallBytes / 4;
+  c.small_bytes = small * 4;
   // Bytes a rank sends at 2 ranks: all-reduce M, the others M/2.
   const double m = static_cast<double>(big) * 4,
                s = static_cast<double>(small) * 4;
@@ -514,18 +517,19 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
                       TimeCollective(allreduce, small, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.reduce_scatter_s,
                       TimeCollective(reduce_scatter, big, quiet, o.timeout));
-  RS_ASSIGN_OR_RETURN(const double reduce_scatter_small,
+  RS_ASSIGN_OR_RETURN(c.reduce_scatter_small_s,
                       TimeCollective(reduce_scatter, small, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.allgather_s,
                       TimeCollective(allgather, big, quiet, o.timeout));
-  RS_ASSIGN_OR_RETURN(const double allgather_small,
+  RS_ASSIGN_OR_RETURN(c.allgather_small_s,
                       TimeCollective(allgather, small, quiet, o.timeout));
   c.cpu.allreduce_byte_s =
       CpuPerByte(c.allreduce_s, c.allreduce_small_s, m, s, B);
   c.cpu.reduce_scatter_byte_s =
-      CpuPerByte(c.reduce_scatter_s, reduce_scatter_small, m / 2, s / 2, B);
+      CpuPerByte(c.reduce_scatter_s, c.reduce_scatter_small_s, m / 2, s / 2,
+                 B);
   c.cpu.allgather_byte_s =
-      CpuPerByte(c.allgather_s, allgather_small, m / 2, s / 2, B);
+      CpuPerByte(c.allgather_s, c.allgather_small_s, m / 2, s / 2, B);
   RS_ASSIGN_OR_RETURN(c.half_allreduce_s,
                       TimeHalfAllReduce(big, quiet, o.timeout));
   RS_ASSIGN_OR_RETURN(c.half_allreduce_small_busy_s,

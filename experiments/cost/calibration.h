@@ -131,7 +131,11 @@ struct Calibration {
   double loopback_latency_s = 0;
   double allreduce_s = 0, allreduce_small_s = 0, allreduce_small_busy_s = 0;
   double reduce_scatter_s = 0, allgather_s = 0, half_allreduce_s = 0;
+  double reduce_scatter_small_s = 0, allgather_small_s = 0;
   double half_allreduce_small_s = 0, half_allreduce_small_busy_s = 0;
+  // The small calls' bytes per rank (the all-reduce's; the reduce-scatter
+  // and the all-gather send half of them at 2 ranks).
+  int64_t small_bytes = 0;
   // ring_fp16's conversions of the benchmark's floats to fp16 and back.
   double half_convert_s = 0;
   // Writing refault_bytes into resident pages and into given-back ones.
@@ -144,6 +148,17 @@ struct Calibration {
   int64_t benchmark_bytes = 0;  // the M the benchmarks moved
   double wall_s = 0;            // the calibration's own time
 };
+
+// The derivations the calibration applies to its timings, for its tests.
+//
+// Seconds per byte of the slope between a big and a small call's times,
+// less the link's 1/B; clipped at 0 (and 0 when big_bytes <= small_bytes).
+double CpuPerByte(double big_s, double small_s, double big_bytes,
+                  double small_bytes, double bandwidth_Bps);
+// A parameter server's w and s (worker_byte_s, server_byte_s) from its
+// 1- and 2-worker rounds of `model_bytes` and its small round ρ: a round at
+// n workers is n·M/B + ρ + M·w + n·M·s, each CPU part clipped at 0.
+void SplitPsCpu(double model_bytes, double bandwidth_Bps, PsCalibration* p);
 
 // Measures the costs (file comment). INVALID_ARGUMENT on bad options; the
 // first benchmark's error otherwise.

@@ -1,6 +1,6 @@
 // The calibration's benchmarks run the real collective and parameter-server
-// paths (threads over loopback) and give finite, non-negative costs; bad
-// options are refused.
+// paths (threads over loopback); every cost is its documented derivation
+// from the timings the calibration keeps; bad options are refused.
 #include "experiments/cost/calibration.h"
 
 #include <algorithm>
@@ -42,15 +42,44 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   }
   EXPECT_EQ(c->benchmark_bytes, 1 << 20);
   EXPECT_EQ(c->cpu.cores, 2);
-  for (double cost :
-       {c->cpu.allreduce_byte_s, c->cpu.reduce_scatter_byte_s,
-        c->cpu.allgather_byte_s, c->cpu.collective_step_s,
-        c->cpu.collective_wake_s, c->cpu.half_collective_wake_s,
-        c->cpu.ps_worker_byte_s, c->cpu.ps_server_byte_s,
-        c->cpu.ps_sharded_worker_byte_s, c->cpu.ps_sharded_server_byte_s}) {
-    EXPECT_GE(cost, 0);
-    EXPECT_TRUE(std::isfinite(cost));
+  // Every per-byte cost is its derivation from the timings above (each
+  // clipped at 0, so "at least 0" would say nothing): the slope between
+  // the big and the small call, less the loopback link's 1/B.
+  const double B = c->loopback_bandwidth_Bps;
+  const double m = static_cast<double>(c->benchmark_bytes);
+  const double s = static_cast<double>(c->small_bytes);
+  EXPECT_EQ(c->small_bytes, 64 << 10);
+  EXPECT_GT(c->reduce_scatter_small_s, 0);
+  EXPECT_GT(c->allgather_small_s, 0);
+  EXPECT_DOUBLE_EQ(c->cpu.allreduce_byte_s,
+                   CpuPerByte(c->allreduce_s, c->allreduce_small_s, m, s, B));
+  EXPECT_DOUBLE_EQ(c->cpu.reduce_scatter_byte_s,
+                   CpuPerByte(c->reduce_scatter_s, c->reduce_scatter_small_s,
+                              m / 2, s / 2, B));
+  EXPECT_DOUBLE_EQ(c->cpu.allgather_byte_s,
+                   CpuPerByte(c->allgather_s, c->allgather_small_s, m / 2,
+                              s / 2, B));
+  EXPECT_DOUBLE_EQ(c->cpu.half_allreduce_byte_s,
+                   CpuPerByte(c->half_allreduce_s, c->half_allreduce_small_s,
+                              m / 2, s / 2, B));
+  for (PsCalibration p : {c->ps, c->ps_sharded}) {
+    const PsCalibration measured = p;
+    SplitPsCpu(m, B, &p);
+    EXPECT_DOUBLE_EQ(measured.worker_byte_s, p.worker_byte_s);
+    EXPECT_DOUBLE_EQ(measured.server_byte_s, p.server_byte_s);
   }
+  EXPECT_EQ(c->cpu.ps_worker_byte_s, c->ps.worker_byte_s);
+  EXPECT_EQ(c->cpu.ps_server_byte_s, c->ps.server_byte_s);
+  EXPECT_EQ(c->cpu.ps_sharded_worker_byte_s, c->ps_sharded.worker_byte_s);
+  EXPECT_EQ(c->cpu.ps_sharded_server_byte_s, c->ps_sharded.server_byte_s);
+  // A ring step's fixed cost: the quiet small all-reduce less its bytes
+  // and its two messages' α, over its 2 ring steps (2 ranks).
+  EXPECT_NEAR(c->cpu.collective_step_s,
+              std::max(0.0, c->allreduce_small_s -
+                                s * (c->cpu.allreduce_byte_s + 1.0 / B) -
+                                2 * c->loopback_latency_s) /
+                  2,
+              1e-12);
   // The per-round cost is the small model's round itself; against one
   // server for sps, against K = 2 for dps and async_ps.
   EXPECT_EQ(c->cpu.ps_round_s, c->ps.round_small_s);
@@ -112,6 +141,35 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
               (c->refault_write_s - c->resident_write_s) / (1 << 20), 1e-18);
   EXPECT_THAT(line, HasSubstr("writing into pages given back "));
   EXPECT_EQ(j["refault_byte_s"].get<double>(), c->cpu.refault_byte_s);
+}
+
+// The derivations on made-up timings, where the clipping shows.
+TEST(CalibrationTest, CpuPerByteIsTheSlopeLessTheLink) {
+  // 10 ms for 1 MB, 1 ms for 0.1 MB: 10 ns/B, of which the 1 GB/s link
+  // takes 1 ns/B.
+  EXPECT_NEAR(CpuPerByte(10e-3, 1e-3, 1e6, 1e5, 1e9), 9e-9, 1e-15);
+  // A slope faster than the link: clipped at 0.
+  EXPECT_EQ(CpuPerByte(1e-3, 0.9e-3, 1e6, 1e5, 1e9), 0);
+  // No slope between equal sizes.
+  EXPECT_EQ(CpuPerByte(10e-3, 1e-3, 1e5, 1e5, 1e9), 0);
+}
+
+TEST(CalibrationTest, SplitPsCpuSeparatesWorkerAndServer) {
+  // M = 1 MB on a 1 GB/s link (1 ms a pass), ρ = 0.1 ms, w = 2 ns/B,
+  // s = 3 ns/B: one worker 1 + 0.1 + 2 + 3 ms, two workers 2 + 0.1 + 2 + 6.
+  PsCalibration p;
+  p.round_1_s = 6.1e-3;
+  p.round_2_s = 10.1e-3;
+  p.round_small_s = 0.1e-3;
+  SplitPsCpu(1e6, 1e9, &p);
+  EXPECT_NEAR(p.server_byte_s, 3e-9, 1e-15);
+  EXPECT_NEAR(p.worker_byte_s, 2e-9, 1e-15);
+  // Rounds no slower than their link time: no CPU to split.
+  p.round_1_s = 0.5e-3;
+  p.round_2_s = 1e-3;
+  SplitPsCpu(1e6, 1e9, &p);
+  EXPECT_EQ(p.server_byte_s, 0);
+  EXPECT_EQ(p.worker_byte_s, 0);
 }
 
 TEST(CalibrationTest, RefusesBadOptions) {
