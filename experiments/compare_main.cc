@@ -71,6 +71,7 @@
 #include "experiments/presets.h"
 #include "experiments/report/progress.h"
 #include "experiments/report/repeats.h"
+#include "experiments/report/run_manifest.h"
 #include "experiments/report/report.h"
 #include "experiments/report/sweep_report.h"
 
@@ -614,6 +615,7 @@ struct SweepReport {
   std::string markdown;
   std::string hardware_line;
   Hardware hardware;
+  RunManifest manifest;
   double load_end = 0;
   std::vector<std::string> notes;
   std::vector<ReportImage> images;
@@ -957,8 +959,26 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
         "Note: every row ran ", plan.repeats,
         " times (--repeats), round by round through all rows; each row is "
         "its median run by step time, whole (utilization, throughput, "
-        "compute, memory and loss curve from that run), and the cost "
-        "model's table gives every row's fastest and slowest run."));
+        "compute, memory and loss curve from that run); the tables give "
+        "every row's slowest and fastest run's throughput and the spread "
+        "between them, the cost model's table their step times."));
+  }
+  std::vector<std::string> wide;
+  for (const ReportRow& row : out.rows) {
+    const std::optional<double> spread = ThroughputSpread(row);
+    if (spread && *spread > kWideSpread) {
+      wide.push_back(absl::StrFormat("%s n=%d (%.0f%%)",
+                                     ParallelTypeLabel(row), row.workers(),
+                                     100 * *spread));
+    }
+  }
+  if (!wide.empty()) {
+    notes.push_back(absl::StrCat(
+        "Note: a wide run-to-run spread (slowest to fastest run over more "
+        "than ", static_cast<int>(100 * kWideSpread),
+        "% of the median's throughput, \"(wide)\" in the tables) in ",
+        absl::StrJoin(wide, ", "),
+        ": the machine's noise is as large as these rows' differences."));
   }
   if (!out.oversubscribed.empty()) {
     notes.push_back(absl::StrCat(
@@ -1056,7 +1076,7 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
   std::string cost_model_md;
   if (plan.link.has_value()) {
     const CostInputs inputs = PredictionInputs(*plan.link, out.calibration);
-    const std::vector<PredictedRun> predicted = PredictRuns(out.rows, inputs);
+    const std::vector<PredictedRun> predicted = PredictRuns(out.rows, inputs, plan.cores);
     cost_model_md = absl::StrCat(
         PredictionMarkdown(predicted, inputs, plan.link->source), "\n",
         CalibrationNote(out), "\n");
@@ -1074,6 +1094,9 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
   r.doc.hardware = r.hardware_line;
   r.doc.run = RunLine(plan.sweep, plan.training, ExtraWorkerArgs(plan.extra));
   r.doc.command = command;
+  r.manifest = ProbeRunManifest({command});
+  r.manifest.command = command;
+  r.doc.manifest = RunManifestLine(r.manifest);
   if (out.target) r.doc.target_loss = TargetLossLine(*out.target);
   r.doc.images = r.images;
   r.doc.cost_model = cost_model_md;
@@ -1114,6 +1137,7 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
   for (const ReportImage& image : r.images) plot_files.push_back(image.path);
   return {{"config", config},
           {"hardware", HardwareJson(r.hardware)},
+          {"manifest", RunManifestJson(r.manifest)},
           {"load_average", {{"start", plan.load_start}, {"end", r.load_end}}},
           {"compute", ComputeLabel(out.rows)},
           {"report", SweepJson(out.rows, plan.sweep)},
@@ -1291,6 +1315,7 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
   std::vector<int> sweep;
   std::vector<std::string> worker_args;
   std::optional<Calibration> calibration;  // the first link's
+  int cores = 0;                           // the machine's, from the plan
   bool failed = false;
   for (size_t i = 0; i < to_run.size(); ++i) {
     const LinkPoint link = PointOf(to_run[i]);
@@ -1303,13 +1328,16 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
     failed = failed || !run->outcome.failures.empty();
     sweep = run->plan.sweep;
     worker_args = run->plan.worker_args;
+    cores = run->plan.cores;
     LinkSweepPoint point;
     point.link = link;
     point.dir = LinkDirName(link);
     point.rows = run->outcome.rows;
     if (run->plan.link) {
       point.predicted = PredictRuns(
-          point.rows, PredictionInputs(*run->plan.link, run->outcome.calibration));
+          point.rows,
+          PredictionInputs(*run->plan.link, run->outcome.calibration),
+          run->plan.cores);
     }
     if (!calibration) calibration = run->outcome.calibration;
     for (const std::string& net : run->outcome.networks) {
@@ -1330,7 +1358,7 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
       point.link = PointOf(shape);
       point.measured = false;
       point.predicted =
-          PredictRuns(basis, PredictionInputs(*link, calibration));
+          PredictRuns(basis, PredictionInputs(*link, calibration), cores);
       points.push_back(std::move(point));
     }
   }

@@ -16,6 +16,9 @@
 namespace ringside {
 namespace {
 
+// The DDP row's strategy name (experiments/job/ddp_row.h's kDdpStrategy).
+constexpr char kDdpRowStrategy[] = "ddp";
+
 using nlohmann::json;
 
 std::string Ms(double seconds) {
@@ -61,10 +64,62 @@ int64_t StalenessOf(const ReportRow& row) {
   return 0;
 }
 
+
+// The name of the single-worker run a row's compute is taken from.
+std::string ReferenceName(const ReportRow& row) {
+  return row.strategy == kDdpRowStrategy ? "PyTorch DDP" : "Baseline";
+}
+
+// The sweep's single-worker run of the same compute as `row`: the first
+// "baseline" row for ringside's rows, the first one-worker "ddp" row for
+// PyTorch DDP's (its compute is PyTorch's); nullptr when there is none.
+const ReportRow* ReferenceOf(const ReportRow& row,
+                             const std::vector<ReportRow>& rows) {
+  const bool ddp = row.strategy == kDdpRowStrategy;
+  for (const ReportRow& r : rows) {
+    if (r.workers() != 1) continue;
+    if (ddp ? r.strategy == kDdpRowStrategy : r.strategy == "baseline") {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// Whether the row is its reference, or a prediction that adds nothing to
+// the reference's compute (n = 1, no communication, no CPU terms).
+bool RestatesReference(const PredictedRun& r) {
+  if (r.strategy == "baseline") return true;
+  const std::optional<Prediction>& p = r.prediction ? r.prediction : r.explained;
+  return r.workers == 1 && p.has_value() && p->comm_s == 0 &&
+         p->step_s == p->compute_s;
+}
+
+// Why a row's error is left out of the summary ("" = counted).
+std::string NotCounted(const ReportRow& row, const ReportRow* reference,
+                       const PredictedRun& run, int cores) {
+  if (&row == reference || row.strategy == "baseline") {
+    return "the reference run: its compute is every row's t_c";
+  }
+  if (RestatesReference(run)) {
+    return "n = 1 without communication: its prediction is the reference's "
+           "compute alone";
+  }
+  const int busy = row.workers() * std::max(1, row.compute_threads) +
+                   row.prm_srv;
+  if (!row.emulated && cores > 0 && busy > cores) {
+    return absl::StrFormat(
+        "outside the model's domain: %d worker(s) × %d compute thread(s) + "
+        "%d server(s) on %d cores share them, which the model does not "
+        "price",
+        row.workers(), std::max(1, row.compute_threads), row.prm_srv, cores);
+  }
+  return "";
+}
+
 }  // namespace
 
 std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
-                                      const CostInputs& link) {
+                                      const CostInputs& link, int cores) {
   const std::vector<std::string> known = CostModelStrategies();
   std::vector<PredictedRun> runs;
   for (const ReportRow& row : rows) {
@@ -73,13 +128,16 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     run.parallel_type = ParallelTypeLabel(row);
     run.workers = row.workers();
     run.prm_srv = row.prm_srv;
-    run.compute_s = row.compute_step_s;
+    run.own_compute_s = row.compute_step_s;
     run.measured_step_s = row.step_s;
     run.measured_runs_s = row.run_step_s;
     run.measured_utilization = MeanUtilization(row);
+    const ReportRow* reference = ReferenceOf(row, rows);
+    if (reference != nullptr) {
+      run.compute_s = reference->compute_step_s;
+      run.reference = absl::StrCat(ParallelTypeLabel(*reference), " n=1");
+    }
     CostInputs in = link;
-    in.compute_s = row.compute_step_s;
-    in.compute_cpu_s = row.compute_cpu_step_s;
     in.compute_emulated = row.emulated;
     in.model_bytes = static_cast<double>(row.model_bytes);
     in.num_tensors = row.num_tensors;
@@ -104,18 +162,42 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     }
     if (std::find(known.begin(), known.end(), as) == known.end()) {
       run.why_not = "not in the cost model";
-    } else if (row.step_s <= 0 || row.compute_step_s <= 0 ||
-               row.model_bytes <= 0 || row.num_tensors <= 0) {
+    } else if (row.step_s <= 0 || row.model_bytes <= 0 ||
+               row.num_tensors <= 0) {
       run.why_not =
           "the run's records lack per-step timing or the model's size";
-    } else if (absl::StatusOr<Prediction> p = PredictStep(as, in); !p.ok()) {
-      run.why_not = std::string(p.status().message());
     } else {
-      run.prediction = *p;
-      absl::StatusOr<double> e = PredictionError(p->step_s, row.step_s);
-      if (e.ok()) run.error = *e;
+      // Explained: from the row's own compute.
+      if (row.compute_step_s > 0) {
+        CostInputs own = in;
+        own.compute_s = row.compute_step_s;
+        own.compute_cpu_s = row.compute_cpu_step_s;
+        if (absl::StatusOr<Prediction> p = PredictStep(as, own); p.ok()) {
+          run.explained = *p;
+          absl::StatusOr<double> e = PredictionError(p->step_s, row.step_s);
+          if (e.ok()) run.explained_error = *e;
+        }
+      }
+      if (reference == nullptr || reference->compute_step_s <= 0) {
+        run.why_not = reference == nullptr
+                          ? absl::StrCat("no single-worker reference run (",
+                                         ReferenceName(row),
+                                         " n=1) to take the compute from")
+                          : "the reference run's records lack its compute";
+      } else {
+        in.compute_s = reference->compute_step_s;
+        in.compute_cpu_s = reference->compute_cpu_step_s;
+        if (absl::StatusOr<Prediction> p = PredictStep(as, in); !p.ok()) {
+          run.why_not = std::string(p.status().message());
+        } else {
+          run.prediction = *p;
+          absl::StatusOr<double> e = PredictionError(p->step_s, row.step_s);
+          if (e.ok()) run.error = *e;
+        }
+      }
     }
-    if (!run.why_not.empty()) run.modelled_as = "";
+    if (!run.why_not.empty() && !run.explained) run.modelled_as = "";
+    run.not_counted = NotCounted(row, reference, run, cores);
     if (in.staleness > 0 && row.warmup_steps >= 0 &&
         row.warmup_steps < in.staleness) {
       // Step t waits for round t − τ: the first τ steps wait for none.
@@ -132,16 +214,20 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
   return runs;
 }
 
-ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs) {
+ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs,
+                             bool explained) {
   ErrorSummary summary;
   for (const PredictedRun& r : runs) {
-    if (!r.error || r.strategy == "baseline") continue;
+    const std::optional<double>& error =
+        explained ? r.explained_error : r.error;
+    if (!error) continue;
+    if (explained ? RestatesReference(r) : !r.not_counted.empty()) continue;
     ++summary.modelled;
-    if (std::abs(*r.error) <= 0.2) {
+    if (std::abs(*error) <= 0.2) {
       ++summary.within;
     } else {
       summary.outside.push_back(absl::StrFormat(
-          "%s n=%d %+.0f%%", r.parallel_type, r.workers, 100 * *r.error));
+          "%s n=%d %+.0f%%", r.parallel_type, r.workers, 100 * *error));
     }
   }
   return summary;
@@ -157,9 +243,12 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                   : absl::StrFormat("%.3g", gbit);
   std::string out = absl::StrFormat(
       "Link: B = %s Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
-      "%.1f ms; overlap o = %.2f; %s. Each run's own measured compute per "
-      "step (its slowest rank's) "
-      "is t_c; error = (predicted − measured) / measured step time.\n\n",
+      "%.1f ms; overlap o = %.2f; %s. t_c is the compute per step of the "
+      "single-worker reference run (the baseline; PyTorch DDP at n = 1 for "
+      "DDP's rows), what a user has before the run; error = (predicted − "
+      "measured) / measured step time. Explained: the same formula from the "
+      "row's own measured compute (its slowest rank's), which already holds "
+      "whatever the run's communication cost the compute.\n\n",
       b, link.latency_s * 1e6, link_source,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
       link.overlap,
@@ -174,29 +263,41 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
         return r.measured_runs_s.size() > 1;
       });
   std::vector<std::vector<std::string>> cells = {
-      {"Parallel type", "n", "PrmSrv", "Modelled as", "Compute (ms)",
+      {"Parallel type", "n", "PrmSrv", "Modelled as", "Compute, reference (ms)",
        "Predicted step (ms)",
        repeated ? "Measured step, median run (ms)" : "Measured step (ms)",
-       "Error", "Predicted util.", "Measured util."}};
+       "Error", "Own compute (ms)", "Explained step (ms)", "Explained error",
+       "Predicted util.", "Measured util."}};
   if (repeated) {
     cells[0].insert(cells[0].begin() + 7, "Runs: fastest–slowest (ms)");
   }
+  const auto signed_percent = [](const std::optional<double>& e) {
+    return e ? absl::StrFormat("%+.0f%%", 100 * *e) : std::string("-");
+  };
   std::vector<std::string> reasons;
   for (const PredictedRun& r : runs) {
     const bool p = r.prediction.has_value();
-    cells.push_back({r.parallel_type, absl::StrCat(r.workers),
-                     absl::StrCat(r.prm_srv), p ? r.modelled_as : "-",
-                     Ms(r.compute_s), p ? Ms(r.prediction->step_s) : "-",
-                     Ms(r.measured_step_s),
-                     r.error ? absl::StrFormat("%+.0f%%", 100 * *r.error) : "-",
-                     p ? Percent(r.prediction->utilization) : "-",
-                     Percent(r.measured_utilization)});
+    std::string error = signed_percent(r.error);
+    if (r.error && !r.not_counted.empty()) error += " *";
+    cells.push_back(
+        {r.parallel_type, absl::StrCat(r.workers), absl::StrCat(r.prm_srv),
+         r.modelled_as.empty() ? "-" : r.modelled_as,
+         r.reference.empty() ? "-" : Ms(r.compute_s),
+         p ? Ms(r.prediction->step_s) : "-", Ms(r.measured_step_s), error,
+         Ms(r.own_compute_s), r.explained ? Ms(r.explained->step_s) : "-",
+         signed_percent(r.explained_error),
+         p ? Percent(r.prediction->utilization) : "-",
+         Percent(r.measured_utilization)});
     if (repeated) {
       cells.back().insert(cells.back().begin() + 7, RunRange(r));
     }
     if (!p) {
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
                                      ": no prediction (", r.why_not, ")"));
+    }
+    if (!r.not_counted.empty() && r.strategy != "baseline") {
+      reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
+                                     ": not counted (", r.not_counted, ")"));
     }
     if (!r.caveat.empty()) {
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
@@ -220,12 +321,15 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
     }
   }
   out += MarkdownGrid(cells);
-  const ErrorSummary summary = SummarizeErrors(runs);
-  if (summary.modelled > 0) {
-    absl::StrAppend(&out, "\nWithin 20% of the measured step: ",
-                    summary.within, " of ", summary.modelled,
-                    " strategy rows with a prediction (the baseline, compute "
-                    "alone, aside)");
+  for (const bool explained : {false, true}) {
+    const ErrorSummary summary = SummarizeErrors(runs, explained);
+    if (summary.modelled == 0) continue;
+    absl::StrAppend(
+        &out, explained ? "Explained (each row's own compute)" : "\nPredicted",
+        " within 20% of the measured step: ", summary.within, " of ",
+        summary.modelled,
+        explained ? " rows (the baseline and the rows that restate it aside)"
+                  : " counted rows (* and the list below: rows not counted)");
     if (!summary.outside.empty()) {
       absl::StrAppend(&out, "; outside: ",
                       absl::StrJoin(summary.outside, ", "));
@@ -282,8 +386,12 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
         {{"strategy", r.strategy},
          {"workers", r.workers},
          {"prm_srv", r.prm_srv},
-         {"modelled_as", p ? json(r.modelled_as) : json()},
-         {"compute_s", r.compute_s},
+         {"modelled_as",
+          r.modelled_as.empty() ? json() : json(r.modelled_as)},
+         {"compute_s", r.reference.empty() ? json() : json(r.compute_s)},
+         {"compute_reference",
+          r.reference.empty() ? json() : json(r.reference)},
+         {"own_compute_s", r.own_compute_s},
          {"measured_step_s", r.measured_step_s},
          {"measured_step_runs_s", r.measured_runs_s.size() > 1
                                       ? json(r.measured_runs_s)
@@ -297,6 +405,12 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
                               ? json(r.prediction->core_bound_s)
                               : json()},
          {"error", r.error ? json(*r.error) : json()},
+         {"explained_step_s",
+          r.explained ? json(r.explained->step_s) : json()},
+         {"explained_error",
+          r.explained_error ? json(*r.explained_error) : json()},
+         {"counted", r.error.has_value() && r.not_counted.empty()},
+         {"not_counted", r.not_counted.empty() ? json() : json(r.not_counted)},
          {"why_not", p ? json() : json(r.why_not)},
          {"caveat", r.caveat.empty() ? json() : json(r.caveat)}});
   }

@@ -1,11 +1,24 @@
 // Prediction report: the cost model (cost_model.h) beside measured runs.
-// For every measured row the strategy's step time is predicted from that
-// run's own numbers: t_c = the slowest rank's measured compute per step
-// (the pace of a synchronous step), M and T = the model's gradient bytes
-// and tensors, n = the row's workers, K = its servers; the link (B, α), fusion threshold F and cycle τ come from the
-// caller (compare measures the link or takes the shaped one). The error is
-// (predicted − measured) / measured step time; positive = the model
-// over-predicts.
+// Every row is predicted from what a user has before the run, never from
+// the row's own measurements: t_c = the compute per step of the sweep's
+// single-worker reference run (the baseline for ringside's rows; PyTorch
+// DDP at n = 1 for DDP's rows), M and T = the model's gradient bytes and
+// tensors, n = the row's workers, K = its servers; the link (B, α), fusion
+// threshold F and cycle τ come from the caller (compare measures the link
+// or takes the shaped one). The error is (predicted − measured) / measured
+// step time; positive = the model over-predicts.
+//
+// Beside it, labelled "explained", the same formula from the row's own
+// measured compute (its slowest rank's): how much of the step the model
+// accounts for once the compute's own slowdown in that run is known.
+//
+// Rows not counted in the summary (PredictedRun::not_counted): the
+// reference run itself; rows the model gives nothing beyond the
+// reference's compute (n = 1 without communication), whose prediction
+// would only restate the reference; rows outside the model's domain: real
+// compute whose workers' compute threads and servers outnumber the cores
+// (the model prices each worker's compute alone on its device, and does
+// not model processes sharing cores).
 //
 // Each row is predicted by the formula its registry entry names
 // (ReportRow::modelled_as; a strategy whose registry entry says it moves
@@ -35,15 +48,24 @@ struct PredictedRun {
   int workers = 1;
   int prm_srv = 0;
   std::string modelled_as;  // "ring", "ring, M×0.5", ...; "" = not modelled
-  double compute_s = 0;     // t_c, measured
+  // t_c of the prediction: the reference run's compute per step, and which
+  // run that was ("Baseline n=1"; "" = none found).
+  double compute_s = 0;
+  std::string reference;
+  double own_compute_s = 0;  // the row's own measured compute (explained)
   double measured_step_s = 0;
   // Every run's step when the row was run several times (compare
   // --repeats; measured_step_s is their median run's); empty: once.
   std::vector<double> measured_runs_s;
   double measured_utilization = 0;  // mean over the row's workers
-  std::optional<Prediction> prediction;
+  std::optional<Prediction> prediction;  // from the reference's compute
   std::optional<double> error;  // (predicted − measured) / measured step
   std::string why_not;          // when there is no prediction
+  // The same formula from the row's own compute, and its error.
+  std::optional<Prediction> explained;
+  std::optional<double> explained_error;
+  // Why the row's error is left out of the summary ("" = counted).
+  std::string not_counted;
   // What makes the measurement not the steady state the model predicts
   // ("" = nothing known): async_ps with fewer warm-up steps than its
   // staleness bound τ measured steps that did not wait for a round.
@@ -52,34 +74,40 @@ struct PredictedRun {
 
 // One entry per row, in order. `link` supplies B, α, F, τ, the overlap and
 // duplex settings; its compute/model/worker/server fields are ignored.
+// `cores`: the machine's cores the rows ran on (0: unknown, no row is
+// outside the domain for it).
 std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
-                                      const CostInputs& link);
+                                      const CostInputs& link, int cores = 0);
 
-// The strategy rows with an error (the baseline aside: its step is its
-// compute), how many are within 20% of their measured step, and the others
-// as "Ring n=2 -30%".
+// The counted rows with an error (PredictedRun::not_counted empty), how
+// many are within 20% of their measured step, and the others as
+// "Ring n=2 -30%"; with `explained`, the same over the explained errors of
+// the rows that are not the reference itself nor restate it.
 struct ErrorSummary {
   int modelled = 0;
   int within = 0;
   std::vector<std::string> outside;
 };
-ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs);
+ErrorSummary SummarizeErrors(const std::vector<PredictedRun>& runs,
+                             bool explained = false);
 
 // Markdown: a line naming the link and where it came from (`link_source`),
-// then a table Parallel type | n | PrmSrv | Modelled as | Compute (ms) |
-// Predicted step (ms) | Measured step (ms) | Error | Predicted util. |
-// Measured util.; "-" where there is no prediction; the SummarizeErrors
-// line ("Within 20% of the measured step: k of N ..."); the reasons for
-// rows without a prediction, as a list.
+// then a table Parallel type | n | PrmSrv | Modelled as | Compute,
+// reference (ms) | Predicted step (ms) | Measured step (ms) | Error |
+// Own compute (ms) | Explained step (ms) | Explained error | Predicted
+// util. | Measured util.; "-" where there is none; the SummarizeErrors
+// lines (predicted, then explained); the rows not counted and the reasons
+// for rows without a prediction, as a list.
 std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                const CostInputs& link,
                                const std::string& link_source);
 
 // {"link": {bandwidth_Bps, latency_s, fusion_threshold_bytes, cycle_s,
 //  overlap, source}, "runs": [{strategy, workers, prm_srv, modelled_as,
-//  compute_s, measured_step_s, measured_utilization, predicted_step_s,
-//  predicted_utilization, comm_s, error, why_not, caveat}]} (nulls where
-//  none).
+//  compute_s, compute_reference, own_compute_s, measured_step_s,
+//  measured_utilization, predicted_step_s, predicted_utilization, comm_s,
+//  error, explained_step_s, explained_error, counted, not_counted, why_not,
+//  caveat}]} (nulls where none).
 nlohmann::json PredictionJson(const std::vector<PredictedRun>& runs,
                               const CostInputs& link,
                               const std::string& link_source);

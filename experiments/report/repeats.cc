@@ -21,8 +21,14 @@ ReportRow MedianRun(const std::vector<ReportRow>& runs) {
   });
   ReportRow median = runs[order[(order.size() - 1) / 2]];
   median.run_step_s.clear();
+  median.run_throughput.clear();
+  median.run_total_utilization.clear();
   if (runs.size() > 1) {
-    for (const ReportRow& run : runs) median.run_step_s.push_back(run.step_s);
+    for (const ReportRow& run : runs) {
+      median.run_step_s.push_back(run.step_s);
+      median.run_throughput.push_back(run.throughput);
+      median.run_total_utilization.push_back(TotalUtilization(run));
+    }
   }
   return median;
 }

@@ -17,8 +17,10 @@
 namespace ringside {
 
 // The run with the median step time among `runs` (not empty; for an even
-// count the faster of the two middle runs), with run_step_s set to every
-// run's step_s in the given order. A run whose records lack a step time
+// count the faster of the two middle runs), with run_step_s,
+// run_throughput and run_total_utilization set to every run's, in the
+// given order (left empty for a single run). A run whose records lack a
+// step time
 // (step_s <= 0) counts as slower than every run with one.
 ReportRow MedianRun(const std::vector<ReportRow>& runs);
 

@@ -30,14 +30,42 @@ bool AnyEvalLoss(const std::vector<ReportRow>& rows) {
   return false;
 }
 
+bool AnyRepeated(const std::vector<ReportRow>& rows) {
+  for (const ReportRow& r : rows) {
+    if (r.run_throughput.size() > 1) return true;
+  }
+  return false;
+}
+
+// "4650.1–4890.3 (3 runs)"; "-" for a row run once.
+std::string ThroughputRange(const ReportRow& r) {
+  if (r.run_throughput.size() < 2) return "-";
+  const auto [lo, hi] =
+      std::minmax_element(r.run_throughput.begin(), r.run_throughput.end());
+  return absl::StrFormat("%.1f–%.1f (%d runs)", *lo, *hi,
+                         static_cast<int>(r.run_throughput.size()));
+}
+
+// "5%", "12% (wide)"; "-" for a row run once.
+std::string SpreadCell(const ReportRow& r) {
+  const std::optional<double> spread = ThroughputSpread(r);
+  if (!spread) return "-";
+  return absl::StrFormat("%.0f%%%s", 100 * *spread,
+                         *spread > kWideSpread ? " (wide)" : "");
+}
+
 std::vector<std::string> Headers(size_t workers, bool val_loss,
-                                 bool time_to_target) {
+                                 bool time_to_target, bool repeated = false) {
   std::vector<std::string> h = {"Parallel type", "PrmSrv"};
   for (size_t w = 0; w < workers; ++w) h.push_back(absl::StrCat("W", w));
-  for (const char* c :
-       {"Total", "Throughput (samples/s)", "Speedup", "Scaling eff."}) {
-    h.push_back(c);
+  h.push_back("Total");
+  h.push_back(repeated ? "Throughput, median run (samples/s)"
+                       : "Throughput (samples/s)");
+  if (repeated) {
+    h.push_back("Runs: slowest–fastest");
+    h.push_back("Spread");
   }
+  for (const char* c : {"Speedup", "Scaling eff."}) h.push_back(c);
   if (val_loss) h.push_back("Val loss");
   if (time_to_target) h.push_back("Time to target (s)");
   return h;
@@ -205,6 +233,10 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
       }
     }
     if (!cpu_known) row.compute_cpu_step_s = 0;
+    if (IsNumber(f0, "compute_threads") &&
+        f0["compute_threads"].get<double>() >= 1) {
+      row.compute_threads = f0["compute_threads"].get<int>();
+    }
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
     if (IsNumber(f0, "ring_critical_bytes")) {
       row.ring_critical_bytes = f0["ring_critical_bytes"].get<double>() / steps;
@@ -248,6 +280,15 @@ bool AnyCurve(const std::vector<ReportRow>& rows) {
                      [](const ReportRow& r) { return !r.curve.empty(); });
 }
 
+std::optional<double> ThroughputSpread(const ReportRow& row) {
+  if (row.run_throughput.size() < 2 || row.throughput <= 0) {
+    return std::nullopt;
+  }
+  const auto [lo, hi] = std::minmax_element(row.run_throughput.begin(),
+                                            row.run_throughput.end());
+  return (*hi - *lo) / row.throughput;
+}
+
 double TotalUtilization(const ReportRow& row) {
   double total = 0;
   for (double u : row.utilization) total += u;
@@ -279,8 +320,9 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
   const std::optional<double> base = BaselineThroughput(rows);
   const bool val_loss = AnyEvalLoss(rows);
   const bool time_to_target = AnyCurve(rows);
+  const bool repeated = AnyRepeated(rows);
   std::vector<std::vector<std::string>> cells = {
-      Headers(workers, val_loss, time_to_target)};
+      Headers(workers, val_loss, time_to_target, repeated)};
   for (const ReportRow& r : rows) {
     std::vector<std::string> line = {ParallelTypeLabel(r),
                                      absl::StrCat(r.prm_srv)};
@@ -291,6 +333,10 @@ std::string MarkdownTable(const std::vector<ReportRow>& rows) {
     }
     line.push_back(Fixed(TotalUtilization(r), 2));
     line.push_back(Fixed(r.throughput, 1));
+    if (repeated) {
+      line.push_back(ThroughputRange(r));
+      line.push_back(SpreadCell(r));
+    }
     line.push_back(Fixed(Speedup(r, base), 2));
     line.push_back(Fixed(ScalingEfficiency(r, base), 2));
     if (val_loss) line.push_back(Fixed(r.eval_loss, 4));
@@ -356,6 +402,12 @@ json JsonReport(const std::vector<ReportRow>& rows) {
          {"time_to_target_s",
           r.time_to_target_s ? json(*r.time_to_target_s) : json()},
          {"curve", CurveJson(r.curve)}});
+    const std::optional<double> spread = ThroughputSpread(r);
+    json& row = out["rows"].back();
+    row["throughput_runs"] = spread ? json(r.run_throughput) : json();
+    row["total_runs"] = spread ? json(r.run_total_utilization) : json();
+    row["throughput_spread"] = spread ? json(*spread) : json();
+    row["wide_spread"] = spread.has_value() && *spread > kWideSpread;
   }
   return out;
 }

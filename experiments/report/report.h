@@ -14,6 +14,9 @@
 // the training time until rank 0's validation loss first reached the
 // sweep's target loss (loss_curves.h; shown when any row has a loss curve).
 // Rows with emulated compute are labelled "(emulated)" in every output.
+// When rows were run several times (compare --repeats; repeats.h), the
+// throughput is the median run's, followed by "Runs: slowest–fastest" and
+// "Spread" (ThroughputSpread; marked "(wide)" over kWideSpread).
 //
 // Thread-safety: stateless functions, safe to call concurrently.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_REPORT_H_
@@ -65,11 +68,17 @@ struct ReportRow {
   // compute_cpu_s: the training thread's CPU clock); 0 when a rank's
   // record lacks it (a device, emulated compute, several compute threads).
   double compute_cpu_step_s = 0;
+  // Compute threads per worker (rank 0's final record's compute_threads:
+  // Eigen's threads on a host worker; 1 where the record lacks it).
+  int compute_threads = 1;
   double step_s = 0;
   // Every run's step_s when compare ran this row several times
   // (--repeats), in running order; the row's other measures are those of
   // the run with the median step (repeats.h: MedianRun). Empty: run once.
   std::vector<double> run_step_s;
+  // Every run's throughput and total utilization alike (empty: run once).
+  std::vector<double> run_throughput;
+  std::vector<double> run_total_utilization;
   // The model (0 when the record lacks them): gradient bytes exchanged per
   // step and gradient tensors.
   int64_t model_bytes = 0;
@@ -147,6 +156,13 @@ void AddServerFinals(const std::vector<nlohmann::json>& server_finals,
 
 // Whether some row has a loss curve (ReportRow::curve).
 bool AnyCurve(const std::vector<ReportRow>& rows);
+
+// A repeated row's throughput spread: (slowest − fastest run) / the
+// row's throughput (its median run's); nullopt for a row run once.
+std::optional<double> ThroughputSpread(const ReportRow& row);
+
+// Spreads wider than this share are marked "(wide)" in the tables.
+inline constexpr double kWideSpread = 0.10;
 
 // Sum of the row's utilizations (a fraction; 4 workers at 90% = 3.6).
 double TotalUtilization(const ReportRow& row);

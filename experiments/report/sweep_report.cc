@@ -184,7 +184,8 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
         "emulated", "device", "hardware", "worker_held_mb",
         "worker_optimizer_mb", "worker_peak_rss_mb", "server_state_mb",
         "server_peak_rss_mb", "formula_worker_mb", "formula_server_mb",
-        "time_to_target_s"}) {
+        "time_to_target_s", "runs", "throughput_min", "throughput_max",
+        "throughput_spread"}) {
     header.push_back(c);
   }
   std::string out = absl::StrJoin(header, ",") + "\n";
@@ -218,6 +219,16 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
       f.push_back(bytes > 0 ? absl::StrFormat("%.3f", bytes / 1e6) : "");
     }
     f.push_back(TimeToTargetCsv(r));
+    f.push_back(absl::StrCat(std::max<size_t>(1, r.run_throughput.size())));
+    if (const std::optional<double> spread = ThroughputSpread(r)) {
+      const auto [lo, hi] = std::minmax_element(r.run_throughput.begin(),
+                                                r.run_throughput.end());
+      f.push_back(absl::StrFormat("%.3f", *lo));
+      f.push_back(absl::StrFormat("%.3f", *hi));
+      f.push_back(absl::StrFormat("%.4f", *spread));
+    } else {
+      f.insert(f.end(), 3, "");
+    }
     out += absl::StrJoin(f, ",") + "\n";
   }
   return out;
@@ -338,6 +349,9 @@ std::string SweepMarkdown(const std::vector<ReportRow>& rows,
   if (!doc.run.empty()) absl::StrAppend(&out, "- **Run:** ", doc.run, "\n");
   if (!doc.command.empty()) {
     absl::StrAppend(&out, "- **Command:** `", doc.command, "`\n");
+  }
+  if (!doc.manifest.empty()) {
+    absl::StrAppend(&out, "- **Manifest:** ", doc.manifest, "\n");
   }
   if (!doc.target_loss.empty()) {
     absl::StrAppend(&out, "\n", doc.target_loss,

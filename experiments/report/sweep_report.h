@@ -69,8 +69,10 @@ std::string ScalingMarkdown(const std::vector<ReportRow>& rows,
 // worker_held_mb, worker_optimizer_mb, worker_peak_rss_mb,
 // server_state_mb, server_peak_rss_mb, and the cost model's memory formula
 // for the row (experiments/cost/cost_model.h): formula_worker_mb,
-// formula_server_mb, and last time_to_target_s (loss_curves.h; 4
-// decimals, empty where not reached or without a curve).
+// formula_server_mb, time_to_target_s (loss_curves.h; 4 decimals, empty
+// where not reached or without a curve), and last the row's runs (1 when
+// run once), its slowest and fastest run's throughput and its spread
+// (report.h's ThroughputSpread; empty for a row run once).
 std::string SweepCsv(const std::vector<ReportRow>& rows,
                      const std::string& hardware);
 
@@ -99,6 +101,9 @@ struct SweepDocument {
   std::string hardware;                    // HardwareLine; "" = not shown
   std::string run;      // one line on the configuration; "" = not shown
   std::string command;  // command that made it; "" = not shown
+  // run_manifest.h's RunManifestLine (commit, kernel, governor,
+  // libraries); "" = not shown.
+  std::string manifest;
   // loss_curves.h's TargetLossLine, said before the tables with what Time
   // to target means; "" = not shown.
   std::string target_loss;

@@ -28,6 +28,19 @@ ReportRow Measured(const std::string& strategy, int workers, int prm_srv,
   return row;
 }
 
+// PredictRuns on `rows` beside a baseline whose compute (and its CPU time)
+// is the first row's: each row is predicted as if its compute were t_c.
+std::vector<PredictedRun> PredictWithBaseline(std::vector<ReportRow> rows,
+                                              const CostInputs& link) {
+  ReportRow baseline = Measured("baseline", 1, 0, rows[0].compute_step_s,
+                                rows[0].compute_step_s);
+  baseline.compute_cpu_step_s = rows[0].compute_cpu_step_s;
+  rows.push_back(baseline);
+  std::vector<PredictedRun> runs = PredictRuns(rows, link);
+  runs.pop_back();
+  return runs;
+}
+
 CostInputs Link() {
   CostInputs link;
   link.bandwidth_Bps = 1e9;
@@ -39,7 +52,7 @@ CostInputs Link() {
 
 TEST(PredictionReportTest, RingAgainstAHandWorkedStep) {
   const std::vector<PredictedRun> runs =
-      PredictRuns({Measured("ring", 2, 0, 0.020, 0.0265)}, Link());
+      PredictWithBaseline({Measured("ring", 2, 0, 0.020, 0.0265)}, Link());
   ASSERT_EQ(runs.size(), 1u);
   ASSERT_TRUE(runs[0].prediction.has_value()) << runs[0].why_not;
   EXPECT_NEAR(runs[0].prediction->step_s, 0.0212, 1e-12);
@@ -54,7 +67,7 @@ TEST(PredictionReportTest, RingAgainstAHandWorkedStep) {
 // max(M/B, n·M/(K·B)) = 1 ms + 2α + the same 1 ms (C ≤ M/K).
 TEST(PredictionReportTest, ParameterServersUseTheRowsWorkersAndServers) {
   const std::vector<PredictedRun> runs =
-      PredictRuns({Measured("sps", 4, 1, 0.010, 0.020),
+      PredictWithBaseline({Measured("sps", 4, 1, 0.010, 0.020),
                    Measured("dps", 4, 4, 0.010, 0.020)},
                   Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
@@ -67,7 +80,7 @@ TEST(PredictionReportTest, ParameterServersUseTheRowsWorkersAndServers) {
 // over 1 GB/s = 0.5 ms and 10 tensors · 2·1·10 µs = 0.2 ms.
 TEST(PredictionReportTest, RingFp16MovesHalfTheBytesPerTensor) {
   const std::vector<PredictedRun> runs =
-      PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025)}, Link());
+      PredictWithBaseline({Measured("ring_fp16", 2, 0, 0.020, 0.025)}, Link());
   ASSERT_TRUE(runs[0].prediction.has_value());
   EXPECT_NEAR(runs[0].prediction->step_s, 0.0207, 1e-12);
   EXPECT_EQ(runs[0].modelled_as, "ring_fp16");
@@ -84,7 +97,7 @@ TEST(PredictionReportTest, Fp16RowsUseTheFp16AllReducesCpuCost) {
   link.cpu.half_allreduce_byte_s = 1e-9;
   link.cpu.collective_step_s = 1e-4;
   const std::vector<PredictedRun> runs =
-      PredictRuns({Measured("ring_fp16", 2, 0, 0.020, 0.025),
+      PredictWithBaseline({Measured("ring_fp16", 2, 0, 0.020, 0.025),
                    Measured("ring", 2, 0, 0.020, 0.025)},
                   link);
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
@@ -96,7 +109,7 @@ TEST(PredictionReportTest, Fp16RowsUseTheFp16AllReducesCpuCost) {
 TEST(PredictionReportTest, WireFractionScalesTheBytesAndSaysSo) {
   ReportRow row = Measured("ring", 2, 0, 0.020, 0.025);
   row.wire_bytes_per_model_byte = 0.5;
-  const std::vector<PredictedRun> runs = PredictRuns({row}, Link());
+  const std::vector<PredictedRun> runs = PredictWithBaseline({row}, Link());
   ASSERT_TRUE(runs[0].prediction.has_value());
   EXPECT_EQ(runs[0].modelled_as, "ring, M×0.5");
   EXPECT_NEAR(runs[0].prediction->bandwidth_s, 0.5e-3, 1e-12);
@@ -113,7 +126,7 @@ TEST(PredictionReportTest, ARunsOwnBucketCapsSetItsAllReduces) {
   bucketed.ring_bucket_bytes = 25 << 20;
   bucketed.ring_first_bucket_bytes = 1 << 20;
   const std::vector<PredictedRun> runs =
-      PredictRuns({per_tensor, bucketed}, Link());
+      PredictWithBaseline({per_tensor, bucketed}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
   EXPECT_NEAR(runs[0].prediction->latency_s, 10 * 2 * 1e-5, 1e-12);
   EXPECT_NEAR(runs[1].prediction->latency_s, 2 * 1e-5, 1e-12);
@@ -132,7 +145,7 @@ TEST(PredictionReportTest, AsyncPsTakesItsStalenessFromTheRecord) {
   ReportRow older = Measured("async_ps", 2, 4, 0.020, 0.025);
   older.variant = "τ=2";
   const std::vector<PredictedRun> runs =
-      PredictRuns({stale, strict, older}, Link());
+      PredictWithBaseline({stale, strict, older}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction && runs[2].prediction);
   // comm = max(1, 2/4)·1 ms + 2·10 µs + the pipeline's 2·2·C/B = 0.5 ms:
   // 1.52 ms < t_c = 20 ms, all hidden.
@@ -151,7 +164,7 @@ TEST(PredictionReportTest, AsyncPsCountsTheComputesCpuTimeAndSaysSo) {
   async_ps.compute_cpu_step_s = 0.012;
   ReportRow dps = Measured("dps", 2, 4, 0.020, 0.025);
   dps.compute_cpu_step_s = 0.012;
-  const std::vector<PredictedRun> runs = PredictRuns({async_ps, dps}, Link());
+  const std::vector<PredictedRun> runs = PredictWithBaseline({async_ps, dps}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
   EXPECT_NEAR(runs[0].prediction->step_s, 0.012, 1e-12);
   EXPECT_NEAR(runs[0].prediction->step_compute_s, 0.012, 1e-12);
@@ -173,7 +186,7 @@ TEST(PredictionReportTest, AsyncPsCountsTheComputesCpuTimeAndSaysSo) {
   cores.cpu.ps_round_cpu_byte_s = 10e-9;
   cores.cpu.ps_round_cpu_worker_byte_s = 8e-9;
   cores.cpu.copy_byte_s = 1e-9;
-  const std::vector<PredictedRun> bound = PredictRuns({async_ps}, cores);
+  const std::vector<PredictedRun> bound = PredictWithBaseline({async_ps}, cores);
   ASSERT_TRUE(bound[0].prediction);
   EXPECT_NEAR(bound[0].prediction->step_s, 0.023, 1e-9);
   EXPECT_THAT(PredictionMarkdown(bound, cores, "given"),
@@ -196,7 +209,7 @@ TEST(PredictionReportTest, AsyncPsWarmedUpLessThanItsStalenessIsFlagged) {
   ReportRow dps = Measured("dps", 2, 4, 0.020, 0.025);
   dps.warmup_steps = 0;
   const std::vector<PredictedRun> runs =
-      PredictRuns({short_warmup, warmed, dps}, Link());
+      PredictWithBaseline({short_warmup, warmed, dps}, Link());
   EXPECT_THAT(runs[0].caveat,
               HasSubstr("its first 1 measured step(s) waited for no round "
                         "(warm-up 1 < τ = 2"));
@@ -221,7 +234,7 @@ TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
   ReportRow one_host = Measured("hierarchical", 4, 0, 0.020, 0.025);
   one_host.variant = "1×4";
   const std::vector<PredictedRun> runs =
-      PredictRuns({two_hosts, one_host}, Link());
+      PredictWithBaseline({two_hosts, one_host}, Link());
   ASSERT_TRUE(runs[0].prediction && runs[1].prediction);
   EXPECT_NEAR(runs[0].prediction->comm_s, 0.0024, 1e-12);
   EXPECT_NEAR(runs[1].prediction->comm_s, 0.0021, 1e-12);
@@ -232,7 +245,7 @@ TEST(PredictionReportTest, UnmodelledAndIncompleteRunsSayWhy) {
   ReportRow old = Measured("ring", 2, 0, 0.02, 0.03);
   old.model_bytes = 0;  // records from a worker that did not report it
   const std::vector<PredictedRun> runs =
-      PredictRuns({Measured("my_strategy", 2, 0, 0.02, 0.03), old}, Link());
+      PredictWithBaseline({Measured("my_strategy", 2, 0, 0.02, 0.03), old}, Link());
   EXPECT_FALSE(runs[0].prediction.has_value());
   EXPECT_EQ(runs[0].why_not, "not in the cost model");
   EXPECT_FALSE(runs[1].prediction.has_value());
@@ -257,14 +270,17 @@ TEST(PredictionReportTest, MarkdownLinePerRunWithTheError) {
   EXPECT_THAT(md, HasSubstr("| Predicted step (ms) | Measured step (ms) | "
                             "Error |"));
   // The baseline's step is t_c exactly.
+  // The baseline is every row's t_c: its error is not counted (*).
   EXPECT_THAT(md, HasSubstr("| Baseline      |   1 |      0 |    baseline "
-                            "|        20.00 |               20.00 "
-                            "|              20.00 |   +0% |            100% "
-                            "|           100% |\n"));
+                            "|                   20.00 |               20.00 "
+                            "|              20.00 | +0% * |            20.00 "
+                            "|               20.00 |             +0% "
+                            "|            100% |           100% |\n"));
   EXPECT_THAT(md, HasSubstr("| Ring          |   2 |      0 |        ring "
-                            "|        20.00 |               21.20 "
-                            "|              26.50 |  -20% |             94% "
-                            "|            75% |\n"));
+                            "|                   20.00 |               21.20 "
+                            "|              26.50 |  -20% |            20.00 "
+                            "|               21.20 |            -20% "
+                            "|             94% |            75% |\n"));
   const nlohmann::json j = PredictionJson(runs, Link(), "given");
   EXPECT_DOUBLE_EQ(j["link"]["bandwidth_Bps"].get<double>(), 1e9);
   EXPECT_NEAR(j["runs"][1]["predicted_step_s"].get<double>(), 0.0212, 1e-12);
@@ -286,9 +302,9 @@ TEST(PredictionReportTest, SummaryCountsTheRowsWithinTwentyPercent) {
   EXPECT_EQ(summary.within, 1);
   EXPECT_THAT(summary.outside, ElementsAre("Ring n=4 -45%"));
   EXPECT_THAT(PredictionMarkdown(runs, Link(), "given"),
-              HasSubstr("Within 20% of the measured step: 1 of 2 strategy "
-                        "rows with a prediction (the baseline, compute alone, "
-                        "aside); outside: Ring n=4 -45%.\n"));
+              HasSubstr("Predicted within 20% of the measured step: 1 of 2 "
+                        "counted rows (* and the list below: rows not "
+                        "counted); outside: Ring n=4 -45%.\n"));
 }
 
 // Repeated runs (compare --repeats): the row is its median run, the table
@@ -305,7 +321,7 @@ TEST(PredictionReportTest, RepeatedRunsShowTheirRangeBesideTheMedianRun) {
   EXPECT_THAT(md, HasSubstr("| Measured step, median run (ms) | Runs: "
                             "fastest–slowest (ms) | Error |"));
   EXPECT_THAT(md, HasSubstr(" 26.50 |       25.00–30.00 (3 runs) |  -20% |"));
-  EXPECT_THAT(md, HasSubstr(" 20.00 |                          - |   +0% |"));
+  EXPECT_THAT(md, HasSubstr(" 20.00 |                          - | +0% * |"));
   EXPECT_THAT(md, HasSubstr("| Baseline "));
   EXPECT_THAT(md, HasSubstr("The widest run-to-run spread: Ring n=2, its "
                             "slowest run 1.20× its fastest."));
@@ -313,6 +329,104 @@ TEST(PredictionReportTest, RepeatedRunsShowTheirRangeBesideTheMedianRun) {
   EXPECT_TRUE(j["runs"][0]["measured_step_runs_s"].is_null());
   EXPECT_THAT(j["runs"][1]["measured_step_runs_s"].get<std::vector<double>>(),
               ElementsAre(0.0300, 0.0265, 0.0250));
+}
+
+// Each row is predicted from the baseline's compute, never its own: the
+// ring row computed 26 ms a step in its run (its communication slowed its
+// compute), the baseline 20 ms; predicted from 20 ms (21.2 ms, −24% of
+// 28), explained from its own 26 ms (27.2 ms, −3%).
+TEST(PredictionReportTest, RowsArePredictedFromTheBaselinesCompute) {
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("baseline", 1, 0, 0.020, 0.020),
+                   Measured("ring", 2, 0, 0.026, 0.028)},
+                  Link());
+  ASSERT_TRUE(runs[1].prediction && runs[1].explained);
+  EXPECT_DOUBLE_EQ(runs[1].compute_s, 0.020);
+  EXPECT_EQ(runs[1].reference, "Baseline n=1");
+  EXPECT_DOUBLE_EQ(runs[1].own_compute_s, 0.026);
+  EXPECT_NEAR(runs[1].prediction->step_s, 0.0212, 1e-12);
+  EXPECT_NEAR(*runs[1].error, (0.0212 - 0.028) / 0.028, 1e-12);
+  EXPECT_NEAR(runs[1].explained->step_s, 0.0272, 1e-12);
+  EXPECT_NEAR(*runs[1].explained_error, (0.0272 - 0.028) / 0.028, 1e-12);
+  EXPECT_EQ(runs[1].not_counted, "");
+  const nlohmann::json j = PredictionJson(runs, Link(), "given")["runs"][1];
+  EXPECT_DOUBLE_EQ(j["compute_s"].get<double>(), 0.020);
+  EXPECT_DOUBLE_EQ(j["own_compute_s"].get<double>(), 0.026);
+  EXPECT_NEAR(j["explained_step_s"].get<double>(), 0.0272, 1e-12);
+  EXPECT_TRUE(j["counted"].get<bool>());
+  const std::string md = PredictionMarkdown(runs, Link(), "given");
+  EXPECT_THAT(md, HasSubstr("| Own compute (ms) | Explained step (ms) | "
+                            "Explained error |"));
+  EXPECT_THAT(md, HasSubstr("Predicted within 20% of the measured step: 0 "
+                            "of 1 counted rows"));
+  EXPECT_THAT(md, HasSubstr("Explained (each row's own compute) within 20% "
+                            "of the measured step: 1 of 1 rows"));
+}
+
+// Without a baseline in the sweep there is nothing to predict from: no
+// prediction, the reason, and still the explained step.
+TEST(PredictionReportTest, NoReferenceRunNoPrediction) {
+  const std::vector<PredictedRun> runs =
+      PredictRuns({Measured("ring", 2, 0, 0.020, 0.0265)}, Link());
+  EXPECT_FALSE(runs[0].prediction.has_value());
+  EXPECT_THAT(runs[0].why_not,
+              HasSubstr("no single-worker reference run (Baseline n=1)"));
+  ASSERT_TRUE(runs[0].explained.has_value());
+  EXPECT_NEAR(runs[0].explained->step_s, 0.0212, 1e-12);
+  EXPECT_EQ(SummarizeErrors(runs).modelled, 0);
+}
+
+// Not counted: the reference itself, n = 1 rows the model gives no
+// communication (they restate the baseline), real compute whose processes
+// outnumber the cores. Emulated compute sleeps: not sharing cores.
+TEST(PredictionReportTest, RowsThatRestateTheReferenceOrShareCoresAreNotCounted) {
+  ReportRow sps = Measured("sps", 2, 1, 0.020, 0.030);  // 2 + 1 on 2 cores
+  ReportRow threads = Measured("ring", 2, 0, 0.020, 0.0265);
+  threads.compute_threads = 2;  // 2 × 2 on 2 cores
+  ReportRow emulated = Measured("sps", 2, 1, 0.020, 0.030);
+  emulated.emulated = true;
+  const std::vector<PredictedRun> runs = PredictRuns(
+      {Measured("baseline", 1, 0, 0.020, 0.020),
+       Measured("ring", 1, 0, 0.020, 0.021), Measured("ring", 2, 0, 0.020,
+                                                      0.0265),
+       sps, threads, emulated},
+      Link(), /*cores=*/2);
+  EXPECT_THAT(runs[0].not_counted, HasSubstr("the reference run"));
+  EXPECT_THAT(runs[1].not_counted,
+              HasSubstr("n = 1 without communication"));
+  EXPECT_EQ(runs[2].not_counted, "");
+  EXPECT_THAT(runs[3].not_counted,
+              HasSubstr("outside the model's domain: 2 worker(s) × 1 compute "
+                        "thread(s) + 1 server(s) on 2 cores"));
+  EXPECT_THAT(runs[4].not_counted,
+              HasSubstr("2 worker(s) × 2 compute thread(s) + 0 server(s)"));
+  EXPECT_EQ(runs[5].not_counted, "");
+  const ErrorSummary summary = SummarizeErrors(runs);
+  EXPECT_EQ(summary.modelled, 2);  // ring n=2, emulated sps
+  const std::string md = PredictionMarkdown(runs, Link(), "given");
+  EXPECT_THAT(md, HasSubstr("- SPS n=2: not counted (outside the model's "
+                            "domain"));
+  EXPECT_THAT(md, HasSubstr("- Ring n=1: not counted (n = 1 without"));
+  // Unknown cores: nothing is outside the domain for them.
+  EXPECT_EQ(PredictRuns({Measured("baseline", 1, 0, 0.02, 0.02), sps},
+                        Link())[1]
+                .not_counted,
+            "");
+}
+
+// PyTorch DDP's rows take PyTorch's compute: the DDP run at n = 1.
+TEST(PredictionReportTest, DdpRowsArePredictedFromDdpAtOneWorker) {
+  ReportRow ddp1 = Measured("ddp", 1, 0, 0.025, 0.025);
+  ddp1.modelled_as = "ring";
+  ReportRow ddp2 = Measured("ddp", 2, 0, 0.030, 0.030);
+  ddp2.modelled_as = "ring";
+  const std::vector<PredictedRun> runs = PredictRuns(
+      {Measured("baseline", 1, 0, 0.020, 0.020), ddp1, ddp2}, Link());
+  ASSERT_TRUE(runs[2].prediction.has_value()) << runs[2].why_not;
+  EXPECT_DOUBLE_EQ(runs[2].compute_s, 0.025);
+  EXPECT_THAT(runs[2].reference, HasSubstr("n=1"));
+  EXPECT_NEAR(runs[2].prediction->step_s, 0.0262, 1e-12);
+  EXPECT_THAT(runs[1].not_counted, HasSubstr("the reference run"));
 }
 
 }  // namespace

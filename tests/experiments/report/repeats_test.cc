@@ -24,6 +24,37 @@ TEST(MedianRunTest, TakesTheMedianRunWholeAndKeepsEveryStepInOrder) {
   EXPECT_DOUBLE_EQ(median.step_s, 0.012);
   EXPECT_DOUBLE_EQ(median.throughput, 200);  // that run's, not a mean
   EXPECT_EQ(median.run_step_s, (std::vector<double>{0.015, 0.011, 0.012}));
+  EXPECT_EQ(median.run_throughput, (std::vector<double>{100, 300, 200}));
+  EXPECT_EQ(median.run_total_utilization.size(), 3u);
+  // (300 − 100) / 200: marked wide.
+  ASSERT_TRUE(ThroughputSpread(median).has_value());
+  EXPECT_DOUBLE_EQ(*ThroughputSpread(median), 1.0);
+  EXPECT_FALSE(ThroughputSpread(TimedRun(0.01, 100)).has_value());
+}
+
+// The study table of repeated rows: the median run's throughput, the
+// slowest and fastest run's, and the spread, "(wide)" over 10%.
+TEST(MedianRunTest, RepeatedRowsShowTheirRangeAndSpreadInTheTable) {
+  ReportRow base = MedianRun({TimedRun(0.0100, 100), TimedRun(0.0096, 104),
+                              TimedRun(0.0098, 102)});
+  base.strategy = "baseline";
+  base.display_name = "Baseline";
+  base.utilization = {0.9};
+  ReportRow ring =
+      MedianRun({TimedRun(0.0213, 150), TimedRun(0.0178, 180),
+                 TimedRun(0.0200, 160)});
+  ring.utilization = {0.5, 0.5};
+  const std::string md = MarkdownTable({base, ring});
+  EXPECT_NE(md.find("| Throughput, median run (samples/s) | Runs: "
+                    "slowest–fastest |     Spread |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(" 102.0 |  100.0–104.0 (3 runs) |         4% |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(" 160.0 |  150.0–180.0 (3 runs) | 19% (wide) |"),
+            std::string::npos)
+      << md;
 }
 
 TEST(MedianRunTest, EvenCountTakesTheFasterMiddleRun) {

@@ -95,11 +95,12 @@ TEST(SweepReportTest, CsvHasOneLinePerRunWithWorkers) {
                         "emulated,device,hardware,worker_held_mb,"
                         "worker_optimizer_mb,worker_peak_rss_mb,"
                         "server_state_mb,server_peak_rss_mb,formula_worker_mb,"
-                        "formula_server_mb,time_to_target_s\n"));
+                        "formula_server_mb,time_to_target_s,runs,throughput_min,"
+                        "throughput_max,throughput_spread\n"));
   // No memory reported: the memory fields are empty.
   EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
                              "100.000,1.0000,1.0000,,false,cpu,"
-                             "\"2 cores (nproc), Test CPU\",,,,,,,,\n"));
+                             "\"2 cores (nproc), Test CPU\",,,,,,,,,1,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\nsps,SPS,4,1,0.2500,0.2500,0.2000,0.2000,"
                              "0.9000,200.000,2.0000,0.5000,"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7);  // header + 6
@@ -134,7 +135,7 @@ TEST(SweepReportTest, EmulatedComputeIsLabelledEverywhere) {
               HasSubstr("| SPS (emulated)      |"));
   EXPECT_THAT(ScalingMarkdown(rows, {1, 2, 4}, ScalingMetric::kSpeedup),
               HasSubstr("| Ring (emulated)     |"));
-  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,,,,\n"));
+  EXPECT_THAT(SweepCsv(rows, "hw"), HasSubstr(",true,cpu,hw,,,,,,,,,1,,,\n"));
   const json j = SweepJson(rows, {1, 2, 4});
   EXPECT_EQ(j["compute"], "emulated");
   EXPECT_TRUE(j["scaling"][1]["emulated"].get<bool>());
@@ -212,11 +213,11 @@ TEST(SweepReportTest, TimeToTargetInTablesCsvAndJson) {
   const std::string csv = SweepCsv(rows, "hw");
   EXPECT_THAT(csv, HasSubstr("\nbaseline,Baseline,1,0,0.9000,,,,0.9000,"
                              "100.000,1.0000,1.0000,,false,cpu,hw,,,,,,,,"
-                             "1.0000\n"));
+                             "1.0000,1,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\nsps,SPS,2,1,0.5000,0.4000,,,0.9000,150.000,"
-                             "1.5000,0.7500,,false,cpu,hw,,,,,,,,0.7500\n"));
+                             "1.5000,0.7500,,false,cpu,hw,,,,,,,,0.7500,1,,,\n"));
   EXPECT_THAT(csv, HasSubstr("\nring,Ring,2,0,0.7000,0.6000,,,1.3000,"
-                             "180.000,1.8000,0.9000,,false,cpu,hw,,,,,,,,\n"));
+                             "180.000,1.8000,0.9000,,false,cpu,hw,,,,,,,,,1,,,\n"));
   const json j = SweepJson(rows, {1, 2, 4});
   EXPECT_EQ(j["rows"][3]["curve"].size(), 2u);
   EXPECT_EQ(j["rows"][3]["curve"][1]["samples"], 640);
@@ -254,9 +255,9 @@ TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   EXPECT_THAT(memory, HasSubstr("the whole gradient buffer when backward "
                                 "outruns the reductions"));
   EXPECT_THAT(SweepCsv(rows, "hw"),
-              HasSubstr(",hw,12.500,,40.000,9.000,30.000,10.000,15.000,\n"));
+              HasSubstr(",hw,12.500,,40.000,9.000,30.000,10.000,15.000,,1,,,\n"));
   EXPECT_THAT(SweepCsv(rows, "hw"),
-              HasSubstr(",hw,20.000,5.000,,,,15.000,,\n"));
+              HasSubstr(",hw,20.000,5.000,,,,15.000,,,1,,,\n"));
   EXPECT_EQ(MemoryMarkdown(Sweep()), "");
   const json j = SweepJson(rows, {1, 2, 4});
   ASSERT_EQ(j["memory"].size(), 2u);  // the rows that report memory
