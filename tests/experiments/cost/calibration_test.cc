@@ -131,6 +131,10 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   EXPECT_EQ(j["half_collective_wake_s"].get<double>(),
             c->cpu.half_collective_wake_s);
   EXPECT_EQ(j["benchmark_bytes"].get<int64_t>(), 1 << 20);
+  EXPECT_EQ(j["small_bytes"].get<int64_t>(), 64 << 10);
+  EXPECT_EQ(j["reduce_scatter_small_s"].get<double>(),
+            c->reduce_scatter_small_s);
+  EXPECT_EQ(j["allgather_small_s"].get<double>(), c->allgather_small_s);
   EXPECT_EQ(j["busy_before_call_s"].get<double>(), 1.5e-3);
   // Writing into pages just given back faults them in and zeroes them: it
   // costs more than writing into resident pages.
