@@ -1095,7 +1095,6 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
   r.doc.run = RunLine(plan.sweep, plan.training, ExtraWorkerArgs(plan.extra));
   r.doc.command = command;
   r.manifest = ProbeRunManifest({command});
-  r.manifest.command = command;
   r.doc.manifest = RunManifestLine(r.manifest);
   if (out.target) r.doc.target_loss = TargetLossLine(*out.target);
   r.doc.images = r.images;

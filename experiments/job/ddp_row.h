@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "experiments/job/local_job.h"
+#include "experiments/report/report.h"
 
 namespace ringside {
 
@@ -24,8 +25,8 @@ struct DdpPeer {
   std::string torch_version;  // what `import torch` reported
 };
 
-// The strategy name of the row in records, CSV and JSON ("ddp").
-inline constexpr char kDdpStrategy[] = "ddp";
+// kDdpStrategy, the row's strategy name in records, CSV and JSON ("ddp"),
+// is report.h's: the reports take PyTorch DDP's compute from that row.
 
 // The DDP row as a listed strategy: "PyTorch DDP", after every registered
 // one, modelled as ring (DDP's bucketed ring all-reduce).

@@ -16,9 +16,6 @@
 namespace ringside {
 namespace {
 
-// The DDP row's strategy name (experiments/job/ddp_row.h's kDdpStrategy).
-constexpr char kDdpRowStrategy[] = "ddp";
-
 using nlohmann::json;
 
 std::string Ms(double seconds) {
@@ -67,7 +64,7 @@ int64_t StalenessOf(const ReportRow& row) {
 
 // The name of the single-worker run a row's compute is taken from.
 std::string ReferenceName(const ReportRow& row) {
-  return row.strategy == kDdpRowStrategy ? "PyTorch DDP" : "Baseline";
+  return row.strategy == kDdpStrategy ? "PyTorch DDP" : "Baseline";
 }
 
 // The sweep's single-worker run of the same compute as `row`: the first
@@ -75,10 +72,10 @@ std::string ReferenceName(const ReportRow& row) {
 // PyTorch DDP's (its compute is PyTorch's); nullptr when there is none.
 const ReportRow* ReferenceOf(const ReportRow& row,
                              const std::vector<ReportRow>& rows) {
-  const bool ddp = row.strategy == kDdpRowStrategy;
+  const bool ddp = row.strategy == kDdpStrategy;
   for (const ReportRow& r : rows) {
     if (r.workers() != 1) continue;
-    if (ddp ? r.strategy == kDdpRowStrategy : r.strategy == "baseline") {
+    if (ddp ? r.strategy == kDdpStrategy : r.strategy == "baseline") {
       return &r;
     }
   }

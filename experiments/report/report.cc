@@ -39,10 +39,9 @@ bool AnyRepeated(const std::vector<ReportRow>& rows) {
 
 // "4650.1–4890.3 (3 runs)"; "-" for a row run once.
 std::string ThroughputRange(const ReportRow& r) {
-  if (r.run_throughput.size() < 2) return "-";
-  const auto [lo, hi] =
-      std::minmax_element(r.run_throughput.begin(), r.run_throughput.end());
-  return absl::StrFormat("%.1f–%.1f (%d runs)", *lo, *hi,
+  const std::optional<std::pair<double, double>> range = ThroughputRunRange(r);
+  if (!range) return "-";
+  return absl::StrFormat("%.1f–%.1f (%d runs)", range->first, range->second,
                          static_cast<int>(r.run_throughput.size()));
 }
 
@@ -280,13 +279,19 @@ bool AnyCurve(const std::vector<ReportRow>& rows) {
                      [](const ReportRow& r) { return !r.curve.empty(); });
 }
 
-std::optional<double> ThroughputSpread(const ReportRow& row) {
-  if (row.run_throughput.size() < 2 || row.throughput <= 0) {
-    return std::nullopt;
-  }
+std::optional<std::pair<double, double>> ThroughputRunRange(
+    const ReportRow& row) {
+  if (row.run_throughput.size() < 2) return std::nullopt;
   const auto [lo, hi] = std::minmax_element(row.run_throughput.begin(),
                                             row.run_throughput.end());
-  return (*hi - *lo) / row.throughput;
+  return std::make_pair(*lo, *hi);
+}
+
+std::optional<double> ThroughputSpread(const ReportRow& row) {
+  const std::optional<std::pair<double, double>> range =
+      ThroughputRunRange(row);
+  if (!range || row.throughput <= 0) return std::nullopt;
+  return (range->second - range->first) / row.throughput;
 }
 
 double TotalUtilization(const ReportRow& row) {
@@ -382,7 +387,8 @@ std::string CsvTable(const std::vector<ReportRow>& rows) {
 json JsonReport(const std::vector<ReportRow>& rows) {
   const std::optional<double> base = BaselineThroughput(rows);
   json out;
-  out["columns"] = Headers(MaxWorkers(rows), AnyEvalLoss(rows), AnyCurve(rows));
+  out["columns"] = Headers(MaxWorkers(rows), AnyEvalLoss(rows), AnyCurve(rows),
+                           AnyRepeated(rows));
   out["rows"] = json::array();
   for (const ReportRow& r : rows) {
     const std::optional<double> s = Speedup(r, base);

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -41,6 +42,10 @@ struct EvalPoint {
                             // started, evaluations excluded (s)
   double loss = 0;          // validation loss of rank 0's parameters
 };
+
+// The strategy name of the PyTorch DDP row (experiments/job/ddp_row.h) in
+// records, CSV and JSON.
+inline constexpr char kDdpStrategy[] = "ddp";
 
 struct ReportRow {
   std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
@@ -157,7 +162,12 @@ void AddServerFinals(const std::vector<nlohmann::json>& server_finals,
 // Whether some row has a loss curve (ReportRow::curve).
 bool AnyCurve(const std::vector<ReportRow>& rows);
 
-// A repeated row's throughput spread: (slowest − fastest run) / the
+// A repeated row's slowest and fastest run's throughput (run_throughput's
+// least and greatest); nullopt for a row run once.
+std::optional<std::pair<double, double>> ThroughputRunRange(
+    const ReportRow& row);
+
+// A repeated row's throughput spread: (fastest − slowest run) / the
 // row's throughput (its median run's); nullopt for a row run once.
 std::optional<double> ThroughputSpread(const ReportRow& row);
 

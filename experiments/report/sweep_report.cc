@@ -220,11 +220,12 @@ std::string SweepCsv(const std::vector<ReportRow>& rows,
     }
     f.push_back(TimeToTargetCsv(r));
     f.push_back(absl::StrCat(std::max<size_t>(1, r.run_throughput.size())));
-    if (const std::optional<double> spread = ThroughputSpread(r)) {
-      const auto [lo, hi] = std::minmax_element(r.run_throughput.begin(),
-                                                r.run_throughput.end());
-      f.push_back(absl::StrFormat("%.3f", *lo));
-      f.push_back(absl::StrFormat("%.3f", *hi));
+    const std::optional<std::pair<double, double>> range =
+        ThroughputRunRange(r);
+    const std::optional<double> spread = ThroughputSpread(r);
+    if (range && spread) {
+      f.push_back(absl::StrFormat("%.3f", range->first));
+      f.push_back(absl::StrFormat("%.3f", range->second));
       f.push_back(absl::StrFormat("%.4f", *spread));
     } else {
       f.insert(f.end(), 3, "");
