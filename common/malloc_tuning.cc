@@ -2,7 +2,7 @@
 // glibc by default serves blocks over 128 KiB (rising with use) with a
 // fresh mmap and unmaps them on free, so every multi-megabyte message
 // buffer of the transports (gRPC's receive buffers, chunk payloads, Gloo's
-// staging) faulted in and zeroed new pages each step — a tenth of a
+// staging) would fault in and zero new pages each step — a tenth of a
 // parameter server's time in `perf`. With the mmap threshold at glibc's
 // maximum (32 MiB on 64-bit) and trimming only above 1 GiB of free heap,
 // freed buffers are reused; the peak resident size is unchanged, it is

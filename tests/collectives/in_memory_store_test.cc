@@ -96,7 +96,7 @@ TEST(InMemoryStoreTest, AddIsAtomicAndReturnsTheNewValue) {
   EXPECT_NE(bad.status().message().find("text"), std::string::npos);
 }
 
-// Found by tests/fuzz/store_request_fuzzer (UBSan: signed overflow).
+// A tests/fuzz/store_request_fuzzer case (UBSan: signed overflow).
 TEST(InMemoryStoreTest, AddThatOverflowsIsRefusedAndLeavesTheValue) {
   InMemoryStore store;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();

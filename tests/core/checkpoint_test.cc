@@ -110,9 +110,9 @@ std::string FileWithHeader(const proto::CheckpointHeader& header,
   return out;
 }
 
-// Found with tests/fuzz/checkpoint_fuzzer: 4 * (num_params + num_state)
-// wrapped around to the payload's size, and the reader then tried to
-// allocate 2^62 floats (the process died); range_end - range_begin could
+// A tests/fuzz/checkpoint_fuzzer case: unchecked, 4 * (num_params +
+// num_state) wraps around to the payload's size, and the reader then tries
+// to allocate 2^62 floats (the process dies); range_end - range_begin can
 // overflow.
 TEST(CheckpointTest, CountsThatWouldWrapAroundAreRefused) {
   proto::CheckpointHeader header;

@@ -90,9 +90,9 @@ TEST(TensorLayoutTest, FromProtoRejectsSizeNotProductOfShape) {
   EXPECT_NE(status.message().find("fc1.weight"), std::string::npos) << status;
 }
 
-// Found with tests/fuzz/ps_request_fuzzer under UBSan: the product of a
-// shape (and the running offset) overflowed int64 instead of failing, and
-// a shape of 2^32 x 2^32 packed as 0 elements.
+// A tests/fuzz/ps_request_fuzzer case under UBSan: unchecked, the product
+// of a shape (and the running offset) overflows int64 instead of failing,
+// and a shape of 2^32 x 2^32 packs as 0 elements.
 TEST(TensorLayoutTest, RefusesMoreThanTwoToTheSixtyElements) {
   auto huge = TensorLayout::FromShapes({{"w", {int64_t{1} << 32, int64_t{1} << 32}}});
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kInvalidArgument);

@@ -181,8 +181,8 @@ TEST(OptimizerTest, BadConfigIsInvalidArgument) {
   expect_bad(c, "beta2");
   c = adam, c.eps = 0.0f;
   expect_bad(c, "eps");
-  // Found with tests/fuzz/checkpoint_fuzzer: a NaN in a field the type
-  // ignores made a config unequal to itself, so a checkpoint (or a second
+  // A tests/fuzz/checkpoint_fuzzer case: a NaN in a field the type ignores
+  // would make a config unequal to itself, so a checkpoint (or a second
   // registration) carrying it could never match.
   c = sgd, c.beta2 = std::numeric_limits<float>::quiet_NaN();
   expect_bad(c, "beta2");

@@ -18,8 +18,9 @@
 //            (PeakGradBytes); FinishStep waits for them.
 // Then both step the optimizer on this rank's shard and all-gather the
 // parameters: every rank ends bit-identical. CUDA workers run on their
-// device buffers (NCCL; the shard's optimizer on the device; compile-checked
-// only until a GPU session runs tools/gpu_check.sh; no checkpoints there).
+// device buffers (NCCL; the shard's optimizer on the device; run on one GPU
+// at one worker by tools/gpu_check.sh, never on several; no checkpoints
+// there).
 // Checkpoints: every rank writes its own shard
 // (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
 // workers. Every wait is bounded by options.rpc_timeout.
