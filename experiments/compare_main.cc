@@ -5,7 +5,12 @@
 // n: compare.md (also printed), compare.csv (one line per run),
 // compare.json, and PNG plots drawn with gnuplot (utilization_n<N>.png,
 // speedup.png; skipped with a note when gnuplot is missing). Every output
-// says whether compute was real or emulated and on which hardware. With
+// says whether compute was real or emulated and on which hardware. Every
+// row trains once for --steps steps, then is timed --repeats times (default
+// 3) over windows of at least --min_window_s (2 s) and --min_window_steps
+// (30), the rounds interleaved through all rows: the tables show the median
+// timing run and the spread (experiments/report/repeats.h), and what other
+// processes used of the CPU meanwhile. With
 // --eval_every=E (default 5) the workers evaluate every E steps: each run's
 // rank-0 validation loss curve goes to compare.json, loss_curves.csv and
 // loss_{time,samples}_n<N>.png, and the tables gain each run's time to a
@@ -29,6 +34,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -51,6 +57,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "collectives/fusion/fusion_options.h"
+#include "common/machine_cpu.h"
 #include "common/security_flags.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -89,11 +96,21 @@ ABSL_FLAG(std::string, strategies, "",
           "ring@batch_size=8,ring@batch_size=16.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
-ABSL_FLAG(int, repeats, 1,
-          "Runs of every row (each strategy at each n, and the DDP row), "
-          "round by round through all rows: each row is its median run by "
-          "step time, whole, and the cost model's table and JSON give every "
-          "run's step beside it (the run-to-run spread). 1: once.");
+ABSL_FLAG(int, repeats, 3,
+          "Timing runs of every row (each strategy at each n, and the DDP "
+          "row) after its training run, round by round through all rows "
+          "with the baseline in every round, without evaluation: each "
+          "measures a window of at least --min_window_s and "
+          "--min_window_steps steps (after --warmup_steps) sized from the "
+          "row's fastest step so far. Each row is its median timing run by step "
+          "time, whole, with the training run's loss curve; the tables give "
+          "the slowest and fastest run and the spread. 0: the training run "
+          "alone (--steps steps) sets the row, a quick look, not a "
+          "measurement.");
+ABSL_FLAG(double, min_window_s, 2.0,
+          "The shortest measured window of a timing run (s), see --repeats.");
+ABSL_FLAG(int, min_window_steps, 30,
+          "The fewest measured steps of a timing run, see --repeats.");
 ABSL_FLAG(int, eval_every, 5,
           "Passed to every worker: evaluate the validation loss every N steps "
           "and after the last, for the loss curves (loss against time and "
@@ -422,6 +439,20 @@ struct Run {
   int workers = 1;
 };
 
+// Which run of a row (repeats.h): its training run, the --steps steps every
+// row shares, with evaluation; or timing run `timing` (1-based) of
+// --repeats, measuring `window_steps` steps after the warm-up, without.
+struct RunPhase {
+  int timing = 0;  // 0: the training run
+  int64_t window_steps = 0;
+
+  bool training() const { return timing == 0; }
+};
+
+// Another process's CPU during a run beyond this share of a core names the
+// run in the report's notes.
+constexpr double kBusyOtherCores = 0.25;
+
 // Link, overlap and fusion settings of the cost model: B and α per
 // link_estimate.h; F and τ as the workers will use them (their
 // --fusion_threshold_bytes / --cycle_time_ms, else the defaults).
@@ -555,7 +586,9 @@ struct SweepPlan {
   // them (--device=cuda), with the listing's reason.
   std::vector<std::string> not_on_device;
   std::vector<Run> runs;                   // in running order, per round
-  int repeats = 1;                         // rounds (--repeats)
+  int repeats = 3;             // timing rounds (--repeats); 0: training only
+  double min_window_s = 2.0;   // --min_window_s
+  int min_window_steps = 30;   // --min_window_steps
   fs::path dir;                            // --out_dir
   std::vector<std::string> extra;          // the flags after --
   std::vector<std::string> worker_args;    // every flag the workers get
@@ -582,9 +615,17 @@ struct SweepOutcome {
   std::map<std::string, std::string> ignored_flags;
   std::vector<std::string> oversubscribed;
   std::set<std::string> networks;  // what the runs ran on, when shaping
-  // The DDP rows' exported data (worker --export_batches), by directory:
-  // written once, reused by the later rounds of --repeats.
+  // The DDP rows' exported data (worker --export_batches), by directory
+  // (per n and step count): written once, reused by the later rounds.
   std::set<std::string> ddp_data;
+  // Runs during which other processes kept more than kBusyOtherCores busy:
+  // the run, and the cores they used on average.
+  std::vector<std::pair<std::string, double>> busy_runs;
+  double most_other_cores = 0;  // over every run
+  double most_steal_cores = 0;
+  // The timing runs' measured windows (step × window steps), seconds.
+  double shortest_window_s = std::numeric_limits<double>::infinity();
+  double longest_window_s = 0;
   // The cost model's calibration (after the baseline), or why there is
   // none.
   std::optional<Calibration> calibration;
@@ -637,9 +678,16 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
                           *std::max_element(p.sweep.begin(), p.sweep.end())));
   RS_RETURN_IF_ERROR(CheckLossCurveFlags());
   p.repeats = absl::GetFlag(FLAGS_repeats);
-  if (p.repeats < 1) {
+  if (p.repeats < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--repeats must be >= 1 (got ", p.repeats, ")"));
+        absl::StrCat("--repeats must be >= 0 (got ", p.repeats, ")"));
+  }
+  p.min_window_s = absl::GetFlag(FLAGS_min_window_s);
+  p.min_window_steps = absl::GetFlag(FLAGS_min_window_steps);
+  if (!(p.min_window_s >= 0) || p.min_window_steps < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--min_window_s must be >= 0 (got ", p.min_window_s,
+        ") and --min_window_steps >= 1 (got ", p.min_window_steps, ")"));
   }
   p.network = network;
   RS_RETURN_IF_ERROR(p.network.Validate());
@@ -697,7 +745,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
 
 // The local job of run `run` of the plan (its flags, servers, network,
 // timeline path).
-LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run, int round,
+LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
+                           const RunPhase& phase,
                            std::vector<std::string>* dropped) {
   const ListedStrategy& s = run.strategy;
   const int n = run.workers;
@@ -739,6 +788,19 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run, int round,
     }
     break;
   }
+  // A timing run: its window after the warm-up, no evaluation (last, so
+  // they win over every flag before).
+  if (!phase.training()) {
+    int64_t warmup = absl::GetFlag(FLAGS_warmup_steps);
+    if (std::optional<std::string> given =
+            WorkerFlag(options.worker_args, "warmup_steps");
+        given && !absl::SimpleAtoi(*given, &warmup)) {
+      warmup = absl::GetFlag(FLAGS_warmup_steps);
+    }
+    options.worker_args.push_back(
+        absl::StrCat("--steps=", warmup + phase.window_steps));
+    options.worker_args.push_back("--eval_every=0");
+  }
   options.server_args = plan.server_args;
   options.deadline = absl::GetFlag(FLAGS_deadline);
   options.security = SecurityFilesFromFlags();
@@ -754,7 +816,7 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run, int round,
     if (!(s.name == "baseline" || plan.sweep.size() == 1)) {
       absl::StrAppend(&stem, "_n", n);
     }
-    if (round > 0) absl::StrAppend(&stem, "_r", round + 1);  // --repeats
+    if (!phase.training()) absl::StrAppend(&stem, "_t", phase.timing);
     const std::string name = absl::StrCat("timeline_", stem, ".json");
     options.timeline = fs::absolute(plan.dir / name).string();
   }
@@ -809,18 +871,28 @@ void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
   }
 }
 
-// One run: run `i` of the plan in round `round` (0-based), the `index`-th
-// of `total`, with a progress line before it and its result (or failure)
-// after it on stderr; its JSON (and any failure) goes into `out`, and the
-// baseline's first run calibrates the cost model. The row, when it ran.
-std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
-                                int index, int total,
+// The JSON fields that say which run of its row a run was.
+void SetPhase(const RunPhase& phase, json* run) {
+  (*run)["phase"] = phase.training() ? "training" : "timing";
+  if (!phase.training()) {
+    (*run)["timing_run"] = phase.timing;
+    (*run)["window_steps"] = phase.window_steps;
+  }
+}
+
+// One run: run `i` of the plan in phase `phase`, the `index`-th of
+// `total`, with a progress line before it and its result (or failure)
+// after it on stderr; its JSON (and any failure) goes into `out`, with the
+// CPU other processes used meanwhile, and the baseline's training run
+// calibrates the cost model. The row, when it ran.
+std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
+                                const RunPhase& phase, int index, int total,
                                 std::vector<double>* durations,
                                 SweepOutcome* out) {
   const ListedStrategy& s = plan.runs[i].strategy;
   const int n = plan.runs[i].workers;
   std::vector<std::string> dropped;
-  LocalJobOptions options = JobOptions(plan, plan.runs[i], round, &dropped);
+  LocalJobOptions options = JobOptions(plan, plan.runs[i], phase, &dropped);
   std::vector<json> evals;  // rank 0's, for the loss curve
   options.on_record = [&evals](int rank, absl::string_view,
                                const json& record) {
@@ -831,11 +903,12 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
   }
   std::string what = absl::StrCat(s.name, " n=", n);
   json failure = {{"strategy", s.name}, {"workers", n}};
-  if (plan.repeats > 1) {
-    failure["repeat"] = round + 1;
-  }
+  SetPhase(phase, &failure);
   if (s.name == kDdpStrategy) {
-    const std::string data = (plan.dir / absl::StrCat("ddp_data_n", n)).string();
+    // The export holds every step's batches: one per n and step count.
+    std::string name = absl::StrCat("ddp_data_n", n);
+    if (!phase.training()) absl::StrAppend(&name, "_w", phase.window_steps);
+    const std::string data = (plan.dir / name).string();
     if (out->ddp_data.count(data) == 0) {
       if (absl::Status e = ExportJobData(plan.worker_bin, n,
                                          options.worker_args, data,
@@ -854,14 +927,29 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
   if (options.num_servers > 0) {
     absl::StrAppend(&what, ", ", Count(options.num_servers, "server"));
   }
-  if (plan.repeats > 1) {
-    absl::StrAppend(&what, ", run ", round + 1, " of ", plan.repeats);
+  if (phase.training()) {
+    if (plan.repeats > 0) absl::StrAppend(&what, ", training run");
+  } else {
+    absl::StrAppend(&what, ", timing run ", phase.timing, " of ",
+                    plan.repeats, " (", phase.window_steps, " steps)");
   }
   std::fprintf(stderr, "%s\n",
                ProgressLine(index, total, what, *durations).c_str());
   const Stopwatch clock;
+  const absl::StatusOr<CpuSnapshot> cpu_before = TakeCpuSnapshot();
   absl::StatusOr<LocalJobResult> result = RunLocalJob(options);
+  const absl::StatusOr<CpuSnapshot> cpu_after = TakeCpuSnapshot();
   durations->push_back(clock.ElapsedSeconds());
+  std::optional<OtherCpuLoad> others;
+  if (cpu_before.ok() && cpu_after.ok()) {
+    others = OtherCpuBetween(*cpu_before, *cpu_after);
+    out->most_other_cores = std::max(out->most_other_cores, others->cores);
+    out->most_steal_cores =
+        std::max(out->most_steal_cores, others->steal_cores);
+    if (others->cores > kBusyOtherCores) {
+      out->busy_runs.emplace_back(what, others->cores);
+    }
+  }
   absl::StatusOr<ReportRow> row =
       result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
                   : absl::StatusOr<ReportRow>(result.status());
@@ -891,7 +979,9 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
   for (const std::string& w : result->warnings) {
     std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
   }
-  if (i == 0 && round == 0 && plan.link) MaybeCalibrate(plan, *row, out);
+  if (i == 0 && phase.training() && plan.link) {
+    MaybeCalibrate(plan, *row, out);
+  }
   out->runs.push_back({{"strategy", s.name},
                        {"workers", n},
                        {"servers", options.num_servers},
@@ -900,15 +990,23 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
                        {"emulated", row->emulated},
                        {"warnings", result->warnings},
                        {"finals", result->finals}});
-  if (plan.repeats > 1) out->runs.back()["repeat"] = round + 1;
+  SetPhase(phase, &out->runs.back());
+  if (others) {
+    out->runs.back()["other_cpu_cores"] = others->cores;
+    out->runs.back()["steal_cores"] = others->steal_cores;
+  }
   if (!options.timeline.empty()) {
     out->runs.back()["timeline"] = options.timeline;
   }
   out->runs.back()["network"] = result->network;
   if (plan.network.enabled()) out->networks.insert(result->network);
-  if (round == 0 && plan.cores > 0 && n + options.num_servers > plan.cores) {
+  // Oversubscribed: the workers' compute threads and the servers
+  // outnumber the cores.
+  const int threads = n * std::max(1, row->compute_threads);
+  if (phase.training() && plan.cores > 0 &&
+      threads + options.num_servers > plan.cores) {
     out->oversubscribed.push_back(absl::StrCat(
-        s.name, " n=", n, " (", Count(n, "worker"),
+        s.name, " n=", n, " (", Count(threads, "compute thread"),
         options.num_servers > 0 ? " + " : "",
         options.num_servers > 0 ? Count(options.num_servers, "server") : "",
         ")"));
@@ -916,23 +1014,55 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i, int round,
   return *row;
 }
 
-// Running: every planned run, round by round (--repeats), each row then
-// its median run (repeats.h).
+// Running (repeats.h): every row's training run, then --repeats timing
+// rounds through the rows whose training run finished, the baseline in
+// every round; each row is then its median timing run with its training
+// run's loss curve (with --repeats=0, its training run).
 SweepOutcome RunSweep(const SweepPlan& plan) {
   SweepOutcome out;
   std::vector<double> durations;
   const int per_round = static_cast<int>(plan.runs.size());
-  const int total = per_round * plan.repeats;
-  std::vector<std::vector<ReportRow>> ran(plan.runs.size());
-  for (int round = 0; round < plan.repeats; ++round) {
+  const int total = per_round * (1 + plan.repeats);
+  int index = 0;
+  std::vector<std::optional<ReportRow>> trained(plan.runs.size());
+  for (int i = 0; i < per_round; ++i) {
+    trained[i] = RunOne(plan, i, RunPhase{}, ++index, total, &durations, &out);
+  }
+  std::vector<std::vector<ReportRow>> timed(plan.runs.size());
+  // Each row's fastest step so far sizes its next window, so that a slow
+  // training run (cold caches, evaluation) gives short windows once only.
+  std::vector<double> fastest(plan.runs.size(), 0);
+  for (int i = 0; i < per_round; ++i) {
+    if (trained[i]) fastest[i] = trained[i]->step_s;
+  }
+  for (int round = 1; round <= plan.repeats; ++round) {
     for (int i = 0; i < per_round; ++i) {
-      std::optional<ReportRow> row = RunOne(
-          plan, i, round, round * per_round + i + 1, total, &durations, &out);
-      if (row) ran[i].push_back(*std::move(row));
+      ++index;
+      if (!trained[i]) continue;  // its failure is reported
+      RunPhase phase;
+      phase.timing = round;
+      phase.window_steps = TimingWindowSteps(fastest[i], plan.min_window_s,
+                                             plan.min_window_steps);
+      std::optional<ReportRow> row =
+          RunOne(plan, i, phase, index, total, &durations, &out);
+      if (!row) continue;
+      if (row->step_s > 0) {
+        fastest[i] = fastest[i] > 0 ? std::min(fastest[i], row->step_s)
+                                    : row->step_s;
+        const double window = row->step_s * phase.window_steps;
+        out.shortest_window_s = std::min(out.shortest_window_s, window);
+        out.longest_window_s = std::max(out.longest_window_s, window);
+      }
+      timed[i].push_back(*std::move(row));
     }
   }
-  for (const std::vector<ReportRow>& runs : ran) {
-    if (!runs.empty()) out.rows.push_back(MedianRun(runs));
+  for (int i = 0; i < per_round; ++i) {
+    if (!trained[i]) continue;
+    if (plan.repeats == 0) {
+      out.rows.push_back(*trained[i]);
+    } else if (!timed[i].empty()) {
+      out.rows.push_back(WithTrainingRun(MedianRun(timed[i]), *trained[i]));
+    }
   }
   out.target = ChooseTargetLoss(out.rows, absl::GetFlag(FLAGS_target_loss));
   SetTimesToTarget(out.target, &out.rows);
@@ -954,14 +1084,51 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
         "machine.",
         plan.load_start, load_end, plan.cores));
   }
-  if (plan.repeats > 1) {
+  const int steps = absl::GetFlag(FLAGS_steps);
+  const int warmup = absl::GetFlag(FLAGS_warmup_steps);
+  if (plan.repeats > 0) {
+    notes.push_back(absl::StrFormat(
+        "Measurement: every row trained once for %d steps (its loss curve, "
+        "validation loss and time to target come from that run), then ran "
+        "%d timing runs without evaluation (--repeats), each measuring "
+        "%g s and at least %d steps after %d warm-up steps at the row's "
+        "fastest step so far, round by round through all rows with the "
+        "baseline in every round (measured windows %s). Each row is its "
+        "median timing run by step time, whole (utilization, throughput, "
+        "compute, memory); the tables give the slowest and fastest timing "
+        "run's throughput and the spread between them, the cost model's "
+        "table their step times.",
+        steps, plan.repeats, plan.min_window_s, plan.min_window_steps,
+        warmup,
+        out.longest_window_s > 0
+            ? absl::StrFormat("%.1f–%.1f s", out.shortest_window_s,
+                              out.longest_window_s)
+            : std::string("not measured")));
+  } else {
+    notes.push_back(absl::StrFormat(
+        "Measurement: one run per row of %d steps (%d warm-up, not "
+        "measured), --repeats=0: a quick look. Windows this short are not "
+        "stable, and no spread is shown; the default (--repeats=3) times "
+        "every row three more times over windows of at least 2 s.",
+        steps, warmup));
+  }
+  notes.push_back(absl::StrFormat(
+      "Other processes: at most %.2f cores busy on average during any run "
+      "(the machine's busy time less compare's and its runs'), the "
+      "hypervisor's steal at most %.2f cores.",
+      out.most_other_cores, out.most_steal_cores));
+  if (!out.busy_runs.empty()) {
+    std::vector<std::string> named;
+    for (const auto& [what, cores] : out.busy_runs) {
+      named.push_back(absl::StrFormat("%s (%.2f cores)", what, cores));
+    }
     notes.push_back(absl::StrCat(
-        "Note: every row ran ", plan.repeats,
-        " times (--repeats), round by round through all rows; each row is "
-        "its median run by step time, whole (utilization, throughput, "
-        "compute, memory and loss curve from that run); the tables give "
-        "every row's slowest and fastest run's throughput and the spread "
-        "between them, the cost model's table their step times."));
+        "Note: a busy machine: other processes kept more than ",
+        absl::StrFormat("%.2f", kBusyOtherCores),
+        " of a core busy on average during ", named.size(), " run",
+        named.size() == 1 ? "" : "s", ": ", absl::StrJoin(named, ", "),
+        ". Those runs shared the cores with them; their rows are slower "
+        "and noisier than on a quiet machine."));
   }
   std::vector<std::string> wide;
   for (const ReportRow& row : out.rows) {
@@ -1116,6 +1283,9 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                  {"strategies", SweepStrategies(out.rows)},
                  {"steps", absl::GetFlag(FLAGS_steps)},
                  {"warmup_steps", absl::GetFlag(FLAGS_warmup_steps)},
+                 {"repeats", plan.repeats},
+                 {"min_window_s", plan.min_window_s},
+                 {"min_window_steps", plan.min_window_steps},
                  {"eval_every", absl::GetFlag(FLAGS_eval_every)},
                  {"target_loss", absl::GetFlag(FLAGS_target_loss)},
                  {"batch_size", absl::GetFlag(FLAGS_batch_size)},

@@ -1,6 +1,7 @@
 #include "experiments/report/repeats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -41,6 +42,24 @@ double RunSpread(const std::vector<double>& run_step_s) {
     hi = std::max(hi, s);
   }
   return hi > 0 ? hi / lo : 1.0;
+}
+
+int64_t TimingWindowSteps(double step_s, double min_window_s,
+                          int64_t min_steps) {
+  int64_t steps = std::max<int64_t>(1, min_steps);
+  if (step_s > 0 && min_window_s > 0) {
+    const double needed = std::ceil(min_window_s / step_s);
+    if (needed >= static_cast<double>(kMaxTimingSteps)) return kMaxTimingSteps;
+    steps = std::max(steps, static_cast<int64_t>(needed));
+  }
+  return std::min(steps, kMaxTimingSteps);
+}
+
+ReportRow WithTrainingRun(ReportRow timing, const ReportRow& training) {
+  timing.curve = training.curve;
+  timing.eval_loss = training.eval_loss;
+  timing.time_to_target_s = training.time_to_target_s;
+  return timing;
 }
 
 }  // namespace ringside

@@ -1,15 +1,21 @@
-// Repeated runs of one row (compare --repeats=N: every strategy at every n
-// run N times, the rounds one after another). The row the tables show is
-// the run with the median step time, whole (its utilization, throughput,
-// compute, memory and loss curve together), so that a run slowed by the
-// machine (another tenant, a page-cache flush) neither sets the row nor is
-// averaged into it; the row keeps every run's step time, which the
-// reports give as the run-to-run spread.
+// compare's measurement protocol, per row (a strategy at one n): a
+// training run of --steps steps, the same for every row, gives the loss
+// curve, the validation loss and the time to the target; then --repeats
+// timing runs, without evaluation, each measuring a window sized from the
+// row's fastest step so far (TimingWindowSteps), the rounds interleaved through
+// all rows. The row the tables show is the timing run with the median step
+// time, whole (its utilization, throughput, compute and memory together),
+// so that a run slowed by the machine (another tenant, a page-cache flush)
+// neither sets the row nor is averaged into it, with the training run's
+// loss curve (WithTrainingRun); the row keeps every timing run's step
+// time, throughput and utilization, which the reports give as the
+// run-to-run spread.
 //
 // Pure functions; thread-safe.
 #ifndef RINGSIDE_EXPERIMENTS_REPORT_REPEATS_H_
 #define RINGSIDE_EXPERIMENTS_REPORT_REPEATS_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "experiments/report/report.h"
@@ -28,6 +34,19 @@ ReportRow MedianRun(const std::vector<ReportRow>& runs);
 // run_step_s; >= 1), leaving out runs without one (<= 0); 1 for a row run
 // once or whose runs lack step times.
 double RunSpread(const std::vector<double>& run_step_s);
+
+// The most steps a timing run measures, whatever the window asks.
+inline constexpr int64_t kMaxTimingSteps = 100000;
+
+// The measured steps of a timing run: enough for `min_window_s` at a step
+// of `step_s` (the training run's), and at least `min_steps`; at most
+// kMaxTimingSteps. A step time <= 0 (not measured) gives `min_steps`.
+int64_t TimingWindowSteps(double step_s, double min_window_s,
+                          int64_t min_steps);
+
+// The row of the tables: `timing` (a MedianRun of timing runs) with the
+// training run's loss curve, validation loss and time to the target.
+ReportRow WithTrainingRun(ReportRow timing, const ReportRow& training);
 
 }  // namespace ringside
 

@@ -49,10 +49,13 @@ Outcome RunBinary(const std::string& binary, std::vector<std::string> args,
       Runfile("experiments/" + binary),
       "--ps_server_bin=" + Runfile("tests/experiments/fake_ps_server.sh"),
       "--worker_bin=" + Runfile("tests/experiments/fake_worker.sh")};
-  // No PyTorch DDP row unless a test asks for the stand-in peer (later
-  // flags win).
-  if (binary == "compare")
+  // No PyTorch DDP row unless a test asks for the stand-in peer, and the
+  // training run alone unless a test asks for timing runs (later flags
+  // win).
+  if (binary == "compare") {
     spec.argv.push_back("--torch_python=/no/such/python");
+    spec.argv.push_back("--repeats=0");
+  }
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.env = env;
   spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
@@ -171,7 +174,7 @@ TEST(CompareTest, PrintsTableAndWritesFiles) {
   // 2 workers + 3 servers exceed the cores of most test machines.
   if (std::thread::hardware_concurrency() < 5) {
     EXPECT_THAT(table, HasSubstr("Note: more processes than the"));
-    EXPECT_THAT(table, HasSubstr("dps n=2 (2 workers + 3 servers)"));
+    EXPECT_THAT(table, HasSubstr("dps n=2 (2 compute threads + 3 servers)"));
   }
   EXPECT_EQ(ReadFile(dir + "/compare.md"), table);
   EXPECT_THAT(ReadFile(dir + "/compare.csv"),
@@ -222,35 +225,67 @@ TEST(CompareTest, SweepsWorkerCountsWithPlotsAndResultsPage) {
   }
 }
 
-// --repeats=3: every row runs three times, round by round; each row is its
-// median run and the cost model's table gives the range. The fake's rank 0
-// takes 20, 30 and 40 ms steps over its successive runs: baseline 20, sps
-// 30, baseline 40, sps 20, baseline 30, sps 40.
-TEST(CompareTest, RepeatsRunEveryRowAndKeepTheMedianRun) {
+// The measurement protocol: every row's training run (--steps, with
+// evaluation), then --repeats=3 timing rounds through all rows, the
+// baseline in each, each timing run's window sized from its row's training
+// step (2 s at it, at least 30 steps) and without evaluation; each row is
+// its median timing run with the training run's loss curve. The fake's
+// rank 0 takes 20, 30 and 40 ms steps over its successive runs: baseline
+// 20, sps 30 (training), then baseline 40, sps 20, baseline 30, sps 40,
+// baseline 20, sps 30.
+TEST(CompareTest, TimingRunsFollowTheTrainingRunAndKeepTheMedian) {
   const std::string tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp + "/repeats";
   const Outcome out = RunBinary(
       "compare",
       {"--workers=2", "--strategies=sps", "--repeats=3", "--out_dir=" + dir,
-       "--model_bandwidth_gbit=8", "--model_latency_us=10", "--nocalibrate"},
-      {"FAKE_WORKER_COUNTER=" + tmp + "/repeats_counter"});
+       "--model_bandwidth_gbit=8", "--model_latency_us=10", "--nocalibrate",
+       "--eval_every=10"},
+      {"FAKE_WORKER_COUNTER=" + tmp + "/repeats_counter",
+       "FAKE_WORKER_EVAL=1"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   const std::string md = ReadFile(dir + "/compare.md");
   EXPECT_THAT(md, HasSubstr("| Measured step, median run (ms) | Runs: "
                             "fastest–slowest (ms) |"));
   EXPECT_THAT(md, HasSubstr(" 30.00 |       20.00–40.00 (3 runs) |"));
-  EXPECT_THAT(md, HasSubstr("Note: every row ran 3 times (--repeats)"));
+  EXPECT_THAT(md, HasSubstr("Measurement: every row trained once for 40 "
+                            "steps"));
+  EXPECT_THAT(md, HasSubstr("then ran 3 timing runs without evaluation"));
+  EXPECT_THAT(md, HasSubstr("Other processes: at most "));
   const json j = json::parse(ReadFile(dir + "/compare.json"));
-  ASSERT_EQ(j["runs"].size(), 6u);
-  EXPECT_EQ(j["runs"][3]["strategy"], "sps");
-  EXPECT_EQ(j["runs"][3]["repeat"], 2);
+  ASSERT_EQ(j["runs"].size(), 8u);
+  const json& sps_training = j["runs"][1];
+  EXPECT_EQ(sps_training["strategy"], "sps");
+  EXPECT_EQ(sps_training["phase"], "training");
+  const std::string trained = sps_training["finals"][0]["args"];
+  EXPECT_THAT(trained, HasSubstr("--steps=40"));
+  EXPECT_THAT(trained, HasSubstr("--eval_every=10"));
+  EXPECT_TRUE(sps_training.contains("other_cpu_cores"));
+  // sps trained at 30 ms a step: 2 s is 67 steps, after 5 warm-up steps.
+  const json& sps_timing = j["runs"][3];
+  EXPECT_EQ(sps_timing["strategy"], "sps");
+  EXPECT_EQ(sps_timing["phase"], "timing");
+  EXPECT_EQ(sps_timing["timing_run"], 1);
+  EXPECT_EQ(sps_timing["window_steps"], 67);
+  const std::string timed = sps_timing["finals"][0]["args"];
+  EXPECT_THAT(timed, HasSubstr("--steps=72 --eval_every=0"));
+  // The baseline trained at 20 ms: 100 steps.
+  EXPECT_EQ(j["runs"][2]["window_steps"], 100);
   EXPECT_EQ(j["cost_model"]["runs"][1]["measured_step_runs_s"],
-            json({0.03, 0.02, 0.04}));
+            json({0.02, 0.04, 0.03}));
   EXPECT_DOUBLE_EQ(
       j["cost_model"]["runs"][1]["measured_step_s"].get<double>(), 0.03);
-  const Outcome refused = RunBinary(
-      "compare", {"--workers=2", "--repeats=0", "--out_dir=" + dir + "0"});
-  EXPECT_FALSE(refused.status.ok());
+  // The loss curve is the training run's (the timing runs have none).
+  const std::string curves = ReadFile(dir + "/loss_curves.csv");
+  EXPECT_THAT(curves, HasSubstr("sps,"));
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--repeats=-1"},
+        std::vector<std::string>{"--min_window_steps=0"},
+        std::vector<std::string>{"--min_window_s=-1"}}) {
+    std::vector<std::string> args = {"--workers=2", "--out_dir=" + dir + "0"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    EXPECT_FALSE(RunBinary("compare", args).status.ok()) << bad[0];
+  }
 }
 
 TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
@@ -279,8 +314,8 @@ TEST(CompareTest, DdpRowRunsThePeerOnTheExportedData) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/ddp_data_n2/meta.json"));
 }
 
-// With --repeats the DDP row's data is exported once and every round's
-// DDP run reads it.
+// The DDP row's data is exported once for its training run and once for
+// its timing runs (their longer window), which every timing round reads.
 TEST(CompareTest, DdpDataIsExportedOnceForEveryRound) {
   const std::string tmp = std::getenv("TEST_TMPDIR");
   const std::string dir = tmp + "/ddp_repeats";
@@ -291,16 +326,23 @@ TEST(CompareTest, DdpDataIsExportedOnceForEveryRound) {
        "--torch_python=" + Runfile("tests/experiments/fake_torch_python.sh")},
       {"FAKE_WORKER_EXPORTS=" + tmp + "/ddp_exports"});
   ASSERT_TRUE(out.status.ok()) << out.status;
-  EXPECT_EQ(ReadFile(tmp + "/ddp_exports"), dir + "/ddp_data_n2\n");
+  const std::vector<std::string> exports =
+      absl::StrSplit(ReadFile(tmp + "/ddp_exports"), '\n',
+                     absl::SkipEmpty());
+  ASSERT_EQ(exports.size(), 2u);
+  EXPECT_EQ(exports[0], dir + "/ddp_data_n2");
+  EXPECT_THAT(exports[1], testing::StartsWith(dir + "/ddp_data_n2_w"));
   const json j = json::parse(ReadFile(dir + "/compare.json"));
   int ddp_runs = 0;
   for (const json& run : j["runs"]) {
     if (run["strategy"] != "ddp") continue;
     ++ddp_runs;
+    const std::string data =
+        run["phase"] == "training" ? exports[0] : exports[1];
     EXPECT_THAT(run["finals"][1]["args"].get<std::string>(),
-                HasSubstr("--data_dir=" + dir + "/ddp_data_n2"));
+                HasSubstr("--data_dir=" + data + " "));
   }
-  EXPECT_EQ(ddp_runs, 2);
+  EXPECT_EQ(ddp_runs, 3);
 }
 
 // async_ps runs with the registry's study flag (--staleness=2) unless the

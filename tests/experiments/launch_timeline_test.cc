@@ -273,7 +273,8 @@ TEST(LaunchTimelineTest, UnwritableTimelineFailsBeforeStarting) {
 TEST(CompareTimelineTest, WritesOneTimelinePerStrategy) {
   const std::string dir = TmpPath("compare_timeline");
   absl::Status run = RunBinary(
-      "compare", {"--strategies=ring", "--timeline", "--out_dir=" + dir});
+      "compare",
+      {"--strategies=ring", "--timeline", "--repeats=0", "--out_dir=" + dir});
   ASSERT_TRUE(run.ok()) << run;
   for (const std::string strategy : {"baseline", "ring"}) {
     const json events =

@@ -81,5 +81,38 @@ TEST(RunSpreadTest, SlowestOverFastestIgnoringRunsWithoutAStep) {
   EXPECT_DOUBLE_EQ(RunSpread(row.run_step_s), 1.5);
 }
 
+// The window covers min_window_s at the training run's step, never fewer
+// than min_steps, never more than kMaxTimingSteps.
+TEST(TimingWindowStepsTest, CoversTheWindowAndTheMinimumSteps) {
+  EXPECT_EQ(TimingWindowSteps(0.005, 2.0, 30), 400);  // 2 s at 5 ms
+  EXPECT_EQ(TimingWindowSteps(0.0051, 2.0, 30), 393);  // rounded up
+  EXPECT_EQ(TimingWindowSteps(0.2, 2.0, 30), 30);      // 10 steps < 30
+  EXPECT_EQ(TimingWindowSteps(0, 2.0, 30), 30);        // not measured
+  EXPECT_EQ(TimingWindowSteps(0.005, 0, 30), 30);      // no window asked
+  EXPECT_EQ(TimingWindowSteps(1e-9, 2.0, 30), kMaxTimingSteps);
+  EXPECT_EQ(TimingWindowSteps(0.005, 2.0, 0), 400);
+  EXPECT_EQ(TimingWindowSteps(0, 0, 0), 1);
+}
+
+// The table's row is the timing run's, with the training run's loss.
+TEST(WithTrainingRunTest, TakesTheLossFromTheTrainingRunAndTheRestFromTiming) {
+  ReportRow timing = TimedRun(0.010, 400);
+  timing.run_step_s = {0.010, 0.011};
+  ReportRow training = TimedRun(0.020, 150);
+  training.eval_loss = 1.25;
+  training.curve = {EvalPoint{4, 128, 0.1, 2.0}, EvalPoint{9, 256, 0.2, 1.25}};
+  training.time_to_target_s = 0.2;
+  const ReportRow row = WithTrainingRun(timing, training);
+  EXPECT_DOUBLE_EQ(row.step_s, 0.010);
+  EXPECT_DOUBLE_EQ(row.throughput, 400);
+  EXPECT_EQ(row.run_step_s, timing.run_step_s);
+  ASSERT_TRUE(row.eval_loss.has_value());
+  EXPECT_DOUBLE_EQ(*row.eval_loss, 1.25);
+  ASSERT_EQ(row.curve.size(), 2u);
+  EXPECT_DOUBLE_EQ(row.curve[1].loss, 1.25);
+  ASSERT_TRUE(row.time_to_target_s.has_value());
+  EXPECT_DOUBLE_EQ(*row.time_to_target_s, 0.2);
+}
+
 }  // namespace
 }  // namespace ringside
