@@ -423,7 +423,7 @@ absl::StatusOr<std::unique_ptr<Collective>> CreateGlooCollective(
   RS_ASSIGN_OR_RETURN(
       std::shared_ptr<gloo::transport::Device> device,
       CreateGlooTcpDevice(options.host, options.interface,
-                          options.idle_event_loop, where));
+                          options.event_loop, where));
 
   // Join: announce this rank, wait for every other one.
   auto join_key = [&prefix](int i) {

@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collectives/collective.h"
+#include "collectives/gloo_loop_pacing.h"
 #include "collectives/store.h"
 
 namespace ringside {
@@ -52,11 +53,10 @@ struct GlooCollectiveOptions {
   // prefixes, and a prefix is used by one group only once. Default "gloo".
   std::string store_prefix = "gloo";
 
-  // Run Gloo's TCP event-loop thread at SCHED_IDLE, so that its spinning
-  // (collectives/gloo_device.h) never takes a core from the threads that
-  // hold its pairs' locks. Default true; false: the normal policy, as Gloo
-  // runs it in PyTorch.
-  bool idle_event_loop = true;
+  // How Gloo's TCP event-loop thread is scheduled
+  // (collectives/gloo_loop_pacing.h). Default kPaced: the normal policy,
+  // its spin braked.
+  GlooEventLoop event_loop = GlooEventLoop::kPaced;
 
   // OK, or INVALID_ARGUMENT naming the bad field.
   absl::Status Validate() const;

@@ -13,7 +13,9 @@ namespace ringside {
 
 absl::StatusOr<std::shared_ptr<gloo::transport::Device>> CreateGlooTcpDevice(
     const std::string& host, const std::string& interface,
-    bool idle_event_loop, absl::string_view where, bool* idle) {
+    GlooEventLoop loop, absl::string_view where, bool* idle) {
+  const bool idle_event_loop = loop == GlooEventLoop::kIdle;
+  SetGlooLoopPacing(loop == GlooEventLoop::kPaced);
   gloo::transport::tcp::attr attr;
   if (!interface.empty()) {
     attr.iface = interface;

@@ -178,7 +178,7 @@ absl::StatusOr<std::unique_ptr<GlooHalfAllReduce>> GlooHalfAllReduce::Create(
   RS_ASSIGN_OR_RETURN(
       std::shared_ptr<gloo::transport::Device> device,
       CreateGlooTcpDevice(options.host, options.interface,
-                          options.idle_event_loop, where));
+                          options.event_loop, where));
 
   // Join: announce this rank, wait for every other one (names the absent).
   auto join_key = [&prefix](int i) {

@@ -621,6 +621,8 @@ struct SweepOutcome {
   // Runs during which other processes kept more than kBusyOtherCores busy:
   // the run, and the cores they used on average.
   std::vector<std::pair<std::string, double>> busy_runs;
+  // Runs whose Gloo event loop starved (StarvedLoopWarnings), with why.
+  std::vector<std::string> starved_loops;
   double most_other_cores = 0;  // over every run
   double most_steal_cores = 0;
   // The timing runs' measured windows (step × window steps), seconds.
@@ -979,6 +981,9 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   for (const std::string& w : result->warnings) {
     std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
   }
+  for (const std::string& w : StarvedLoopWarnings(result->finals)) {
+    out->starved_loops.push_back(absl::StrCat(what, ": ", w));
+  }
   if (i == 0 && phase.training() && plan.link) {
     MaybeCalibrate(plan, *row, out);
   }
@@ -1117,6 +1122,12 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
       "(the machine's busy time less compare's and its runs'), the "
       "hypervisor's steal at most %.2f cores.",
       out.most_other_cores, out.most_steal_cores));
+  if (!out.starved_loops.empty()) {
+    notes.push_back(absl::StrCat(
+        "Note: a starved event loop (Gloo's loop waited for a core more "
+        "than half the run; its collectives were slowed by it) in ",
+        absl::StrJoin(out.starved_loops, "; "), "."));
+  }
   if (!out.busy_runs.empty()) {
     std::vector<std::string> named;
     for (const auto& [what, cores] : out.busy_runs) {

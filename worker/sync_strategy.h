@@ -48,6 +48,7 @@
 #include "absl/types/span.h"
 #include "collectives/collective.h"
 #include "collectives/fusion/fusion_options.h"
+#include "collectives/gloo_loop_pacing.h"
 #include "collectives/store.h"
 #include "common/grpc_credentials.h"
 #include "common/net_address.h"
@@ -85,9 +86,9 @@ struct SyncOptions {
   // All-reduce algorithm of the CPU collective: "ring" or
   // "halving_doubling".
   std::string allreduce_algorithm = "ring";
-  // Gloo's TCP event loop at SCHED_IDLE (GlooCollectiveOptions::
-  // idle_event_loop, collectives/gloo_device.h).
-  bool gloo_idle_event_loop = true;
+  // How Gloo's TCP event loop is scheduled (GlooCollectiveOptions::
+  // event_loop, collectives/gloo_loop_pacing.h).
+  GlooEventLoop gloo_event_loop = GlooEventLoop::kPaced;
   // Where strategies record their communication phases (not owned; may be
   // null: no timeline). See common/timeline.h for the lanes and phases.
   Timeline* timeline = nullptr;

@@ -5,6 +5,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "collectives/gloo_loop_pacing.h"
 #include "common/denormals.h"
 #include "common/process_memory.h"
 #include "common/status_macros.h"
@@ -120,6 +121,19 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   // experiments/cost/cost_model.h), wherever the strategy keeps it.
   record["optimizer_state_per_param"] = job.optimizer.StateFloatsPerParameter();
   record["peak_rss_bytes"] = PeakRssBytes();
+  // Gloo's event loops, where the worker has some
+  // (collectives/gloo_loop_pacing.h): their epoll_wait calls, those the
+  // spin brake delayed, and their time on a core and runnable but waiting
+  // for one, which says whether the loop starved.
+  if (const GlooLoopStats loop = ReadGlooLoopStats(); loop.threads > 0) {
+    record["gloo_loop"] = {
+        {"policy", GlooEventLoopName(job.sync.gloo_event_loop)},
+        {"threads", loop.threads},
+        {"epoll_calls", loop.calls},
+        {"paced_calls", loop.pauses},
+        {"cpu_s", loop.cpu_s},
+        {"wait_s", loop.wait_s}};
+  }
   if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
     record["variant"] = variant;
   }

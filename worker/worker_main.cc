@@ -122,11 +122,12 @@ ABSL_FLAG(std::string, transport_host, "127.0.0.1",
           "host's reachable address in multi-host jobs).");
 ABSL_FLAG(std::string, allreduce_algorithm, "ring",
           "CPU all-reduce algorithm: ring or halving_doubling.");
-ABSL_FLAG(bool, gloo_idle_event_loop, true,
-          "Run Gloo's TCP event-loop thread at SCHED_IDLE, so that its "
-          "spinning on a pair another thread holds never takes a core from "
-          "that thread (collectives/gloo_device.h); false: the normal "
-          "policy, as PyTorch runs Gloo.");
+ABSL_FLAG(std::string, gloo_event_loop, "paced",
+          "How Gloo's TCP event-loop thread is scheduled "
+          "(collectives/gloo_loop_pacing.h): paced (the normal policy, its "
+          "spin on a pair another thread holds braked), idle (SCHED_IDLE: "
+          "never takes a core from a busy thread, but starves beside busy "
+          "processes) or normal (as PyTorch runs Gloo).");
 // Checkpoints (strategies that apply the optimizer on the workers; the
 // parameter-server strategies checkpoint on the servers).
 ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
@@ -251,7 +252,13 @@ absl::StatusOr<Setup> ReadFlags() {
   s.sync.overlap = absl::GetFlag(FLAGS_overlap);
   s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
   s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
-  s.sync.gloo_idle_event_loop = absl::GetFlag(FLAGS_gloo_idle_event_loop);
+  absl::StatusOr<GlooEventLoop> loop =
+      ParseGlooEventLoop(absl::GetFlag(FLAGS_gloo_event_loop));
+  if (!loop.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gloo_event_loop: ", loop.status().message()));
+  }
+  s.sync.gloo_event_loop = *loop;
   s.sync.ring_bucket_bytes = absl::GetFlag(FLAGS_ring_bucket_kb) * 1024;
   s.sync.ring_first_bucket_bytes =
       absl::GetFlag(FLAGS_ring_first_bucket_kb) * 1024;

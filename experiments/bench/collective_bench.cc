@@ -48,6 +48,10 @@ ABSL_FLAG(std::vector<std::string>, backends,
           "Backends to sweep, in table order; the first is the subject of "
           "the ratios.");
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
+ABSL_FLAG(std::string, gloo_event_loop, "paced",
+          "Event-loop scheduling of both Gloo backends, ours and raw Gloo "
+          "(collectives/gloo_loop_pacing.h): paced, idle or normal (as "
+          "PyTorch runs Gloo).");
 ABSL_FLAG(int64_t, busy_us, -1,
           "How each timed call starts (ours, gloo): < 0 right behind the one "
           "before (nccl-tests' way); 0 after a barrier, the cores idle; > 0 "
@@ -88,6 +92,8 @@ absl::Status Run(const std::string& argv0) {
   if (ranks < 1) return absl::InvalidArgumentError("--ranks must be >= 1");
 
   BenchBackendOptions options;
+  RS_ASSIGN_OR_RETURN(options.gloo_event_loop,
+                      ParseGlooEventLoop(absl::GetFlag(FLAGS_gloo_event_loop)));
   options.op_timeout = absl::Seconds(absl::GetFlag(FLAGS_op_timeout_s));
   options.connect_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_connect_timeout_s));
@@ -134,10 +140,12 @@ absl::Status Run(const std::string& argv0) {
   absl::PrintF(
       "# collective_bench: float32 in-place %s, %d ranks, %d "
       "sizes %d..%d B (x%d), %d iters + %d warm-up per size (fewer where "
-      "size x iters > %s B), loopback, %u cores; %s\n\n",
+      "size x iters > %s B), loopback, %u cores, Gloo event loops %s; "
+      "%s\n\n",
       BenchOpName(op), ranks, plan.size(), plan.front().bytes, plan.back().bytes,
       sweep.step_factor, sweep.iters, sweep.warmup_iters,
       absl::GetFlag(FLAGS_iter_bytes_cap), std::thread::hardware_concurrency(),
+      GlooEventLoopName(options.gloo_event_loop),
       sweep.busy_before_us < 0
           ? std::string("timed calls back to back")
           : sweep.busy_before_us == 0

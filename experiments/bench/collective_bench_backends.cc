@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "collectives/gloo_collective.h"
+#include "collectives/gloo_device.h"
 #include "collectives/gloo_error.h"
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
@@ -221,6 +222,7 @@ AllReduceBackend MakeOursBackend(const BenchBackendOptions& options) {
   gloo.algorithm = "ring";
   gloo.connect_timeout = options.connect_timeout;
   gloo.store_prefix = "collective_bench";
+  gloo.event_loop = options.gloo_event_loop;
   return MakeCollectiveBackend(
       "ours",
       "ringside Collective (CreateGlooCollective, ring), threads over an "
@@ -237,17 +239,19 @@ AllReduceBackend MakeRawGlooBackend(const BenchBackendOptions& options) {
   b.name = "gloo";
   b.description =
       "raw Gloo (rendezvous::Context + tcp device, gloo::allreduce RING, "
-      "gloo::allgatherv), threads over a HashStore";
+      "gloo::allgatherv), threads over a HashStore, its event loop "
+      "scheduled as ours";
   b.connect = [stores, options](
                   int rank,
                   int ranks) -> absl::StatusOr<std::unique_ptr<RankComm>> {
     std::shared_ptr<gloo::rendezvous::HashStore> store = stores->Join(ranks);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, ranks);
+    // The device as ours makes it: the same event-loop scheduling.
+    RS_ASSIGN_OR_RETURN(
+        std::shared_ptr<gloo::transport::Device> device,
+        CreateGlooTcpDevice(options.host, "", options.gloo_event_loop,
+                            "raw gloo"));
     RS_RETURN_IF_ERROR(RS_GLOO_CALL("gloo connectFullMesh", {
-      gloo::transport::tcp::attr attr;
-      attr.hostname = options.host;
-      std::shared_ptr<gloo::transport::Device> device =
-          gloo::transport::tcp::CreateDevice(attr);
       context->setTimeout(Millis(options.connect_timeout));
       context->connectFullMesh(*store, device);
     }));

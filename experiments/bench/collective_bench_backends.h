@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "collectives/collective.h"
+#include "collectives/gloo_loop_pacing.h"
 #include "collectives/store.h"
 #include "experiments/bench/collective_bench_harness.h"
 
@@ -35,6 +36,10 @@ namespace ringside {
 struct BenchBackendOptions {
   // Address the Gloo TCP transports bind (ours, gloo). Default loopback.
   std::string host = "127.0.0.1";
+  // How the Gloo backends' event loops are scheduled, the same for ours and
+  // raw Gloo so that the reference runs on equal terms
+  // (collectives/gloo_loop_pacing.h; kNormal is how PyTorch runs Gloo).
+  GlooEventLoop gloo_event_loop = GlooEventLoop::kPaced;
   // Bound on each rank's rendezvous (ours, gloo). Default 60 s.
   absl::Duration connect_timeout = absl::Seconds(60);
   // Bound on one all-reduce or barrier (ours, gloo). Default 300 s.

@@ -7,7 +7,7 @@
 // its own traffic.
 //
 //   collectives       the workers' Collective (CreateGlooCollective, ring,
-//                     its default SCHED_IDLE event loop) between 2 ranks as
+//                     its default paced event loop) between 2 ranks as
 //                     threads over loopback TCP: AllReduce and
 //                     ReduceScatter averaging (as ring, fusion, zero1 and
 //                     the sharded gradients call them: the scaling pass

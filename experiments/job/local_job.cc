@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/auth.h"
 #include "common/stopwatch.h"
@@ -384,7 +385,30 @@ absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& options) {
     }
   }
   if (!job.ok()) return job;
+  for (const std::string& w : StarvedLoopWarnings(result.finals)) {
+    result.warnings.push_back(w);
+  }
   return result;
+}
+
+std::vector<std::string> StarvedLoopWarnings(
+    const std::vector<json>& finals) {
+  std::vector<std::string> warnings;
+  for (size_t rank = 0; rank < finals.size(); ++rank) {
+    const json& f = finals[rank];
+    if (!f.is_object() || !f.contains("gloo_loop")) continue;
+    const json& loop = f["gloo_loop"];
+    const double wait = loop.value("wait_s", 0.0);
+    const double wall = f.value("wall_s", 0.0);
+    if (wall <= 0 || wait <= kStarvedLoopShare * wall) continue;
+    warnings.push_back(absl::StrFormat(
+        "worker/%d: Gloo's event loop waited %.1f s for a core during a "
+        "%.1f s run (starved: its collectives were slowed by other "
+        "threads or processes on the cores; --gloo_event_loop=%s)",
+        rank, wait, wall,
+        loop.value("policy", std::string("?"))));
+  }
+  return warnings;
 }
 
 std::string TimelinePartPath(const std::string& timeline, int rank) {

@@ -197,6 +197,16 @@ int ServersFor(ServerKind kind, int sharded_count);
 absl::StatusOr<std::string> FindBinary(const std::string& argv0,
                                        absl::string_view workspace_path);
 
+// A worker's Gloo event loop waited for a core (runnable, not running) for
+// more than this share of its measured wall time: starved.
+inline constexpr double kStarvedLoopShare = 0.5;
+
+// One warning per worker final record (index = rank) whose "gloo_loop"
+// (collectives/gloo_loop_pacing.h) says its event loop starved, naming the
+// rank, the seconds and the remedy; RunLocalJob adds them to its warnings.
+std::vector<std::string> StarvedLoopWarnings(
+    const std::vector<nlohmann::json>& finals);
+
 // Splits argv at the first "--": returns the arguments after it and sets
 // *argc so that argv[0..*argc) holds only those before it.
 std::vector<std::string> SplitPassThroughArgs(int* argc, char** argv);

@@ -1,5 +1,6 @@
-// CreateGlooTcpDevice: with idle_event_loop the device's event-loop thread,
-// and only it, runs at SCHED_IDLE; the caller's policy is unchanged.
+// CreateGlooTcpDevice: with GlooEventLoop::kIdle the device's event-loop
+// thread, and only it, runs at SCHED_IDLE; the caller's policy is
+// unchanged; paced and normal loops keep the normal policy.
 #include "collectives/gloo_device.h"
 
 #include <dirent.h>
@@ -31,7 +32,8 @@ int IdleThreads() {
 TEST(GlooDeviceTest, IdleEventLoopRunsOnlyTheLoopAtSchedIdle) {
   ASSERT_EQ(IdleThreads(), 0);
   bool idle = false;
-  auto device = CreateGlooTcpDevice("127.0.0.1", "", true, "test", &idle);
+  auto device = CreateGlooTcpDevice("127.0.0.1", "", GlooEventLoop::kIdle,
+                                    "test", &idle);
   ASSERT_TRUE(device.ok()) << device.status();
   EXPECT_TRUE(idle);
   EXPECT_EQ(IdleThreads(), 1);  // the loop thread; the helper is gone
@@ -40,17 +42,23 @@ TEST(GlooDeviceTest, IdleEventLoopRunsOnlyTheLoopAtSchedIdle) {
   EXPECT_EQ(IdleThreads(), 0);
 }
 
-TEST(GlooDeviceTest, NormalEventLoopKeepsTheNormalPolicy) {
-  bool idle = true;
-  auto device = CreateGlooTcpDevice("127.0.0.1", "", false, "test", &idle);
-  ASSERT_TRUE(device.ok()) << device.status();
-  EXPECT_FALSE(idle);
-  EXPECT_EQ(IdleThreads(), 0);
+// Paced and normal loops keep the normal policy; the spin brake is on for
+// paced only.
+TEST(GlooDeviceTest, PacedAndNormalEventLoopsKeepTheNormalPolicy) {
+  for (GlooEventLoop loop : {GlooEventLoop::kPaced, GlooEventLoop::kNormal}) {
+    bool idle = true;
+    auto device = CreateGlooTcpDevice("127.0.0.1", "", loop, "test", &idle);
+    ASSERT_TRUE(device.ok()) << device.status();
+    EXPECT_FALSE(idle);
+    EXPECT_EQ(IdleThreads(), 0);
+    EXPECT_EQ(GlooLoopPacing(), loop == GlooEventLoop::kPaced);
+  }
 }
 
 TEST(GlooDeviceTest, UnknownInterfaceIsUnavailableNamingTheCaller) {
-  for (bool idle_loop : {true, false}) {
-    auto device = CreateGlooTcpDevice("127.0.0.1", "no-such-if0", idle_loop,
+  for (GlooEventLoop loop :
+       {GlooEventLoop::kPaced, GlooEventLoop::kIdle, GlooEventLoop::kNormal}) {
+    auto device = CreateGlooTcpDevice("127.0.0.1", "no-such-if0", loop,
                                       "rank 3's group");
     ASSERT_FALSE(device.ok());
     EXPECT_EQ(device.status().code(), absl::StatusCode::kUnavailable);

@@ -139,7 +139,7 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
   GlooCollectiveOptions options;
   options.host = context.options.transport_host;
   options.algorithm = context.options.allreduce_algorithm;
-  options.idle_event_loop = context.options.gloo_idle_event_loop;
+  options.event_loop = context.options.gloo_event_loop;
   options.connect_timeout = context.options.connect_timeout;
   options.store_prefix = store_prefix;
   return CreateGlooCollective(*store, group_rank, group_size, options);

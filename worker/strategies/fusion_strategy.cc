@@ -70,6 +70,6 @@ RINGSIDE_REGISTER_STRATEGY(
         .Options({"cycle_time_ms", "fusion_threshold_bytes", "fusion_in_place",
                   "fusion_overlap_batches", "response_cache_capacity",
                   "stall_warning_s", "allreduce_algorithm",
-                  "gloo_idle_event_loop", "checkpoint_every", "resume"}));
+                  "gloo_event_loop", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

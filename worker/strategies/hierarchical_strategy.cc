@@ -171,7 +171,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(6)
         .ModelledAs("hierarchical")
         .Options({"local_size", "ring_bucket_kb", "ring_first_bucket_kb",
-                  "allreduce_algorithm", "gloo_idle_event_loop"})
+                  "allreduce_algorithm", "gloo_event_loop"})
         .VariantStates({"local_size"}));
 
 }  // namespace ringside

@@ -20,7 +20,7 @@ absl::Status RingFp16Strategy::Init(const SyncContext& context) {
   GlooCollectiveOptions options;
   options.host = context.options.transport_host;
   options.algorithm = context.options.allreduce_algorithm;
-  options.idle_event_loop = context.options.gloo_idle_event_loop;
+  options.event_loop = context.options.gloo_event_loop;
   options.connect_timeout = context.options.connect_timeout;
   options.store_prefix = "ring_fp16/half";
   RS_ASSIGN_OR_RETURN(
@@ -99,7 +99,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(7)
         .ModelledAs("ring_fp16")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
-                  "allreduce_algorithm", "gloo_idle_event_loop"})
+                  "allreduce_algorithm", "gloo_event_loop"})
         .Tolerance(1e-2));
 
 }  // namespace ringside

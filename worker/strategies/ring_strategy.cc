@@ -76,7 +76,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(3)
         .ModelledAs("ring")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
-                  "allreduce_algorithm", "gloo_idle_event_loop",
+                  "allreduce_algorithm", "gloo_event_loop",
                   "checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -238,6 +238,6 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("ZeRO-3")
         .StudyOrder(10)
         .ModelledAs("zero3")
-        .Options({"gloo_idle_event_loop", "checkpoint_every", "resume"}));
+        .Options({"gloo_event_loop", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -107,7 +107,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("ZeRO-1")
         .StudyOrder(8)
         .ModelledAs("zero1")
-        .Options({"allreduce_algorithm", "gloo_idle_event_loop",
+        .Options({"allreduce_algorithm", "gloo_event_loop",
                   "checkpoint_every", "resume"}));
 
 RINGSIDE_REGISTER_STRATEGY(
@@ -123,6 +123,6 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(9)
         .ModelledAs("zero2")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
-                  "gloo_idle_event_loop", "checkpoint_every", "resume"}));
+                  "gloo_event_loop", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

@@ -223,5 +223,24 @@ TEST(LocalJobTest, SplitPassThroughArgs) {
   EXPECT_EQ(argc, 2);
 }
 
+// A worker whose Gloo loop waited for a core more than half its run is
+// named, with the seconds and its policy; one that waited less, or has no
+// Gloo loop, is not.
+TEST(StarvedLoopWarningsTest, NamesOnlyTheStarvedRanks) {
+  const std::vector<json> finals = {
+      json{{"wall_s", 10.0},
+           {"gloo_loop", {{"policy", "idle"}, {"wait_s", 9.0}}}},
+      json{{"wall_s", 10.0},
+           {"gloo_loop", {{"policy", "paced"}, {"wait_s", 1.0}}}},
+      json{{"wall_s", 10.0}},
+      json::object()};
+  const std::vector<std::string> warnings = StarvedLoopWarnings(finals);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("worker/0"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("9.0 s"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("--gloo_event_loop=idle"), std::string::npos)
+      << warnings[0];
+}
+
 }  // namespace
 }  // namespace ringside
