@@ -237,11 +237,14 @@ def allreduce(args, table, why_no_torch):
                 run([os.path.join(args.bin_dir, "experiments/compare"),
                      "--workers=" + ",".join(map(str, counts)),
                      "--strategies=ring,fusion", "--plots=false",
-                     "--cost_model=false", f"--out_dir={out}",
+                     "--cost_model=false", "--repeats=1", f"--out_dir={out}",
                      f"--torch_python={args.torch_python}"], 1800)
                 report = json.load(open(os.path.join(out, "compare.json")))
+            # Each row's timing run (compare's measurement protocol: a
+            # window of at least 2 s), not its short training run.
             tput = {(r["strategy"], r["workers"]):
-                    r["finals"][0]["throughput"] for r in report["runs"]}
+                    r["finals"][0]["throughput"] for r in report["runs"]
+                    if r.get("phase", "timing") == "timing"}
             for n in counts:
                 if ("ddp", n) not in tput:
                     continue
@@ -328,7 +331,8 @@ def ps_shaped_link(args, table):
             try:
                 run([os.path.join(args.bin_dir, "experiments/compare"),
                      "--workers=2", "--servers=2", "--strategies=sps,dps",
-                     "--link_gbit=0.1", "--steps=20", "--plots=false",
+                     "--link_gbit=0.1", "--steps=20", "--repeats=1",
+                     "--plots=false",
                      "--noddp", f"--out_dir={out}"],
                     1800)
             except RuntimeError as e:

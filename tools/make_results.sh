@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Regenerates docs/RESULTS.md and its images (docs/results/) from runs made
+# now, at the checked-out commit, on this machine; every figure in it comes
+# from these runs, each section with the command that made it:
+#   1. the main job (compare's defaults: the MLP at 1, 2 and 4 workers,
+#      every registered strategy, the measurement protocol, the cost
+#      model's predictions from the baseline's compute; the PyTorch DDP row
+#      where --torch_python imports torch);
+#   2. event_loop_bench: Gloo's event-loop policies quiet, with compute
+#      threads filling the cores, and beside busy processes;
+#   3. collective_bench: ringside's Gloo collective against raw Gloo with
+#      the same event-loop policy, paced and normal;
+#   4. parity_bench: each component beside what a user would pick instead
+#      (the PyTorch pairs say "not run" without torch).
+# It also writes the main job's n = 4 table into README.md between the
+# "results:n4" markers, so the README quotes this file.
+#
+#   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
+#                         [--out=docs/RESULTS.md] [--quick]
+# --quick: fewer repeats and sizes (about 5 minutes on 2 cores instead of
+# about 20): for trying the script, not for the file.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+torch_python=python3
+out=docs/RESULTS.md
+quick=false
+for arg in "$@"; do
+  case "$arg" in
+    --torch_python=*) torch_python="${arg#*=}" ;;
+    --out=*) out="${arg#*=}" ;;
+    --quick) quick=true ;;
+    *) echo "make_results: unknown argument '$arg' (--torch_python=, --out=, --quick)" >&2
+       exit 2 ;;
+  esac
+done
+
+tools/setup.sh
+source tools/cpu_config.sh
+mapfile -t cpu_config < <(ringside_cpu_config)
+bazel build "${cpu_config[@]}" //experiments:compare //experiments:launch \
+  //worker:worker //server:ps_server //experiments/bench:event_loop_bench \
+  //experiments/bench:collective_bench //experiments/bench:transport_bench \
+  //experiments/bench:charlm_bench
+bin="$(bazel info "${cpu_config[@]}" bazel-bin 2>/dev/null)"
+
+commit="$(git rev-parse --short HEAD)"
+if ! git diff --quiet HEAD -- . ':!docs/RESULTS.md' ':!docs/results' ':!README.md'; then
+  commit="$commit+uncommitted"
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/doc"
+
+if $quick; then
+  repeats=1; elb_repeats=1; cb_max=4M; parity_rounds=1
+else
+  repeats=3; elb_repeats=3; cb_max=64M; parity_rounds=3
+fi
+
+echo "make_results: 1/4 the main job" >&2
+main_cmd=(compare "--torch_python=$torch_python" "--repeats=$repeats")
+"$bin/experiments/compare" "--torch_python=$torch_python" \
+  "--repeats=$repeats" --out_dir="$work/main" \
+  --results_md="$work/doc/main.md" >/dev/null
+
+echo "make_results: 2/4 event_loop_bench" >&2
+elb_cmd=(event_loop_bench "--repeats=$elb_repeats")
+"$bin/experiments/bench/event_loop_bench" "--repeats=$elb_repeats" \
+  >"$work/event_loop.md"
+
+echo "make_results: 3/4 collective_bench" >&2
+for loop in paced normal; do
+  "$bin/experiments/bench/collective_bench" --backends=ours,gloo \
+    --min_bytes=4K "--max_bytes=$cb_max" --step_factor=16 --iters=50 \
+    "--gloo_event_loop=$loop" >"$work/collective_$loop.txt"
+done
+
+echo "make_results: 4/4 parity_bench" >&2
+python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
+  "--torch_python=$torch_python" "--rounds=$parity_rounds" \
+  >"$work/parity.md"
+
+# The assembled file: a header, then each section with its command.
+{
+  echo "# ringside results"
+  echo
+  echo "<!-- Written by tools/make_results.sh; do not edit by hand: run it again. -->"
+  echo "Every figure below was measured by \`tools/make_results.sh$( [ "$torch_python" != python3 ] && echo " --torch_python=…")$($quick && echo " --quick")\`"
+  echo "at commit $commit on $(date -u '+%Y-%m-%d %H:%M UTC'), on this machine:"
+  echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')),"
+  echo "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, $(uname -sr)."
+  echo "The sections are, in order: the main job, Gloo's event-loop policies,"
+  echo "ringside's collective against raw Gloo, and parity with what a user"
+  echo "would pick instead."
+  echo
+  echo "## 1. The main job"
+  echo
+  echo "\`${main_cmd[*]}\` (\`tools/run_compare.sh\`'s defaults)."
+  echo
+  # compare's report, its title dropped, its headings one level down.
+  sed -e '1{/^# /d}' -e 's/^## /### /' "$work/doc/main.md"
+  echo
+  echo "## 2. Gloo's event loop: paced, idle, normal"
+  echo
+  echo "\`${elb_cmd[*]}\`: ring at n = 2 on the MLP. quiet: nothing else"
+  echo "runs; threads: every worker's compute threads alone fill the cores;"
+  echo "busy: as many outside busy processes as cores. The default is paced."
+  echo
+  tail -n +2 "$work/event_loop.md"
+  echo
+  echo "## 3. ringside's Gloo collective against raw Gloo, on equal terms"
+  echo
+  echo "\`collective_bench --backends=ours,gloo --min_bytes=4K --max_bytes=$cb_max"
+  echo "--step_factor=16 --iters=50 --gloo_event_loop=paced\` (then \`=normal\`):"
+  echo "both backends' event loops scheduled alike; ours/gloo < 1: ours is faster."
+  for loop in paced normal; do
+    echo
+    echo "Event loops $loop:"
+    echo
+    echo '```'
+    sed -n '/^# time per size/,$p' "$work/collective_$loop.txt"
+    echo '```'
+  done
+  echo
+  echo "## 4. Parity with what users would pick instead"
+  echo
+  echo "\`python3 experiments/bench/parity_bench.py --rounds=$parity_rounds\`"
+  echo "(\`tools/parity_bench.sh\`)."
+  echo
+  cat "$work/parity.md"
+} >"$work/doc/RESULTS.md"
+
+# The images: compare copied its plots beside main.md, into results/.
+out_dir="$(dirname "$out")"
+rm -rf "$out_dir/results"
+if [ -d "$work/doc/results" ]; then cp -r "$work/doc/results" "$out_dir/results"; fi
+cp "$work/doc/RESULTS.md" "$out"
+
+# README.md: the main job's n = 4 utilization table between the markers.
+python3 - "$work/doc/main.md" README.md <<'EOF'
+import re, sys
+main, readme = sys.argv[1], sys.argv[2]
+text = open(main).read()
+m = re.search(r"^## Utilization, n = 4 workers\n\n(.*?)\n\n", text, re.S | re.M)
+if not m:
+    sys.exit("make_results: no n = 4 table in the main job's report")
+table = m.group(1).strip()
+r = open(readme).read()
+begin, end = "<!-- results:n4 -->", "<!-- /results:n4 -->"
+if begin not in r or end not in r:
+    sys.exit("make_results: README.md lacks the results:n4 markers")
+head, rest = r.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(readme, "w").write(head + begin + "\n```\n" + table + "\n```\n" + end + tail)
+EOF
+echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4 table" >&2
