@@ -3,8 +3,11 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace ringside {
 namespace {
@@ -259,7 +262,49 @@ std::string GradientProfileNameList() {
   return absl::StrJoin(GradientProfileNames(), ", ");
 }
 
+namespace {
+
+constexpr absl::string_view kMixPrefix = "tensors:";
+constexpr int64_t kMaxMixTensors = 100000;
+constexpr int64_t kMaxMixElements = int64_t{1} << 31;
+
+absl::StatusOr<GradientProfile> TensorMix(absl::string_view spec) {
+  GradientProfile p;
+  p.name = absl::StrCat(kMixPrefix, spec);
+  p.description = "a tensor mix (--profile=tensors:...)";
+  int64_t total = 0;
+  for (absl::string_view item : absl::StrSplit(spec, ',')) {
+    std::vector<absl::string_view> parts = absl::StrSplit(item, '*');
+    int64_t elements = 0, count = 1;
+    if (parts.size() > 2 || !absl::SimpleAtoi(parts[0], &elements) ||
+        (parts.size() == 2 && !absl::SimpleAtoi(parts[1], &count)) ||
+        elements < 1 || count < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor mix item '", item,
+          "': expected E or E*C (E elements per tensor, C tensors, both "
+          ">= 1)"));
+    }
+    if (count > kMaxMixTensors - p.num_tensors() ||
+        elements > (kMaxMixElements - total) / count) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor mix '", spec, "': more than ", kMaxMixTensors,
+          " tensors or 2^31 elements"));
+    }
+    total += elements * count;
+    for (int64_t i = 0; i < count; ++i) {
+      p.tensors.push_back({absl::StrCat("t", p.tensors.size()), {elements}});
+    }
+  }
+  p.published_parameters = total;
+  return p;
+}
+
+}  // namespace
+
 absl::StatusOr<GradientProfile> FindGradientProfile(absl::string_view name) {
+  if (absl::StartsWith(name, kMixPrefix)) {
+    return TensorMix(name.substr(kMixPrefix.size()));
+  }
   for (const Entry& e : kProfiles) {
     if (name == e.name) return e.build();
   }

@@ -65,8 +65,12 @@ std::vector<std::string> GradientProfileNames();
 // The same, comma-separated (for flag help and error messages).
 std::string GradientProfileNameList();
 
-// Builds the named profile. INVALID_ARGUMENT on an unknown name, listing
-// the known ones (the same answer as an unknown --strategy or --model).
+// Builds the named profile, or a tensor mix spelled "tensors:ITEM,ITEM,..."
+// where ITEM is E (one tensor of E float elements) or E*C (C of them), in
+// definition order, e.g. "tensors:1000000,4096*12,10" (names t0, t1, ...;
+// at most 100000 tensors and 2^31 elements in all). INVALID_ARGUMENT on an
+// unknown name, listing the known ones (the same answer as an unknown
+// --strategy or --model), or on a malformed mix, naming the item.
 absl::StatusOr<GradientProfile> FindGradientProfile(absl::string_view name);
 
 }  // namespace ringside

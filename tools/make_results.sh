@@ -11,14 +11,17 @@
 #   3. collective_bench: ringside's Gloo collective against raw Gloo with
 #      the same event-loop policy, paced and normal;
 #   4. parity_bench: each component beside what a user would pick instead
-#      (the PyTorch pairs say "not run" without torch).
+#      (the PyTorch pairs say "not run" without torch);
+#   5. validate_predictions: the cost model against runs on shaped links
+#      drawn from a seed derived from the commit (needs root and network
+#      namespaces; otherwise the section says why it is missing).
 # It also writes the main job's n = 4 table into README.md between the
 # "results:n4" markers, so the README quotes this file.
 #
 #   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
 #                         [--out=docs/RESULTS.md] [--quick]
-# --quick: fewer repeats and sizes (about 5 minutes on 2 cores instead of
-# about 20): for trying the script, not for the file.
+# --quick: fewer repeats, sizes and configurations (about 10 minutes on 2
+# cores instead of about 40): for trying the script, not for the file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,33 +56,39 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/doc"
 
 if $quick; then
-  repeats=1; elb_repeats=1; cb_max=4M; parity_rounds=1
+  repeats=1; elb_repeats=1; cb_max=4M; parity_rounds=1; vp_configs=1
 else
-  repeats=3; elb_repeats=3; cb_max=64M; parity_rounds=3
+  repeats=3; elb_repeats=3; cb_max=64M; parity_rounds=3; vp_configs=6
 fi
+vp_strategies=sps,dps,ring,fusion,zero2
 
-echo "make_results: 1/4 the main job" >&2
+echo "make_results: 1/5 the main job" >&2
 main_cmd=(compare "--torch_python=$torch_python" "--repeats=$repeats")
 "$bin/experiments/compare" "--torch_python=$torch_python" \
   "--repeats=$repeats" --out_dir="$work/main" \
   --results_md="$work/doc/main.md" >/dev/null
 
-echo "make_results: 2/4 event_loop_bench" >&2
+echo "make_results: 2/5 event_loop_bench" >&2
 elb_cmd=(event_loop_bench "--repeats=$elb_repeats")
 "$bin/experiments/bench/event_loop_bench" "--repeats=$elb_repeats" \
   >"$work/event_loop.md"
 
-echo "make_results: 3/4 collective_bench" >&2
+echo "make_results: 3/5 collective_bench" >&2
 for loop in paced normal; do
   "$bin/experiments/bench/collective_bench" --backends=ours,gloo \
     --min_bytes=4K "--max_bytes=$cb_max" --step_factor=16 --iters=50 \
     "--gloo_event_loop=$loop" >"$work/collective_$loop.txt"
 done
 
-echo "make_results: 4/4 parity_bench" >&2
+echo "make_results: 4/5 parity_bench" >&2
 python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
   "--torch_python=$torch_python" "--rounds=$parity_rounds" \
   >"$work/parity.md"
+
+echo "make_results: 5/5 validate_predictions" >&2
+python3 experiments/bench/validate_predictions.py --bin_dir="$bin" \
+  "--configs=$vp_configs" "--strategies=$vp_strategies" \
+  >"$work/validate.md" || echo "(validate_predictions exited $?)" >>"$work/validate.md"
 
 # The assembled file: a header, then each section with its command.
 {
@@ -92,7 +101,7 @@ python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
   echo "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, $(uname -sr)."
   echo "The sections are, in order: the main job, Gloo's event-loop policies,"
   echo "ringside's collective against raw Gloo, and parity with what a user"
-  echo "would pick instead."
+  echo "would pick instead, and the cost model's predictions out of sample."
   echo
   echo "## 1. The main job"
   echo
@@ -129,6 +138,17 @@ python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
   echo "(\`tools/parity_bench.sh\`)."
   echo
   cat "$work/parity.md"
+  echo
+  echo "## 5. The cost model out of sample"
+  echo
+  echo "\`python3 experiments/bench/validate_predictions.py --configs=$vp_configs"
+  echo "--strategies=$vp_strategies\` (\`tools/validate_predictions.sh\`): the"
+  echo "seed is derived from the commit and printed below; the draws are not"
+  echo "chosen, and a miss stays in the table. Targets: median |error| <= 10%,"
+  echo "p90 <= 20%, the fastest strategy agreeing in >= 80% of configurations."
+  echo
+  sed -e 's/^## Predictions out of sample/Predictions out of sample/' \
+    -e 's/^### /#### /' "$work/validate.md"
 } >"$work/doc/RESULTS.md"
 
 # The images: compare copied its plots beside main.md, into results/.

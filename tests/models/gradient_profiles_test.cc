@@ -159,5 +159,28 @@ TEST(GradientProfilesTest, UnknownNameListsKnownOnes) {
             "bert-base, gpt2, mobilenet_v2)");
 }
 
+// "tensors:E,E*C,...": the tensors in order, named t0, t1, ...; a bad
+// item is refused naming it.
+TEST(GradientProfilesTest, TensorMixSpelledOut) {
+  absl::StatusOr<GradientProfile> p =
+      FindGradientProfile("tensors:1000,64*3,10");
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->num_tensors(), 5);
+  EXPECT_EQ(p->num_parameters(), 1000 + 3 * 64 + 10);
+  EXPECT_EQ(p->published_parameters, p->num_parameters());
+  EXPECT_EQ(p->tensors[0].first, "t0");
+  EXPECT_EQ(p->tensors[3].second, std::vector<int64_t>{64});
+  EXPECT_EQ(p->tensors[4].first, "t4");
+  ASSERT_TRUE(p->Layout().ok());
+  for (const char* bad : {"tensors:", "tensors:0", "tensors:5*0", "tensors:x",
+                          "tensors:4*2*2", "tensors:3000000000",
+                          "tensors:1*200000"}) {
+    absl::StatusOr<GradientProfile> refused = FindGradientProfile(bad);
+    EXPECT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace ringside

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""validate_predictions: the cost model's predictions tested out of sample.
+
+  tools/validate_predictions.sh [--seed=N] [--configs=12]
+  python3 experiments/bench/validate_predictions.py --bin_dir=bazel-bin
+
+Draws configurations from a seeded generator -- a gradient profile or a
+random tensor mix (worker --profile=tensors:...), a shaped link of 0.05-10
+Gbit/s with 0-2 ms latency, n = 2-4 workers, K = 1-4 servers, a ring bucket
+and a fusion threshold, 1-2 accumulation steps, emulated compute -- sized so
+that the model's bytes take at most --max_link_s on the link per step (each
+configuration finishes within a bounded time). For each it runs compare on
+that link (every strategy below at that n, --repeats=2) and reads each
+row's predicted and measured step (compare.json's cost_model.runs: the
+predictions come from the baseline's compute, the link's probe and the
+calibration, never from the row's own run). It prints, per strategy and
+overall, the median and 90th-percentile |error| over the counted rows, how
+often the predicted fastest strategy is the measured fastest within its
+measured spread, and the mean Spearman rank correlation of predicted and
+measured steps per configuration. Configurations whose link is not the
+bottleneck (the link's seconds for the model's bytes under half the
+emulated compute) are labelled core-bound and reported apart.
+
+The seed defaults to one derived from the checked-out commit, printed in
+the output: a fresh draw per commit, reported as drawn, never redrawn.
+Needs root and network namespaces (compare's shaped links).
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+STRATEGIES = ["sps", "dps", "ring", "fusion", "ring_fp16", "zero1",
+              "zero2", "zero3"]
+PROFILES = {  # parameters (float32), for sizing
+    "mobilenet_v2": 3504872,
+    "resnet50": 25557032,
+}
+
+
+def commit_seed(repo_dir):
+    """A seed from the checked-out commit (its first 8 hex digits)."""
+    try:
+        sha = subprocess.run(["git", "-C", repo_dir, "rev-parse", "HEAD"],
+                             capture_output=True, text=True,
+                             check=True).stdout.strip()
+        return int(sha[:8], 16)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return 1
+
+
+def tensor_mix(rng, total_elements):
+    """A random mix of 3-40 tensors summing to about total_elements: a few
+    large ones and many small ones, as real networks have."""
+    count = rng.randint(3, 40)
+    weights = [rng.paretovariate(1.2) for _ in range(count)]
+    scale = total_elements / sum(weights)
+    sizes = [max(16, int(w * scale)) for w in weights]
+    return "tensors:" + ",".join(str(s) for s in sizes), sum(sizes)
+
+
+def draw(rng, max_link_s):
+    """One configuration: link, n, K, model, compute, bucket, fusion, k."""
+    gbit = math.exp(rng.uniform(math.log(0.05), math.log(10.0)))
+    latency_us = rng.choice([0, 0, 50, 200, 500, 1000, 2000])
+    bytes_per_s = gbit * 1e9 / 8
+    # The model's bytes over the link within [0.1, 1] x max_link_s.
+    budget_bytes = bytes_per_s * max_link_s * rng.uniform(0.1, 1.0)
+    fitting = [p for p, params in PROFILES.items()
+               if 4 * params <= budget_bytes]
+    if fitting and rng.random() < 0.4:
+        profile = rng.choice(fitting)
+        elements = PROFILES[profile]
+    else:
+        profile, elements = tensor_mix(rng, max(4096, budget_bytes / 4))
+    link_s = 4 * elements / bytes_per_s
+    return {
+        "link_gbit": round(gbit, 4),
+        "latency_us": latency_us,
+        "workers": rng.randint(2, 4),
+        "servers": rng.randint(1, 4),
+        "profile": profile,
+        "model_bytes": 4 * elements,
+        "link_s": link_s,
+        # Compute from a tenth to twice the link's seconds.
+        "compute_ms": round(1000 * link_s * rng.uniform(0.1, 2.0), 2),
+        "ring_bucket_kb": rng.choice([0, 1024, 4096, 25600]),
+        "fusion_threshold_mb": rng.choice([4, 16, 64]),
+        "accumulate_steps": rng.choice([1, 1, 2]),
+    }
+
+
+def core_bound(config):
+    """The link is not the bottleneck: its seconds for the model's bytes
+    are under half the emulated compute."""
+    return config["link_s"] < 0.5 * config["compute_ms"] / 1000
+
+
+def compare_args(config, out_dir, strategies):
+    return ["--model=synthetic", f"--profile={config['profile']}",
+            f"--emulated_compute_ms={config['compute_ms']}",
+            f"--workers={config['workers']}",
+            f"--servers={config['servers']}",
+            f"--link_gbit={config['link_gbit']}",
+            f"--link_latency_us={config['latency_us']}",
+            "--strategies=" + ",".join(strategies),
+            "--repeats=2", "--min_window_s=1", "--min_window_steps=10",
+            "--steps=8", "--warmup_steps=3", "--eval_every=0",
+            f"--accumulate_steps={config['accumulate_steps']}",
+            "--plots=false", "--noddp", f"--out_dir={out_dir}", "--",
+            f"--ring_bucket_kb={config['ring_bucket_kb']}",
+            f"--fusion_threshold_bytes={config['fusion_threshold_mb'] << 20}"]
+
+
+def rows_of(report, workers):
+    """(strategy, predicted, measured, runs) of the counted rows at n."""
+    rows = []
+    for r in report.get("cost_model", {}).get("runs", []):
+        if r.get("workers") != workers or not r.get("counted"):
+            continue
+        runs = r.get("measured_step_runs_s") or [r["measured_step_s"]]
+        rows.append((r["strategy"], r["predicted_step_s"],
+                     r["measured_step_s"], runs))
+    return rows
+
+
+def percentile(values, q):
+    """The q-quantile (0..1) by linear interpolation; None when empty."""
+    if not values:
+        return None
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def ranks(values):
+    """Average ranks (1-based) with ties sharing their mean rank."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(xs, ys):
+    """Spearman's rank correlation; None for fewer than 2 values or no
+    variation."""
+    if len(xs) < 2:
+        return None
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.mean(rx), statistics.mean(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    if sxx == 0 or syy == 0:
+        return None
+    return sxy / math.sqrt(sxx * syy)
+
+
+def fastest_agrees(rows):
+    """Whether the predicted fastest strategy is the measured fastest
+    within its spread: its measured step at most the slowest run of the
+    measured fastest. None for fewer than 2 rows."""
+    if len(rows) < 2:
+        return None
+    predicted = min(rows, key=lambda r: r[1])
+    measured = min(rows, key=lambda r: r[2])
+    return predicted[2] <= max(measured[3])
+
+
+def summarize(results):
+    """The report's lines from [(config, rows)]: per strategy and overall
+    median and p90 |error|, agreement and rank correlation, link-bound and
+    core-bound apart."""
+    lines = []
+    for label, bound in (("link-bound", False), ("core-bound", True)):
+        chosen = [(c, rows) for c, rows in results if core_bound(c) == bound]
+        lines.append(f"### {label} configurations: {len(chosen)}")
+        lines.append("")
+        if not chosen:
+            continue
+        errors = {}
+        for _, rows in chosen:
+            for s, predicted, measured, _ in rows:
+                errors.setdefault(s, []).append(
+                    abs(predicted - measured) / measured)
+        lines.append("| Strategy | Rows | Median abs error | p90 abs error |")
+        lines.append("| :-- | --: | --: | --: |")
+        every = []
+        for s in sorted(errors):
+            e = errors[s]
+            every += e
+            lines.append(f"| {s} | {len(e)} | {100 * percentile(e, 0.5):.1f}% "
+                         f"| {100 * percentile(e, 0.9):.1f}% |")
+        if every:
+            lines.append(f"| all | {len(every)} | "
+                         f"{100 * percentile(every, 0.5):.1f}% | "
+                         f"{100 * percentile(every, 0.9):.1f}% |")
+        agree = [a for a in (fastest_agrees(rows) for _, rows in chosen)
+                 if a is not None]
+        rhos = [r for r in (spearman([x[1] for x in rows],
+                                     [x[2] for x in rows])
+                            for _, rows in chosen) if r is not None]
+        lines.append("")
+        if agree:
+            lines.append(f"Fastest strategy agrees (predicted fastest within "
+                         f"the measured fastest's spread): {sum(agree)} of "
+                         f"{len(agree)} ({100 * sum(agree) / len(agree):.0f}%).")
+        if rhos:
+            lines.append(f"Rank correlation (Spearman, per configuration): "
+                         f"mean {statistics.mean(rhos):.2f}, lowest "
+                         f"{min(rhos):.2f}.")
+        lines.append("")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin_dir", default="bazel-bin")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="default: from the checked-out commit")
+    ap.add_argument("--configs", type=int, default=12)
+    ap.add_argument("--max_link_s", type=float, default=0.15,
+                    help="the most seconds the model's bytes take on a link")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--timeout_s", type=int, default=600,
+                    help="bound on one configuration's compare")
+    ap.add_argument("--json_out", default="")
+    args = ap.parse_args()
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    seed = args.seed if args.seed is not None else commit_seed(repo)
+    rng = random.Random(seed)
+    strategies = ["baseline"] + [s for s in args.strategies.split(",") if s]
+    results, failed, record = [], [], []
+    for i in range(args.configs):
+        config = draw(rng, args.max_link_s)
+        print(f"[{i + 1}/{args.configs}] {json.dumps(config)}",
+              file=sys.stderr)
+        with tempfile.TemporaryDirectory() as out:
+            cmd = [os.path.join(args.bin_dir, "experiments/compare")] + \
+                compare_args(config, out, strategies)
+            try:
+                subprocess.run(cmd, check=False, timeout=args.timeout_s,
+                               stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+                report = json.load(open(os.path.join(out, "compare.json")))
+            except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+                failed.append((config, str(e)[:200]))
+                continue
+        nets = {r.get("network", "") for r in report.get("runs", [])}
+        if not any(str(n).startswith("netns") for n in nets):
+            failed.append((config, "the link was not shaped: "
+                           + "; ".join(sorted(map(str, nets)))[:200]))
+            continue
+        rows = rows_of(report, config["workers"])
+        results.append((config, rows))
+        record.append({"config": config, "rows": rows})
+    print(f"## Predictions out of sample (seed {seed})")
+    print()
+    print(f"`validate_predictions.py --seed={seed} --configs={args.configs} "
+          f"--max_link_s={args.max_link_s}`: {len(results)} configurations "
+          f"ran, {len(failed)} failed; strategies "
+          f"{', '.join(strategies[1:])}; emulated compute on shaped links; "
+          "each row's prediction from the baseline's compute, the link's "
+          "probe and the calibration.")
+    print()
+    for line in summarize(results):
+        print(line)
+    for config, why in failed:
+        print(f"- failed: {json.dumps(config)}: {why}")
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump({"seed": seed, "results": record,
+                       "failed": [{"config": c, "why": w}
+                                  for c, w in failed]}, f, indent=2)
+    return 1 if failed and not results else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""experiments/bench/validate_predictions.py's pure parts: the draws stay
+within their bounds, and the statistics are the textbook ones."""
+
+import importlib.util
+import os
+import random
+import unittest
+
+SCRIPT = os.path.join(os.environ.get("TEST_SRCDIR", ""), "ringside",
+                      "experiments", "bench", "validate_predictions.py")
+if not os.path.exists(SCRIPT):  # run by hand from the checkout
+    SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..",
+                          "experiments", "bench", "validate_predictions.py")
+spec = importlib.util.spec_from_file_location("vp", SCRIPT)
+vp = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(vp)
+
+
+class DrawTest(unittest.TestCase):
+    def test_draws_stay_within_their_bounds(self):
+        rng = random.Random(7)
+        profiles = set()
+        for _ in range(300):
+            c = vp.draw(rng, 0.15)
+            self.assertGreaterEqual(c["link_gbit"], 0.05 * 0.999)
+            self.assertLessEqual(c["link_gbit"], 10 * 1.001)
+            self.assertIn(c["latency_us"], range(0, 2001))
+            self.assertIn(c["workers"], (2, 3, 4))
+            self.assertIn(c["servers"], (1, 2, 3, 4))
+            self.assertIn(c["accumulate_steps"], (1, 2))
+            # The model's bytes take at most about max_link_s on the link
+            # (a mix's floor of 4096 elements aside).
+            self.assertLessEqual(c["link_s"],
+                                 0.15 * 1.05 + 16384 * 8 / (c["link_gbit"] * 1e9))
+            self.assertGreater(c["compute_ms"], 0)
+            profiles.add(c["profile"].split(":")[0])
+        self.assertIn("tensors", profiles)
+        self.assertTrue(profiles & set(vp.PROFILES))
+
+    def test_the_same_seed_draws_the_same(self):
+        a = [vp.draw(random.Random(3), 0.1) for _ in range(1)]
+        b = [vp.draw(random.Random(3), 0.1) for _ in range(1)]
+        self.assertEqual(a, b)
+
+    def test_tensor_mix_sums_to_its_elements(self):
+        spec, total = vp.tensor_mix(random.Random(1), 1e6)
+        sizes = [int(x) for x in spec[len("tensors:"):].split(",")]
+        self.assertEqual(sum(sizes), total)
+        self.assertGreaterEqual(len(sizes), 3)
+        self.assertTrue(all(s >= 16 for s in sizes))
+
+    def test_compare_args_carry_the_configuration(self):
+        c = vp.draw(random.Random(5), 0.1)
+        args = vp.compare_args(c, "/tmp/x", ["baseline", "ring"])
+        self.assertIn(f"--link_gbit={c['link_gbit']}", args)
+        self.assertIn(f"--workers={c['workers']}", args)
+        self.assertIn("--strategies=baseline,ring", args)
+        self.assertIn("--noddp", args)
+        # Worker flags after "--".
+        self.assertGreater(args.index(f"--ring_bucket_kb={c['ring_bucket_kb']}"),
+                           args.index("--"))
+
+
+class StatisticsTest(unittest.TestCase):
+    def test_spearman(self):
+        self.assertAlmostEqual(vp.spearman([1, 2, 3, 4], [10, 20, 30, 40]), 1)
+        self.assertAlmostEqual(vp.spearman([1, 2, 3, 4], [4, 3, 2, 1]), -1)
+        self.assertAlmostEqual(vp.spearman([1, 2, 3], [1, 3, 2]), 0.5)
+        self.assertIsNone(vp.spearman([1], [1]))
+        self.assertIsNone(vp.spearman([1, 1], [1, 2]))
+        self.assertEqual(vp.ranks([5, 1, 5, 3]), [3.5, 1, 3.5, 2])
+
+    def test_percentile(self):
+        self.assertEqual(vp.percentile([3, 1, 2], 0.5), 2)
+        self.assertAlmostEqual(vp.percentile([0, 10], 0.9), 9)
+        self.assertIsNone(vp.percentile([], 0.5))
+
+    def test_fastest_agrees_within_the_spread(self):
+        # (strategy, predicted, measured, runs)
+        rows = [("a", 1.0, 2.0, [2.0, 2.2]), ("b", 1.5, 1.9, [1.8, 2.1])]
+        self.assertTrue(vp.fastest_agrees(rows))   # 2.0 <= 2.1
+        rows = [("a", 1.0, 2.5, [2.5]), ("b", 1.5, 1.9, [1.8, 2.1])]
+        self.assertFalse(vp.fastest_agrees(rows))  # 2.5 > 2.1
+        self.assertIsNone(vp.fastest_agrees(rows[:1]))
+
+    def test_summary_separates_core_bound_configurations(self):
+        link = {"link_s": 0.1, "compute_ms": 10}
+        core = {"link_s": 0.001, "compute_ms": 10}
+        rows = [("ring", 1.1, 1.0, [1.0]), ("sps", 2.0, 2.0, [2.0])]
+        text = "\n".join(vp.summarize([(link, rows), (core, rows)]))
+        self.assertIn("### link-bound configurations: 1", text)
+        self.assertIn("### core-bound configurations: 1", text)
+        self.assertIn("| ring | 1 | 10.0% | 10.0% |", text)
+        self.assertIn("| all | 2 | 5.0% |", text)
+        self.assertIn("1 of 1 (100%)", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
