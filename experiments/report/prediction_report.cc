@@ -245,7 +245,10 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
       "DDP's rows), what a user has before the run; error = (predicted − "
       "measured) / measured step time. Explained: the same formula from the "
       "row's own measured compute (its slowest rank's), which already holds "
-      "whatever the run's communication cost the compute.\n\n",
+      "whatever the run's communication cost the compute. Step − own "
+      "compute: what synchronizing cost a step beyond the row's own compute, "
+      "so that a slower compute (PyTorch's eager, for the DDP rows) does "
+      "not read as synchronization overhead.\n\n",
       b, link.latency_s * 1e6, link_source,
       link.fusion_threshold_bytes / (1 << 20), link.cycle_s * 1e3,
       link.overlap,
@@ -264,7 +267,7 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
        "Predicted step (ms)",
        repeated ? "Measured step, median run (ms)" : "Measured step (ms)",
        "Error", "Own compute (ms)", "Explained step (ms)", "Explained error",
-       "Predicted util.", "Measured util."}};
+       "Predicted util.", "Measured util.", "Step − own compute (ms)"}};
   if (repeated) {
     cells[0].insert(cells[0].begin() + 7, "Runs: fastest–slowest (ms)");
   }
@@ -284,7 +287,8 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
          Ms(r.own_compute_s), r.explained ? Ms(r.explained->step_s) : "-",
          signed_percent(r.explained_error),
          p ? Percent(r.prediction->utilization) : "-",
-         Percent(r.measured_utilization)});
+         Percent(r.measured_utilization),
+         Ms(r.measured_step_s - r.own_compute_s)});
     if (repeated) {
       cells.back().insert(cells.back().begin() + 7, RunRange(r));
     }
@@ -404,6 +408,7 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
          {"error", r.error ? json(*r.error) : json()},
          {"explained_step_s",
           r.explained ? json(r.explained->step_s) : json()},
+         {"overhead_s", r.measured_step_s - r.own_compute_s},
          {"explained_error",
           r.explained_error ? json(*r.explained_error) : json()},
          {"counted", r.error.has_value() && r.not_counted.empty()},

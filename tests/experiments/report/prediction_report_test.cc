@@ -275,12 +275,14 @@ TEST(PredictionReportTest, MarkdownLinePerRunWithTheError) {
                             "|                   20.00 |               20.00 "
                             "|              20.00 | +0% * |            20.00 "
                             "|               20.00 |             +0% "
-                            "|            100% |           100% |\n"));
+                            "|            100% |           100% "
+                            "|                    0.00 |\n"));
   EXPECT_THAT(md, HasSubstr("| Ring          |   2 |      0 |        ring "
                             "|                   20.00 |               21.20 "
                             "|              26.50 |  -20% |            20.00 "
                             "|               21.20 |            -20% "
-                            "|             94% |            75% |\n"));
+                            "|             94% |            75% "
+                            "|                    6.50 |\n"));
   const nlohmann::json j = PredictionJson(runs, Link(), "given");
   EXPECT_DOUBLE_EQ(j["link"]["bandwidth_Bps"].get<double>(), 1e9);
   EXPECT_NEAR(j["runs"][1]["predicted_step_s"].get<double>(), 0.0212, 1e-12);
@@ -357,6 +359,11 @@ TEST(PredictionReportTest, RowsArePredictedFromTheBaselinesCompute) {
   const std::string md = PredictionMarkdown(runs, Link(), "given");
   EXPECT_THAT(md, HasSubstr("| Own compute (ms) | Explained step (ms) | "
                             "Explained error |"));
+  // The per-step overhead beside it, the same for ringside's rows and
+  // PyTorch DDP's: measured step − own compute (28 − 26 ms).
+  EXPECT_THAT(md, HasSubstr("| Step − own compute (ms) |"));
+  EXPECT_THAT(md, HasSubstr("|                    2.00 |"));
+  EXPECT_NEAR(j["overhead_s"].get<double>(), 0.002, 1e-12);
   EXPECT_THAT(md, HasSubstr("Predicted within 20% of the measured step: 0 "
                             "of 1 counted rows"));
   EXPECT_THAT(md, HasSubstr("Explained (each row's own compute) within 20% "
