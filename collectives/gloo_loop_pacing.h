@@ -59,9 +59,10 @@ struct GlooLoopStats {
   int threads = 0;         // Gloo loop threads seen (that called epoll_wait)
   int64_t calls = 0;       // their epoll_wait calls
   int64_t pauses = 0;      // the calls the brake delayed
-  double wait_s = 0;       // runnable but waiting for a core (schedstat);
-                           // -1 where the kernel has no schedstat
-  double cpu_s = 0;        // on a core (schedstat); -1 likewise
+  // From /proc/self/task/<tid>/schedstat; a thread that has ended, or a
+  // kernel without schedstat, adds nothing.
+  double wait_s = 0;       // runnable but waiting for a core
+  double cpu_s = 0;        // on a core
 };
 GlooLoopStats ReadGlooLoopStats();
 

@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/stopwatch.h"
 
 namespace ringside {
 namespace {
@@ -64,7 +64,9 @@ double OwnCpuSeconds() {
   double total = 0;
   for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
     rusage u{};
-    if (getrusage(who, &u) == 0) total += Seconds(u.ru_utime) + Seconds(u.ru_stime);
+    if (getrusage(who, &u) == 0) {
+      total += Seconds(u.ru_utime) + Seconds(u.ru_stime);
+    }
   }
   return total;
 }
@@ -75,9 +77,7 @@ absl::StatusOr<CpuSnapshot> TakeCpuSnapshot() {
   if (!machine.ok()) return machine.status();
   s.machine = *machine;
   s.own_s = OwnCpuSeconds();
-  s.at_s = std::chrono::duration<double>(
-               std::chrono::steady_clock::now().time_since_epoch())
-               .count();
+  s.at_s = NowSeconds();
   return s;
 }
 
@@ -85,7 +85,8 @@ OtherCpuLoad OtherCpuBetween(const CpuSnapshot& before,
                              const CpuSnapshot& after) {
   OtherCpuLoad load;
   const double wall = after.at_s - before.at_s;
-  const double tick = 1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
+  const double tick =
+      1.0 / static_cast<double>(std::max(1L, sysconf(_SC_CLK_TCK)));
   if (wall < tick) return load;
   const double machine = after.machine.busy_s - before.machine.busy_s;
   const double own = after.own_s - before.own_s;

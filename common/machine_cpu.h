@@ -40,7 +40,7 @@ double OwnCpuSeconds();
 struct CpuSnapshot {
   MachineCpuTimes machine;
   double own_s = 0;
-  double at_s = 0;  // steady clock, seconds
+  double at_s = 0;  // NowSeconds() (common/stopwatch.h)
 };
 absl::StatusOr<CpuSnapshot> TakeCpuSnapshot();
 

@@ -102,10 +102,10 @@ ABSL_FLAG(int, repeats, 3,
           "with the baseline in every round, without evaluation: each "
           "measures a window of at least --min_window_s and "
           "--min_window_steps steps (after --warmup_steps) sized from the "
-          "row's fastest step so far. Each row is its median timing run by step "
-          "time, whole, with the training run's loss curve; the tables give "
-          "the slowest and fastest run and the spread. 0: the training run "
-          "alone (--steps steps) sets the row, a quick look, not a "
+          "row's fastest step so far. Each row is its median timing run by "
+          "step time, whole, with the training run's loss curve; the tables "
+          "give the slowest and fastest run and the spread. 0: the training "
+          "run alone (--steps steps) sets the row, a quick look, not a "
           "measurement.");
 ABSL_FLAG(double, min_window_s, 2.0,
           "The shortest measured window of a timing run (s), see --repeats.");

@@ -16,7 +16,7 @@
 // then at least the deadline over the steps) and not run again.
 //
 //   event_loop_bench --strategy=ring --workers=2 --steps=150 --repeats=3
-//     [--json_out=out/event_loop.json] -- --model=mlp   (after --: worker flags)
+//     [--json_out=out/event_loop.json] -- --model=mlp   (after --: workers')
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -40,6 +40,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "common/stopwatch.h"
 #include "experiments/job/job_binaries.h"
 #include "experiments/job/local_job.h"
 
@@ -152,12 +153,6 @@ RunResult RunOnce(const std::string& worker_bin, const std::string& policy,
   return run;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int Run(const char* argv0, const std::vector<std::string>& extra) {
   absl::StatusOr<std::string> worker_bin = WorkerBinary(argv0);
   if (!worker_bin.ok()) {
@@ -253,10 +248,12 @@ int Run(const char* argv0, const std::vector<std::string>& extra) {
         range = absl::StrFormat("%zu of %d finished", s.size(), repeats);
       }
       if (!s.empty()) {
-        if (!starved[key]) step_cell = absl::StrFormat("%.2f", 1000 * median[policy]);
-        range = absl::StrFormat(
-            "%.2f–%.2f (%zu runs)", 1000 * *std::min_element(s.begin(), s.end()),
-            1000 * *std::max_element(s.begin(), s.end()), s.size());
+        if (!starved[key]) {
+          step_cell = absl::StrFormat("%.2f", 1000 * median[policy]);
+        }
+        const auto [fastest, slowest] = std::minmax_element(s.begin(), s.end());
+        range = absl::StrFormat("%.2f–%.2f (%zu runs)", 1000 * *fastest,
+                                1000 * *slowest, s.size());
         wait = absl::StrFormat("%.2f", 1000 * Median(waits[key]));
       }
       if (median.count(policy) && better) {
