@@ -10,6 +10,7 @@
 #include "common/process_memory.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/gradient_ready_times.h"
 #include "worker/host_backend.h"
 #include "worker/run_metrics.h"
 
@@ -285,7 +286,12 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   const int64_t k = job.options.accumulate_steps;
   const int64_t pass_batch = b * job.rank.world_size;  // N*b, one pass
   RunMetrics metrics(pass_batch * k, job.options.warmup_steps);
-  const GradientReadyFn on_ready = [&strategy](int i) {
+  // When each gradient became ready (host clocks only: on a device a
+  // report means queued kernels), for the cost model's overlap.
+  GradientReadyTimes ready_times(context.layout);
+  const bool time_readiness = context.device == Device::kCpu;
+  const GradientReadyFn on_ready = [&](int i) {
+    if (time_readiness) ready_times.Mark(i, NowSeconds());
     strategy.OnGradientReady(i);
   };
   // The last of k > 1 passes: each gradient folded before the strategy
@@ -294,7 +300,9 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   const GradientReadyFn fold_then_ready = [&](int i) {
     if (!fold_error.ok()) return;
     fold_error = backend.FoldStashedGradient(i, static_cast<int>(k));
-    if (fold_error.ok()) strategy.OnGradientReady(i);
+    if (!fold_error.ok()) return;
+    if (time_readiness) ready_times.Mark(i, NowSeconds());
+    strategy.OnGradientReady(i);
   };
   const GradientReadyFn no_sync;  // passes before the last: no strategy
   Batch batch;
@@ -330,7 +338,10 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
           (step * k + pass) * pass_batch + job.rank.rank * b, b, &batch));
       const double pass_start = NowSeconds();
       const double pass_cpu_start = ThreadCpuSeconds();
-      if (pass == 0) t.compute_start = pass_start;
+      if (pass == 0) {
+        t.compute_start = pass_start;
+        ready_times.BeginStep(pass_start, step >= job.options.warmup_steps);
+      }
       stretch.BeginPass(scaled ? 1.0 : factor, pass_start);
       RS_ASSIGN_OR_RETURN(
           double loss, backend.ForwardBackward(
@@ -401,6 +412,11 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       FinalRecord(job, backend.model_name(), context.layout.total_bytes(),
                   strategy.start_step(), result.eval_loss, backend.StashBytes(),
                   metrics, backend.RecordFields());
+  if (time_readiness) {
+    if (nlohmann::json ready = ready_times.Json(); !ready.is_null()) {
+      result.final_record["gradient_ready"] = std::move(ready);
+    }
+  }
   if (job.stragglers.any()) {
     result.final_record["stragglers"] = job.stragglers.Describe();
     result.final_record["straggler_mode"] = tally.Mode();
