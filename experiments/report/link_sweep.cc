@@ -36,6 +36,7 @@ bool TiesWithFastest(const std::vector<LabelThroughput>& list,
 // Keeps the largest throughput per label (first-seen order), then sorts
 // fastest first, stably.
 void AddThroughput(const std::string& label, double throughput,
+                   const std::string& updates,
                    std::vector<LabelThroughput>* list) {
   if (!(throughput > 0) || !std::isfinite(throughput)) return;
   for (LabelThroughput& t : *list) {
@@ -44,7 +45,16 @@ void AddThroughput(const std::string& label, double throughput,
       return;
     }
   }
-  list->push_back({label, throughput});
+  list->push_back({label, throughput, updates});
+}
+
+// The exact entries of `list`, in order.
+std::vector<LabelThroughput> ExactOnly(const std::vector<LabelThroughput>& list) {
+  std::vector<LabelThroughput> out;
+  for (const LabelThroughput& t : list) {
+    if (t.exact()) out.push_back(t);
+  }
+  return out;
 }
 
 void SortFastestFirst(std::vector<LabelThroughput>* list) {
@@ -156,14 +166,15 @@ PointThroughputs ThroughputsAt(const LinkSweepPoint& point, int n,
   PointThroughputs out;
   for (const ReportRow& r : point.rows) {
     if (r.workers() == n) {
-      AddThroughput(ParallelTypeLabel(r), r.throughput, &out.measured);
+      AddThroughput(ParallelTypeLabel(r), r.throughput, RowUpdatesLabel(r),
+                    &out.measured);
     }
   }
   for (const PredictedRun& run : point.predicted) {
     if (run.workers != n) continue;
     const std::optional<double> t =
         PredictedThroughput(point, run, batch_per_worker);
-    if (t) AddThroughput(run.parallel_type, *t, &out.predicted);
+    if (t) AddThroughput(run.parallel_type, *t, run.updates, &out.predicted);
   }
   SortFastestFirst(&out.measured);
   SortFastestFirst(&out.predicted);
@@ -180,9 +191,13 @@ Crossover CrossoverTable(const std::vector<LinkSweepPoint>& points,
   ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
   for (const LinkSweepPoint& point : points) {
     for (int n : ns) {
-      const PointThroughputs t =
+      const PointThroughputs all =
           ThroughputsAt(point, n, table.batch_per_worker);
-      if (t.measured.empty() && t.predicted.empty()) continue;
+      if (all.measured.empty() && all.predicted.empty()) continue;
+      // Exact strategies are ranked; a lossy or stale one is named apart.
+      PointThroughputs t;
+      t.measured = ExactOnly(all.measured);
+      t.predicted = ExactOnly(all.predicted);
       CrossoverRow row;
       row.link = point.link;
       row.measured = point.measured;
@@ -208,6 +223,16 @@ Crossover CrossoverTable(const std::vector<LinkSweepPoint>& points,
         row.predicted_tie =
             Ties(row.predicted_throughput, row.predicted_runner_up_throughput);
       }
+      for (const LabelThroughput& m : all.measured) {
+        if (m.exact()) continue;
+        if (row.fastest.empty() ||
+            (m.throughput > row.fastest_throughput &&
+             !Ties(m.throughput, row.fastest_throughput))) {
+          row.faster_not_exact = absl::StrCat(m.label, ", ", m.updates);
+          row.faster_not_exact_throughput = m.throughput;
+        }
+        break;  // the fastest of them decides
+      }
       if (row.fastest.empty() || row.predicted_fastest.empty()) {
         row.agree = "-";
       } else {
@@ -225,7 +250,9 @@ Crossover CrossoverTable(const std::vector<LinkSweepPoint>& points,
 std::string CrossoverMarkdown(const Crossover& table) {
   std::vector<std::vector<std::string>> cells = {
       {"Link", "n", "Fastest (measured)", "Throughput (samples/s)", "Runner-up",
-       "Margin", "Fastest (predicted)", "Predicted (samples/s)", "Agree"}};
+       "Margin", "Fastest (predicted)", "Predicted (samples/s)", "Agree",
+       "Faster, not exact (measured)"}};
+  bool inexact = false;
   bool unmeasured = false;
   for (const CrossoverRow& r : table.rows) {
     std::string link = LinkLabel(r.link);
@@ -242,9 +269,22 @@ std::string CrossoverMarkdown(const Crossover& table) {
          r.margin ? absl::StrFormat("%.2f×", *r.margin) : "-",
          p ? absl::StrCat(r.predicted_fastest, r.predicted_tie ? " (tie)" : "")
            : "-",
-         p ? Throughput(r.predicted_throughput) : "-", r.agree});
+         p ? Throughput(r.predicted_throughput) : "-", r.agree,
+         r.faster_not_exact.empty()
+             ? "-"
+             : absl::StrCat(r.faster_not_exact, ": ",
+                            Throughput(r.faster_not_exact_throughput))});
+    inexact = inexact || !r.faster_not_exact.empty();
   }
   std::string out = MarkdownGrid(cells);
+  absl::StrAppend(
+      &out,
+      "\nThe fastest, runner-up and predicted fastest are exact strategies "
+      "(the same update as one worker on the whole batch). ",
+      inexact ? "A lossy or stale one that was faster is named in the last "
+                "column: its samples can buy less loss, which the time to "
+                "the target loss (the loss tables) weighs.\n"
+              : "No lossy or stale strategy was faster.\n");
   if (unmeasured) {
     absl::StrAppend(
         &out,
@@ -258,7 +298,8 @@ std::string CrossoverCsv(const Crossover& table) {
   std::string out =
       "link_gbit,link_latency_us,link,measured,dir,workers,fastest,"
       "fastest_throughput,runner_up,runner_up_throughput,margin,tie,"
-      "predicted_fastest,predicted_throughput,predicted_tie,agree\n";
+      "predicted_fastest,predicted_throughput,predicted_tie,agree,"
+      "faster_not_exact,faster_not_exact_throughput\n";
   for (const CrossoverRow& r : table.rows) {
     const bool m = !r.fastest.empty(), p = !r.predicted_fastest.empty();
     const std::vector<std::string> fields = {
@@ -277,7 +318,9 @@ std::string CrossoverCsv(const Crossover& table) {
         CsvField(r.predicted_fastest),
         p ? Csv4(r.predicted_throughput) : "",
         r.predicted_tie ? "true" : "false",
-        r.agree};
+        r.agree,
+        CsvField(r.faster_not_exact),
+        r.faster_not_exact.empty() ? "" : Csv4(r.faster_not_exact_throughput)};
     absl::StrAppend(&out, absl::StrJoin(fields, ","), "\n");
   }
   return out;
@@ -313,7 +356,11 @@ json CrossoverJson(const Crossover& table) {
           OrNull(r.predicted_runner_up_throughput,
                  !r.predicted_runner_up.empty())},
          {"predicted_tie", r.predicted_tie},
-         {"agree", r.agree}});
+         {"agree", r.agree},
+         {"faster_not_exact", OrNull(r.faster_not_exact)},
+         {"faster_not_exact_throughput",
+          OrNull(r.faster_not_exact_throughput,
+                 !r.faster_not_exact.empty())}});
   }
   return out;
 }

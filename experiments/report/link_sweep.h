@@ -29,6 +29,12 @@
 //    with throughput > 0 and step_s > 0: throughput × step_s / workers();
 //    with neither, such runs have no predicted throughput.
 //
+// Exact strategies only are ranked (fastest, runner-up, predicted
+// fastest): a lossy or stale one (RowUpdatesLabel; ring_fp16, async_ps
+// with τ ≥ 1) is named apart, as faster_not_exact, where its measured
+// throughput beats the fastest exact one's beyond a tie; the plots draw
+// every strategy.
+//
 // Ties: two throughputs tie when the larger is within 2% of the smaller
 // (larger / smaller <= 1.02, kCrossoverTie); the fastest is then marked
 // "(tie)". The two fastest agree ("yes") when the predicted fastest ties
@@ -102,6 +108,10 @@ struct LinkSweepPoint {
 struct LabelThroughput {
   std::string label;  // ParallelTypeLabel
   double throughput = 0;
+  // Its updates against one worker's (RowUpdatesLabel): "exact", or what
+  // makes them differ.
+  std::string updates = "exact";
+  bool exact() const { return updates == "exact"; }
 };
 
 struct PointThroughputs {
@@ -142,6 +152,11 @@ struct CrossoverRow {
   double predicted_runner_up_throughput = 0;
   bool predicted_tie = false;
   std::string agree;  // "yes", "no" or "-"
+  // The fastest lossy or stale strategy measured, where it beats the
+  // fastest exact one beyond a tie: "Async PS (τ=2), stale (τ=2)" ("" and
+  // 0: none).
+  std::string faster_not_exact;
+  double faster_not_exact_throughput = 0;
 };
 
 struct Crossover {
@@ -157,7 +172,8 @@ Crossover CrossoverTable(const std::vector<LinkSweepPoint>& points,
                          double batch_per_worker = 0);
 
 // Markdown table: Link | n | Fastest (measured) | Throughput (samples/s) |
-// Runner-up | Margin | Fastest (predicted) | Predicted (samples/s) | Agree.
+// Runner-up | Margin | Fastest (predicted) | Predicted (samples/s) | Agree
+// | Faster, not exact (measured), then a line saying what "exact" means.
 // A tie appends " (tie)" to the fastest; throughputs with 1 decimal, the
 // margin as "1.25×"; "-" where none. An unmeasured point's link reads
 // "<label> (not measured)", and a note after the table says why. Ends in
@@ -167,7 +183,8 @@ std::string CrossoverMarkdown(const Crossover& table);
 // A header line, then one line per row: link_gbit, link_latency_us, link
 // (LinkLabel), measured (true/false), dir, workers, fastest,
 // fastest_throughput, runner_up, runner_up_throughput, margin, tie,
-// predicted_fastest, predicted_throughput, predicted_tie, agree.
+// predicted_fastest, predicted_throughput, predicted_tie, agree,
+// faster_not_exact, faster_not_exact_throughput.
 // Throughputs with 4 decimals, the margin with 4; empty where none.
 std::string CrossoverCsv(const Crossover& table);
 
@@ -177,7 +194,8 @@ std::string CrossoverCsv(const Crossover& table);
 //            "runner_up", "runner_up_throughput", "margin", "tie",
 //            "predicted_fastest", "predicted_throughput",
 //            "predicted_runner_up", "predicted_runner_up_throughput",
-//            "predicted_tie", "agree"}]}; null where none.
+//            "predicted_tie", "agree", "faster_not_exact",
+//            "faster_not_exact_throughput"}]}; null where none.
 nlohmann::json CrossoverJson(const Crossover& table);
 
 // The script drawing the throughput-against-bandwidth plots over `workers`

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -231,19 +232,21 @@ TEST(LinkSweepTest, Markdown) {
   const std::string expected_table = MarkdownGrid(
       {{"Link", "n", "Fastest (measured)", "Throughput (samples/s)",
         "Runner-up", "Margin", "Fastest (predicted)", "Predicted (samples/s)",
-        "Agree"},
+        "Agree", "Faster, not exact (measured)"},
        {"unshaped loopback", "2", "Ring", "1000.0", "SPS", "2.00×", "-", "-",
+        "-", "-"},
+       {"0.1 Gbit/s", "2", "DPS", "120.0", "SPS", "1.50×", "-", "-", "-",
         "-"},
-       {"0.1 Gbit/s", "2", "DPS", "120.0", "SPS", "1.50×", "-", "-", "-"},
        {"0.1 Gbit/s", "4", "SPS", "150.0", "DPS", "1.50×", "DPS (tie)", "160.0",
-        "yes"},
+        "yes", "-"},
        {"1 Gbit/s", "2", "Ring", "200.0", "DPS", "1.33×", "Ring", "256.0",
-        "yes"},
+        "yes", "-"},
        {"1 Gbit/s", "4", "DPS (tie)", "300.0", "Ring", "1.02×", "SPS", "320.0",
-        "no"},
+        "no", "-"},
        {"10 Gbit/s (not measured)", "2", "-", "-", "-", "-", "Ring", "640.0",
-        "-"}});
+        "-", "-"}});
   EXPECT_EQ(md.substr(0, expected_table.size()), expected_table);
+  EXPECT_THAT(md, HasSubstr("No lossy or stale strategy was faster."));
   EXPECT_THAT(md.substr(expected_table.size()),
               HasSubstr("\"not measured\" could not be shaped here"));
   // Without an unmeasured point, no note.
@@ -253,6 +256,34 @@ TEST(LinkSweepTest, Markdown) {
   EXPECT_THAT(md2, Not(HasSubstr("not measured")));
 }
 
+TEST(LinkSweepTest, LossyAndStaleStrategiesAreNamedApartFromTheRanking) {
+  // At 1 Gbit/s, n = 2: async_ps (τ = 2) at 400 and ring_fp16 at 300 beat
+  // Ring's 200, the fastest exact one; the ranking keeps Ring first and
+  // names async_ps, the faster of the two, apart.
+  ReportRow async = Row("async_ps", 2, 400);
+  async.modelled_as = "async_ps";
+  async.staleness = 2;
+  ReportRow fp16 = Row("ring_fp16", 2, 300);
+  fp16.modelled_as = "ring_fp16";
+  const LinkSweepPoint point =
+      Point(1, 0, {Row("sps", 2, 100), Row("ring", 2, 200), async, fp16});
+  const Crossover table = CrossoverTable({point}, {2});
+  ASSERT_EQ(table.rows.size(), 1u);
+  const CrossoverRow& r = table.rows[0];
+  EXPECT_EQ(r.fastest, "Ring");
+  EXPECT_EQ(r.runner_up, "SPS");
+  EXPECT_EQ(r.faster_not_exact,
+            absl::StrCat(ParallelTypeLabel(async), ", stale (τ=2)"));
+  EXPECT_DOUBLE_EQ(r.faster_not_exact_throughput, 400);
+  EXPECT_THAT(CrossoverMarkdown(table), HasSubstr("stale (τ=2): 400.0"));
+  // Slower than the fastest exact one: not named.
+  async.throughput = 150;
+  fp16.throughput = 100;
+  const Crossover slower = CrossoverTable(
+      {Point(1, 0, {Row("ring", 2, 200), async, fp16})}, {2});
+  EXPECT_EQ(slower.rows[0].faster_not_exact, "");
+}
+
 TEST(LinkSweepTest, CsvShape) {
   const std::string csv = CrossoverCsv(CrossoverTable(Sweep(), {2, 4}));
   const std::vector<std::string> lines = absl::StrSplit(csv, '\n');
@@ -260,16 +291,17 @@ TEST(LinkSweepTest, CsvShape) {
   EXPECT_EQ(lines[0],
             "link_gbit,link_latency_us,link,measured,dir,workers,fastest,"
             "fastest_throughput,runner_up,runner_up_throughput,margin,tie,"
-            "predicted_fastest,predicted_throughput,predicted_tie,agree");
+            "predicted_fastest,predicted_throughput,predicted_tie,agree,"
+            "faster_not_exact,faster_not_exact_throughput");
   EXPECT_EQ(lines[1],
             "0,0,unshaped loopback,true,link_unshaped,2,Ring,1000.0000,SPS,"
-            "500.0000,2.0000,false,,,false,-");
+            "500.0000,2.0000,false,,,false,-,,");
   EXPECT_EQ(lines[5],
             "1,0,1 Gbit/s,true,link_1gbit,4,DPS,300.0000,Ring,295.0000,"
-            "1.0169,true,SPS,320.0000,false,no");
+            "1.0169,true,SPS,320.0000,false,no,,");
   EXPECT_EQ(lines[6],
             "10,0,10 Gbit/s,false,link_10gbit,2,,,,,,false,Ring,640.0000,"
-            "false,-");
+            "false,-,,");
   EXPECT_EQ(lines[7], "");
   // A label with a comma is quoted.
   LinkSweepPoint p = Point(1, 200, {Row("ring", 2, 200)});
