@@ -91,6 +91,7 @@ OtherCpuLoad OtherCpuBetween(const CpuSnapshot& before,
   const double machine = after.machine.busy_s - before.machine.busy_s;
   const double own = after.own_s - before.own_s;
   load.cores = std::max(0.0, machine - own) / wall;
+  load.busy_cores = std::max(0.0, machine) / wall;
   load.steal_cores =
       std::max(0.0, after.machine.steal_s - before.machine.steal_s) / wall;
   return load;

@@ -47,12 +47,15 @@ absl::StatusOr<CpuSnapshot> TakeCpuSnapshot();
 // Between two snapshots (`before` first): the cores other processes kept
 // busy on average (the machine's busy time less this process's and its
 // waited-for children's, over the wall time; >= 0), and the cores the
-// hypervisor took. Children still running at `after` are counted as
-// others': take `after` once they have been waited for. 0 for an interval
-// shorter than a tick.
+// hypervisor took, and the cores busy in all (busy_cores). Children still
+// running at `after` are counted as others': take `after` once they have
+// been waited for. 0 for an interval shorter than a tick.
 struct OtherCpuLoad {
   double cores = 0;
   double steal_cores = 0;
+  // Every process's together, this one's included: the machine's busy
+  // cores on average over the interval.
+  double busy_cores = 0;
 };
 OtherCpuLoad OtherCpuBetween(const CpuSnapshot& before,
                              const CpuSnapshot& after);

@@ -474,6 +474,7 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
   in.bandwidth_Bps = estimate->bandwidth_Bps;
   in.latency_s = estimate->latency_s;
   in.link_cpu_byte_s = estimate->cpu_byte_s;
+  in.wire_cpu_byte_s = estimate->total_cpu_byte_s;
   in.overlap = absl::GetFlag(FLAGS_model_overlap);
   // Unshaped loopback: the cores move the link's bytes (its measured 1/B),
   // so the CPU terms add to it; a shaped link or a given one is a wire of
@@ -999,6 +1000,7 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   if (others) {
     out->runs.back()["other_cpu_cores"] = others->cores;
     out->runs.back()["steal_cores"] = others->steal_cores;
+    out->runs.back()["busy_cores"] = others->busy_cores;
   }
   if (!options.timeline.empty()) {
     out->runs.back()["timeline"] = options.timeline;

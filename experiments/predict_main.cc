@@ -69,7 +69,16 @@ ABSL_FLAG(int64_t, accumulate_steps, 1,
 // F (--fusion_threshold_bytes) and tau (--cycle_time_ms) are the worker's
 // fusion flags (collectives/fusion/fusion_flags.h).
 ABSL_FLAG(double, overlap, 0,
-          "Share of compute that communication can hide behind, in [0, 1].");
+          "Share of compute that communication can hide behind, in [0, 1]; "
+          "used only without a ready schedule (--ready_schedule).");
+ABSL_FLAG(std::string, ready_schedule, "proportional",
+          "When each gradient becomes ready in backward, which decides how "
+          "much communication the strategies that start in backward hide: "
+          "proportional (the profile's tensors, last first, after a forward "
+          "of a third of t_c, each ready once backward has produced its "
+          "bytes: the synthetic model's emulation), or none (--overlap's "
+          "share). Needs the profile's tensors: an explicit --model_bytes "
+          "or --tensors has none.");
 ABSL_FLAG(bool, ps_push_pull_overlap, true,
           "Parameter servers: push and pull share a full-duplex link's "
           "seconds (false: they add up, doubling the PS bandwidth term).");
@@ -176,9 +185,52 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   return absl::OkStatus();
 }
 
+// The bytes of `profile`'s gradients in backward's order (its last
+// tensor first); empty with --ready_schedule=none. INVALID_ARGUMENT for
+// another value.
+absl::StatusOr<std::vector<double>> BackwardBytes(
+    const GradientProfile& profile) {
+  const std::string schedule = absl::GetFlag(FLAGS_ready_schedule);
+  if (schedule == "none") return std::vector<double>();
+  if (schedule != "proportional") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--ready_schedule must be proportional or none, got '", schedule,
+        "'"));
+  }
+  std::vector<double> bytes;
+  for (auto it = profile.tensors.rbegin(); it != profile.tensors.rend();
+       ++it) {
+    double elements = 1;
+    for (int64_t d : it->second) elements *= static_cast<double>(d);
+    bytes.push_back(4 * elements);
+  }
+  return bytes;
+}
+
+// The proportional schedule of `backward_bytes` over the last of `passes`
+// passes of in.compute_s (the earlier ones report nothing); none for empty
+// bytes.
+void SetReadySchedule(const std::vector<double>& backward_bytes,
+                      int64_t passes, CostInputs& in) {
+  if (backward_bytes.empty()) return;
+  const double pass = in.compute_s / static_cast<double>(passes);
+  in.gradient_ready = ProportionalReadySchedule(backward_bytes, pass);
+  for (GradientReady& g : in.gradient_ready) {
+    g.ready_s += static_cast<double>(passes - 1) * pass;
+  }
+}
+
+// What the predictions take the overlap with backward from.
+std::string OverlapSource(bool schedule, double overlap) {
+  return schedule ? "overlap from the proportional ready schedule of the "
+                    "profile's tensors (--ready_schedule)"
+                  : absl::StrFormat("overlap o = %.2f of compute", overlap);
+}
+
 // Builds CostInputs from the flags; INVALID_ARGUMENT on bad input.
 absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   CostInputs in;
+  std::vector<double> backward_bytes;  // the profile's, for the schedule
   const std::string profile_name = absl::GetFlag(FLAGS_profile);
   *model_label = "explicit";
   if (!profile_name.empty()) {
@@ -187,6 +239,9 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
     in.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
     in.num_tensors = profile->num_tensors();
     *model_label = profile_name;
+    absl::StatusOr<std::vector<double>> bytes = BackwardBytes(*profile);
+    if (!bytes.ok()) return bytes.status();
+    backward_bytes = *std::move(bytes);
   }
   if (absl::GetFlag(FLAGS_model_bytes) < 0 ||
       absl::GetFlag(FLAGS_tensors) < 0) {
@@ -196,10 +251,12 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   if (absl::GetFlag(FLAGS_model_bytes) > 0) {
     in.model_bytes = static_cast<double>(absl::GetFlag(FLAGS_model_bytes));
     *model_label = "explicit";
+    backward_bytes.clear();  // not the profile's tensors
   }
   if (absl::GetFlag(FLAGS_tensors) > 0) {
     in.num_tensors = absl::GetFlag(FLAGS_tensors);
     *model_label = "explicit";
+    backward_bytes.clear();
   }
   if (in.model_bytes <= 0) {
     return absl::InvalidArgumentError(
@@ -229,6 +286,7 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
       !s.ok()) {
     return s;
   }
+  SetReadySchedule(backward_bytes, absl::GetFlag(FLAGS_accumulate_steps), in);
   if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
   return in;
 }
@@ -257,11 +315,11 @@ absl::Status WriteJson(const nlohmann::json& doc) {
 // the utilization of each (identical) worker, Total, throughput, speedup,
 // efficiency and the step, fastest first.
 std::string ClusterTable(const std::vector<Prediction>& at_n, int64_t n,
-                         const ClusterSpec& cluster) {
+                         const ClusterSpec& cluster, int64_t staleness) {
   std::string md = absl::StrFormat(
       "\n### n = %d worker%s (%s)\n\n| Parallel type | PrmSrv | Util/worker "
       "| Total | Throughput (samples/s) | Speedup | Scaling eff. | Step (ms) "
-      "|\n|:--|--:|--:|--:|--:|--:|--:|--:|\n",
+      "| Updates |\n|:--|--:|--:|--:|--:|--:|--:|--:|:--|\n",
       n, n == 1 ? "" : "s",
       n <= cluster.gpus_per_node ? "one node, intra-node link"
                                  : absl::StrCat((n + cluster.gpus_per_node - 1) /
@@ -272,11 +330,11 @@ std::string ClusterTable(const std::vector<Prediction>& at_n, int64_t n,
         static_cast<double>(p.workers * cluster.batch_size) / p.step_s;
     absl::StrAppendFormat(&md,
                           "| %s | %d | %.0f%% | %.2f | %.1f | %.2f | %.2f | "
-                          "%.3g |\n",
+                          "%.3g | %s |\n",
                           p.strategy, p.servers, 100 * p.utilization,
                           p.utilization * static_cast<double>(p.workers),
                           throughput, p.speedup, p.scaling_efficiency,
-                          p.step_s * 1e3);
+                          p.step_s * 1e3, UpdatesLabel(p.strategy, staleness));
   }
   return md;
 }
@@ -293,6 +351,7 @@ int RunCluster() {
     return 2;
   }
   CostInputs base;
+  std::vector<double> backward_bytes;  // the profile's, for the schedule
   if (!cluster->profile.empty()) {
     absl::StatusOr<GradientProfile> profile =
         FindGradientProfile(cluster->profile);
@@ -304,6 +363,13 @@ int RunCluster() {
     }
     base.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
     base.num_tensors = profile->num_tensors();
+    absl::StatusOr<std::vector<double>> bytes = BackwardBytes(*profile);
+    if (!bytes.ok()) {
+      std::fprintf(stderr, "bad flags: %s\n",
+                   std::string(bytes.status().message()).c_str());
+      return 2;
+    }
+    backward_bytes = *std::move(bytes);
   } else {
     base.model_bytes = static_cast<double>(cluster->model_bytes);
     base.num_tensors = cluster->tensors;
@@ -329,7 +395,8 @@ int RunCluster() {
   absl::PrintF(
       "Cluster %s (predicted, not measured): %d nodes x %d GPUs; intra-node "
       "%.3g Gbit/s, %.3g us; inter-node %.3g Gbit/s, %.3g us; t_c = %.3g ms "
-      "per step%s; M = %.1f MB in %d tensors; batch %d per worker.\n%s\n",
+      "per step%s; M = %.1f MB in %d tensors; batch %d per worker; %s.\n"
+      "%s\n",
       cluster->path, cluster->nodes, cluster->gpus_per_node,
       cluster->intra_node_gbit, cluster->intra_node_latency_us,
       cluster->inter_node_gbit, cluster->inter_node_latency_us,
@@ -338,17 +405,26 @@ int RunCluster() {
           ? ""
           : absl::StrCat(" (from ", cluster->compute_from, ")"),
       base.model_bytes / 1e6, static_cast<int>(base.num_tensors),
-      static_cast<int>(cluster->batch_size), calibration->c_str());
+      static_cast<int>(cluster->batch_size),
+      OverlapSource(!backward_bytes.empty(), base.overlap),
+      calibration->c_str());
   std::string crossover =
-      "\n## Crossover: the fastest strategy per n\n\n| n | link | fastest "
-      "| samples/s | runner-up | samples/s |\n|--:|:--|:--|--:|:--|--:|\n";
+      "\n## Crossover: the fastest strategy per n\n\nExact strategies (the "
+      "same update as one worker on the whole batch) are ranked by "
+      "throughput; a lossy or stale one (ring_fp16's fp16 gradients, "
+      "async_ps's late ones) is named apart where it is faster, since its "
+      "samples can buy less loss: compare's time to a target loss "
+      "(--target_loss) judges it.\n\n| n | link | fastest (exact) | "
+      "samples/s | runner-up (exact) | samples/s | faster, not exact | "
+      "samples/s |\n|--:|:--|:--|--:|:--|--:|:--|--:|\n";
   std::string tables = "\n## Study-format tables\n";
   for (int64_t n : counts) {
     std::vector<Prediction> at_n;
     for (const std::string& s : absl::GetFlag(FLAGS_strategies)) {
       if (s == "baseline" && n > 1) continue;
-      absl::StatusOr<Prediction> p =
-          PredictStep(s, ClusterInputs(*cluster, base, n));
+      CostInputs in = ClusterInputs(*cluster, base, n);
+      SetReadySchedule(backward_bytes, 1, in);
+      absl::StatusOr<Prediction> p = PredictStep(s, in);
       if (!p.ok()) {
         std::fprintf(stderr, "bad inputs: %s\n",
                      std::string(p.status().message()).c_str());
@@ -363,19 +439,42 @@ int RunCluster() {
     auto samples = [&](const Prediction& p) {
       return static_cast<double>(p.workers * cluster->batch_size) / p.step_s;
     };
-    // Equal predictions (async_ps is dps's formula; one worker does not
-    // communicate) are a tie, not a win.
-    const bool tie = at_n.size() > 1 &&
-                     std::abs(at_n[1].step_s - at_n[0].step_s) <=
-                         1e-12 * at_n[0].step_s;
+    const int64_t staleness = base.staleness;
+    std::vector<const Prediction*> exact;
+    const Prediction* inexact = nullptr;  // the fastest lossy or stale one
+    for (const Prediction& p : at_n) {
+      if (UpdatesOf(p.strategy, staleness) == Updates::kExact) {
+        exact.push_back(&p);
+      } else if (inexact == nullptr) {
+        inexact = &p;
+      }
+    }
+    if (exact.empty()) {
+      std::fprintf(stderr,
+                   "bad flags: --strategies has no exact strategy to rank\n");
+      return 2;
+    }
+    // Equal predictions (one worker does not communicate) are a tie, not a
+    // win.
+    const bool tie = exact.size() > 1 &&
+                     std::abs(exact[1]->step_s - exact[0]->step_s) <=
+                         1e-12 * exact[0]->step_s;
+    const bool faster_inexact =
+        inexact != nullptr && inexact->step_s < exact[0]->step_s;
     absl::StrAppendFormat(
-        &crossover, "| %d | %s | %s | %.1f | %s | %s |\n", n,
+        &crossover, "| %d | %s | %s | %.1f | %s | %s | %s | %s |\n", n,
         n <= cluster->gpus_per_node ? "intra-node" : "inter-node",
-        at_n[0].strategy, samples(at_n[0]),
-        at_n.size() > 1 ? absl::StrCat(at_n[1].strategy, tie ? " (tie)" : "")
-                        : "-",
-        at_n.size() > 1 ? absl::StrFormat("%.1f", samples(at_n[1])) : "-");
-    tables += ClusterTable(at_n, n, *cluster);
+        exact[0]->strategy, samples(*exact[0]),
+        exact.size() > 1
+            ? absl::StrCat(exact[1]->strategy, tie ? " (tie)" : "")
+            : "-",
+        exact.size() > 1 ? absl::StrFormat("%.1f", samples(*exact[1])) : "-",
+        faster_inexact
+            ? absl::StrCat(inexact->strategy, ", ",
+                           UpdatesLabel(inexact->strategy, staleness))
+            : "-",
+        faster_inexact ? absl::StrFormat("%.1f", samples(*inexact)) : "-");
+    tables += ClusterTable(at_n, n, *cluster, staleness);
   }
   std::fputs((crossover + tables).c_str(), stdout);
   return 0;
@@ -406,13 +505,14 @@ int Run() {
   absl::PrintF(
       "Cost model (predicted, not measured): model %s, M = %.1f MB, T = %d "
       "tensors, t_c = %.3g ms, B = %.3g Gbit/s, alpha = %.3g us, K = %d "
-      "servers, F = %.1f MB, tau = %.3g ms, overlap = %.2f, PS push/pull "
+      "servers, F = %.1f MB, tau = %.3g ms, %s, PS push/pull "
       "%s, optimizer state s = %g per parameter (%s); t_c holds %d "
       "forward/backward pass(es) per synchronization; hierarchical: %s, "
       "B_i = %.3g Gbit/s, alpha_i = %.3g us\n\n",
       model_label, in->model_bytes / 1e6, in->num_tensors, in->compute_s * 1e3,
       in->bandwidth_Bps * 8 / 1e9, in->latency_s * 1e6, in->servers,
-      in->fusion_threshold_bytes / 1e6, in->cycle_s * 1e3, in->overlap,
+      in->fusion_threshold_bytes / 1e6, in->cycle_s * 1e3, 
+      OverlapSource(!in->gradient_ready.empty(), in->overlap),
       in->ps_push_pull_overlap ? "overlapped (full duplex)" : "serial",
       in->optimizer_state_per_param, absl::GetFlag(FLAGS_optimizer),
       static_cast<int>(absl::GetFlag(FLAGS_accumulate_steps)),

@@ -276,6 +276,187 @@ bool CommTerms(absl::string_view strategy, const CostInputs& in,
   return false;
 }
 
+// The calls of a strategy that communicates in backward, as the
+// simulation of overlap with backward runs them (the file comment).
+struct BackwardCall {
+  double ready_s = 0;  // its last gradient's ready time
+  double bytes = 0;
+};
+
+// Buckets in backward's order (gradient_buckets.h's rule): the first
+// closes at first_bucket_bytes, the others at bucket_bytes; one per tensor
+// with bucket_bytes 0.
+std::vector<BackwardCall> BucketCalls(const CostInputs& in) {
+  std::vector<BackwardCall> calls;
+  BackwardCall open;
+  for (const GradientReady& g : in.gradient_ready) {
+    open.bytes += g.bytes;
+    open.ready_s = std::max(open.ready_s, g.ready_s);
+    const double cap =
+        calls.empty() ? in.first_bucket_bytes : in.bucket_bytes;
+    if (in.bucket_bytes <= 0 || open.bytes >= cap) {
+      calls.push_back(open);
+      open = BackwardCall{};
+    }
+  }
+  if (open.bytes > 0) calls.push_back(open);
+  return calls;
+}
+
+// One communication thread running `calls` in order, each taking
+// per_call_s + per_byte_s · bytes from max(its ready time, the previous
+// call's end): the last call's end, and the seconds they took in all.
+struct SerialRun {
+  double end_s = 0;
+  double busy_s = 0;
+};
+SerialRun RunSerially(const std::vector<BackwardCall>& calls,
+                      double per_call_s, double per_byte_s) {
+  SerialRun run;
+  for (const BackwardCall& c : calls) {
+    const double d = per_call_s + per_byte_s * c.bytes;
+    run.end_s = std::max(run.end_s, c.ready_s) + d;
+    run.busy_s += d;
+  }
+  return run;
+}
+
+// fusion's runtime over the schedule: idle until a gradient arrives, it
+// runs a cycle one τ later, then every τ (or once the last cycle ended)
+// while work is left; each cycle all-reduces every gradient ready by its
+// start in calls of at most F bytes (one per tensor with F = 0) after one
+// control all-reduce, each call per_call_s + per_byte_s · bytes.
+SerialRun RunFusionCycles(const std::vector<GradientReady>& ready,
+                          double cycle_s, double threshold_bytes,
+                          double per_call_s, double per_byte_s) {
+  SerialRun run;
+  size_t next = 0;
+  double tick = ready.empty() ? 0 : ready.front().ready_s + cycle_s;
+  while (next < ready.size()) {
+    const double start = std::max(tick, run.end_s);
+    double bytes = 0, tensors = 0;
+    while (next < ready.size() && ready[next].ready_s <= start) {
+      bytes += ready[next++].bytes;
+      ++tensors;
+    }
+    if (tensors == 0) {  // idle again: woken by the next gradient
+      tick = ready[next].ready_s + cycle_s;
+      continue;
+    }
+    const double calls =
+        1 + (threshold_bytes > 0 ? std::ceil(bytes / threshold_bytes)
+                                 : tensors);
+    const double d = calls * per_call_s + per_byte_s * bytes;
+    run.end_s = start + d;
+    run.busy_s += d;
+    tick = start + cycle_s;
+  }
+  return run;
+}
+
+// W of the cores' demand: the bytes all the processes send a step.
+double BytesSentPerStep(absl::string_view strategy, const CostInputs& in) {
+  const double n = static_cast<double>(in.workers), M = in.model_bytes;
+  if (strategy == "sps" || strategy == "dps" || strategy == "async_ps") {
+    return 2 * n * M;  // n pushes, n pulls
+  }
+  if (in.workers <= 1 || strategy == "baseline") return 0;
+  if (strategy == "ring_fp16") return (n - 1) * M;
+  if (strategy == "zero1" || strategy == "zero3") return 3 * (n - 1) * M;
+  return 2 * (n - 1) * M;  // ring, fusion, hierarchical, zero2
+}
+
+// The cores' demand of the file comment: CPU seconds per step of every
+// process together.
+double CpuDemandSeconds(absl::string_view strategy, const CostInputs& in,
+                        const Prediction& p) {
+  const double n = static_cast<double>(in.workers);
+  const double compute_cpu = in.compute_cpu_s > 0 ? in.compute_cpu_s
+                             : in.compute_emulated ? 0.0
+                                                   : in.compute_s;
+  // The servers' work, once (the CPU terms count it on a worker's path).
+  double servers = 0;
+  if (strategy == "sps" || strategy == "dps" || strategy == "async_ps") {
+    servers = n * in.model_bytes * in.cpu.ps_server_byte_s;
+  }
+  const double per_worker = std::max(0.0, p.cpu_s - servers);
+  return n * (compute_cpu + per_worker) + servers +
+         BytesSentPerStep(strategy, in) * in.wire_cpu_byte_s;
+}
+
+// Fills p.exposed_comm_s and p.backward_hidden_s from in.gradient_ready
+// for the strategies that communicate in backward (the file comment);
+// false for the others, which overlap nothing.
+bool SimulateBackwardOverlap(absl::string_view strategy, const CostInputs& in,
+                             Prediction& p) {
+  const bool ring_like = strategy == "ring" || strategy == "ring_fp16" ||
+                         strategy == "hierarchical";
+  const bool zero2 = strategy == "zero2";
+  const bool fusion = strategy == "fusion";
+  const bool dps = strategy == "dps";
+  if (!ring_like && !zero2 && !fusion && !dps) return false;
+  if (!fusion && in.workers <= 1) return false;  // nothing to communicate
+  double total_bytes = 0, backward_end = 0;
+  for (const GradientReady& g : in.gradient_ready) {
+    total_bytes += g.bytes;
+    backward_end = std::max(backward_end, g.ready_s);
+  }
+  if (!(total_bytes > 0)) return false;
+  // u: what needs the compute's cores: beside emulated compute, which
+  // sleeps, the wake-ups; beside real compute every CPU term, and on
+  // loopback the link's seconds too (its bytes are the cores' copies).
+  double u = in.compute_emulated ? p.cpu_s - p.streamed_cpu_s : p.cpu_s;
+  if (!in.compute_emulated && !in.cpu_streams_with_link) u += p.wire_s;
+  const double fixed = fusion ? 0.0 : p.overhead_s;  // fusion's τ: its cycles
+  const double overlappable = std::max(0.0, p.comm_s - u - p.overhead_s);
+  // The CPU of one ring step, which streamed calls carry where the
+  // compute leaves the cores.
+  const double n = static_cast<double>(in.workers);
+  const double step = in.compute_emulated ? in.cpu.collective_step_s : 0.0;
+  double in_backward = overlappable, after = 0, per_call = 0, formula_calls = 1;
+  SerialRun run;
+  if (ring_like || zero2) {
+    formula_calls = static_cast<double>(RingAllReduces(in));
+    double steps_per_call = 2 * (n - 1);
+    if (strategy == "hierarchical") {
+      const double r = static_cast<double>(RanksPerHost(in));
+      steps_per_call = 2 * (r - 1) + 2 * (std::ceil(n / r) - 1);
+    }
+    double latency = p.latency_s;
+    if (zero2) {  // the reduce-scatter's half; the all-gather after
+      in_backward = overlappable / 2;
+      after = overlappable - in_backward;
+      latency /= 2;
+      steps_per_call = n - 1;
+    }
+    per_call = latency / formula_calls + steps_per_call * step;
+    const double per_byte =
+        std::max(0.0, in_backward - formula_calls * per_call) / total_bytes;
+    run = RunSerially(BucketCalls(in), per_call, per_byte);
+  } else if (fusion) {
+    formula_calls = static_cast<double>(FusedAllReduces(in) + 1);
+    per_call = (in.workers > 1 ? p.latency_s / formula_calls : 0.0) +
+               (in.workers > 1 ? 2 * (n - 1) * step : 0.0);
+    const double per_byte =
+        std::max(0.0, in_backward - formula_calls * per_call) / total_bytes;
+    run = RunFusionCycles(in.gradient_ready, in.cycle_s,
+                          in.fusion_threshold_bytes, per_call, per_byte);
+  } else {  // dps: the pushes stream; with d = 2 the pulls follow them
+    const double streamed = overlappable - p.latency_s;
+    in_backward = streamed / DuplexFactor(in);
+    after = overlappable - in_backward;
+    std::vector<BackwardCall> tensors;
+    for (const GradientReady& g : in.gradient_ready) {
+      tensors.push_back({g.ready_s, g.bytes});
+    }
+    run = RunSerially(tensors, 0.0, std::max(0.0, in_backward) / total_bytes);
+  }
+  const double tail = std::max(0.0, run.end_s - backward_end);
+  p.backward_hidden_s = std::max(0.0, run.busy_s - tail);
+  p.exposed_comm_s = tail + after + fixed + u;
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -369,6 +550,9 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   if (!(in.compute_cpu_s >= 0) || std::isinf(in.compute_cpu_s)) {
     return Bad("compute_cpu_s (t_c')", in.compute_cpu_s, ">= 0 and finite");
   }
+  if (!(in.wire_cpu_byte_s >= 0) || std::isinf(in.wire_cpu_byte_s)) {
+    return Bad("wire_cpu_byte_s (c_w)", in.wire_cpu_byte_s, ">= 0 and finite");
+  }
   if (!(in.link_cpu_byte_s >= 0) || std::isinf(in.link_cpu_byte_s)) {
     return Bad("link_cpu_byte_s (y)", in.link_cpu_byte_s, ">= 0 and finite");
   }
@@ -437,6 +621,22 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
       return Bad(absl::StrCat("cpu.", key), value, ">= 0 and finite");
     }
   }
+  for (size_t i = 0; i < in.gradient_ready.size(); ++i) {
+    const GradientReady& g = in.gradient_ready[i];
+    if (!(g.bytes >= 0) || std::isinf(g.bytes)) {
+      return Bad(absl::StrCat("gradient_ready[", i, "].bytes"), g.bytes,
+                 ">= 0 and finite");
+    }
+    if (!(g.ready_s >= 0) || std::isinf(g.ready_s)) {
+      return Bad(absl::StrCat("gradient_ready[", i, "].ready_s"), g.ready_s,
+                 ">= 0 and finite");
+    }
+    if (i > 0 && g.ready_s < in.gradient_ready[i - 1].ready_s) {
+      return Bad(absl::StrCat("gradient_ready[", i, "].ready_s"), g.ready_s,
+                 "no earlier than the one before (the gradients in the "
+                 "order they become ready)");
+    }
+  }
   if (in.cpu.cores < 0) {
     return Bad("cpu.cores (C)", in.cpu.cores, ">= 0 (0: every server)");
   }
@@ -446,6 +646,24 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
                ">= 0 and finite");
   }
   return absl::OkStatus();
+}
+
+Updates UpdatesOf(absl::string_view strategy, int64_t staleness) {
+  if (strategy == "ring_fp16") return Updates::kLossy;
+  if (strategy == "async_ps" && staleness > 0) return Updates::kStale;
+  return Updates::kExact;
+}
+
+std::string UpdatesLabel(absl::string_view strategy, int64_t staleness) {
+  switch (UpdatesOf(strategy, staleness)) {
+    case Updates::kLossy:
+      return "lossy (fp16 gradients)";
+    case Updates::kStale:
+      return absl::StrCat("stale (τ=", staleness, ")");
+    case Updates::kExact:
+      break;
+  }
+  return "exact";
 }
 
 std::string MemoryFormula(absl::string_view strategy) {
@@ -501,6 +719,22 @@ absl::StatusOr<MemoryPerRank> PredictMemory(absl::string_view strategy,
   return m;
 }
 
+std::vector<GradientReady> ProportionalReadySchedule(
+    const std::vector<double>& bytes, double compute_s,
+    double forward_fraction) {
+  double total = 0;
+  for (double b : bytes) total += b;
+  std::vector<GradientReady> out;
+  const double forward = forward_fraction * compute_s;
+  double produced = 0;
+  for (double b : bytes) {
+    produced += b;
+    out.push_back({b, forward + (compute_s - forward) *
+                                    (total > 0 ? produced / total : 1.0)});
+  }
+  return out;
+}
+
 std::vector<std::string> CostModelStrategies() {
   return {"baseline",     "sps",       "dps",   "ring",  "fusion", "async_ps",
           "hierarchical", "ring_fp16", "zero1", "zero2", "zero3"};
@@ -545,9 +779,14 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
       background && in.compute_cpu_s > 0 && !in.compute_emulated
           ? std::min(in.compute_s, in.compute_cpu_s)
           : in.compute_s;
-  p.exposed_comm_s =
-      std::max(0.0, p.comm_s - unhidden - overlap * p.step_compute_s) +
-      unhidden;
+  if (background || in.gradient_ready.empty() ||
+      !SimulateBackwardOverlap(strategy, in, p)) {
+    // Without a schedule, o; with one, a strategy that communicates only
+    // after backward hides nothing.
+    const double o = background || in.gradient_ready.empty() ? overlap : 0.0;
+    p.exposed_comm_s =
+        std::max(0.0, p.comm_s - unhidden - o * p.step_compute_s) + unhidden;
+  }
   // No step is shorter than the CPU work of all its processes over the
   // cores: on saturated cores a background round runs as fast as the
   // cores let it, not as fast as its quiet calibration.
@@ -555,6 +794,19 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   p.exposed_comm_s = std::max(
       p.exposed_comm_s, p.core_bound_s - p.step_compute_s);
   p.step_s = p.step_compute_s + p.exposed_comm_s;
+  // The cores' demand; every strategy but a background async_ps (which has
+  // its own bound above) takes no less than it over the cores.
+  if (in.cpu.cores > 0) {
+    p.cpu_demand_s = CpuDemandSeconds(strategy, in, p);
+    if (!background) {
+      p.core_bound_s = p.cpu_demand_s / static_cast<double>(in.cpu.cores);
+      if (p.core_bound_s > p.step_s) {
+        p.exposed_comm_s += p.core_bound_s - p.step_s;
+        p.step_s = p.core_bound_s;
+      }
+    }
+    p.core_share = p.cpu_demand_s / (in.cpu.cores * p.step_s);
+  }
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;
   p.scaling_efficiency = p.speedup / static_cast<double>(p.workers);
@@ -682,6 +934,9 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"comm_s", p.comm_s},
                     {"exposed_comm_s", p.exposed_comm_s},
                     {"core_bound_s", p.core_bound_s},
+                    {"backward_hidden_s", p.backward_hidden_s},
+                    {"cpu_demand_s", p.cpu_demand_s},
+                    {"core_share", p.core_share},
                     {"step_s", p.step_s},
                     {"utilization", p.utilization},
                     {"speedup", p.speedup},

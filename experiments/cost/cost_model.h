@@ -155,6 +155,41 @@
 //   h = clamp((C − n) / (n + K), 0, 1)   (C = 0, no limit: h = 1)
 // and u = (1 − h)·cpu: step = max(t_c + u, comm). On 2 cores h = 0 at
 // n >= 2 and 0.2 at n = 1 with K = 4; on 16 cores h = 1 up to n = 6.
+//
+// Overlap with backward from when each gradient becomes ready
+// (CostInputs::gradient_ready: tensors in backward's order, bytes m_i,
+// ready at r_i from the compute's start; backward ends at r_last). Then o
+// is not used. A strategy's overlappable seconds O are comm less u less
+// its fixed overhead (fusion's τ, the servers' pipeline fill and drain),
+// where u keeps the CPU terms that do not stream (the wake-ups) and, for
+// real compute, the streamed ones too, and on loopback the link's seconds
+// (the cores' copies): they need the cores the compute uses, while
+// emulated compute sleeps and leaves them. O is spread over
+// the strategy's calls, each a share α_c of the latency term (the
+// formula's per-call latency) plus its bytes' share of the rest, and the
+// calls run one after another on one communication thread, each starting
+// once its last gradient is ready and the previous call has ended:
+//   start_c = max(ready_c, end_{c−1}),  end_c = start_c + d_c,
+//   exposed = max(0, end_last − r_last) + (what runs after backward) + u
+//   ring, ring_fp16, hierarchical  the buckets (first_bucket_bytes, then
+//             bucket_bytes each, in backward's order; one per tensor with
+//             bucket_bytes 0), all of O
+//   zero2     the same buckets carry its reduce-scatter, half of O; its
+//             all-gather, the other half, follows the optimizer
+//   fusion    cycles: the runtime wakes one τ after the first gradient,
+//             then each cycle (at most every τ) all-reduces every
+//             gradient ready by its start, in calls of at most F bytes,
+//             plus one control all-reduce; τ is not added again
+//   dps       the pushes stream as the gradients become ready (its
+//             workers push a chunk once its tensors are ready); the pulls
+//             follow each chunk, which the fill and drain term covers
+//   sps, zero1, zero3, async_ps, baseline  nothing starts in backward
+//             (async_ps with τ_s ≥ 1 runs in the background, as below)
+// Measured per tensor by every worker on the host (the final record's
+// gradient_ready, worker/gradient_ready_times.h); predict takes the
+// synthetic model's proportional schedule for a profile
+// (ProportionalReadySchedule).
+//
 // And no step of it is shorter than the CPU work of all its processes
 // over the C cores of the machine they share (the cores' bound; where C
 // and the rounds' CPU against its K servers were calibrated, q_1 and q_w
@@ -183,6 +218,28 @@
 // time holds the rounds' CPU work that ran on its cores, which u counts.
 // Measured on 2 cores (loopback, n = 2, the MLP): async_ps's compute took
 // 19.7–21.1 ms of wall time a step and 6.4–6.7 ms of CPU.
+//
+// The cores' demand (Prediction::cpu_demand_s), where the
+// calibration knows the machine's C cores: the CPU seconds one step asks
+// of all its processes together,
+//   n · (t_c' + cpu_w) + cpu_s + W · c_w
+// with t_c' the compute's own CPU time where measured (else t_c; emulated
+// compute's only its synthetic gradients'), cpu_w a worker's CPU terms
+// (for the parameter servers their worker part, cpu_s their servers'
+// part; for the collectives cpu_w = cpu, cpu_s = 0), W the bytes all the
+// processes send a step (ring, fusion, hierarchical, zero2 2(n−1)M;
+// ring_fp16 (n−1)M; zero1, zero3 3(n−1)M; sps, dps, async_ps 2nM) and c_w
+// the CPU a byte moved over the link costs in all (the link probe's,
+// CostInputs::wire_cpu_byte_s). No step is shorter than the demand over
+// the C cores (the cores' bound, Prediction::core_bound_s; async_ps with
+// τ_s ≥ 1 has its own, below): the terms above price a step as if each
+// process had cores of its own, the bound as if the cores ran their work
+// perfectly packed. Measured at 8 Gbit/s (mobilenet_v2, 2 × 24 ms of
+// emulated compute, n = 3, 2 cores), dps came within 4% with the bound
+// (−23% without it); ring's −21% stayed (−26%): processes contending for
+// the cores run worse than packed. validate_predictions.py reports the
+// rows whose demand keeps most of the cores busy (core_share) apart.
+//
 // Then:
 //   utilization        = t_c / step
 //   speedup            = n · t_c / step    (throughput vs one worker)
@@ -272,6 +329,21 @@ struct CpuCosts {
   }
 };
 
+// One gradient of a step's backward: its bytes and when it becomes ready,
+// in seconds from the step's compute start.
+struct GradientReady {
+  double bytes = 0;
+  double ready_s = 0;
+};
+
+// The synthetic model's schedule (models/synthetic_model.h), for a model
+// whose readiness was not measured: tensors `bytes` in backward's order,
+// a forward of forward_fraction · compute_s, then each gradient ready at
+// a time proportional to the bytes backward has produced by then.
+std::vector<GradientReady> ProportionalReadySchedule(
+    const std::vector<double>& bytes, double compute_s,
+    double forward_fraction = 1.0 / 3.0);
+
 struct CostInputs {
   // t_c: compute (forward + backward + local optimizer) per step, seconds,
   // > 0.
@@ -293,6 +365,10 @@ struct CostInputs {
   // cpu_byte_s − loopback_cpu_byte_s, at least 0), >= 0; 0: loopback, or
   // not measured. Only async_ps's cores' bound uses it (the file comment).
   double link_cpu_byte_s = 0;
+  // The busy CPU seconds per byte moved over the run's link in all (a
+  // shaped link's probe, link_probe.h: cpu_byte_s, loopback's share
+  // included), >= 0; 0: not measured. Only the cores' demand uses it.
+  double wire_cpu_byte_s = 0;
   // M: bytes of gradients (= parameters) exchanged per step, > 0.
   double model_bytes = 0;
   // T: number of gradient tensors, >= 1.
@@ -310,8 +386,16 @@ struct CostInputs {
   double fusion_threshold_bytes = 64.0 * 1024 * 1024;
   // τ: fusion cycle time, seconds, >= 0.
   double cycle_s = 1e-3;
-  // o: share of compute that communication can overlap, in [0, 1].
+  // o: share of compute that communication can overlap, in [0, 1]; used
+  // only where gradient_ready is empty.
   double overlap = 0;
+  // When each gradient becomes ready in backward, in that order (the
+  // reference run's measured gradient_ready, or a profile's schedule);
+  // empty: not known, and o holds. Known, it replaces o: the strategies
+  // that start communicating in backward (ring, ring_fp16, hierarchical
+  // and zero2 by buckets, fusion by cycles, dps by chunks) are simulated
+  // call by call (the file comment), the others overlap nothing.
+  std::vector<GradientReady> gradient_ready;
   // ring's gradient buckets (the worker's --ring_bucket_kb and
   // --ring_first_bucket_kb, in bytes), >= 0; bucket_bytes 0 = one
   // all-reduce per tensor.
@@ -385,12 +469,26 @@ struct Prediction {
   // the CPU terms the compute hides (async_ps on spare cores: h·cpu);
   // else 0
   double hidden_cpu_s = 0;
-  // async_ps with τ ≥ 1: the cores' bound on its step (the file
-  // comment); else, or unmeasured, 0
+  // The cores' bound on its step (the file comment): async_ps's with
+  // τ ≥ 1, the others' cpu_demand_s / C; 0 unmeasured or without a core
+  // limit. Where it is the step, the cores, not the link, decided it.
   double core_bound_s = 0;
-  // max(0, comm − u − o·t_c) + u, u = cpu − hidden; at least the cores'
-  // bound less the compute
+  // The CPU seconds a step asks of the machine's cores, every process's
+  // (the file comment's cores' demand); 0 where cpu.cores is 0 (no limit:
+  // predict's clusters), and the share of the cores it keeps busy over
+  // the step, cpu_demand_s / (C · step_s) (at most 1 but for async_ps's
+  // own bound): near 1, the cores rather than the link set the pace.
+  double cpu_demand_s = 0;
+  double core_share = 0;
+  // max(0, comm − u − o·t_c) + u, u = cpu − hidden (or, with
+  // CostInputs::gradient_ready, the simulated calls' end past backward's
+  // plus what runs after backward); at least the cores' bound less the
+  // compute
   double exposed_comm_s = 0;
+  // the communication hidden behind backward by the simulated calls (0
+  // without CostInputs::gradient_ready or for a strategy that starts
+  // communicating only after backward)
+  double backward_hidden_s = 0;
   double step_s = 0;              // t_c + exposed
   double utilization = 0;         // t_c / step
   double speedup = 0;             // n · t_c / step
@@ -400,6 +498,18 @@ struct Prediction {
   double worker_memory_bytes = 0;
   double server_memory_bytes = 0;
 };
+
+// How a strategy's update compares with one worker's on the whole batch:
+// kExact, the same update to float rounding (what the equivalence oracle
+// checks at 1e-5); kLossy, gradients rounded on the wire (ring_fp16's
+// fp16); kStale, gradients applied up to τ_s steps late (async_ps with a
+// staleness bound τ_s ≥ 1). Rankings by throughput keep the exact ones
+// apart from the others, whose samples can buy less loss: only a time to
+// a target loss puts them on one scale.
+enum class Updates { kExact, kLossy, kStale };
+Updates UpdatesOf(absl::string_view strategy, int64_t staleness);
+// "exact", "lossy (fp16 gradients)", "stale (τ=2)".
+std::string UpdatesLabel(absl::string_view strategy, int64_t staleness);
 
 // The memory formula of `strategy` in the file comment's symbols, e.g.
 // "2P + s·P/n"; "" for an unknown strategy.

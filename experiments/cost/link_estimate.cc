@@ -52,6 +52,7 @@ absl::StatusOr<LinkEstimate> EstimateLink(const LinkHints& hints,
     if (probe->cpu_byte_s > 0 && probe->loopback_cpu_byte_s > 0) {
       link.cpu_byte_s =
           std::max(0.0, probe->cpu_byte_s - probe->loopback_cpu_byte_s);
+      link.total_cpu_byte_s = probe->cpu_byte_s;
       sources.push_back(absl::StrFormat(
           "the machine's CPU per byte moved: %.2f ns through the shaped "
           "link, %.2f on loopback",

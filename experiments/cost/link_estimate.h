@@ -31,6 +31,9 @@ struct LinkEstimate {
   // byte on loopback (LinkProbeResult's cpu_byte_s − loopback_cpu_byte_s,
   // at least 0); 0 where no probe ran.
   double cpu_byte_s = 0;
+  // The same in all, a byte on loopback's included (LinkProbeResult's
+  // cpu_byte_s); 0 where no probe ran.
+  double total_cpu_byte_s = 0;
   std::string source;  // e.g. "measured on loopback (TCP stream)"
 };
 

@@ -62,6 +62,21 @@ int64_t StalenessOf(const ReportRow& row) {
 }
 
 
+// A row's measured gradient-ready times as the cost model's schedule
+// (empty: not reported); the ready times sorted, as the model requires
+// (a mean per tensor keeps them in order but for ties).
+std::vector<GradientReady> ReadySchedule(const ReportRow& row) {
+  std::vector<GradientReady> out;
+  for (const GradientReadyTime& g : row.gradient_ready) {
+    out.push_back({g.bytes, g.ready_s});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const GradientReady& a, const GradientReady& b) {
+                     return a.ready_s < b.ready_s;
+                   });
+  return out;
+}
+
 // The name of the single-worker run a row's compute is taken from.
 std::string ReferenceName(const ReportRow& row) {
   return row.strategy == kDdpStrategy ? "PyTorch DDP" : "Baseline";
@@ -115,6 +130,11 @@ std::string NotCounted(const ReportRow& row, const ReportRow* reference,
 
 }  // namespace
 
+std::string RowUpdatesLabel(const ReportRow& row) {
+  return UpdatesLabel(row.modelled_as.empty() ? row.strategy : row.modelled_as,
+                      StalenessOf(row));
+}
+
 std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
                                       const CostInputs& link, int cores) {
   const std::vector<std::string> known = CostModelStrategies();
@@ -129,6 +149,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     run.measured_step_s = row.step_s;
     run.measured_runs_s = row.run_step_s;
     run.measured_utilization = MeanUtilization(row);
+    run.updates = RowUpdatesLabel(row);
     const ReportRow* reference = ReferenceOf(row, rows);
     if (reference != nullptr) {
       run.compute_s = reference->compute_step_s;
@@ -164,11 +185,12 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
       run.why_not =
           "the run's records lack per-step timing or the model's size";
     } else {
-      // Explained: from the row's own compute.
+      // Explained: from the row's own compute and gradient-ready times.
       if (row.compute_step_s > 0) {
         CostInputs own = in;
         own.compute_s = row.compute_step_s;
         own.compute_cpu_s = row.compute_cpu_step_s;
+        own.gradient_ready = ReadySchedule(row);
         if (absl::StatusOr<Prediction> p = PredictStep(as, own); p.ok()) {
           run.explained = *p;
           absl::StatusOr<double> e = PredictionError(p->step_s, row.step_s);
@@ -184,6 +206,9 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
       } else {
         in.compute_s = reference->compute_step_s;
         in.compute_cpu_s = reference->compute_cpu_step_s;
+        // Overlap with backward from when the reference's gradients
+        // became ready.
+        in.gradient_ready = ReadySchedule(*reference);
         if (absl::StatusOr<Prediction> p = PredictStep(as, in); !p.ok()) {
           run.why_not = std::string(p.status().message());
         } else {
@@ -240,7 +265,9 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
                                   : absl::StrFormat("%.3g", gbit);
   std::string out = absl::StrFormat(
       "Link: B = %s Gbit/s, α = %.1f µs (%s); fusion F = %.0f MiB, τ = "
-      "%.1f ms; overlap o = %.2f; %s. t_c is the compute per step of the "
+      "%.1f ms; overlap with backward from when the reference run's "
+      "gradients became ready, per tensor (o = %.2f where it reported "
+      "none); %s. t_c is the compute per step of the "
       "single-worker reference run (the baseline; PyTorch DDP at n = 1 for "
       "DDP's rows), what a user has before the run; error = (predicted − "
       "measured) / measured step time. Explained: the same formula from the "
@@ -316,8 +343,9 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
         r.prediction->core_bound_s >= r.prediction->step_s) {
       reasons.push_back(absl::StrFormat(
           "- %s n=%d: its predicted step is the cores' bound, the CPU work "
-          "of its processes (compute, copies, rounds) over the machine's "
-          "cores.",
+          "of its processes (compute, collectives or rounds, the link's "
+          "bytes) over the machine's cores: here the cores, not the link, "
+          "decide the step.",
           r.parallel_type, r.workers));
     }
   }
@@ -405,6 +433,18 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
          {"core_bound_s", p && r.prediction->core_bound_s > 0
                               ? json(r.prediction->core_bound_s)
                               : json()},
+         {"backward_hidden_s",
+          p ? json(r.prediction->backward_hidden_s) : json()},
+         {"cpu_demand_s", p && r.prediction->cpu_demand_s > 0
+                              ? json(r.prediction->cpu_demand_s)
+                              : json()},
+         {"core_share", p && r.prediction->core_share > 0
+                            ? json(r.prediction->core_share)
+                            : json()},
+         {"cores_decide", p && r.prediction->core_bound_s > 0 &&
+                              r.prediction->core_bound_s >=
+                                  r.prediction->step_s},
+         {"updates", r.updates},
          {"error", r.error ? json(*r.error) : json()},
          {"explained_step_s",
           r.explained ? json(r.explained->step_s) : json()},

@@ -70,7 +70,14 @@ struct PredictedRun {
   // ("" = nothing known): async_ps with fewer warm-up steps than its
   // staleness bound τ measured steps that did not wait for a round.
   std::string caveat;
+  // What its updates are against one worker's (cost_model.h's
+  // UpdatesLabel: "exact", "lossy (fp16 gradients)", "stale (τ=2)").
+  std::string updates = "exact";
 };
+
+// A row's updates against one worker's (its cost-model strategy, else its
+// name, and its staleness bound): UpdatesLabel's text.
+std::string RowUpdatesLabel(const ReportRow& row);
 
 // One entry per row, in order. `link` supplies B, α, F, τ, the overlap and
 // duplex settings; its compute/model/worker/server fields are ignored.

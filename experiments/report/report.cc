@@ -237,6 +237,18 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
       row.compute_threads = f0["compute_threads"].get<int>();
     }
     if (IsNumber(f0, "wall_s")) row.step_s = f0["wall_s"].get<double>() / steps;
+    if (f0.contains("gradient_ready") && f0["gradient_ready"].is_object() &&
+        f0["gradient_ready"].contains("tensors") &&
+        f0["gradient_ready"]["tensors"].is_array()) {
+      for (const json& t : f0["gradient_ready"]["tensors"]) {
+        if (!IsNumber(t, "bytes") || !IsNumber(t, "ready_s")) {
+          row.gradient_ready.clear();  // malformed: none rather than part
+          break;
+        }
+        row.gradient_ready.push_back(
+            {t["bytes"].get<double>(), t["ready_s"].get<double>()});
+      }
+    }
     if (IsNumber(f0, "ring_critical_bytes")) {
       row.ring_critical_bytes = f0["ring_critical_bytes"].get<double>() / steps;
     }

@@ -47,6 +47,14 @@ struct EvalPoint {
 // records, CSV and JSON.
 inline constexpr char kDdpStrategy[] = "ddp";
 
+// One gradient of a row's backward, from rank 0's final record
+// (gradient_ready): its bytes and the mean seconds from the step's compute
+// start until it was ready; in the order they became ready.
+struct GradientReadyTime {
+  double bytes = 0;
+  double ready_s = 0;
+};
+
 struct ReportRow {
   std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
   std::string display_name;  // table label, e.g. "SPS" (the registry's)
@@ -98,6 +106,9 @@ struct ReportRow {
   // Parameter-server strategies: the chunk they ran with (bytes; 0: the
   // workers' AutoChunkBytes; < 0: not reported).
   double ps_chunk_bytes = -1;
+  // When rank 0's gradients became ready in backward (empty: not
+  // reported, e.g. a CUDA worker or an older record).
+  std::vector<GradientReadyTime> gradient_ready;
   // Rank 0's warm-up steps, not measured (< 0: not reported).
   int64_t warmup_steps = -1;
   // The staleness bound τ of a strategy that has one (async_ps; < 0: not

@@ -72,6 +72,7 @@ TEST(MachineCpuTest, OthersAreTheMachineLessThisProcess) {
   const OtherCpuLoad load = OtherCpuBetween(before, after);
   EXPECT_DOUBLE_EQ(load.cores, 1.0);
   EXPECT_DOUBLE_EQ(load.steal_cores, 0.25);
+  EXPECT_DOUBLE_EQ(load.busy_cores, 1.5);  // 3 s of busy cores in 2 s
   after.own_s = 9.0;  // more than the machine counted (tick rounding)
   EXPECT_DOUBLE_EQ(OtherCpuBetween(before, after).cores, 0.0);
   EXPECT_DOUBLE_EQ(OtherCpuBetween(before, before).cores, 0.0);

@@ -104,6 +104,28 @@ TEST(PredictBinaryTest, ExplicitModelMatchesTheHandWorkedRing) {
   EXPECT_THAT(run.output, HasSubstr("model explicit"));
 }
 
+// With a profile the overlap comes from its tensors' proportional ready
+// schedule: ring hides part of its all-reduces behind backward, so its
+// step is shorter than with the schedule off (--ready_schedule=none, o = 0).
+TEST(PredictBinaryTest, ProfilesCarryTheirReadySchedule) {
+  const std::string flags =
+      "--profile=resnet50 --compute_ms=100 --bandwidth_gbps=10 "
+      "--max_workers=4 --strategies=ring ";
+  const PredictRun with = RunPredict(flags + "--json_out=/dev/stdout");
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_THAT(with.output, HasSubstr("proportional ready schedule"));
+  const PredictRun without = RunPredict(flags + "--ready_schedule=none");
+  ASSERT_EQ(without.exit_code, 0) << without.output;
+  EXPECT_THAT(without.output, HasSubstr("overlap o = 0.00 of compute"));
+  // ring at n = 4: 2·3/4 · 102.2 MB at 1.25 GB/s = 122.7 ms of bytes; none
+  // hidden without the schedule.
+  EXPECT_THAT(without.output, HasSubstr("| ring     |     4 |   222."));
+  EXPECT_THAT(with.output, Not(HasSubstr("| ring     |     4 |   222.")));
+  const PredictRun bad = RunPredict("--ready_schedule=sometimes");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--ready_schedule must be"));
+}
+
 TEST(PredictBinaryTest, BadFlagsExitTwoWithTheReason) {
   PredictRun run = RunPredict("--servers=0");
   EXPECT_EQ(run.exit_code, 2) << run.output;
@@ -159,6 +181,9 @@ TEST(PredictBinaryTest, ClusterFilesPrintTheCrossoverAndTheTables) {
   EXPECT_THAT(big.output, HasSubstr("| 128 | inter-node |"));
   EXPECT_THAT(big.output,
               HasSubstr("### n = 128 workers (16 nodes, inter-node link)"));
+  // Ranked among the exact strategies; the lossy and stale ones apart.
+  EXPECT_THAT(big.output, HasSubstr("| fastest (exact) |"));
+  EXPECT_THAT(big.output, HasSubstr("stale (τ=2)"));
   const PredictRun small =
       RunPredict(absl::StrCat("--cluster=", dir, "nvlink_1x4.cluster"));
   EXPECT_THAT(small.output, HasSubstr("| 4 | intra-node |"));

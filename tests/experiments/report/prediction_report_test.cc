@@ -62,6 +62,25 @@ TEST(PredictionReportTest, RingAgainstAHandWorkedStep) {
   EXPECT_EQ(runs[0].modelled_as, "ring");
 }
 
+// The baseline's gradients, ten of 0.1 MB ready every 1 ms up to 20 ms,
+// overlap the ring's ten 0.12 ms all-reduces (0.1 ms of bytes + 20 µs of
+// latency each) with backward: only the last, ready at 20 ms, is exposed:
+// 20.12 ms. The explained prediction uses the ring row's own times.
+TEST(PredictionReportTest, OverlapComesFromTheBaselinesReadyTimes) {
+  ReportRow ring = Measured("ring", 2, 0, 0.020, 0.0205);
+  ReportRow baseline = Measured("baseline", 1, 0, 0.020, 0.020);
+  for (int k = 1; k <= 10; ++k) {
+    baseline.gradient_ready.push_back({1e5, 0.011 + 0.001 * (k - 1)});
+  }
+  const std::vector<PredictedRun> runs = PredictRuns({ring, baseline}, Link());
+  ASSERT_TRUE(runs[0].prediction.has_value()) << runs[0].why_not;
+  EXPECT_NEAR(runs[0].prediction->step_s, 0.02012, 1e-9);
+  EXPECT_NEAR(runs[0].prediction->backward_hidden_s, 0.00108, 1e-9);
+  // The row reported no times of its own: its explained step hides none.
+  ASSERT_TRUE(runs[0].explained.has_value());
+  EXPECT_NEAR(runs[0].explained->step_s, 0.0212, 1e-9);
+}
+
 // sps with 4 workers: the server's link carries n·M = 4 MB → 4 ms + 2α,
 // + the chunk pipeline's fill and drain, 2·n·C/B = 1 ms. dps with K = 4:
 // max(M/B, n·M/(K·B)) = 1 ms + 2α + the same 1 ms (C ≤ M/K).
