@@ -61,6 +61,20 @@ class DrawTest(unittest.TestCase):
         self.assertGreater(args.index(f"--ring_bucket_kb={c['ring_bucket_kb']}"),
                            args.index("--"))
 
+    def test_real_draws_fit_the_cores_and_run_the_mlp(self):
+        rng = random.Random(11)
+        for _ in range(50):
+            c = vp.draw_real(rng)
+            widths = [int(w) for w in c["mlp_widths"].split(",")]
+            self.assertEqual((widths[0], widths[-1]), (64, 10))
+            self.assertIn(len(widths), (3, 4, 5))
+            self.assertEqual(c["workers"], 2)  # one thread each: 2 cores
+        args = vp.compare_args_real(c, "/tmp/x", ["baseline", "ring"])
+        self.assertIn("--model=mlp", args)
+        self.assertNotIn("--link_gbit", " ".join(args))
+        self.assertGreater(args.index(f"--mlp_widths={c['mlp_widths']}"),
+                           args.index("--"))
+
 
 class StatisticsTest(unittest.TestCase):
     def test_spearman(self):
@@ -84,17 +98,19 @@ class StatisticsTest(unittest.TestCase):
         self.assertFalse(vp.fastest_agrees(rows))  # 2.5 > 2.1
         self.assertIsNone(vp.fastest_agrees(rows[:1]))
 
-    def test_summary_separates_core_bound_configurations(self):
-        link = {"link_s": 0.1, "compute_ms": 10}
-        core = {"link_s": 0.001, "compute_ms": 10}
-        rows = [("ring", 1.1, 1.0, [1.0]), ("sps", 2.0, 2.0, [2.0])]
-        text = "\n".join(vp.summarize([(link, rows), (core, rows)]))
-        self.assertIn("### link-bound configurations: 1", text)
-        self.assertIn("### core-bound configurations: 1", text)
-        self.assertIn("| ring | 1 | 10.0% | 10.0% |", text)
-        self.assertIn("| all | 2 | 5.0% |", text)
-        self.assertIn("1 of 1 (100%)", text)
-
+    def test_summary_separates_core_bound_rows(self):
+        # (strategy, predicted, measured, runs, core_share)
+        first = [("ring", 1.1, 1.0, [1.0], 0.3), ("sps", 2.0, 2.0, [2.0], None)]
+        second = [("ring", 0.7, 1.0, [1.0], 0.95), ("sps", 2.0, 2.0, [2.0], 0.5)]
+        text = "\n".join(vp.summarize([({}, first), ({}, second)]))
+        self.assertIn("### All rows: 4", text)
+        self.assertIn("| ring | 2 | 20.0% | 28.0% |", text)
+        self.assertIn("### link-bound rows: 3", text)
+        self.assertIn("### core-bound rows: 1", text)
+        self.assertIn("| ring | 1 | 30.0% | 30.0% |", text)
+        # The fastest agrees in the first (sps is not faster) and the
+        # second (ring is predicted and measured fastest).
+        self.assertIn("2 of 2 configurations (100%)", text)
 
 if __name__ == "__main__":
     unittest.main()
