@@ -115,14 +115,16 @@ def core_bound(row):
 
 def draw_real(rng):
     """One real-compute configuration on loopback: an MLP of 1-3 hidden
-    layers, a batch, n = 2 workers with one compute thread each (n x
-    threads <= the 2 cores), K = 1-2 servers, a ring bucket."""
-    hidden = [rng.choice([256, 512, 1024, 2048])
+    layers of the main job's scale (512-2048 wide: steps of milliseconds,
+    not the fixed costs of a tiny model), a batch, n = 2 workers with one
+    compute thread each (n x threads <= the 2 cores), K = 1-2 servers, a
+    ring bucket."""
+    hidden = [rng.choice([512, 1024, 2048])
               for _ in range(rng.randint(1, 3))]
     return {
         "real": True,
         "mlp_widths": ",".join(str(w) for w in [64] + hidden + [10]),
-        "batch_size": rng.choice([16, 32, 64, 128]),
+        "batch_size": rng.choice([32, 64, 128]),
         "workers": 2,
         "servers": rng.randint(1, 2),
         "ring_bucket_kb": rng.choice([0, 1024, 25600]),
