@@ -59,7 +59,7 @@ if $quick; then
   repeats=1; elb_repeats=1; cb_max=4M; parity_rounds=1; vp_configs=1
   vp_real=1
 else
-  repeats=3; elb_repeats=3; cb_max=64M; parity_rounds=3; vp_configs=6
+  repeats=3; elb_repeats=5; cb_max=64M; parity_rounds=3; vp_configs=6
   vp_real=3
 fi
 vp_strategies=sps,dps,ring,fusion,zero2

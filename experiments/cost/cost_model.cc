@@ -374,13 +374,17 @@ double CpuDemandSeconds(absl::string_view strategy, const CostInputs& in,
   const double compute_cpu = in.compute_cpu_s > 0 ? in.compute_cpu_s
                              : in.compute_emulated ? 0.0
                                                    : in.compute_s;
-  // The servers' work, once (the CPU terms count it on a worker's path).
-  double servers = 0;
+  // The parameter servers' CPU terms are times on a worker's path (their
+  // sharded ones against K servers at once): their CPU work is one
+  // server's per-byte costs, each worker's push+pull and round, and the
+  // servers' summing of n gradients, once.
+  double rounds = n * p.cpu_s;
   if (strategy == "sps" || strategy == "dps" || strategy == "async_ps") {
-    servers = n * in.model_bytes * in.cpu.ps_server_byte_s;
+    const CpuCosts& c = in.cpu;
+    rounds = n * (in.model_bytes * c.ps_worker_byte_s + c.ps_round_s) +
+             n * in.model_bytes * c.ps_server_byte_s;
   }
-  const double per_worker = std::max(0.0, p.cpu_s - servers);
-  return n * (compute_cpu + per_worker) + servers +
+  return n * compute_cpu + rounds +
          BytesSentPerStep(strategy, in) * in.wire_cpu_byte_s;
 }
 

@@ -225,20 +225,23 @@
 //   n · (t_c' + cpu_w) + cpu_s + W · c_w
 // with t_c' the compute's own CPU time where measured (else t_c; emulated
 // compute's only its synthetic gradients'), cpu_w a worker's CPU terms
-// (for the parameter servers their worker part, cpu_s their servers'
-// part; for the collectives cpu_w = cpu, cpu_s = 0), W the bytes all the
-// processes send a step (ring, fusion, hierarchical, zero2 2(n−1)M;
-// ring_fp16 (n−1)M; zero1, zero3 3(n−1)M; sps, dps, async_ps 2nM) and c_w
+// and cpu_s the servers' (the collectives: cpu_w = cpu, cpu_s = 0; the
+// parameter servers, whose CPU terms are times on a worker's path, from
+// one server's per-byte costs: cpu_w = M·w + ρ, cpu_s = n·M·s), W the
+// bytes all the processes send a step (ring, fusion, hierarchical, zero2
+// 2(n−1)M; ring_fp16 (n−1)M; zero1, zero3 3(n−1)M; sps, dps, async_ps
+// 2nM) and c_w
 // the CPU a byte moved over the link costs in all (the link probe's,
 // CostInputs::wire_cpu_byte_s). No step is shorter than the demand over
 // the C cores (the cores' bound, Prediction::core_bound_s; async_ps with
 // τ_s ≥ 1 has its own, below): the terms above price a step as if each
 // process had cores of its own, the bound as if the cores ran their work
-// perfectly packed. Measured at 8 Gbit/s (mobilenet_v2, 2 × 24 ms of
-// emulated compute, n = 3, 2 cores), dps came within 4% with the bound
-// (−23% without it); ring's −21% stayed (−26%): processes contending for
-// the cores run worse than packed. validate_predictions.py reports the
-// rows whose demand keeps most of the cores busy (core_share) apart.
+// perfectly packed. Contending processes run well short of that:
+// measured at 8 Gbit/s (mobilenet_v2, 2 × 24 ms of emulated compute,
+// n = 3, K = 3, 2 cores) the bound was the step for dps, ring and fusion
+// (90.0, 69.7 and 66.9 ms against 118.8, 87.4 and 90.1 measured: −20% to
+// −26%). validate_predictions.py reports the rows whose demand keeps most
+// of the cores busy (core_share >= 0.8) apart.
 //
 // Then:
 //   utilization        = t_c / step
