@@ -31,6 +31,7 @@
 #include "collectives/fusion/fusion_flags.h"
 #include "common/json_lines.h"
 #include "core/optimizer_config.h"
+#include "core/tensor_layout.h"
 #include "experiments/cost/cluster_file.h"
 #include "experiments/cost/cost_model.h"
 #include "models/gradient_profiles.h"
@@ -197,12 +198,11 @@ absl::StatusOr<std::vector<double>> BackwardBytes(
         "--ready_schedule must be proportional or none, got '", schedule,
         "'"));
   }
+  absl::StatusOr<TensorLayout> layout = profile.Layout();
+  if (!layout.ok()) return layout.status();
   std::vector<double> bytes;
-  for (auto it = profile.tensors.rbegin(); it != profile.tensors.rend();
-       ++it) {
-    double elements = 1;
-    for (int64_t d : it->second) elements *= static_cast<double>(d);
-    bytes.push_back(4 * elements);
+  for (int i = layout->num_tensors() - 1; i >= 0; --i) {
+    bytes.push_back(static_cast<double>(layout->tensor(i).size) * 4);
   }
   return bytes;
 }

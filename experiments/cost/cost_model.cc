@@ -417,10 +417,10 @@ bool SimulateBackwardOverlap(absl::string_view strategy, const CostInputs& in,
   // compute leaves the cores.
   const double n = static_cast<double>(in.workers);
   const double step = in.compute_emulated ? in.cpu.collective_step_s : 0.0;
-  double in_backward = overlappable, after = 0, per_call = 0, formula_calls = 1;
+  double in_backward = overlappable, after = 0;
   SerialRun run;
   if (ring_like || zero2) {
-    formula_calls = static_cast<double>(RingAllReduces(in));
+    const double formula_calls = static_cast<double>(RingAllReduces(in));
     double steps_per_call = 2 * (n - 1);
     if (strategy == "hierarchical") {
       const double r = static_cast<double>(RanksPerHost(in));
@@ -433,14 +433,14 @@ bool SimulateBackwardOverlap(absl::string_view strategy, const CostInputs& in,
       latency /= 2;
       steps_per_call = n - 1;
     }
-    per_call = latency / formula_calls + steps_per_call * step;
+    const double per_call = latency / formula_calls + steps_per_call * step;
     const double per_byte =
         std::max(0.0, in_backward - formula_calls * per_call) / total_bytes;
     run = RunSerially(BucketCalls(in), per_call, per_byte);
   } else if (fusion) {
-    formula_calls = static_cast<double>(FusedAllReduces(in) + 1);
-    per_call = (in.workers > 1 ? p.latency_s / formula_calls : 0.0) +
-               (in.workers > 1 ? 2 * (n - 1) * step : 0.0);
+    // b data all-reduces and the control one (at n = 1 all cost 0).
+    const double formula_calls = static_cast<double>(FusedAllReduces(in) + 1);
+    const double per_call = p.latency_s / formula_calls + 2 * (n - 1) * step;
     const double per_byte =
         std::max(0.0, in_backward - formula_calls * per_call) / total_bytes;
     run = RunFusionCycles(in.gradient_ready, in.cycle_s,
