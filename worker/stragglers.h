@@ -1,5 +1,5 @@
 // Stragglers: uneven workers on purpose, to see what bounded staleness buys
-// and what a synchronous strategy loses (issue 19). `--slow_ranks=R:F,...`
+// and what a synchronous strategy loses. `--slow_ranks=R:F,...`
 // stretches rank R's compute by F (> 0) in every step; `--compute_jitter=J`
 // (in [0, 1)) multiplies every rank's compute in step t by (1 + J u), u
 // uniform in [-1, 1) from a generator seeded by (seed, rank, step), so a

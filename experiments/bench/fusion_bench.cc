@@ -17,7 +17,7 @@
 //   bazel run -c opt //experiments/bench:fusion_bench
 //   bazel run -c opt //experiments/bench:fusion_bench -- --ranks=4 --profile=bert-base
 //
-// Targets (issue 5): fusion >= 3x faster than ring, and <= 1.1x flat.
+// Targets: fusion >= 3x faster than ring, and <= 1.1x flat.
 #include <glog/logging.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Kill tests of liveness (issue 8): real ps_server and worker processes;
+// Kill tests of liveness: real ps_server and worker processes;
 // one is SIGKILLed mid-run and every other one must exit non-zero within
 // --failure_timeout_s (+ slack), saying which rank or server was lost and
 // at which step. Timeouts are 3 s so that each case takes ~10 s.

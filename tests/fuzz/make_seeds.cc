@@ -97,9 +97,9 @@ void PsSeeds(const std::filesystem::path& dir) {
   bad.mutable_calls(4)->mutable_push_init()->set_data("xyz");
   bad.mutable_calls(1)->mutable_register_()->set_chunk_bytes(6);
   Write(dir, "seed-bad-requests", bad.SerializeAsString());
-  // What an independent client found accepted once (issue 16, item 5): a
-  // registration with no tensors, chunk_bytes = 2^62, a heartbeat from rank
-  // -4; each refused, then the real job.
+  // Requests the server must refuse: a registration with no tensors,
+  // chunk_bytes = 2^62, a heartbeat from rank -4; each refused, then the
+  // real job.
   const fuzz::PsFuzzInput job = Job(2, 1, 0, small, sgd, 16);
   fuzz::PsFuzzInput refused;
   refused.set_num_workers(1);  // 2 workers

@@ -1,4 +1,4 @@
-// The equivalence oracle on the GPU (issue 6): N CUDA workers of batch b
+// The equivalence oracle on the GPU: N CUDA workers of batch b
 // end with the parameters of one CPU baseline worker of batch N*b, to
 // float32 tolerance (cuBLAS sums in another order than Eigen), and every
 // rank holds bit-identical parameters -- for baseline, sps and dps (through
