@@ -10,8 +10,9 @@
 // CudaOptimizer for the shard, applied on context.compute_stream and waited
 // for, timed with CUDA events) and the collective is the job's NCCL group;
 // checkpoints of CUDA workers are refused (UNIMPLEMENTED), as for the
-// all-reduce strategies' local optimizer. The CUDA path runs on one GPU
-// at one worker in tools/gpu_check.sh, never on several.
+// all-reduce strategies' local optimizer. The CUDA path has run at one
+// worker on an H100 and an H200 (tools/gpu_check.sh, docs/GPU_RESULTS.md),
+// never at two or more.
 //
 // Timeline (SyncOptions::timeline, when set): OPTIMIZER (this rank's
 // shard) and CHECKPOINT on lane "step", ALLGATHER (the parameters) on

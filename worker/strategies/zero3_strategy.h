@@ -28,11 +28,11 @@
 // backward. Shutdown all-gathers the whole buffer, so every rank ends with
 // bit-identical parameters for evaluation and the oracle.
 //
-// CUDA workers (SupportsDevice(kCuda); run on one GPU at one worker by
-// tools/gpu_check.sh, never on several): the same steps on the device
-// buffers, the collectives over the job's NCCL group from the
-// communication thread, the shard's optimizer on the device
-// (ShardedOptimizer). The model's hooks run as it ENQUEUES kernels
+// CUDA workers (SupportsDevice(kCuda); run at one worker on an H100 and an
+// H200 by tools/gpu_check.sh, docs/GPU_RESULTS.md, never at two or more):
+// the same steps on the device buffers, the collectives over the job's
+// NCCL group from the communication thread, the shard's optimizer on the
+// device (ShardedOptimizer). The model's hooks run as it ENQUEUES kernels
 // (models/cuda/cuda_model.h), so the order is kept with events
 // (Zero3DeviceOrder, zero3_device_order.h): needed(i) waits for gather i's
 // ticket and makes the compute stream wait for its event; a release records an

@@ -18,9 +18,9 @@
 //            (PeakGradBytes); FinishStep waits for them.
 // Then both step the optimizer on this rank's shard and all-gather the
 // parameters: every rank ends bit-identical. CUDA workers run on their
-// device buffers (NCCL; the shard's optimizer on the device; run on one GPU
-// at one worker by tools/gpu_check.sh, never on several; no checkpoints
-// there).
+// device buffers (NCCL; the shard's optimizer on the device; no checkpoints
+// there). The CUDA path has run at one worker on an H100 and an H200
+// (tools/gpu_check.sh, docs/GPU_RESULTS.md), never at two or more.
 // Checkpoints: every rank writes its own shard
 // (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
 // workers. Every wait is bounded by options.rpc_timeout.
