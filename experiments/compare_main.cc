@@ -56,7 +56,12 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "collectives/fusion/fusion_options.h"
+#include "experiments/comparison/compare_options.h"
+#include "experiments/comparison/compare_plan.h"
+#include "experiments/comparison/cost_model_link.h"
+#include "experiments/comparison/ddp_availability.h"
+#include "experiments/comparison/output_files.h"
+#include "experiments/comparison/worker_args.h"
 #include "common/machine_cpu.h"
 #include "common/security_flags.h"
 #include "common/status_macros.h"
@@ -215,180 +220,63 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using compare::CalibrateAfterBaseline;
+using compare::CalibrationNote;
+using compare::CalibrationRequest;
+using compare::CopyImagesBeside;
+using compare::CostModelLink;
+using compare::ExtraWorkerArgs;
+using compare::FindDdp;
+using compare::DdpNote;
+using compare::MakeCostModelLink;
+using compare::MakeDir;
+using compare::Plan;
+using compare::PredictionInputs;
+using compare::SweepCalibration;
+using compare::UserPath;
+using compare::WorkerArgs;
+using compare::WorkerCounts;
+using compare::WorkerFlag;
+using compare::WriteFile;
 
-// The training flags a --strategies entry may set for its own run besides
-// the strategy's options, with their short labels in the row's name: the
-// batch per worker and the passes per step (the study's batch sizes, the
-// compute-to-communication ratio), the warm-up and the scaling rule.
-const std::map<std::string, std::string>& RunTrainingFlags() {
-  static const auto* flags = new std::map<std::string, std::string>{
-      {"batch_size", "b"},
-      {"accumulate_steps", "k"},
-      {"lr_warmup_steps", "warm-up"},
-      {"lr_scaling", "lr"}};
-  return *flags;
+// What every worker trains, from the flags.
+compare::WorkloadOptions WorkloadFromFlags() {
+  compare::WorkloadOptions w;
+  w.model = absl::GetFlag(FLAGS_model);
+  w.profile = absl::GetFlag(FLAGS_profile);
+  w.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
+  w.device = absl::GetFlag(FLAGS_device);
+  w.batch_size = absl::GetFlag(FLAGS_batch_size);
+  w.steps = absl::GetFlag(FLAGS_steps);
+  w.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  w.eval_every = absl::GetFlag(FLAGS_eval_every);
+  w.failure_timeout_s = absl::GetFlag(FLAGS_failure_timeout_s);
+  w.worker_args = absl::GetFlag(FLAGS_worker_args);
+  w.preset = absl::GetFlag(FLAGS_preset);
+  return w;
 }
 
-// One --strategies entry, NAME[@FLAG=VALUE...]: the listing of NAME with
-// its run flags, each named in the row (training flags by their short
-// label, "SPS [b=8]"; the strategy's own by name, "Ring FP16
-// [ring_bucket_kb=0]", except those its variant states, which the row's
-// "(τ=8)" names), so that two settings never share a row name;
-// INVALID_ARGUMENT when a FLAG is neither one NAME reads nor a
-// RunTrainingFlags one.
-absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
-                                            absl::string_view entry) {
-  const std::vector<std::string> parts = absl::StrSplit(entry, '@');
-  std::vector<std::string> labels;
-  for (size_t i = 1; i < parts.size(); ++i) {
-    const size_t eq = parts[i].find('=');
-    const std::string flag = parts[i].substr(0, eq);
-    const auto training = RunTrainingFlags().find(flag);
-    if (eq == std::string::npos ||
-        (!listed.Reads(flag) && training == RunTrainingFlags().end())) {
-      std::vector<std::string> known = listed.options;
-      for (const auto& [name, label] : RunTrainingFlags()) known.push_back(name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--strategies entry '", entry, "': '", parts[i],
-          "' is not FLAG=VALUE for a flag ", listed.name, " reads (",
-          absl::StrJoin(known, ", "), ")"));
-    }
-    listed.run_flags.push_back(absl::StrCat("--", parts[i]));
-    if (absl::c_linear_search(listed.variant_options, flag)) continue;
-    labels.push_back(absl::StrCat(
-        training != RunTrainingFlags().end() ? training->second : flag, "=",
-        parts[i].substr(eq + 1)));
-  }
-  if (!labels.empty()) {
-    absl::StrAppend(&listed.display_name, " [", absl::StrJoin(labels, ", "),
-                    "]");
-  }
-  return listed;
+compare::CostModelOptions CostModelFromFlags() {
+  compare::CostModelOptions c;
+  c.enabled = absl::GetFlag(FLAGS_cost_model);
+  c.calibrate = absl::GetFlag(FLAGS_calibrate);
+  c.bandwidth_gbit = absl::GetFlag(FLAGS_model_bandwidth_gbit);
+  c.latency_us = absl::GetFlag(FLAGS_model_latency_us);
+  c.overlap = absl::GetFlag(FLAGS_model_overlap);
+  return c;
 }
 
-// The strategies to run, baseline first; all in the registry's study order
-// (ListStrategies sorts by it) when `flag` is empty. An entry may carry its
-// own worker flags: async_ps@staleness=8 (WithRunFlags).
-absl::StatusOr<std::vector<ListedStrategy>> Plan(
-    const std::vector<ListedStrategy>& registered, const std::string& flag) {
-  std::map<std::string, ListedStrategy> by_name;
-  std::vector<std::string> names;
-  for (const ListedStrategy& s : registered) {
-    by_name[s.name] = s;
-    names.push_back(s.name);
-  }
-  std::vector<std::string> wanted = names;
-  if (!flag.empty()) {
-    wanted = absl::StrSplit(flag, ',', absl::SkipWhitespace());
-  }
-  std::vector<ListedStrategy> plan;
-  if (by_name.count("baseline") == 0) {
-    return absl::NotFoundError("the worker registers no 'baseline' strategy");
-  }
-  plan.push_back(by_name["baseline"]);
-  for (const std::string& entry : wanted) {
-    const std::string name = entry.substr(0, entry.find('@'));
-    if (name == "baseline") continue;
-    if (by_name.count(name) == 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown strategy '", name,
-                       "'; registered: ", absl::StrJoin(names, ", ")));
-    }
-    absl::StatusOr<ListedStrategy> listed = WithRunFlags(by_name[name], entry);
-    if (!listed.ok()) return listed.status();
-    plan.push_back(*std::move(listed));
-  }
-  return plan;
-}
-
-// --workers as ascending distinct counts >= 1.
-absl::StatusOr<std::vector<int>> WorkerCounts(
-    const std::vector<std::string>& flag) {
-  std::set<int> counts;
-  for (const std::string& s : flag) {
-    int n = 0;
-    if (!absl::SimpleAtoi(s, &n) || n < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--workers wants worker counts >= 1 such as 1,2,4; got '", s, "'"));
-    }
-    counts.insert(n);
-  }
-  if (counts.empty()) {
-    return absl::InvalidArgumentError("--workers lists no worker count");
-  }
-  return std::vector<int>(counts.begin(), counts.end());
+compare::DdpOptions DdpFromFlags() {
+  compare::DdpOptions d;
+  d.enabled = absl::GetFlag(FLAGS_ddp);
+  d.torch_python = absl::GetFlag(FLAGS_torch_python);
+  d.peer_script = absl::GetFlag(FLAGS_ddp_peer);
+  return d;
 }
 
 // "1 worker", "4 workers".
 std::string Count(int n, const char* noun) {
   return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
-}
-
-absl::Status WriteFile(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out)
-    return absl::InternalError(absl::StrCat("cannot write ", path.string()));
-  return absl::OkStatus();
-}
-
-// Under `bazel run` the process runs in its runfiles tree; a relative path
-// means relative to where the user typed the command.
-fs::path UserPath(const std::string& path) {
-  fs::path p = path;
-  if (const char* cwd = std::getenv("BUILD_WORKING_DIRECTORY");
-      p.is_relative() && cwd != nullptr) {
-    p = fs::path(cwd) / p;
-  }
-  return p;
-}
-
-absl::Status MakeDir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    return absl::InternalError(
-        absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
-  }
-  return absl::OkStatus();
-}
-
-// Worker flags from --worker_args, then those after --.
-std::vector<std::string> ExtraWorkerArgs(
-    const std::vector<std::string>& extra) {
-  std::vector<std::string> args = absl::StrSplit(
-      absl::GetFlag(FLAGS_worker_args), ' ', absl::SkipWhitespace());
-  args.insert(args.end(), extra.begin(), extra.end());
-  return args;
-}
-
-// The worker flags compare passes on: from its own flags and `training`,
-// then ExtraWorkerArgs.
-std::vector<std::string> WorkerArgs(const TrainingFlags& training,
-                                    const std::vector<std::string>& extra) {
-  const std::string model = absl::GetFlag(FLAGS_model);
-  std::vector<std::string> args = {
-      absl::StrCat("--model=", model),
-      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
-      absl::StrCat("--steps=", absl::GetFlag(FLAGS_steps)),
-      absl::StrCat("--warmup_steps=", absl::GetFlag(FLAGS_warmup_steps)),
-      absl::StrCat("--eval_every=", absl::GetFlag(FLAGS_eval_every)),
-      absl::StrCat("--failure_timeout_s=",
-                   absl::GetFlag(FLAGS_failure_timeout_s))};
-  if (model == "synthetic") {
-    args.push_back(absl::StrCat("--profile=", absl::GetFlag(FLAGS_profile)));
-    args.push_back(absl::StrCat("--emulated_compute_ms=",
-                                absl::GetFlag(FLAGS_emulated_compute_ms)));
-  }
-  if (const std::string device = absl::GetFlag(FLAGS_device); device != "cpu") {
-    args.push_back(absl::StrCat("--device=", device));
-  }
-  const std::vector<std::string> flags = training.WorkerArgs();
-  args.insert(args.end(), flags.begin(), flags.end());
-  const std::vector<std::string> more = ExtraWorkerArgs(extra);
-  args.insert(args.end(), more.begin(), more.end());
-  return args;
 }
 
 // One line on what ran, for the report.
@@ -425,15 +313,6 @@ std::string RunLine(const std::vector<int>& workers,
   return line;
 }
 
-// The value of worker flag --`name` in `worker_args` (the last one wins),
-// if given.
-std::optional<std::string> WorkerFlag(
-    const std::vector<std::string>& worker_args, const char* name) {
-  std::vector<std::string> args = {"worker"};
-  args.insert(args.end(), worker_args.begin(), worker_args.end());
-  return FlagValue(args, name);
-}
-
 struct Run {
   ListedStrategy strategy;
   int workers = 1;
@@ -452,109 +331,6 @@ struct RunPhase {
 // Another process's CPU during a run beyond this share of a core names the
 // run in the report's notes.
 constexpr double kBusyOtherCores = 0.25;
-
-// Link, overlap and fusion settings of the cost model: B and α per
-// link_estimate.h; F and τ as the workers will use them (their
-// --fusion_threshold_bytes / --cycle_time_ms, else the defaults).
-struct CostModelLink {
-  CostInputs inputs;   // B, α, o, F, τ
-  std::string source;  // where B and α came from
-};
-
-absl::StatusOr<CostModelLink> MakeCostModelLink(
-    const NetworkShape& network, const std::vector<std::string>& worker_args) {
-  LinkHints hints;
-  hints.given_gbit = absl::GetFlag(FLAGS_model_bandwidth_gbit);
-  hints.given_latency_us = absl::GetFlag(FLAGS_model_latency_us);
-  hints.shaped = network;
-  absl::StatusOr<LinkEstimate> estimate =
-      EstimateLink(hints, absl::Seconds(30));
-  if (!estimate.ok()) return estimate.status();
-  CostInputs in;
-  in.bandwidth_Bps = estimate->bandwidth_Bps;
-  in.latency_s = estimate->latency_s;
-  in.link_cpu_byte_s = estimate->cpu_byte_s;
-  in.wire_cpu_byte_s = estimate->total_cpu_byte_s;
-  in.overlap = absl::GetFlag(FLAGS_model_overlap);
-  // Unshaped loopback: the cores move the link's bytes (its measured 1/B),
-  // so the CPU terms add to it; a shaped link or a given one is a wire of
-  // its own.
-  in.cpu_streams_with_link = hints.given_gbit > 0 || hints.shaped.enabled();
-  const FusionOptions fusion;
-  in.fusion_threshold_bytes =
-      static_cast<double>(fusion.fusion_threshold_bytes);
-  in.cycle_s = absl::ToDoubleSeconds(fusion.cycle_time);
-  if (std::optional<std::string> v =
-          WorkerFlag(worker_args, "fusion_threshold_bytes");
-      v && !absl::SimpleAtod(*v, &in.fusion_threshold_bytes)) {
-    return absl::InvalidArgumentError("bad --fusion_threshold_bytes=" + *v);
-  }
-  // ring's buckets, as the workers will bucket (--ring_bucket_kb,
-  // --ring_first_bucket_kb; else the defaults, 25 MiB and 1 MiB), and the
-  // parameter servers' chunk (--chunk_kb; else AutoChunkBytes).
-  for (const auto& [flag, field] :
-       {std::pair<const char*, double*>{"ring_bucket_kb", &in.bucket_bytes},
-        {"ring_first_bucket_kb", &in.first_bucket_bytes},
-        {"chunk_kb", &in.ps_chunk_bytes}}) {
-    if (std::optional<std::string> v = WorkerFlag(worker_args, flag)) {
-      double kb = 0;
-      if (!absl::SimpleAtod(*v, &kb)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("bad --", flag, "=", *v));
-      }
-      *field = kb * 1024;
-    }
-  }
-  if (std::optional<std::string> v = WorkerFlag(worker_args, "cycle_time_ms")) {
-    double ms = 0;
-    if (!absl::SimpleAtod(*v, &ms)) {
-      return absl::InvalidArgumentError("bad --cycle_time_ms=" + *v);
-    }
-    in.cycle_s = ms / 1e3;
-  }
-  // Placeholders for ValidateCostInputs; PredictRuns sets them per run.
-  in.compute_s = 1;
-  in.model_bytes = 1;
-  if (absl::Status s = ValidateCostInputs(in); !s.ok()) return s;
-  return CostModelLink{in, estimate->source};
-}
-
-// The DDP peer when the row is wanted and can run, else why not.
-absl::StatusOr<DdpPeer> FindDdp(const char* argv0) {
-  if (!absl::GetFlag(FLAGS_ddp)) {
-    return absl::FailedPreconditionError("--noddp was given");
-  }
-  if (absl::GetFlag(FLAGS_model) != "mlp") {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the DDP peer trains only --model=mlp, not --model=",
-                     absl::GetFlag(FLAGS_model)));
-  }
-  std::string script = absl::GetFlag(FLAGS_ddp_peer);
-  if (script.empty()) {
-    absl::StatusOr<std::string> found =
-        FindBinary(argv0, "experiments/ddp_peer.py");
-    if (!found.ok()) return found.status();
-    script = *found;
-  }
-  return FindDdpPeer(absl::GetFlag(FLAGS_torch_python), script,
-                     absl::Minutes(1));
-}
-
-// What the DDP row is, or why it is absent.
-std::string DdpNote(const absl::StatusOr<DdpPeer>& ddp) {
-  if (!ddp.ok()) {
-    return absl::StrCat("PyTorch DDP row absent: ", ddp.status().message(),
-                        ".");
-  }
-  return absl::StrCat(
-      "PyTorch DDP: torch ", ddp->torch_version, " (", ddp->python,
-      ") DistributedDataParallel with its default buckets (25 MB, 1 MB "
-      "first), gloo on CPU (NCCL on CUDA), one intra-op thread, on the "
-      "workers' own data and initial parameters (worker --export_batches); "
-      "compute = forward + backward up to the last gradient + optimizer "
-      "step; traffic is the ring all-reduce volume, DDP does not report "
-      "its own.");
-}
 
 // --eval_every and --target_loss, or INVALID_ARGUMENT naming the one at
 // fault.
@@ -631,26 +407,8 @@ struct SweepOutcome {
   double longest_window_s = 0;
   // The cost model's calibration (after the baseline), or why there is
   // none.
-  std::optional<Calibration> calibration;
-  std::string no_calibration = "not measured";
+  SweepCalibration calibration;
 };
-
-// The cost model's inputs for the run's predictions: the link, with the
-// calibrated CPU costs when there are some.
-CostInputs PredictionInputs(const CostModelLink& link,
-                            const std::optional<Calibration>& calibration) {
-  CostInputs in = link.inputs;
-  if (calibration) in.cpu = calibration->cpu;
-  return in;
-}
-
-// The calibration's line for the report.
-std::string CalibrationNote(const SweepOutcome& out) {
-  return out.calibration ? CalibrationLine(*out.calibration)
-                         : absl::StrCat("Calibration: none (",
-                                        out.no_calibration,
-                                        "): the predictions have no CPU terms.");
-}
 
 // The report: printed once, written to compare.{md,csv,json} and, with
 // --results_md, there too.
@@ -719,15 +477,15 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   p.dir = dir;
   RS_RETURN_IF_ERROR(MakeDir(p.dir));
   p.extra = extra;
-  p.worker_args = WorkerArgs(p.training, extra);
-  p.ddp = FindDdp(argv0);
+  p.worker_args = WorkerArgs(WorkloadFromFlags(), p.training, extra);
+  p.ddp = FindDdp(argv0, DdpFromFlags(), absl::GetFlag(FLAGS_model));
   if (!p.ddp.ok()) {
     std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
                  std::string(p.ddp.status().message()).c_str());
   }
   if (absl::GetFlag(FLAGS_cost_model)) {
     absl::StatusOr<CostModelLink> made =
-        MakeCostModelLink(p.network, p.worker_args);
+        MakeCostModelLink(p.network, p.worker_args, CostModelFromFlags());
     if (!made.ok()) return Annotate(made.status(), "cost model");
     p.link = *made;
   }
@@ -824,54 +582,6 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
     options.timeline = fs::absolute(plan.dir / name).string();
   }
   return options;
-}
-
-// The calibration after the baseline's run `row` (its M and T), unless
-// --nocalibrate (the plan's, when an earlier link measured one); a failure
-// is said and the predictions go without.
-void MaybeCalibrate(const SweepPlan& plan, const ReportRow& row,
-                    SweepOutcome* out) {
-  if (!absl::GetFlag(FLAGS_calibrate)) {
-    out->no_calibration = "--nocalibrate";
-    return;
-  }
-  if (row.model_bytes <= 0 || row.num_tensors <= 0) {
-    out->no_calibration = "the baseline's record lacks the model's size";
-    return;
-  }
-  if (row.device != "cpu") {
-    out->no_calibration = absl::StrCat(
-        "the workers ran on ", row.device,
-        ", and the calibration times the CPU paths (Gloo, gRPC) only");
-    return;
-  }
-  if (plan.calibration) {
-    out->calibration = plan.calibration;
-    return;
-  }
-  CalibrationOptions options;
-  options.model_bytes = row.model_bytes;
-  options.num_tensors = row.num_tensors;
-  options.cores = plan.cores;
-  options.servers = std::max(1, plan.servers);
-  // The calls start as a step's first collective does: behind the compute
-  // (the baseline's, per step); emulated compute sleeps, so idle cores.
-  if (row.emulated) {
-    options.busy_before_call_s = 0;
-  } else if (row.compute_step_s > 0) {
-    options.busy_before_call_s = std::min(row.compute_step_s, 1.0);
-  }
-  std::fprintf(stderr, "compare: calibrating the cost model (%.1f MB)\n",
-               row.model_bytes / 1e6);
-  absl::StatusOr<Calibration> c = Calibrate(options);
-  if (c.ok()) {
-    out->calibration = *c;
-    std::fprintf(stderr, "compare: %s\n", CalibrationLine(*c).c_str());
-  } else {
-    out->no_calibration = absl::StrCat("it failed: ", c.status().ToString());
-    std::fprintf(stderr, "compare: calibration failed: %s\n",
-                 c.status().ToString().c_str());
-  }
 }
 
 // The JSON fields that say which run of its row a run was.
@@ -986,7 +696,12 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
     out->starved_loops.push_back(absl::StrCat(what, ": ", w));
   }
   if (i == 0 && phase.training() && plan.link) {
-    MaybeCalibrate(plan, *row, out);
+    CalibrationRequest request;
+    request.enabled = absl::GetFlag(FLAGS_calibrate);
+    request.cores = plan.cores;
+    request.servers = plan.servers;
+    request.earlier = plan.calibration;
+    out->calibration = CalibrateAfterBaseline(request, *row);
   }
   out->runs.push_back({{"strategy", s.name},
                        {"workers", n},
@@ -1255,16 +970,17 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
 
   std::string cost_model_md;
   if (plan.link.has_value()) {
-    const CostInputs inputs = PredictionInputs(*plan.link, out.calibration);
+    const CostInputs inputs = PredictionInputs(*plan.link, out.calibration.costs);
     const std::vector<PredictedRun> predicted = PredictRuns(out.rows, inputs, plan.cores);
     cost_model_md = absl::StrCat(
         PredictionMarkdown(predicted, inputs, plan.link->source), "\n",
-        CalibrationNote(out), "\n");
+        CalibrationNote(out.calibration), "\n");
     r.cost_model = PredictionJson(predicted, inputs, plan.link->source);
-    r.cost_model["calibration"] =
-        out.calibration ? CalibrationJson(*out.calibration) : json();
+    r.cost_model["calibration"] = out.calibration.costs
+                                      ? CalibrationJson(*out.calibration.costs)
+                                      : json();
     r.cost_model["no_calibration"] =
-        out.calibration ? json() : json(out.no_calibration);
+        out.calibration.costs ? json() : json(out.calibration.why_none);
   }
   r.doc.title = "ringside compare: " + absl::GetFlag(FLAGS_model) +
                 (absl::GetFlag(FLAGS_model) == "synthetic"
@@ -1272,7 +988,7 @@ SweepReport ReportSweep(const SweepPlan& plan, const SweepOutcome& out,
                      : "") +
                 ", n = " + absl::StrJoin(plan.sweep, ", ");
   r.doc.hardware = r.hardware_line;
-  r.doc.run = RunLine(plan.sweep, plan.training, ExtraWorkerArgs(plan.extra));
+  r.doc.run = RunLine(plan.sweep, plan.training, ExtraWorkerArgs(WorkloadFromFlags(), plan.extra));
   r.doc.command = command;
   r.manifest = ProbeRunManifest({command});
   r.doc.manifest = RunManifestLine(r.manifest);
@@ -1329,25 +1045,6 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
           {"runs", out.runs},
           {"failures", out.failures},
           {"notes", r.notes}};
-}
-
-// Copies `images` (in `from`) to results/ beside the Markdown file `md`
-// and returns them with their paths relative to `md`.
-absl::StatusOr<std::vector<ReportImage>> CopyImagesBeside(
-    const fs::path& md, const fs::path& from, std::vector<ReportImage> images) {
-  const fs::path assets = md.parent_path() / "results";
-  RS_RETURN_IF_ERROR(MakeDir(assets));
-  for (ReportImage& image : images) {
-    std::error_code ec;
-    fs::copy_file(from / image.path, assets / image.path,
-                  fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      return absl::InternalError(
-          absl::StrCat("cannot copy ", image.path, " to ", assets.string()));
-    }
-    image.path = "results/" + image.path;
-  }
-  return images;
 }
 
 // Writing: compare.{md,csv,json} (and loss_curves.csv when a run has a
@@ -1518,10 +1215,10 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
     if (run->plan.link) {
       point.predicted = PredictRuns(
           point.rows,
-          PredictionInputs(*run->plan.link, run->outcome.calibration),
+          PredictionInputs(*run->plan.link, run->outcome.calibration.costs),
           run->plan.cores);
     }
-    if (!calibration) calibration = run->outcome.calibration;
+    if (!calibration) calibration = run->outcome.calibration.costs;
     for (const std::string& net : run->outcome.networks) {
       if (net.find("not emulated") != std::string::npos ||
           net.find("unavailable") != std::string::npos) {
@@ -1534,7 +1231,7 @@ int RunLinkSweep(const char* argv0, const std::vector<std::string>& extra,
     const std::vector<ReportRow> basis = points.front().rows;
     for (const NetworkShape& shape : shapes) {
       if (!shape.enabled()) continue;
-      absl::StatusOr<CostModelLink> link = MakeCostModelLink(shape, worker_args);
+      absl::StatusOr<CostModelLink> link = MakeCostModelLink(shape, worker_args, CostModelFromFlags());
       if (!link.ok()) return fail(link.status());
       LinkSweepPoint point;
       point.link = PointOf(shape);
