@@ -18,9 +18,9 @@
 // Devices: SyncContext::device says where params and grads live. A strategy
 // that takes CUDA device buffers says so with SupportsDevice(kCuda) (ring,
 // fusion, baseline, zero1 to zero3: NCCL and the optimizer on the device);
-// the CUDA backend (worker/cuda_backend.h) runs the others (sps, dps)
-// through HostStagingStrategy, which hands them pinned host copies
-// (worker/strategies/host_staging_strategy.h).
+// the CUDA backend (worker/cuda_backend.h) runs the others (sps, dps,
+// async_ps, hierarchical, ring_fp16) through HostStagingStrategy, which
+// hands them pinned host copies (worker/strategies/host_staging_strategy.h).
 //
 // Strategies register themselves in their own .cc (linked with
 // alwayslink), with everything else needs to know about them, so adding one
@@ -254,10 +254,11 @@ struct StrategyInfo {
   // Position in the study's order (baseline 0, then sps, dps, ring, ...);
   // equal orders keep registration-name order.
   int study_order = 100;
-  // The cost model's strategy whose formula predicts this one
-  // (experiments/cost/cost_model.h: baseline, sps, dps, ring, fusion, zero1,
-  // zero2; "" when none applies; it also picks the memory formula), and the
-  // bytes on the wire per model byte (fp16: 0.5).
+  // The cost model's strategy whose formula predicts this one (one of
+  // CostModelStrategies(), experiments/cost/cost_model.h; "" when none
+  // applies; it also picks the memory formula), and the bytes on the wire
+  // per model byte when that formula's strategy moves a different amount
+  // (e.g. 0.5 for an fp16 ring predicted by ring's formula).
   std::string modelled_as;
   double wire_bytes_per_model_byte = 1.0;
   // The strategy-specific worker flags this strategy reads (names without

@@ -1,11 +1,12 @@
 // The equivalence oracle for every registered strategy: whatever
-// StrategyRegistry::List() holds when linked with //worker:all_strategies
-// runs with N = 2 workers of batch b (baseline, the one-worker reference
-// itself, with N = 1) against one worker of batch N*b, with the parameter
-// servers its ServerNeed asks for (one: 1, sharded: 2), and must meet its
-// declared StrategyInfo::oracle_tolerance (1e-5 = float32 rounding unless
-// registered with RINGSIDE_REGISTER_STRATEGY_WITH_TOLERANCE). A new
-// strategy is covered here as soon as it is registered.
+// StrategyRegistry::List() holds when linked with
+// //worker/strategies:all_strategies runs with N = 2 workers of batch b
+// (baseline, the one-worker reference itself, with N = 1) against one
+// worker of batch N*b, with the parameter servers its ServerNeed asks for
+// (one: 1, sharded: 2), and must meet its declared
+// StrategyInfo::oracle_tolerance (1e-5 = float32 rounding unless registered
+// with .Tolerance). A new strategy is covered here as soon as it is
+// registered.
 //
 // Each strategy runs four times: as is; with gradient accumulation over
 // k = 2 and k = 3 passes per step (N workers x b x k against one worker of

@@ -1,6 +1,7 @@
 // The equivalence oracle with the character transformer under every
-// registered strategy (//worker:all_strategies: sps, dps with 2 servers,
-// ring, fusion, async_ps at staleness 0, hierarchical, ring_fp16, ...):
+// registered strategy (//worker/strategies:all_strategies: sps, dps with 2
+// servers, ring, fusion, async_ps at staleness 0, hierarchical, ring_fp16,
+// ...):
 // N = 2 workers of batch b end with the parameters of one worker of batch
 // 2b on the same data order within the strategy's declared tolerance
 // (float32 rounding, 1e-5, unless it registered a looser one), with SGD +
