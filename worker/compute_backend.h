@@ -55,11 +55,6 @@ class ComputeBackend {
         "which a strategy keeping the parameters sharded needs");
   }
 
-  // Whether, when training ends early (an error), the loop must shut the
-  // strategy down before the backend frees its buffers (CUDA: a
-  // strategy's threads may still enqueue work on device memory).
-  virtual bool ShutDownStrategyOnEarlyReturn() const = 0;
-
   // Before step `step` reads its batch; `measured` when the step counts in
   // the measures (past the warm-up).
   virtual void BeginStep(int64_t step, bool measured) = 0;

@@ -58,7 +58,6 @@ class CudaBackend final : public ComputeBackend {
   absl::Status Init(uint64_t init_seed, SyncContext& context) override;
   SyncStrategy& Adapt(SyncStrategy& strategy) override;
   absl::Status InstallParamUse(const ParamUseHooks* hooks) override;
-  bool ShutDownStrategyOnEarlyReturn() const override { return true; }
   void BeginStep(int64_t step, bool measured) override;
   absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const GradientReadyFn& on_ready) override;

@@ -24,7 +24,6 @@ class HostBackend final : public ComputeBackend {
   SyncStrategy& Adapt(SyncStrategy& strategy) override { return strategy; }
   // UNIMPLEMENTED naming the model when it does not report parameter use.
   absl::Status InstallParamUse(const ParamUseHooks* hooks) override;
-  bool ShutDownStrategyOnEarlyReturn() const override { return false; }
   void BeginStep(int64_t, bool) override {}
   absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const GradientReadyFn& on_ready) override;

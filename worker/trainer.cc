@@ -269,17 +269,12 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   SyncStrategy& strategy = backend.Adapt(*job.strategy);
   RS_RETURN_IF_ERROR(
       Annotate(strategy.Init(context), absl::StrCat(name, " init")));
-  // On an early return from a backend that asks for it, the strategy's
-  // threads stop before the backend's buffers they enqueue work on are
-  // freed (the backend outlives this function).
+  // On every early return the strategy stops (its threads joined) before
+  // the backend's buffers, which its communication thread may still be
+  // reducing into or gathering into, are freed.
   bool shut_down = false;
   absl::Cleanup stop_strategy = [&] {
-    // A strategy with parameter-use hooks gathers into and frees the
-    // backend's buffers from its own thread: it stops first too.
-    if (!shut_down &&
-        (backend.ShutDownStrategyOnEarlyReturn() || param_use != nullptr)) {
-      strategy.Shutdown().IgnoreError();
-    }
+    if (!shut_down) strategy.Shutdown().IgnoreError();
   };
 
   const int64_t b = job.options.batch_size;

@@ -1,7 +1,7 @@
 // The one training loop (RunTraining) over a compute backend: the order in
 // which it drives the backend, one step record per step, one final record
 // with the job's fields, the model's own name and the backend's fields,
-// the early-return shutdown a backend asks for, and TrainJob's checks.
+// the shutdown on an early return, and TrainJob's checks.
 #include "worker/trainer.h"
 
 #include <gtest/gtest.h>
@@ -82,13 +82,11 @@ class HookingStrategy final : public SyncStrategy {
 };
 
 // HostBackend, logging each call; ForwardBackward fails at `fail_at_step`
-// (-1: never), and ShutDownStrategyOnEarlyReturn is `stop_on_error`.
+// (-1: never).
 class LoggingBackend final : public ComputeBackend {
  public:
-  LoggingBackend(Model& model, int fail_at_step, bool stop_on_error)
-      : host_(model),
-        fail_at_step_(fail_at_step),
-        stop_on_error_(stop_on_error) {}
+  LoggingBackend(Model& model, int fail_at_step)
+      : host_(model), fail_at_step_(fail_at_step) {}
 
   absl::Status Init(uint64_t seed, SyncContext& context) override {
     log.push_back("Init");
@@ -98,7 +96,6 @@ class LoggingBackend final : public ComputeBackend {
     log.push_back("Adapt");
     return host_.Adapt(strategy);
   }
-  bool ShutDownStrategyOnEarlyReturn() const override { return stop_on_error_; }
   void BeginStep(int64_t step, bool measured) override {
     log.push_back(measured ? "BeginStep(measured)" : "BeginStep");
     step_ = step;
@@ -139,7 +136,6 @@ class LoggingBackend final : public ComputeBackend {
  private:
   HostBackend host_;
   const int fail_at_step_;
-  const bool stop_on_error_;
   int64_t step_ = -1;
 };
 
@@ -164,8 +160,7 @@ TrainJob Job(Dataset& dataset, SyncStrategy& strategy) {
 TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
-  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
-                         /*stop_on_error=*/true);
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
   TrainJob job = Job(*bundle.dataset, strategy);
   std::vector<nlohmann::json> steps;
   job.on_record = [&steps](const nlohmann::json& r) { steps.push_back(r); };
@@ -220,8 +215,7 @@ TEST(TrainerTest, DrivesTheBackendInOrderAndRecordsEachStepOnce) {
 TEST(TrainerTest, AccumulationRunsPassesAndSynchronizesOnce) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
-  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
-                         /*stop_on_error=*/true);
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
   TrainJob job = Job(*bundle.dataset, strategy);
   job.options.steps = 2;
   job.options.accumulate_steps = 3;
@@ -315,8 +309,7 @@ TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
   strategy.variant = "τ=3";
-  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
-                         /*stop_on_error=*/true);
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
   absl::StatusOr<TrainResult> result =
       RunTraining(backend, Job(*bundle.dataset, strategy));
   ASSERT_TRUE(result.ok()) << result.status();
@@ -334,8 +327,7 @@ TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
   job.sync.ring_first_bucket_bytes = 4096;
   job.sync.chunk_bytes = 8192;
   job.sync.staleness = 3;
-  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
-                         /*stop_on_error=*/true);
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
   absl::StatusOr<TrainResult> result = RunTraining(backend, job);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->final_record["ring_bucket_bytes"], 0);
@@ -343,7 +335,7 @@ TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
   EXPECT_EQ(result->final_record["ps_chunk_bytes"], 8192);
   EXPECT_EQ(result->final_record["staleness"], 3);
   CountingStrategy plain;
-  LoggingBackend plain_backend(*bundle.model, -1, true);
+  LoggingBackend plain_backend(*bundle.model, -1);
   result = RunTraining(plain_backend, Job(*bundle.dataset, plain));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->final_record.contains("ring_bucket_bytes"));
@@ -417,16 +409,14 @@ TEST(TrainerTest, EmulatedComputeReportsItsCpuTime) {
             0.75 * f["compute_s"].get<double>());
 }
 
-TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnlyWhenTheBackendAsks) {
-  for (const bool stop_on_error : {true, false}) {
-    ModelBundle bundle = SmallMlp();
-    CountingStrategy strategy;
-    LoggingBackend backend(*bundle.model, /*fail_at_step=*/1, stop_on_error);
-    absl::StatusOr<TrainResult> result =
-        RunTraining(backend, Job(*bundle.dataset, strategy));
-    EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
-    EXPECT_EQ(strategy.shutdowns, stop_on_error ? 1 : 0) << stop_on_error;
-  }
+TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnce) {
+  ModelBundle bundle = SmallMlp();
+  CountingStrategy strategy;
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/1);
+  absl::StatusOr<TrainResult> result =
+      RunTraining(backend, Job(*bundle.dataset, strategy));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(strategy.shutdowns, 1);
 }
 
 TEST(TrainerTest, JobWithoutDatasetOrStrategyIsRefused) {
@@ -483,8 +473,7 @@ TEST(TrainerTest, BackendWithoutParamUseIsRefusedBeforeInit) {
   ModelBundle bundle = SmallMlp();
   HookingStrategy strategy;
   // LoggingBackend keeps ComputeBackend's default: no parameter use.
-  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1,
-                         /*stop_on_error=*/true);
+  LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
   absl::StatusOr<TrainResult> result =
       RunTraining(backend, Job(*bundle.dataset, strategy));
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
