@@ -15,22 +15,7 @@ namespace ringside {
 PsSession::PsSession(const SyncContext& context, bool overlap)
     : context_(context), overlap_(overlap) {}
 
-PsSession::~PsSession() {
-  for (auto& s : step_state_) {
-    if (s == nullptr) continue;
-    {
-      absl::MutexLock lock(&s->queue.mu);
-      s->queue.closed = true;
-    }
-    if (s->pusher.joinable()) s->pusher.join();
-  }
-  for (size_t i = 0; i < step_state_.size(); ++i) {
-    if (step_state_[i] != nullptr && step_state_[i]->puller.joinable()) {
-      servers_[i]->CancelPull();
-      step_state_[i]->puller.join();
-    }
-  }
-}
+PsSession::~PsSession() { AbandonStep(); }
 
 absl::StatusOr<std::unique_ptr<PsSession>> PsSession::Start(
     const SyncContext& context, bool overlap) {
@@ -377,7 +362,25 @@ absl::Status PsSession::UseBuffers(absl::Span<float> params,
   return absl::OkStatus();
 }
 
+void PsSession::AbandonStep() {
+  for (auto& s : step_state_) {
+    absl::MutexLock lock(&s->queue.mu);
+    s->queue.closed = true;
+  }
+  for (size_t i = 0; i < step_state_.size(); ++i) {
+    ServerStep& s = *step_state_[i];
+    if (s.pusher.joinable()) s.pusher.join();
+    if (s.puller.joinable()) {
+      servers_[i]->CancelPull();
+      s.puller.join();
+    }
+  }
+  step_state_.clear();
+  in_step_ = false;
+}
+
 absl::Status PsSession::Shutdown() {
+  AbandonStep();
   const absl::Time deadline = absl::Now() + context_.options.rpc_timeout;
   absl::Status first_error;
   for (auto& server : servers_) {

@@ -61,7 +61,10 @@ class PsSession {
   // Pushes what is left, waits for every push and for the pull of version
   // step+1. Blocking, bounded by rpc_timeout.
   absl::StatusOr<StepStats> FinishStep(int64_t step);
-  // Tells every server this worker is done.
+  // Tells every server this worker is done. A step still in flight (an
+  // early error between OnGradientReady and FinishStep) is abandoned
+  // first: its pushes closed, its pulls cancelled, its threads joined, so
+  // nothing writes params or reads grads once Shutdown returns.
   absl::Status Shutdown();
   // Between steps: the next steps push `grads` and pull into `params`
   // instead of the spans Start was given (each the layout's size; every
@@ -106,6 +109,8 @@ class PsSession {
                                int64_t elements) const;
   // Emits the per-tensor PUSH/PULL spans of the step (threads joined).
   void RecordTensorSpans(int64_t step);
+  // Closes, cancels and joins the step in flight, if any.
+  void AbandonStep();
 
   SyncContext context_;
   bool overlap_;
