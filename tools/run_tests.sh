@@ -4,6 +4,9 @@
 # reasons, and ends with one "N passed, N failed, N skipped" line counting
 # test cases from every target's test.xml (tools/test_case_counts.py), so a
 # target whose cases all skipped is not a pass.
+# The tests tagged "asan" (memory lifetimes across threads) run a second
+# time built with AddressSanitizer (--config=asan, its own output tree);
+# their cases count under "TARGET [asan]".
 # Where nvcc is present it then also compiles the CUDA configuration
 # (bazel build --config=cuda //..., no GPU needed) in its own output base,
 # so a CUDA build break fails the run even on machines without a GPU.
@@ -17,9 +20,18 @@ log=$(mktemp)
 bazel test "${cpu_config[@]}" //... --test_summary=short "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 testlogs=$(bazel info "${cpu_config[@]}" bazel-testlogs 2>/dev/null)
-counts=$(python3 tools/test_case_counts.py "$testlogs" < "$log")
+asan_log=$(mktemp)
+echo "run_tests: the tests tagged asan, built with AddressSanitizer:" \
+     "bazel test --config=asan --test_tag_filters=asan //..."
+bazel test "${cpu_config[@]}" --config=asan --build_tests_only \
+  --test_tag_filters=asan //... --test_summary=short "$@" 2>&1 | tee "$asan_log"
+asan_rc=${PIPESTATUS[0]}
+asan_testlogs=$(bazel info "${cpu_config[@]}" --config=asan bazel-testlogs 2>/dev/null)
+counts=$(python3 tools/test_case_counts.py "$testlogs" < "$log" \
+  --also asan "$asan_testlogs" "$asan_log")
 counts_rc=$?
-rm -f "$log"
+rm -f "$log" "$asan_log"
+if ((asan_rc != 0)); then rc=1; fi
 echo "$counts" | sed '$d'
 if ((rc == 0 && counts_rc != 0)); then rc=1; fi
 

@@ -2,6 +2,11 @@
 """Counts the test cases of a `bazel test` run, target by target.
 
   tools/test_case_counts.py BAZEL_TESTLOGS < bazel-test-output
+      [--also NAME TESTLOGS OUTPUT_FILE ...]
+
+Each --also adds another `bazel test` run of the same checkout (e.g. the
+AddressSanitizer build's, NAME "asan"): its targets are counted as
+"TARGET [NAME]", into the same totals.
 
 Reads each target's status from the run's summary lines (`//pkg:target
 ... PASSED in 0.4s`, `(cached) PASSED`, `FAILED`, `FLAKY, failed in 1 out
@@ -126,9 +131,40 @@ def count(testlogs, found):
     return counts, listed, flaky
 
 
+def parse_runs(argv):
+    """[(suffix, testlogs, summary lines)]: the run on stdin first, then
+    each --also NAME TESTLOGS OUTPUT_FILE."""
+    if not argv:
+        sys.exit("usage: test_case_counts.py BAZEL_TESTLOGS < output "
+                 "[--also NAME TESTLOGS OUTPUT_FILE ...]")
+    runs = [("", argv[0], sys.stdin.read().splitlines())]
+    rest = argv[1:]
+    while rest:
+        if rest[0] != "--also" or len(rest) < 4:
+            sys.exit(f"test_case_counts.py: expected --also NAME TESTLOGS "
+                     f"OUTPUT_FILE, got {' '.join(rest)}")
+        _, name, testlogs, output = rest[:4]
+        with open(output, encoding="utf-8", errors="replace") as f:
+            runs.append((f" [{name}]", testlogs, f.read().splitlines()))
+        rest = rest[4:]
+    return runs
+
+
 def main():
-    found = statuses(sys.stdin)
-    counts, listed, flaky = count(sys.argv[1], found)
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    listed = {"failed": {}, "skipped": {}}
+    flaky = []
+    targets = 0
+    for suffix, testlogs, lines in parse_runs(sys.argv[1:]):
+        found = statuses(lines)
+        targets += len(found)
+        run_counts, run_listed, run_flaky = count(testlogs, found)
+        for state in counts:
+            counts[state] += run_counts[state]
+        for state in listed:
+            for target, cases_of in run_listed[state].items():
+                listed[state][target + suffix] = cases_of
+        flaky += [t + suffix for t in run_flaky]
     for state, why in (("failed", "message"), ("skipped", "reason")):
         if not listed[state]:
             continue
@@ -142,7 +178,7 @@ def main():
         print("run_tests: FLAKY (failed, then passed on a retry): " +
               ", ".join(flaky))
     print(f"{counts['passed']} passed, {counts['failed']} failed, "
-          f"{counts['skipped']} skipped (test cases in {len(found)} "
+          f"{counts['skipped']} skipped (test cases in {targets} "
           "targets)")
     return 1 if counts["failed"] else 0
 

@@ -41,8 +41,9 @@ class CountsTest(unittest.TestCase):
         with open(os.path.join(d, "test.xml"), "w") as f:
             f.write(text)
 
-    def run_counts(self, summary):
-        p = subprocess.run([sys.executable, SCRIPT, self.logs],
+    def run_counts(self, summary, extra_args=()):
+        p = subprocess.run([sys.executable, SCRIPT, self.logs,
+                            *extra_args],
                            input=summary, capture_output=True, text=True,
                            check=False)
         return p.returncode, p.stdout
@@ -127,6 +128,28 @@ class CountsTest(unittest.TestCase):
         rc, out = self.run_counts("//t:sharded    PASSED in 1.0s\n")
         self.assertEqual(rc, 0)
         self.assertTrue(self.last_line(out).startswith("4 passed, 0 failed"))
+
+    def test_another_run_adds_its_cases_under_its_name(self):
+        self.xml("//t:a", PASSING)
+        other = tempfile.mkdtemp()
+        d = os.path.join(other, "t", "a")
+        os.makedirs(d)
+        with open(os.path.join(d, "test.xml"), "w") as f:
+            f.write(ONE_FAILED)
+        summary = os.path.join(other, "summary.txt")
+        with open(summary, "w") as f:
+            f.write("//t:a    FAILED in 1.0s\n")
+        rc, out = self.run_counts("//t:a    PASSED in 0.3s\n",
+                                  ("--also", "asan", other, summary))
+        self.assertEqual(rc, 1)
+        self.assertIn("//t:a [asan]: 1 failed", out)
+        self.assertEqual(self.last_line(out),
+                         "3 passed, 1 failed, 0 skipped (test cases in 2 "
+                         "targets)")
+
+    def test_malformed_also_is_refused(self):
+        rc, out = self.run_counts("", ("--also", "asan"))
+        self.assertNotEqual(rc, 0)
 
 
 if __name__ == "__main__":
