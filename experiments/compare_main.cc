@@ -61,6 +61,8 @@
 #include "experiments/comparison/cost_model_link.h"
 #include "experiments/comparison/ddp_availability.h"
 #include "experiments/comparison/output_files.h"
+#include "experiments/comparison/sweep_plan.h"
+#include "experiments/comparison/sweep_runner.h"
 #include "experiments/comparison/worker_args.h"
 #include "common/machine_cpu.h"
 #include "common/security_flags.h"
@@ -238,6 +240,11 @@ using compare::WorkerArgs;
 using compare::WorkerCounts;
 using compare::WorkerFlag;
 using compare::WriteFile;
+using compare::SweepPlan;
+using compare::SweepOutcome;
+using compare::PlanSweep;
+using compare::RunSweep;
+using compare::kBusyOtherCores;
 
 // What every worker trains, from the flags.
 compare::WorkloadOptions WorkloadFromFlags() {
@@ -274,9 +281,36 @@ compare::DdpOptions DdpFromFlags() {
   return d;
 }
 
-// "1 worker", "4 workers".
-std::string Count(int n, const char* noun) {
-  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+compare::CompareOptions OptionsFromFlags(const char* argv0) {
+  compare::CompareOptions o;
+  o.workload = WorkloadFromFlags();
+  o.sweep.workers = absl::GetFlag(FLAGS_workers);
+  o.sweep.strategies = absl::GetFlag(FLAGS_strategies);
+  o.sweep.servers = absl::GetFlag(FLAGS_servers);
+  o.sweep.repeats = absl::GetFlag(FLAGS_repeats);
+  o.sweep.min_window_s = absl::GetFlag(FLAGS_min_window_s);
+  o.sweep.min_window_steps = absl::GetFlag(FLAGS_min_window_steps);
+  o.sweep.target_loss = absl::GetFlag(FLAGS_target_loss);
+  o.job.deadline = absl::GetFlag(FLAGS_deadline);
+  o.job.security = SecurityFilesFromFlags();
+  o.job.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
+  o.job.relay_stderr = absl::GetFlag(FLAGS_verbose);
+  o.job.timeline = absl::GetFlag(FLAGS_timeline);
+  o.cost_model = CostModelFromFlags();
+  o.ddp = DdpFromFlags();
+  o.plots.enabled = absl::GetFlag(FLAGS_plots);
+  o.plots.gnuplot = absl::GetFlag(FLAGS_gnuplot);
+  o.links.gbit = absl::GetFlag(FLAGS_link_gbit);
+  o.links.latency_us = absl::GetFlag(FLAGS_link_latency_us);
+  o.links.tcp_congestion = absl::GetFlag(FLAGS_link_tcp_congestion);
+  o.out_dir = absl::GetFlag(FLAGS_out_dir);
+  o.results_md = absl::GetFlag(FLAGS_results_md);
+  o.training_flags = [](int max_workers) {
+    return TrainingFlagsFromFlags(max_workers);
+  };
+  o.worker_bin = WorkerBinary(argv0);
+  o.ps_server_bin = PsServerBinary(argv0);
+  return o;
 }
 
 // One line on what ran, for the report.
@@ -313,103 +347,6 @@ std::string RunLine(const std::vector<int>& workers,
   return line;
 }
 
-struct Run {
-  ListedStrategy strategy;
-  int workers = 1;
-};
-
-// Which run of a row (repeats.h): its training run, the --steps steps every
-// row shares, with evaluation; or timing run `timing` (1-based) of
-// --repeats, measuring `window_steps` steps after the warm-up, without.
-struct RunPhase {
-  int timing = 0;  // 0: the training run
-  int64_t window_steps = 0;
-
-  bool training() const { return timing == 0; }
-};
-
-// Another process's CPU during a run beyond this share of a core names the
-// run in the report's notes.
-constexpr double kBusyOtherCores = 0.25;
-
-// --eval_every and --target_loss, or INVALID_ARGUMENT naming the one at
-// fault.
-absl::Status CheckLossCurveFlags() {
-  if (const int every = absl::GetFlag(FLAGS_eval_every); every < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--eval_every must be >= 0 (0: no loss curves), got ", every));
-  }
-  // Written so that NaN fails too.
-  if (const double target = absl::GetFlag(FLAGS_target_loss);
-      !(target >= 0 && std::isfinite(target))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--target_loss must be a finite loss >= 0 (0: chosen from the runs), "
-        "got ",
-        target));
-  }
-  return absl::OkStatus();
-}
-
-// What one compare invocation will run: the flags checked, the binaries
-// found, the strategies and worker counts in order, the cost model's link
-// (measured before the runs load the machine).
-struct SweepPlan {
-  std::vector<int> sweep;  // worker counts n
-  NetworkShape network;
-  std::string worker_bin, ps_server_bin;  // ps_server_bin empty: none needed
-  std::vector<ListedStrategy> registered;  // worker --list_strategies
-  std::vector<ListedStrategy> strategies;  // chosen, baseline first
-  // Registered strategies left out because the workers' device cannot run
-  // them (--device=cuda), with the listing's reason.
-  std::vector<std::string> not_on_device;
-  std::vector<Run> runs;                   // in running order, per round
-  int repeats = 3;             // timing rounds (--repeats); 0: training only
-  double min_window_s = 2.0;   // --min_window_s
-  int min_window_steps = 30;   // --min_window_steps
-  fs::path dir;                            // --out_dir
-  std::vector<std::string> extra;          // the flags after --
-  std::vector<std::string> worker_args;    // every flag the workers get
-  std::vector<std::string> server_args;
-  TrainingFlags training;  // checked once, before any process starts
-  absl::StatusOr<DdpPeer> ddp = absl::UnknownError("not looked for");
-  std::optional<CostModelLink> link;  // --cost_model
-  int servers = -1;                   // --servers
-  int cores = 0;
-  double load_start = 0;
-  // A calibration an earlier link of this invocation measured (on
-  // loopback, for the same model, so the same for every link): reused.
-  std::optional<Calibration> calibration;
-};
-
-// What the runs gave: a report row per run that finished, the JSON of each
-// run and of each failure, and what the notes need to say about them.
-struct SweepOutcome {
-  std::vector<ReportRow> rows;       // with their times to `target`
-  std::optional<TargetLoss> target;  // none without loss curves
-  json runs = json::array();
-  json failures = json::array();
-  // Row name -> the worker flags not passed to it (it does not read them).
-  std::map<std::string, std::string> ignored_flags;
-  std::vector<std::string> oversubscribed;
-  std::set<std::string> networks;  // what the runs ran on, when shaping
-  // The DDP rows' exported data (worker --export_batches), by directory
-  // (per n and step count): written once, reused by the later rounds.
-  std::set<std::string> ddp_data;
-  // Runs during which other processes kept more than kBusyOtherCores busy:
-  // the run, and the cores they used on average.
-  std::vector<std::pair<std::string, double>> busy_runs;
-  // Runs whose Gloo event loop starved (StarvedLoopWarnings), with why.
-  std::vector<std::string> starved_loops;
-  double most_other_cores = 0;  // over every run
-  double most_steal_cores = 0;
-  // The timing runs' measured windows (step × window steps), seconds.
-  double shortest_window_s = std::numeric_limits<double>::infinity();
-  double longest_window_s = 0;
-  // The cost model's calibration (after the baseline), or why there is
-  // none.
-  SweepCalibration calibration;
-};
-
 // The report: printed once, written to compare.{md,csv,json} and, with
 // --results_md, there too.
 struct SweepReport {
@@ -423,373 +360,6 @@ struct SweepReport {
   std::vector<ReportImage> images;
   json cost_model;
 };
-
-// Planning: checks the flags, finds the binaries and the DDP peer, orders
-// the runs (the baseline once with one worker, then every strategy and the
-// DDP row at each n) and measures the cost model's link.
-absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
-                                    const std::vector<std::string>& extra,
-                                    const NetworkShape& network,
-                                    const fs::path& dir) {
-  SweepPlan p;
-  RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(absl::GetFlag(FLAGS_workers)));
-  // Straggler ranks must exist at the largest n.
-  RS_ASSIGN_OR_RETURN(p.training,
-                      TrainingFlagsFromFlags(
-                          *std::max_element(p.sweep.begin(), p.sweep.end())));
-  RS_RETURN_IF_ERROR(CheckLossCurveFlags());
-  p.repeats = absl::GetFlag(FLAGS_repeats);
-  if (p.repeats < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--repeats must be >= 0 (got ", p.repeats, ")"));
-  }
-  p.min_window_s = absl::GetFlag(FLAGS_min_window_s);
-  p.min_window_steps = absl::GetFlag(FLAGS_min_window_steps);
-  if (!(p.min_window_s >= 0) || p.min_window_steps < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--min_window_s must be >= 0 (got ", p.min_window_s,
-        ") and --min_window_steps >= 1 (got ", p.min_window_steps, ")"));
-  }
-  p.network = network;
-  RS_RETURN_IF_ERROR(p.network.Validate());
-  RS_ASSIGN_OR_RETURN(p.worker_bin, WorkerBinary(argv0));
-  RS_ASSIGN_OR_RETURN(p.registered, ListStrategies(p.worker_bin));
-  RS_ASSIGN_OR_RETURN(p.strategies,
-                      Plan(p.registered, absl::GetFlag(FLAGS_strategies)));
-  if (absl::GetFlag(FLAGS_device) == "cuda") {
-    std::vector<ListedStrategy> runnable;
-    for (const ListedStrategy& s : p.strategies) {
-      if (s.cuda_runs) {
-        runnable.push_back(s);
-      } else if (!absl::GetFlag(FLAGS_strategies).empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            s.name, " does not run on CUDA workers: ", s.cuda));
-      } else {
-        p.not_on_device.push_back(absl::StrCat(s.name, " (", s.cuda, ")"));
-      }
-    }
-    p.strategies = std::move(runnable);
-  }
-  for (const ListedStrategy& s : p.strategies) {
-    if (s.servers == ServerKind::kNone || !p.ps_server_bin.empty()) continue;
-    RS_ASSIGN_OR_RETURN(p.ps_server_bin, PsServerBinary(argv0));
-  }
-  p.dir = dir;
-  RS_RETURN_IF_ERROR(MakeDir(p.dir));
-  p.extra = extra;
-  p.worker_args = WorkerArgs(WorkloadFromFlags(), p.training, extra);
-  p.ddp = FindDdp(argv0, DdpFromFlags(), absl::GetFlag(FLAGS_model));
-  if (!p.ddp.ok()) {
-    std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
-                 std::string(p.ddp.status().message()).c_str());
-  }
-  if (absl::GetFlag(FLAGS_cost_model)) {
-    absl::StatusOr<CostModelLink> made =
-        MakeCostModelLink(p.network, p.worker_args, CostModelFromFlags());
-    if (!made.ok()) return Annotate(made.status(), "cost model");
-    p.link = *made;
-  }
-  p.runs = {{p.strategies[0], 1}};
-  for (int n : p.sweep) {
-    for (size_t i = 1; i < p.strategies.size(); ++i) {
-      p.runs.push_back({p.strategies[i], n});
-    }
-    if (p.ddp.ok()) p.runs.push_back({DdpListing(), n});
-  }
-  p.servers = absl::GetFlag(FLAGS_servers);
-  p.cores = ProbeHardware({}).cores;
-  p.load_start = LoadAverage();
-  p.server_args = {absl::StrCat("--failure_timeout_s=",
-                                absl::GetFlag(FLAGS_failure_timeout_s))};
-  return p;
-}
-
-// The local job of run `run` of the plan (its flags, servers, network,
-// timeline path).
-LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
-                           const RunPhase& phase,
-                           std::vector<std::string>* dropped) {
-  const ListedStrategy& s = run.strategy;
-  const int n = run.workers;
-  LocalJobOptions options;
-  options.ps_server_bin = plan.ps_server_bin;
-  options.worker_bin = plan.worker_bin;
-  options.strategy = s.name;
-  options.num_workers = n;
-  options.num_servers = ServersFor(s.servers, plan.servers);
-  options.rendezvous = s.store;
-  // The DDP peer's data comes from the baseline's worker.
-  const ListedStrategy& worker_strategy =
-      s.name == kDdpStrategy ? plan.strategies[0] : s;
-  options.worker_args = WorkerArgsFor(worker_strategy, plan.registered,
-                                      plan.worker_args, dropped);
-  // The registry's study settings, except those the user's flags set.
-  std::vector<std::string> study;
-  for (const std::string& flag : worker_strategy.study_flags) {
-    const std::string name = flag.substr(2, flag.find('=') - 2);
-    if (!WorkerFlag(plan.worker_args, name.c_str()).has_value()) {
-      study.push_back(flag);
-    }
-  }
-  options.worker_args.insert(options.worker_args.begin(), study.begin(),
-                             study.end());
-  options.worker_args.insert(options.worker_args.end(), s.run_flags.begin(),
-                             s.run_flags.end());
-  // Straggler ranks beyond this run's workers are left out of it.
-  for (auto it = options.worker_args.begin(); it != options.worker_args.end();
-       ++it) {
-    constexpr absl::string_view kSlow = "--slow_ranks=";
-    if (!absl::StartsWith(*it, kSlow)) continue;
-    const std::string kept =
-        SlowRanksWithin(it->substr(kSlow.size()), n);
-    if (kept.empty()) {
-      options.worker_args.erase(it);
-    } else {
-      *it = absl::StrCat(kSlow, kept);
-    }
-    break;
-  }
-  // A timing run: its window after the warm-up, no evaluation (last, so
-  // they win over every flag before).
-  if (!phase.training()) {
-    int64_t warmup = absl::GetFlag(FLAGS_warmup_steps);
-    if (std::optional<std::string> given =
-            WorkerFlag(options.worker_args, "warmup_steps");
-        given && !absl::SimpleAtoi(*given, &warmup)) {
-      warmup = absl::GetFlag(FLAGS_warmup_steps);
-    }
-    options.worker_args.push_back(
-        absl::StrCat("--steps=", warmup + phase.window_steps));
-    options.worker_args.push_back("--eval_every=0");
-  }
-  options.server_args = plan.server_args;
-  options.deadline = absl::GetFlag(FLAGS_deadline);
-  options.security = SecurityFilesFromFlags();
-  options.generate_auth_token = absl::GetFlag(FLAGS_generate_auth_token);
-  options.relay_stderr = absl::GetFlag(FLAGS_verbose);
-  options.network = plan.network;
-  if (absl::GetFlag(FLAGS_timeline)) {
-    std::string stem = s.name;
-    for (const std::string& flag : s.run_flags) {  // --staleness=2: _staleness2
-      absl::StrAppend(&stem, "_", absl::StrReplaceAll(flag.substr(2),
-                                                      {{"=", ""}, {"/", ""}}));
-    }
-    if (!(s.name == "baseline" || plan.sweep.size() == 1)) {
-      absl::StrAppend(&stem, "_n", n);
-    }
-    if (!phase.training()) absl::StrAppend(&stem, "_t", phase.timing);
-    const std::string name = absl::StrCat("timeline_", stem, ".json");
-    options.timeline = fs::absolute(plan.dir / name).string();
-  }
-  return options;
-}
-
-// The JSON fields that say which run of its row a run was.
-void SetPhase(const RunPhase& phase, json* run) {
-  (*run)["phase"] = phase.training() ? "training" : "timing";
-  if (!phase.training()) {
-    (*run)["timing_run"] = phase.timing;
-    (*run)["window_steps"] = phase.window_steps;
-  }
-}
-
-// One run: run `i` of the plan in phase `phase`, the `index`-th of
-// `total`, with a progress line before it and its result (or failure)
-// after it on stderr; its JSON (and any failure) goes into `out`, with the
-// CPU other processes used meanwhile, and the baseline's training run
-// calibrates the cost model. The row, when it ran.
-std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
-                                const RunPhase& phase, int index, int total,
-                                std::vector<double>* durations,
-                                SweepOutcome* out) {
-  const ListedStrategy& s = plan.runs[i].strategy;
-  const int n = plan.runs[i].workers;
-  std::vector<std::string> dropped;
-  LocalJobOptions options = JobOptions(plan, plan.runs[i], phase, &dropped);
-  std::vector<json> evals;  // rank 0's, for the loss curve
-  options.on_record = [&evals](int rank, absl::string_view,
-                               const json& record) {
-    if (rank == 0 && IsEvalRecord(record)) evals.push_back(record);
-  };
-  if (!dropped.empty()) {
-    out->ignored_flags[s.display_name] = absl::StrJoin(dropped, " ");
-  }
-  std::string what = absl::StrCat(s.name, " n=", n);
-  json failure = {{"strategy", s.name}, {"workers", n}};
-  SetPhase(phase, &failure);
-  if (s.name == kDdpStrategy) {
-    // The export holds every step's batches: one per n and step count.
-    std::string name = absl::StrCat("ddp_data_n", n);
-    if (!phase.training()) absl::StrAppend(&name, "_w", phase.window_steps);
-    const std::string data = (plan.dir / name).string();
-    if (out->ddp_data.count(data) == 0) {
-      if (absl::Status e = ExportJobData(plan.worker_bin, n,
-                                         options.worker_args, data,
-                                         absl::Minutes(5));
-          !e.ok()) {
-        std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", index,
-                     total, n, e.ToString().c_str());
-        failure["error"] = e.ToString();
-        out->failures.push_back(failure);
-        return std::nullopt;
-      }
-      out->ddp_data.insert(data);
-    }
-    UseDdpPeer(*plan.ddp, data, &options);
-  }
-  if (options.num_servers > 0) {
-    absl::StrAppend(&what, ", ", Count(options.num_servers, "server"));
-  }
-  if (phase.training()) {
-    if (plan.repeats > 0) absl::StrAppend(&what, ", training run");
-  } else {
-    absl::StrAppend(&what, ", timing run ", phase.timing, " of ",
-                    plan.repeats, " (", phase.window_steps, " steps)");
-  }
-  std::fprintf(stderr, "%s\n",
-               ProgressLine(index, total, what, *durations).c_str());
-  const Stopwatch clock;
-  const absl::StatusOr<CpuSnapshot> cpu_before = TakeCpuSnapshot();
-  absl::StatusOr<LocalJobResult> result = RunLocalJob(options);
-  const absl::StatusOr<CpuSnapshot> cpu_after = TakeCpuSnapshot();
-  durations->push_back(clock.ElapsedSeconds());
-  std::optional<OtherCpuLoad> others;
-  if (cpu_before.ok() && cpu_after.ok()) {
-    others = OtherCpuBetween(*cpu_before, *cpu_after);
-    out->most_other_cores = std::max(out->most_other_cores, others->cores);
-    out->most_steal_cores =
-        std::max(out->most_steal_cores, others->steal_cores);
-    if (others->cores > kBusyOtherCores) {
-      out->busy_runs.emplace_back(what, others->cores);
-    }
-  }
-  absl::StatusOr<ReportRow> row =
-      result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
-                  : absl::StatusOr<ReportRow>(result.status());
-  if (!row.ok()) {
-    std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", index, total,
-                 what.c_str(), row.status().ToString().c_str());
-    failure["error"] = row.status().ToString();
-    out->failures.push_back(failure);
-    return std::nullopt;
-  }
-  row->display_name = s.display_name;
-  if (!row->variant.empty()) {
-    absl::StrAppend(&row->display_name, " (", row->variant, ")");
-  }
-  row->modelled_as = s.modelled_as;
-  AddServerFinals(result->server_finals, &*row);
-  SetEvalCurve(evals, &*row);
-  row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
-  // "-" where the run has no validation loss (emulated compute), as in the
-  // tables.
-  const std::string loss = row->eval_loss.has_value()
-                               ? absl::StrFormat("%.4g", *row->eval_loss)
-                               : std::string("-");
-  std::fprintf(stderr, "[%d/%d] %s: %.1f samples/s, val loss %s, %.1f s%s\n",
-               index, total, what.c_str(), row->throughput, loss.c_str(),
-               result->wall_s, row->emulated ? " (emulated compute)" : "");
-  for (const std::string& w : result->warnings) {
-    std::fprintf(stderr, "compare: warning: %s\n", w.c_str());
-  }
-  for (const std::string& w : StarvedLoopWarnings(result->finals)) {
-    out->starved_loops.push_back(absl::StrCat(what, ": ", w));
-  }
-  if (i == 0 && phase.training() && plan.link) {
-    CalibrationRequest request;
-    request.enabled = absl::GetFlag(FLAGS_calibrate);
-    request.cores = plan.cores;
-    request.servers = plan.servers;
-    request.earlier = plan.calibration;
-    out->calibration = CalibrateAfterBaseline(request, *row);
-  }
-  out->runs.push_back({{"strategy", s.name},
-                       {"workers", n},
-                       {"servers", options.num_servers},
-                       {"server_ports", result->server_ports},
-                       {"wall_s", result->wall_s},
-                       {"emulated", row->emulated},
-                       {"warnings", result->warnings},
-                       {"finals", result->finals}});
-  SetPhase(phase, &out->runs.back());
-  if (others) {
-    out->runs.back()["other_cpu_cores"] = others->cores;
-    out->runs.back()["steal_cores"] = others->steal_cores;
-    out->runs.back()["busy_cores"] = others->busy_cores;
-  }
-  if (!options.timeline.empty()) {
-    out->runs.back()["timeline"] = options.timeline;
-  }
-  out->runs.back()["network"] = result->network;
-  if (plan.network.enabled()) out->networks.insert(result->network);
-  // Oversubscribed: the workers' compute threads and the servers
-  // outnumber the cores.
-  const int threads = n * std::max(1, row->compute_threads);
-  if (phase.training() && plan.cores > 0 &&
-      threads + options.num_servers > plan.cores) {
-    out->oversubscribed.push_back(absl::StrCat(
-        s.name, " n=", n, " (", Count(threads, "compute thread"),
-        options.num_servers > 0 ? " + " : "",
-        options.num_servers > 0 ? Count(options.num_servers, "server") : "",
-        ")"));
-  }
-  return *row;
-}
-
-// Running (repeats.h): every row's training run, then --repeats timing
-// rounds through the rows whose training run finished, the baseline in
-// every round; each row is then its median timing run with its training
-// run's loss curve (with --repeats=0, its training run).
-SweepOutcome RunSweep(const SweepPlan& plan) {
-  SweepOutcome out;
-  std::vector<double> durations;
-  const int per_round = static_cast<int>(plan.runs.size());
-  const int total = per_round * (1 + plan.repeats);
-  int index = 0;
-  std::vector<std::optional<ReportRow>> trained(plan.runs.size());
-  for (int i = 0; i < per_round; ++i) {
-    trained[i] = RunOne(plan, i, RunPhase{}, ++index, total, &durations, &out);
-  }
-  std::vector<std::vector<ReportRow>> timed(plan.runs.size());
-  // Each row's fastest step so far sizes its next window, so that a slow
-  // training run (cold caches, evaluation) gives short windows once only.
-  std::vector<double> fastest(plan.runs.size(), 0);
-  for (int i = 0; i < per_round; ++i) {
-    if (trained[i]) fastest[i] = trained[i]->step_s;
-  }
-  for (int round = 1; round <= plan.repeats; ++round) {
-    for (int i = 0; i < per_round; ++i) {
-      ++index;
-      if (!trained[i]) continue;  // its failure is reported
-      RunPhase phase;
-      phase.timing = round;
-      phase.window_steps = TimingWindowSteps(fastest[i], plan.min_window_s,
-                                             plan.min_window_steps);
-      std::optional<ReportRow> row =
-          RunOne(plan, i, phase, index, total, &durations, &out);
-      if (!row) continue;
-      if (row->step_s > 0) {
-        fastest[i] = fastest[i] > 0 ? std::min(fastest[i], row->step_s)
-                                    : row->step_s;
-        const double window = row->step_s * phase.window_steps;
-        out.shortest_window_s = std::min(out.shortest_window_s, window);
-        out.longest_window_s = std::max(out.longest_window_s, window);
-      }
-      timed[i].push_back(*std::move(row));
-    }
-  }
-  for (int i = 0; i < per_round; ++i) {
-    if (!trained[i]) continue;
-    if (plan.repeats == 0) {
-      out.rows.push_back(*trained[i]);
-    } else if (!timed[i].empty()) {
-      out.rows.push_back(WithTrainingRun(MedianRun(timed[i]), *trained[i]));
-    }
-  }
-  out.target = ChooseTargetLoss(out.rows, absl::GetFlag(FLAGS_target_loss));
-  SetTimesToTarget(out.target, &out.rows);
-  return out;
-}
 
 // The notes under the tables: a busy or oversubscribed machine, the
 // network, emulated compute, the DDP row, flags not passed, failures.
@@ -1095,7 +665,8 @@ absl::StatusOr<LinkRun> RunOneLink(const char* argv0,
                                    const fs::path& dir,
                                    const std::string& results,
                                    const std::optional<Calibration>& measured) {
-  RS_ASSIGN_OR_RETURN(SweepPlan plan, PlanSweep(argv0, extra, network, dir));
+  RS_ASSIGN_OR_RETURN(SweepPlan plan,
+                      PlanSweep(argv0, extra, network, dir, OptionsFromFlags(argv0)));
   plan.calibration = measured;
   SweepOutcome outcome = RunSweep(plan);
   const SweepReport report = ReportSweep(plan, outcome, command);
