@@ -1,7 +1,7 @@
 // Strategy-specific worker flags: which flags belong to some strategy (the
 // union of every registered StrategyInfo::options), and the refusal of one
 // set for a strategy that does not read it, so that no flag is silently
-// ignored (e.g. --checkpoint_every with ring_fp16, --staleness with sps).
+// ignored (e.g. --checkpoint_every with hierarchical, --staleness with sps).
 #ifndef RINGSIDE_WORKER_STRATEGY_OPTIONS_H_
 #define RINGSIDE_WORKER_STRATEGY_OPTIONS_H_
 

@@ -118,7 +118,9 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
 INSTANTIATE_TEST_SUITE_P(
     Strategies, ResumeTest,
     ::testing::Values(std::make_tuple("sps", 1), std::make_tuple("dps", 2),
-                      std::make_tuple("ring", 0), std::make_tuple("fusion", 0),
+                      std::make_tuple("ring", 0),
+                      std::make_tuple("ring_fp16", 0),
+                      std::make_tuple("fusion", 0),
                       std::make_tuple("zero1", 0), std::make_tuple("zero2", 0),
                       std::make_tuple("zero3", 0)),
     [](const auto& info) { return std::get<0>(info.param); });

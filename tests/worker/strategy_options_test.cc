@@ -17,7 +17,7 @@ std::vector<StrategyInfo> Registered() {
               .Options({"chunk_kb", "checkpoint_every"}),
           StrategyInfo("async_ps", ServerNeed::kSharded)
               .Options({"staleness", "chunk_kb"}),
-          StrategyInfo("ring_fp16", ServerNeed::kNone)};
+          StrategyInfo("hierarchical", ServerNeed::kNone)};
 }
 
 FlagLookup Flags(std::map<std::string, FlagValues> flags) {
@@ -52,7 +52,7 @@ TEST(StrategyOptionsTest, AFlagTheStrategyIgnoresIsRefused) {
       CheckStrategyOptions(registered[2], registered, lookup);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
-            "--checkpoint_every=10 is not read by strategy 'ring_fp16' (only "
+            "--checkpoint_every=10 is not read by strategy 'hierarchical' (only "
             "by sps); leave it at its default (0) or pick one of those "
             "strategies");
   EXPECT_TRUE(CheckStrategyOptions(registered[0], registered, lookup).ok());

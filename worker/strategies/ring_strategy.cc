@@ -1,5 +1,7 @@
 #include "worker/strategies/ring_strategy.h"
 
+#include <vector>
+
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -14,10 +16,13 @@ RingStrategy::~RingStrategy() {
 absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
   RS_ASSIGN_OR_RETURN(collective_,
-                      ConnectCollective(context, "ring", &own_store_));
+                      ConnectCollective(context, name_, &own_store_));
   RS_RETURN_IF_ERROR(Annotate(
       collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
+  Store* store = context.options.store != nullptr ? context.options.store
+                                                  : own_store_.get();
+  RS_RETURN_IF_ERROR(hook_->Connect(context_, *store, name_, *collective_));
   RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
   RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
   comm_ = BucketCommThread::ForJob(
@@ -35,28 +40,33 @@ void RingStrategy::OnGradientReady(int tensor_index) {
 absl::Status RingStrategy::ReduceBucket(const GradientBucket& bucket,
                                         int64_t step) {
   // CUDA: the gradients were only queued; QUEUE then includes the wait.
-  absl::Status s;
-  for (int t = bucket.first_tensor; s.ok() && t <= bucket.last_tensor; ++t) {
-    s = WaitForGradient(context_, t);
+  for (int t = bucket.first_tensor; t <= bucket.last_tensor; ++t) {
+    RS_RETURN_IF_ERROR(Annotate(WaitForGradient(context_, t), "all-reduce"));
   }
   const bool timed = context_.options.timeline != nullptr;
-  const double start = timed ? NowSeconds() : 0.0;
-  if (s.ok()) {
-    s = collective_->AllReduce(
-        context_.grads.subspan(bucket.offset, bucket.size), ReduceOp::kAverage,
-        context_.options.rpc_timeout);
+  std::vector<HookPhase> phases;
+  absl::Status s =
+      hook_->Reduce(context_.grads.subspan(bucket.offset, bucket.size),
+                    bucket.offset, timed ? &phases : nullptr);
+  if (timed && !phases.empty()) {
+    const int wire = hook_->wire_bytes_per_element();
+    comm_->QueueSpans(bucket, phases.front().start_s, step, wire);
+    for (const HookPhase& phase : phases) {
+      comm_->SpanEachTensor(bucket, phase.name, phase.start_s, phase.end_s,
+                            step, wire);
+    }
   }
-  if (timed) {
-    const double end = NowSeconds();
-    comm_->QueueSpans(bucket, start, step, 4);
-    comm_->SpanEachTensor(bucket, "ALLREDUCE", start, end, step, 4);
-  }
-  return Annotate(s, "all-reduce");
+  return s;
 }
 
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
-  return optimizer_->Step(step);
+  RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->Step(step));
+  // A ring all-reduce's 2(N-1)/N of the buffer, at the hook's element size.
+  const int wire = hook_->wire_bytes_per_element();
+  stats.bytes_sent = stats.bytes_sent * wire / 4;
+  stats.bytes_received = stats.bytes_received * wire / 4;
+  return stats;
 }
 
 absl::Status RingStrategy::Shutdown() {

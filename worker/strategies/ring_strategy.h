@@ -11,6 +11,10 @@
 // model computes the earlier layers; FinishStep waits for every bucket and
 // then every worker applies the optimizer locally, so all ranks hold
 // bit-identical parameters.
+// How a bucket is averaged is its BucketCommHook (bucket_comm_hook.h):
+// "ring" all-reduces float32; strategies built on ring with another hook
+// (ring_fp16: fp16_compression_hook.h) keep everything else of ring's,
+// checkpoints included, under their own name and store prefix.
 // Why buckets: every collective call costs a few wake-ups of the
 // communication and transport threads; on a busy 2-core machine one
 // per-tensor call of a 4 KiB bias took 3-4 ms, as long as a 4 MiB weight.
@@ -24,11 +28,14 @@
 #define RINGSIDE_WORKER_STRATEGIES_RING_STRATEGY_H_
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "worker/strategies/allreduce_support.h"
+#include "worker/strategies/bucket_comm_hook.h"
 #include "worker/strategies/bucket_comm_thread.h"
 #include "worker/sync_strategy.h"
 
@@ -36,26 +43,36 @@ namespace ringside {
 
 class RingStrategy : public SyncStrategy {
  public:
+  RingStrategy() : RingStrategy("ring", MakeAllReduceHook()) {}
   ~RingStrategy() override;
-  std::string name() const override { return "ring"; }
+  std::string name() const override { return name_; }
   absl::Status Init(const SyncContext& context) override;
   void OnGradientReady(int tensor_index) override;
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   int64_t start_step() const override { return start_step_; }
   absl::Status Shutdown() override;
-  bool SupportsDevice(Device) const override { return true; }
+  bool SupportsDevice(Device device) const override {
+    return hook_->SupportsDevice(device);
+  }
 
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }
 
+ protected:
+  // Ring registered as `name` (also its store prefix) with `hook`.
+  RingStrategy(std::string name, std::unique_ptr<BucketCommHook> hook)
+      : name_(std::move(name)), hook_(std::move(hook)) {}
+
  private:
-  // All-reduces `bucket` of `step` (communication thread).
+  // Reduces `bucket` of `step` through the hook (communication thread).
   absl::Status ReduceBucket(const GradientBucket& bucket, int64_t step);
 
+  const std::string name_;
   SyncContext context_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> collective_;
+  std::unique_ptr<BucketCommHook> hook_;  // after collective_: uses it
   std::unique_ptr<LocalOptimizer> optimizer_;
   int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
   std::unique_ptr<BucketCommThread> comm_;  // last: stops first
