@@ -46,6 +46,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "nlohmann/json.hpp"
 #include "collectives/collective.h"
 #include "collectives/fusion/fusion_options.h"
 #include "collectives/gloo_loop_pacing.h"
@@ -198,6 +199,12 @@ class SyncStrategy {
   // After Init: bytes of optimizer state this worker holds (0 where the
   // parameter servers hold it); the final record's optimizer_state_bytes.
   virtual int64_t OptimizerStateBytes() const { return 0; }
+  // After Init: the settings of this strategy that its cost formula reads
+  // (e.g. ring's bucket caps, a parameter server's chunk), as final-record
+  // fields; the strategy writes its own. An empty object (default): none.
+  virtual nlohmann::json RecordFields() const {
+    return nlohmann::json::object();
+  }
   // Strategies that keep the parameters sharded (zero3): the hooks the
   // model must call as it reads parameters (models/model.h's parameter-use
   // contract), available from construction; the training loop refuses a

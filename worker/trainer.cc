@@ -138,24 +138,8 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   if (const std::string variant = job.strategy->Variant(); !variant.empty()) {
     record["variant"] = variant;
   }
-  if (absl::StatusOr<StrategyInfo> info =
-          StrategyRegistry::Find(job.strategy->name());
-      info.ok()) {
-    // The gradient buckets' caps, for the strategies that bucket (the cost
-    // model's b_r counts their collectives, experiments/cost/cost_model.h).
-    if (info->Reads("ring_bucket_kb")) {
-      record["ring_bucket_bytes"] = job.sync.ring_bucket_bytes;
-      record["ring_first_bucket_bytes"] = job.sync.ring_first_bucket_bytes;
-    }
-    // The parameter servers' chunk, for those that chunk (0: AutoChunkBytes;
-    // the model's pipeline term).
-    if (info->Reads("chunk_kb")) {
-      record["ps_chunk_bytes"] = job.sync.chunk_bytes;
-    }
-    // The staleness bound τ, for the strategies that have one (the model's
-    // async_ps overlap; 0: synchronous).
-    if (info->Reads("staleness")) record["staleness"] = job.sync.staleness;
-  }
+  // The strategy's own settings that its cost formula reads.
+  record.update(job.strategy->RecordFields());
   record.update(backend_fields);
   return record;
 }

@@ -34,20 +34,14 @@ class CountingStrategy final : public SyncStrategy {
   }
   std::string Variant() const override { return variant; }
   int64_t OptimizerStateBytes() const override { return 123; }
+  nlohmann::json RecordFields() const override { return record_fields; }
   int ready = 0;
   int steps = 0;
   int shutdowns = 0;
   std::string variant;
+  nlohmann::json record_fields = nlohmann::json::object();
   std::string registered_as = "counting";  // unregistered
 };
-
-// A registered name for CountingStrategy whose options include the bucket
-// caps, as ring's do, and the parameter servers' chunk, as sps's do.
-RINGSIDE_REGISTER_STRATEGY(CountingStrategy,
-                           StrategyInfo("bucketing", ServerNeed::kNone)
-                               .Options({"ring_bucket_kb",
-                                         "ring_first_bucket_kb", "chunk_kb",
-                                         "staleness"}));
 
 // CountingStrategy's counts plus parameter-use hooks (as zero3 has): it
 // counts the model's calls and reports `hook_wait_s` per step and fixed
@@ -316,31 +310,24 @@ TEST(TrainerTest, FinalRecordCarriesTheStrategysVariant) {
   EXPECT_EQ(result->final_record["variant"], "τ=3");
 }
 
-// A strategy that reads the bucket caps or the chunk size reports the ones
-// it ran with, for the cost model; others report none.
-TEST(TrainerTest, FinalRecordCarriesTheBucketCapsOfABucketingStrategy) {
+// The strategy writes its own settings into the final record (its
+// RecordFields); a strategy with none adds nothing.
+TEST(TrainerTest, FinalRecordCarriesTheStrategysOwnFields) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
-  strategy.registered_as = "bucketing";
-  TrainJob job = Job(*bundle.dataset, strategy);
-  job.sync.ring_bucket_bytes = 0;
-  job.sync.ring_first_bucket_bytes = 4096;
-  job.sync.chunk_bytes = 8192;
-  job.sync.staleness = 3;
+  strategy.record_fields = {{"ring_bucket_bytes", 0}, {"ps_chunk_bytes", 8192}};
   LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
-  absl::StatusOr<TrainResult> result = RunTraining(backend, job);
+  absl::StatusOr<TrainResult> result =
+      RunTraining(backend, Job(*bundle.dataset, strategy));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->final_record["ring_bucket_bytes"], 0);
-  EXPECT_EQ(result->final_record["ring_first_bucket_bytes"], 4096);
   EXPECT_EQ(result->final_record["ps_chunk_bytes"], 8192);
-  EXPECT_EQ(result->final_record["staleness"], 3);
   CountingStrategy plain;
   LoggingBackend plain_backend(*bundle.model, -1);
   result = RunTraining(plain_backend, Job(*bundle.dataset, plain));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_FALSE(result->final_record.contains("ring_bucket_bytes"));
   EXPECT_FALSE(result->final_record.contains("ps_chunk_bytes"));
-  EXPECT_FALSE(result->final_record.contains("staleness"));
 }
 
 TEST(TrainerTest, HostTrainSaysCpuAndSteadyClock) {

@@ -189,6 +189,13 @@ absl::Status AsyncPsStrategy::Shutdown() {
   return session_->Shutdown();
 }
 
+nlohmann::json AsyncPsStrategy::RecordFields() const {
+  nlohmann::json fields = session_ == nullptr ? nlohmann::json::object()
+                                              : session_->RecordFields();
+  fields["staleness"] = staleness_;
+  return fields;
+}
+
 RINGSIDE_REGISTER_STRATEGY(
     AsyncPsStrategy,
     StrategyInfo("async_ps", ServerNeed::kSharded)

@@ -71,6 +71,8 @@ class AsyncPsStrategy : public SyncStrategy {
   absl::Status Quiesce(int64_t step) override;
   // "τ=<staleness bound>".
   std::string Variant() const override;
+  // The chunk and the staleness bound τ.
+  nlohmann::json RecordFields() const override;
 
   // The parameter version each step's gradient was computed on (index =
   // step); step - versions_used()[step] <= tau. Training thread only.

@@ -23,6 +23,10 @@ class DpsStrategy : public SyncStrategy {
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   int64_t start_step() const override { return session_->start_step(); }
   absl::Status Shutdown() override;
+  nlohmann::json RecordFields() const override {
+    return session_ == nullptr ? nlohmann::json::object()
+                               : session_->RecordFields();
+  }
 
  private:
   std::unique_ptr<PsSession> session_;

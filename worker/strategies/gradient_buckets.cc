@@ -28,4 +28,9 @@ std::vector<GradientBucket> AssignBuckets(const TensorLayout& layout,
   return buckets;
 }
 
+nlohmann::json BucketCapsRecord(int64_t first_cap_bytes, int64_t cap_bytes) {
+  return {{"ring_bucket_bytes", cap_bytes},
+          {"ring_first_bucket_bytes", first_cap_bytes}};
+}
+
 }  // namespace ringside

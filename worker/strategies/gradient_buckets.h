@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/tensor_layout.h"
+#include "nlohmann/json.hpp"
 
 namespace ringside {
 
@@ -32,6 +33,10 @@ struct GradientBucket {
 std::vector<GradientBucket> AssignBuckets(const TensorLayout& layout,
                                           int64_t first_cap_bytes,
                                           int64_t cap_bytes);
+
+// The final-record fields of a bucketing strategy's caps (bytes; the cost
+// model's bucket count): ring_first_bucket_bytes and ring_bucket_bytes.
+nlohmann::json BucketCapsRecord(int64_t first_cap_bytes, int64_t cap_bytes);
 
 }  // namespace ringside
 

@@ -75,6 +75,11 @@ class HierarchicalStrategy : public SyncStrategy {
   int local_size() const { return local_size_; }
   int num_hosts() const { return num_hosts_; }
 
+  // Its bucket caps (ring's).
+  nlohmann::json RecordFields() const override {
+    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
+                            context_.options.ring_bucket_bytes);
+  }
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }

@@ -57,6 +57,9 @@ class HostStagingStrategy : public SyncStrategy {
   absl::Status Shutdown() override;
   int64_t start_step() const override { return inner_->start_step(); }
   std::string Variant() const override { return inner_->Variant(); }
+  nlohmann::json RecordFields() const override {
+    return inner_->RecordFields();
+  }
   absl::Status Quiesce(int64_t step) override { return inner_->Quiesce(step); }
   int64_t OptimizerStateBytes() const override {
     return inner_->OptimizerStateBytes();

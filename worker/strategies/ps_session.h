@@ -61,6 +61,11 @@ class PsSession {
   // Pushes what is left, waits for every push and for the pull of version
   // step+1. Blocking, bounded by rpc_timeout.
   absl::StatusOr<StepStats> FinishStep(int64_t step);
+  // The final record's ps_chunk_bytes: the chunk flag's value (0:
+  // AutoChunkBytes).
+  nlohmann::json RecordFields() const {
+    return {{"ps_chunk_bytes", context_.options.chunk_bytes}};
+  }
   // Tells every server this worker is done. A step still in flight (an
   // early error between OnGradientReady and FinishStep) is abandoned
   // first: its pushes closed, its pulls cancelled, its threads joined, so

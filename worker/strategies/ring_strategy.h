@@ -58,6 +58,11 @@ class RingStrategy : public SyncStrategy {
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }
+  // Its bucket caps.
+  nlohmann::json RecordFields() const override {
+    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
+                            context_.options.ring_bucket_bytes);
+  }
 
  protected:
   // Ring registered as `name` (also its store prefix) with `hook`.

@@ -65,6 +65,12 @@ class ZeroStrategy : public SyncStrategy {
     return sharded_.optimizer == nullptr ? 0
                                          : sharded_.optimizer->state_bytes();
   }
+  // Stage 2: its reduce-scatter buckets' caps (ring's); stage 1: none.
+  nlohmann::json RecordFields() const override {
+    if (stage_ != 2) return nlohmann::json::object();
+    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
+                            context_.options.ring_bucket_bytes);
+  }
 
  protected:
   explicit ZeroStrategy(int stage) : stage_(stage) {}

@@ -41,6 +41,23 @@ INSTANTIATE_TEST_SUITE_P(WorkersAndServers, AsyncPsOracleTest,
                          ::testing::Combine(::testing::Values(1, 2, 4),
                                             ::testing::Values(1, 2)));
 
+// The final record carries the staleness bound and the chunk async_ps ran
+// with (its cost formula's overlap and pipeline).
+TEST(AsyncPsStrategyTest, FinalRecordCarriesItsStalenessAndChunk) {
+  OracleSetup setup;
+  setup.num_servers = 1;
+  setup.steps = 3;
+  setup.sync.staleness = 2;
+  absl::StatusOr<OracleRun> run = RunWorkers(setup, "async_ps", 2);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const nlohmann::json& record : run->final_records) {
+    EXPECT_EQ(record["staleness"], 2) << record.dump();
+    EXPECT_EQ(record["ps_chunk_bytes"], setup.sync.chunk_bytes)
+        << record.dump();
+    EXPECT_FALSE(record.contains("ring_bucket_bytes")) << record.dump();
+  }
+}
+
 TEST(AsyncPsStrategyTest, StalenessZeroEqualsSpsBitForBit) {
   for (const std::string optimizer : {"sgd", "adam"}) {
     OracleSetup setup;

@@ -27,6 +27,22 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(1, 2, 4),
                        ::testing::Values("ring", "halving_doubling")));
 
+// The final record carries the bucket caps ring ran with (its cost
+// formula's bucket count).
+TEST(RingStrategyTest, FinalRecordCarriesItsBucketCaps) {
+  OracleSetup setup;
+  setup.steps = 2;
+  setup.sync.ring_first_bucket_bytes = 1024;
+  setup.sync.ring_bucket_bytes = 4096;
+  absl::StatusOr<OracleRun> run = RunWorkers(setup, "ring", 2);
+  ASSERT_TRUE(run.ok()) << run.status();
+  for (const nlohmann::json& record : run->final_records) {
+    EXPECT_EQ(record["ring_first_bucket_bytes"], 1024) << record.dump();
+    EXPECT_EQ(record["ring_bucket_bytes"], 4096) << record.dump();
+    EXPECT_FALSE(record.contains("ps_chunk_bytes")) << record.dump();
+  }
+}
+
 TEST(RingStrategyTest, SeveralWorkersNeedAStore) {
   OracleSetup setup;
   absl::StatusOr<std::unique_ptr<SyncStrategy>> ring =
