@@ -45,11 +45,11 @@ struct SweepOptions {
 
 // How each run's local job is started.
 struct JobSettings {
-  absl::Duration deadline;        // --deadline, per run
-  GrpcSecurityFiles security;     // --auth_token_file, --tls_*
+  absl::Duration deadline;           // --deadline, per run
+  GrpcSecurityFiles security;        // --auth_token_file, --tls_*
   bool generate_auth_token = false;  // --generate_auth_token
-  bool relay_stderr = false;      // --verbose
-  bool timeline = false;          // --timeline: timeline_*.json per run
+  bool relay_stderr = false;         // --verbose
+  bool timeline = false;             // --timeline: timeline_*.json per run
 };
 
 // The cost model beside the runs.
@@ -95,8 +95,7 @@ struct CompareOptions {
   // `max_workers` workers when the plan needs them (so that their errors
   // come in the plan's order); compare_main.cc passes
   // TrainingFlagsFromFlags.
-  std::function<absl::StatusOr<TrainingFlags>(int max_workers)>
-      training_flags;
+  std::function<absl::StatusOr<TrainingFlags>(int max_workers)> training_flags;
   // The job binaries (experiments/job/job_binaries.h), or why none was
   // found: an error only where the plan needs the binary.
   absl::StatusOr<std::string> worker_bin;

@@ -18,11 +18,11 @@ namespace {
 // batch per worker and the passes per step (the study's batch sizes, the
 // compute-to-communication ratio), the warm-up and the scaling rule.
 const std::map<std::string, std::string>& RunTrainingFlags() {
-  static const auto* flags = new std::map<std::string, std::string>{
-      {"batch_size", "b"},
-      {"accumulate_steps", "k"},
-      {"lr_warmup_steps", "warm-up"},
-      {"lr_scaling", "lr"}};
+  static const auto* flags =
+      new std::map<std::string, std::string>{{"batch_size", "b"},
+                                             {"accumulate_steps", "k"},
+                                             {"lr_warmup_steps", "warm-up"},
+                                             {"lr_scaling", "lr"}};
   return *flags;
 }
 
@@ -44,11 +44,12 @@ absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
     if (eq == std::string::npos ||
         (!listed.Reads(flag) && training == RunTrainingFlags().end())) {
       std::vector<std::string> known = listed.options;
-      for (const auto& [name, label] : RunTrainingFlags()) known.push_back(name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--strategies entry '", entry, "': '", parts[i],
-          "' is not FLAG=VALUE for a flag ", listed.name, " reads (",
-          absl::StrJoin(known, ", "), ")"));
+      for (const auto& [name, label] : RunTrainingFlags())
+        known.push_back(name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("--strategies entry '", entry, "': '", parts[i],
+                       "' is not FLAG=VALUE for a flag ", listed.name,
+                       " reads (", absl::StrJoin(known, ", "), ")"));
     }
     listed.run_flags.push_back(absl::StrCat("--", parts[i]));
     if (absl::c_linear_search(listed.variant_options, flag)) continue;

@@ -12,9 +12,8 @@ absl::StatusOr<DdpPeer> FindDdp(const char* argv0, const DdpOptions& ddp,
     return absl::FailedPreconditionError("--noddp was given");
   }
   if (model != "mlp") {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the DDP peer trains only --model=mlp, not --model=",
-                     model));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the DDP peer trains only --model=mlp, not --model=", model));
   }
   std::string script = ddp.peer_script;
   if (script.empty()) {

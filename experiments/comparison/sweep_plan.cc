@@ -43,9 +43,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   SweepPlan p;
   RS_ASSIGN_OR_RETURN(p.sweep, WorkerCounts(options.sweep.workers));
   // Straggler ranks must exist at the largest n.
-  RS_ASSIGN_OR_RETURN(p.training,
-                      options.training_flags(
-                          *std::max_element(p.sweep.begin(), p.sweep.end())));
+  RS_ASSIGN_OR_RETURN(p.training, options.training_flags(*std::max_element(
+                                      p.sweep.begin(), p.sweep.end())));
   RS_RETURN_IF_ERROR(CheckLossCurveOptions(options.workload.eval_every,
                                            options.sweep.target_loss));
   p.repeats = options.sweep.repeats;
@@ -72,8 +71,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
       if (s.cuda_runs) {
         runnable.push_back(s);
       } else if (!options.sweep.strategies.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            s.name, " does not run on CUDA workers: ", s.cuda));
+        return absl::InvalidArgumentError(
+            absl::StrCat(s.name, " does not run on CUDA workers: ", s.cuda));
       } else {
         p.not_on_device.push_back(absl::StrCat(s.name, " (", s.cuda, ")"));
       }
@@ -109,8 +108,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   p.servers = options.sweep.servers;
   p.cores = ProbeHardware({}).cores;
   p.load_start = LoadAverage();
-  p.server_args = {absl::StrCat("--failure_timeout_s=",
-                                options.workload.failure_timeout_s)};
+  p.server_args = {
+      absl::StrCat("--failure_timeout_s=", options.workload.failure_timeout_s)};
   p.workload = options.workload;
   p.job = options.job;
   p.target_loss = options.sweep.target_loss;

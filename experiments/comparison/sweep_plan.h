@@ -36,19 +36,19 @@ struct Run {
 struct SweepPlan {
   std::vector<int> sweep;  // worker counts n
   NetworkShape network;
-  std::string worker_bin, ps_server_bin;  // ps_server_bin empty: none needed
+  std::string worker_bin, ps_server_bin;   // ps_server_bin empty: none needed
   std::vector<ListedStrategy> registered;  // worker --list_strategies
   std::vector<ListedStrategy> strategies;  // chosen, baseline first
   // Registered strategies left out because the workers' device cannot run
   // them (--device=cuda), with the listing's reason.
   std::vector<std::string> not_on_device;
-  std::vector<Run> runs;                   // in running order, per round
-  int repeats = 3;             // timing rounds (--repeats); 0: training only
-  double min_window_s = 2.0;   // --min_window_s
-  int min_window_steps = 30;   // --min_window_steps
-  std::filesystem::path dir;               // --out_dir
-  std::vector<std::string> extra;          // the flags after --
-  std::vector<std::string> worker_args;    // every flag the workers get
+  std::vector<Run> runs;      // in running order, per round
+  int repeats = 3;            // timing rounds (--repeats); 0: training only
+  double min_window_s = 2.0;  // --min_window_s
+  int min_window_steps = 30;  // --min_window_steps
+  std::filesystem::path dir;  // --out_dir
+  std::vector<std::string> extra;        // the flags after --
+  std::vector<std::string> worker_args;  // every flag the workers get
   std::vector<std::string> server_args;
   TrainingFlags training;  // checked once, before any process starts
   absl::StatusOr<DdpPeer> ddp = absl::UnknownError("not looked for");

@@ -75,8 +75,7 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
        ++it) {
     constexpr absl::string_view kSlow = "--slow_ranks=";
     if (!absl::StartsWith(*it, kSlow)) continue;
-    const std::string kept =
-        SlowRanksWithin(it->substr(kSlow.size()), n);
+    const std::string kept = SlowRanksWithin(it->substr(kSlow.size()), n);
     if (kept.empty()) {
       options.worker_args.erase(it);
     } else {
@@ -106,8 +105,9 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
   if (plan.job.timeline) {
     std::string stem = s.name;
     for (const std::string& flag : s.run_flags) {  // --staleness=2: _staleness2
-      absl::StrAppend(&stem, "_", absl::StrReplaceAll(flag.substr(2),
-                                                      {{"=", ""}, {"/", ""}}));
+      absl::StrAppend(
+          &stem, "_",
+          absl::StrReplaceAll(flag.substr(2), {{"=", ""}, {"/", ""}}));
     }
     if (!(s.name == "baseline" || plan.sweep.size() == 1)) {
       absl::StrAppend(&stem, "_n", n);
@@ -158,9 +158,8 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
     if (!phase.training()) absl::StrAppend(&name, "_w", phase.window_steps);
     const std::string data = (plan.dir / name).string();
     if (out->ddp_data.count(data) == 0) {
-      if (absl::Status e = ExportJobData(plan.worker_bin, n,
-                                         options.worker_args, data,
-                                         absl::Minutes(5));
+      if (absl::Status e = ExportJobData(
+              plan.worker_bin, n, options.worker_args, data, absl::Minutes(5));
           !e.ok()) {
         std::fprintf(stderr, "[%d/%d] PyTorch DDP n=%d FAILED: %s\n", index,
                      total, n, e.ToString().c_str());
@@ -178,8 +177,8 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   if (phase.training()) {
     if (plan.repeats > 0) absl::StrAppend(&what, ", training run");
   } else {
-    absl::StrAppend(&what, ", timing run ", phase.timing, " of ",
-                    plan.repeats, " (", phase.window_steps, " steps)");
+    absl::StrAppend(&what, ", timing run ", phase.timing, " of ", plan.repeats,
+                    " (", phase.window_steps, " steps)");
   }
   std::fprintf(stderr, "%s\n",
                ProgressLine(index, total, what, *durations).c_str());
@@ -202,8 +201,8 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
       result.ok() ? RowFromFinals(s.name, options.num_servers, result->finals)
                   : absl::StatusOr<ReportRow>(result.status());
   if (!row.ok()) {
-    std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", index, total,
-                 what.c_str(), row.status().ToString().c_str());
+    std::fprintf(stderr, "[%d/%d] %s FAILED: %s\n", index, total, what.c_str(),
+                 row.status().ToString().c_str());
     failure["error"] = row.status().ToString();
     out->failures.push_back(failure);
     return std::nullopt;
@@ -302,8 +301,8 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
           RunOne(plan, i, phase, index, total, &durations, &out);
       if (!row) continue;
       if (row->step_s > 0) {
-        fastest[i] = fastest[i] > 0 ? std::min(fastest[i], row->step_s)
-                                    : row->step_s;
+        fastest[i] =
+            fastest[i] > 0 ? std::min(fastest[i], row->step_s) : row->step_s;
         const double window = row->step_s * phase.window_steps;
         out.shortest_window_s = std::min(out.shortest_window_s, window);
         out.longest_window_s = std::max(out.longest_window_s, window);

@@ -12,13 +12,12 @@
 
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "experiments/comparison/cost_model_link.h"
 #include "experiments/comparison/sweep_plan.h"

@@ -26,8 +26,8 @@ std::vector<std::string> WorkerArgs(const WorkloadOptions& workload,
       absl::StrCat("--failure_timeout_s=", workload.failure_timeout_s)};
   if (workload.model == "synthetic") {
     args.push_back(absl::StrCat("--profile=", workload.profile));
-    args.push_back(absl::StrCat("--emulated_compute_ms=",
-                                workload.emulated_compute_ms));
+    args.push_back(
+        absl::StrCat("--emulated_compute_ms=", workload.emulated_compute_ms));
   }
   if (workload.device != "cpu") {
     args.push_back(absl::StrCat("--device=", workload.device));
