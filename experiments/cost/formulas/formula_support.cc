@@ -1,0 +1,132 @@
+#include "experiments/cost/formulas/formula_support.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/ps_chunks.h"
+
+namespace ringside {
+
+double RingBandwidthSeconds(const CostInputs& in) {
+  const double n = static_cast<double>(in.workers);
+  return 2.0 * (n - 1.0) / n * in.model_bytes / in.bandwidth_Bps;
+}
+
+double RingLatencySeconds(const CostInputs& in) {
+  return 2.0 * static_cast<double>(in.workers - 1) * in.latency_s;
+}
+
+int64_t RingAllReduces(const CostInputs& in) {
+  if (in.bucket_bytes <= 0) return in.num_tensors;
+  const double rest = std::max(0.0, in.model_bytes - in.first_bucket_bytes);
+  const double buckets = 1.0 + std::ceil(rest / in.bucket_bytes);
+  return std::min<int64_t>(in.num_tensors, static_cast<int64_t>(buckets));
+}
+
+double ShardedBandwidthSeconds(const CostInputs& in, double phases) {
+  if (in.ring_critical_bytes > 0) {
+    return in.ring_critical_bytes / in.bandwidth_Bps;
+  }
+  const double n = static_cast<double>(in.workers);
+  return phases * (n - 1.0) / n * in.model_bytes / in.bandwidth_Bps;
+}
+
+double DuplexFactor(const CostInputs& in) {
+  return in.ps_push_pull_overlap ? 1.0 : 2.0;
+}
+
+double PsPipelineSeconds(const CostInputs& in, int64_t servers) {
+  if (!in.ps_push_pull_overlap) return 0;
+  const double range = in.model_bytes / static_cast<double>(servers);
+  const double chunk = in.ps_chunk_bytes > 0
+                           ? in.ps_chunk_bytes
+                           : static_cast<double>(AutoChunkBytes(
+                                 static_cast<int64_t>(in.model_bytes),
+                                 static_cast<int>(servers)));
+  return 2.0 * static_cast<double>(in.workers) * std::min(chunk, range) /
+         in.bandwidth_Bps;
+}
+
+void ShardedPsTerms(const CostInputs& in, Prediction& p) {
+  const double n = static_cast<double>(in.workers);
+  const double M = in.model_bytes;
+  const double B = in.bandwidth_Bps;
+  const CpuCosts& c = in.cpu;
+  p.servers = in.servers;
+  const double k = static_cast<double>(in.servers);
+  p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
+  p.latency_s = 2.0 * in.latency_s;
+  p.overhead_s = PsPipelineSeconds(in, in.servers);
+  if (c.ps_sharded_servers > 0 && c.ps_sharded_servers == in.servers) {
+    // Measured against these K servers on this machine's cores.
+    p.streamed_cpu_s =
+        M * c.ps_sharded_worker_byte_s + n * M * c.ps_sharded_server_byte_s;
+    p.cpu_s = p.streamed_cpu_s + c.ps_sharded_round_s;
+  } else {
+    // From one server's costs: the servers' CPU work runs on at most C
+    // cores at once.
+    const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
+    p.streamed_cpu_s =
+        M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel;
+    p.cpu_s = p.streamed_cpu_s + c.ps_round_s;
+  }
+}
+
+double PsCpuDemandSeconds(const CostInputs& in) {
+  const double n = static_cast<double>(in.workers);
+  const CpuCosts& c = in.cpu;
+  return n * (in.model_bytes * c.ps_worker_byte_s + c.ps_round_s) +
+         n * in.model_bytes * c.ps_server_byte_s;
+}
+
+MemoryPerRank PsMemory(double P, double s, double k) {
+  MemoryPerRank m;
+  m.worker_bytes = 2 * P;
+  m.server_bytes = (2 + s) * P / k;
+  return m;
+}
+
+std::vector<BackwardCall> BucketCalls(const CostInputs& in) {
+  std::vector<BackwardCall> calls;
+  BackwardCall open;
+  for (const GradientReady& g : in.gradient_ready) {
+    open.bytes += g.bytes;
+    open.ready_s = std::max(open.ready_s, g.ready_s);
+    const double cap =
+        calls.empty() ? in.first_bucket_bytes : in.bucket_bytes;
+    if (in.bucket_bytes <= 0 || open.bytes >= cap) {
+      calls.push_back(open);
+      open = BackwardCall{};
+    }
+  }
+  if (open.bytes > 0) calls.push_back(open);
+  return calls;
+}
+
+SerialRun RunSerially(const std::vector<BackwardCall>& calls,
+                      double per_call_s, double per_byte_s) {
+  SerialRun run;
+  for (const BackwardCall& c : calls) {
+    const double d = per_call_s + per_byte_s * c.bytes;
+    run.end_s = std::max(run.end_s, c.ready_s) + d;
+    run.busy_s += d;
+  }
+  return run;
+}
+
+double StreamedStepSeconds(const CostInputs& in) {
+  return in.compute_emulated ? in.cpu.collective_step_s : 0.0;
+}
+
+SerialRun RunBuckets(const CostInputs& in, double in_backward,
+                     double total_bytes, double latency_s,
+                     double steps_per_call) {
+  const double formula_calls = static_cast<double>(RingAllReduces(in));
+  const double per_call =
+      latency_s / formula_calls + steps_per_call * StreamedStepSeconds(in);
+  const double per_byte =
+      std::max(0.0, in_backward - formula_calls * per_call) / total_bytes;
+  return RunSerially(BucketCalls(in), per_call, per_byte);
+}
+
+}  // namespace ringside

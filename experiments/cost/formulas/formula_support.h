@@ -1,0 +1,91 @@
+// The helpers several strategies' formulas share (formula_registry.h): the
+// ring all-reduce's terms and DDP's buckets, the zero stages' sharded
+// bandwidth, the parameter servers' duplex factor, pipeline and CPU, and
+// one communication thread's calls in backward. Symbols as in
+// experiments/cost/cost_model.h. Pure functions.
+#ifndef RINGSIDE_EXPERIMENTS_COST_FORMULAS_FORMULA_SUPPORT_H_
+#define RINGSIDE_EXPERIMENTS_COST_FORMULAS_FORMULA_SUPPORT_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "experiments/cost/cost_types.h"
+
+namespace ringside {
+
+// 2(n−1)/n · M/B: the bytes a ring all-reduce moves over each link.
+double RingBandwidthSeconds(const CostInputs& in);
+
+// 2(n−1)α: the latency of one ring all-reduce (reduce-scatter + all-gather,
+// n−1 steps each).
+double RingLatencySeconds(const CostInputs& in);
+
+// ring's all-reduces per step: DDP's buckets, a first one of first_bucket
+// bytes then bucket bytes each, b_r = min(T, 1 + ⌈max(0, M − first)/bucket⌉);
+// T (one per tensor) when bucket_bytes is 0.
+int64_t RingAllReduces(const CostInputs& in);
+
+// The zero stages' bandwidth term: the run's ring_critical_bytes over B
+// when reported, else `phases` balanced ring phases, phases·(n−1)/n · M/B.
+double ShardedBandwidthSeconds(const CostInputs& in, double phases);
+
+// d of the parameter-server terms: 1 when push and pull share the link's
+// seconds, else 2.
+double DuplexFactor(const CostInputs& in);
+
+// The parameter servers' push/pull pipeline: filled and drained once per
+// step with d = 1, 2·n·C/B for chunks of C bytes (at most a server's range
+// M/K); none when push and pull follow one another (d = 2).
+double PsPipelineSeconds(const CostInputs& in, int64_t servers);
+
+// dps's terms, which async_ps shares: d · max(M/B, n·M/(K·B)) + 2α + 2·n·C/B
+// and the CPU terms against K servers (dps_formula.cc).
+void ShardedPsTerms(const CostInputs& in, Prediction& p);
+
+// The parameter servers' CPU in the cores' demand: each worker's push+pull
+// and round, M · w + ρ, and the servers' summing of n gradients, n·M·s,
+// from one server's per-byte costs.
+double PsCpuDemandSeconds(const CostInputs& in);
+
+// The parameter servers' memory: a worker 2P, each of k servers
+// (2 + s)·P/k.
+MemoryPerRank PsMemory(double P, double s, double k);
+
+// A call of a strategy that communicates in backward, as the simulation
+// of overlap with backward runs it (cost_model.h).
+struct BackwardCall {
+  double ready_s = 0;  // its last gradient's ready time
+  double bytes = 0;
+};
+
+// Buckets in backward's order (gradient_buckets.h's rule): the first
+// closes at first_bucket_bytes, the others at bucket_bytes; one per tensor
+// with bucket_bytes 0.
+std::vector<BackwardCall> BucketCalls(const CostInputs& in);
+
+// One communication thread running `calls` in order, each taking
+// per_call_s + per_byte_s · bytes from max(its ready time, the previous
+// call's end): the last call's end, and the seconds they took in all.
+struct SerialRun {
+  double end_s = 0;
+  double busy_s = 0;
+};
+SerialRun RunSerially(const std::vector<BackwardCall>& calls,
+                      double per_call_s, double per_byte_s);
+
+// The CPU of one ring step that a streamed call carries where the compute
+// leaves the cores: c_s beside emulated compute (it sleeps), else 0 (the
+// CPU terms are in u).
+double StreamedStepSeconds(const CostInputs& in);
+
+// DDP's buckets (BucketCalls) carrying `in_backward` seconds: b_r calls of
+// latency_s / b_r and steps_per_call ring steps (StreamedStepSeconds) each,
+// the rest spread over their bytes (of total_bytes); for ring, ring_fp16,
+// hierarchical and zero2's reduce-scatter.
+SerialRun RunBuckets(const CostInputs& in, double in_backward,
+                     double total_bytes, double latency_s,
+                     double steps_per_call);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_EXPERIMENTS_COST_FORMULAS_FORMULA_SUPPORT_H_

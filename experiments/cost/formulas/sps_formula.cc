@@ -1,0 +1,53 @@
+// sps: one parameter server. Every worker pushes M to it and pulls M back,
+// so the server's link carries n·M in and n·M out; d and the chunk
+// pipeline's fill and drain 2·n·C/B (C: --chunk_kb, else AutoChunkBytes)
+// as cost_model.h explains.
+//   comm      d · n·M/B + 2α + 2·n·C/B
+//   CPU       M · w + n · M · s + ρ
+//   memory    worker 2P (parameters, gradients); the server (2 + s)·P, the
+//             parameters, their state and one accumulator
+//   W         2nM bytes sent (n pushes, n pulls)
+//   backward  nothing starts in backward
+//   updates   exact
+#include "experiments/cost/formulas/formula_registry.h"
+#include "experiments/cost/formulas/formula_support.h"
+
+namespace ringside {
+namespace {
+
+class SpsFormula : public StrategyFormula {
+ public:
+  std::string name() const override { return "sps"; }
+  std::vector<std::string> options() const override { return {"chunk_kb"}; }
+  void Terms(const CostInputs& in, Prediction& p) const override {
+    const double n = static_cast<double>(in.workers);
+    const double M = in.model_bytes;
+    const CpuCosts& c = in.cpu;
+    p.servers = 1;
+    p.bandwidth_s = DuplexFactor(in) * n * M / in.bandwidth_Bps;
+    p.latency_s = 2.0 * in.latency_s;
+    p.overhead_s = PsPipelineSeconds(in, 1);
+    p.streamed_cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s;
+    p.cpu_s = p.streamed_cpu_s + c.ps_round_s;
+  }
+  double BytesSentPerStep(const CostInputs& in) const override {
+    return 2 * static_cast<double>(in.workers) * in.model_bytes;
+  }
+  double CommCpuDemandSeconds(const CostInputs& in,
+                              const Prediction& p) const override {
+    return PsCpuDemandSeconds(in);
+  }
+  std::string MemoryFormula() const override {
+    return "2P; server (2 + s)·P";
+  }
+  MemoryPerRank Memory(double P, double s, int64_t n,
+                       int64_t k) const override {
+    return PsMemory(P, s, 1.0);
+  }
+};
+
+}  // namespace
+
+RINGSIDE_REGISTER_FORMULA(SpsFormula, 1);
+
+}  // namespace ringside
