@@ -90,10 +90,11 @@ ABSL_FLAG(double, momentum, 0.9,
           "SGD momentum, as the worker's flag (0: plain SGD, no state).");
 ABSL_FLAG(int64_t, max_workers, 1024,
           "Largest n; the sweep is 1, 2, 4, ... and ends at this value.");
+// Defaults to the formulas registered (experiments/cost/formulas/): flag
+// defaults are made when the flags are first read, after static
+// initialization has registered them.
 ABSL_FLAG(std::vector<std::string>, strategies,
-          std::vector<std::string>({"baseline", "sps", "dps", "ring",
-                                    "fusion", "async_ps", "hierarchical",
-                                    "ring_fp16", "zero1", "zero2", "zero3"}),
+          ringside::CostModelStrategies(),
           "Strategies to predict, in table order.");
 ABSL_FLAG(std::string, cluster, "",
           "A cluster file (experiments/cost/cluster_file.h; examples in "
