@@ -26,6 +26,8 @@
 //
 // Before each run a progress line goes to stderr: "[3/9] ring n=2, ETA
 // 00:42". A failing run is reported and skipped; the exit code is then 1.
+// This file defines the flags and passes their values to the modules in
+// experiments/comparison/, which do the work.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
