@@ -1,8 +1,8 @@
 // predict: the cost model (experiments/cost/cost_model.h) for n = 1, 2, 4, ...
 // up to --max_workers, one row per strategy and worker count.
 //
-//   predict --profile=resnet50 --compute_ms=100 --bandwidth_gbps=25
-//           --latency_us=5 --servers=4 [--json_out=predict.json]
+//   predict --profile=resnet50 --compute_ms=100 --link_gbit=25
+//           --link_latency_us=5 --servers=4 [--json_out=predict.json]
 //
 // M and T come from the gradient profile (float32: M = 4 · parameters) or
 // from --model_bytes / --tensors, which override it; --optimizer and
@@ -25,15 +25,20 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collectives/fusion/fusion_flags.h"
+#include "common/flag_aliases.h"
 #include "common/json_lines.h"
 #include "core/optimizer_config.h"
 #include "core/tensor_layout.h"
 #include "experiments/cost/cluster_file.h"
 #include "experiments/cost/cost_model.h"
+#include "experiments/cost/formulas/formula_registry.h"
 #include "models/gradient_profiles.h"
 
 ABSL_FLAG(std::string, profile, "resnet50",
@@ -45,8 +50,14 @@ ABSL_FLAG(int64_t, tensors, 0,
           "T: gradient tensors; > 0 overrides the profile's.");
 ABSL_FLAG(double, compute_ms, 100,
           "t_c: forward + backward + optimizer time of one step (ms, > 0).");
-ABSL_FLAG(double, bandwidth_gbps, 25, "B: bandwidth of every link (Gbit/s).");
-ABSL_FLAG(double, latency_us, 5, "alpha: latency of one message (us).");
+ABSL_FLAG(double, link_gbit, 25,
+          "B: bandwidth of every link (Gbit/s per direction), as launch's "
+          "and compare's --link_gbit.");
+RINGSIDE_FLAG_ALIAS(bandwidth_gbps, link_gbit);
+ABSL_FLAG(double, link_latency_us, 5,
+          "alpha: one-way latency of one message (us), as launch's and "
+          "compare's --link_latency_us.");
+RINGSIDE_FLAG_ALIAS(latency_us, link_latency_us);
 ABSL_FLAG(int64_t, servers, 4,
           "K: parameter servers of dps and async_ps (sps has 1).");
 ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
@@ -54,16 +65,22 @@ ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
           "all-reduce per tensor.");
 ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
           "ring's first (smaller) bucket (KiB), as the worker's flag.");
-ABSL_FLAG(int64_t, staleness, 2,
-          "async_ps's staleness bound tau (the registry's study setting, 2): "
-          ">= 1 overlaps its push+pull with compute; 0 is dps.");
-ABSL_FLAG(int64_t, ranks_per_host, 0,
-          "r: hierarchical's ranks per host (0: every worker on one host).");
-ABSL_FLAG(double, intra_bandwidth_gbps, 0,
-          "B_i: hierarchical's intra-host link (Gbit/s; 0: --bandwidth_gbps).");
-ABSL_FLAG(double, intra_latency_us, -1,
+ABSL_FLAG(int64_t, staleness, 0,
+          "async_ps's staleness bound tau, as the worker's flag (default 0); "
+          "at 0 async_ps is predicted at its study setting, the one compare "
+          "runs (the registry's --staleness=2): >= 1 overlaps its push+pull "
+          "with compute.");
+ABSL_FLAG(int64_t, local_size, 0,
+          "r: hierarchical's ranks per host, as the worker's flag (0: every "
+          "worker on one host).");
+RINGSIDE_FLAG_ALIAS(ranks_per_host, local_size);
+ABSL_FLAG(double, intra_link_gbit, 0,
+          "B_i: hierarchical's intra-host link (Gbit/s; 0: --link_gbit).");
+RINGSIDE_FLAG_ALIAS(intra_bandwidth_gbps, intra_link_gbit);
+ABSL_FLAG(double, intra_link_latency_us, -1,
           "alpha_i: hierarchical's intra-host latency (us; < 0: "
-          "--latency_us).");
+          "--link_latency_us).");
+RINGSIDE_FLAG_ALIAS(intra_latency_us, intra_link_latency_us);
 ABSL_FLAG(int64_t, accumulate_steps, 1,
           "k: forward/backward passes per synchronization; the compute per "
           "step is k x --compute_ms, the communication once.");
@@ -169,6 +186,23 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
       "and no cores' bound).");
 }
 
+// τ of async_ps's study flags (its formula's, which formula_registry_test
+// checks against the registry's): the setting compare runs it at; 0 when
+// they set none.
+int64_t StudyStaleness() {
+  const StrategyFormula* async_ps = FormulaRegistry::Find("async_ps");
+  if (async_ps == nullptr) return 0;
+  for (const std::string& flag : async_ps->study_flags()) {
+    absl::string_view value = flag;
+    int64_t tau = 0;
+    if (absl::ConsumePrefix(&value, "--staleness=") &&
+        absl::SimpleAtoi(value, &tau)) {
+      return tau;
+    }
+  }
+  return 0;
+}
+
 absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
                                CostInputs& in) {
   absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
@@ -178,6 +212,7 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
   in.overlap = absl::GetFlag(FLAGS_overlap);
   in.staleness = absl::GetFlag(FLAGS_staleness);
+  if (in.staleness == 0) in.staleness = StudyStaleness();
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
   OptimizerConfig config;
   config.type = optimizer;
@@ -271,17 +306,17 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   // Gradient accumulation: k passes of compute per synchronization.
   in.compute_s = absl::GetFlag(FLAGS_compute_ms) * 1e-3 *
                  static_cast<double>(absl::GetFlag(FLAGS_accumulate_steps));
-  in.bandwidth_Bps = absl::GetFlag(FLAGS_bandwidth_gbps) * 1e9 / 8;
-  in.latency_s = absl::GetFlag(FLAGS_latency_us) * 1e-6;
+  in.bandwidth_Bps = absl::GetFlag(FLAGS_link_gbit) * 1e9 / 8;
+  in.latency_s = absl::GetFlag(FLAGS_link_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
   in.bucket_bytes = static_cast<double>(absl::GetFlag(FLAGS_ring_bucket_kb)) * 1024;
   in.first_bucket_bytes =
       static_cast<double>(absl::GetFlag(FLAGS_ring_first_bucket_kb)) * 1024;
-  in.ranks_per_host = absl::GetFlag(FLAGS_ranks_per_host);
-  in.intra_bandwidth_Bps = absl::GetFlag(FLAGS_intra_bandwidth_gbps) * 1e9 / 8;
-  in.intra_latency_s = absl::GetFlag(FLAGS_intra_latency_us) < 0
+  in.ranks_per_host = absl::GetFlag(FLAGS_local_size);
+  in.intra_bandwidth_Bps = absl::GetFlag(FLAGS_intra_link_gbit) * 1e9 / 8;
+  in.intra_latency_s = absl::GetFlag(FLAGS_intra_link_latency_us) < 0
                            ? -1.0
-                           : absl::GetFlag(FLAGS_intra_latency_us) * 1e-6;
+                           : absl::GetFlag(FLAGS_intra_link_latency_us) * 1e-6;
   if (absl::Status s = SetWorkerSettings(absl::GetFlag(FLAGS_optimizer),
                                         absl::GetFlag(FLAGS_momentum), in);
       !s.ok()) {
@@ -546,7 +581,11 @@ int main(int argc, char** argv) {
       "Cost model of the sync strategies: predicted step time, utilization "
       "and speedup for n = 1, 2, 4, ... workers.\n  Profiles: ",
       ringside::GradientProfileNameList(),
-      "\n  predict --profile=resnet50 --compute_ms=100 --bandwidth_gbps=25"));
+      "\n  predict --profile=resnet50 --compute_ms=100 --link_gbit=25"));
   absl::ParseCommandLine(argc, argv);
+  if (absl::Status s = ringside::ApplyFlagAliases(); !s.ok()) {
+    std::fprintf(stderr, "predict: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
   return ringside::Run();
 }

@@ -97,11 +97,27 @@ TEST(PredictBinaryTest, ExplicitModelMatchesTheHandWorkedRing) {
   // ring step = 1 + 1.5 + 0.06 = 2.56 s.
   const PredictRun run = RunPredict(
       "--profile= --model_bytes=1000000000 --tensors=10 --compute_ms=1000 "
-      "--bandwidth_gbps=8 --latency_us=1000 --max_workers=4 "
+      "--link_gbit=8 --link_latency_us=1000 --max_workers=4 "
       "--strategies=ring");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2560.000 |"));
   EXPECT_THAT(run.output, HasSubstr("model explicit"));
+}
+
+// The deprecated names of --link_gbit and --link_latency_us still work,
+// with a note; an old and a new name together are refused.
+TEST(PredictBinaryTest, DeprecatedLinkFlagsAreAliases) {
+  const PredictRun run = RunPredict(
+      "--profile= --model_bytes=1000000000 --tensors=10 --compute_ms=1000 "
+      "--bandwidth_gbps=8 --latency_us=1000 --max_workers=4 "
+      "--strategies=ring");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("| ring     |     4 |  2560.000 |"));
+  EXPECT_THAT(run.output,
+              HasSubstr("--bandwidth_gbps is deprecated; use --link_gbit"));
+  const PredictRun both = RunPredict("--bandwidth_gbps=8 --link_gbit=10");
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_THAT(both.output, HasSubstr("give one of them, not both"));
 }
 
 // With a profile the overlap comes from its tensors' proportional ready
@@ -109,7 +125,7 @@ TEST(PredictBinaryTest, ExplicitModelMatchesTheHandWorkedRing) {
 // step is shorter than with the schedule off (--ready_schedule=none, o = 0).
 TEST(PredictBinaryTest, ProfilesCarryTheirReadySchedule) {
   const std::string flags =
-      "--profile=resnet50 --compute_ms=100 --bandwidth_gbps=10 "
+      "--profile=resnet50 --compute_ms=100 --link_gbit=10 "
       "--max_workers=4 --strategies=ring ";
   const PredictRun with = RunPredict(flags + "--json_out=/dev/stdout");
   ASSERT_EQ(with.exit_code, 0) << with.output;
@@ -131,7 +147,7 @@ TEST(PredictBinaryTest, BadFlagsExitTwoWithTheReason) {
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_THAT(run.output, HasSubstr("servers (K) must be >= 1"));
 
-  run = RunPredict("--bandwidth_gbps=0");
+  run = RunPredict("--link_gbit=0");
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_THAT(run.output, HasSubstr("bandwidth (B) must be > 0"));
 
@@ -208,7 +224,7 @@ TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
   }
   const std::string ring =
       "--profile= --model_bytes=1000000000 --tensors=10 --compute_ms=1000 "
-      "--bandwidth_gbps=8 --latency_us=1000 --max_workers=4 "
+      "--link_gbit=8 --link_latency_us=1000 --max_workers=4 "
       "--strategies=ring --ring_bucket_kb=0 ";
   const PredictRun run = RunPredict(ring + "--calibration=" + path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
@@ -222,7 +238,7 @@ TEST(PredictBinaryTest, CalibrationFromACompareRunAddsItsCpuCosts) {
   // At 800 Gbit/s the link takes 15 ms, the CPU work 210 ms: it counts.
   const PredictRun fast =
       RunPredict(absl::StrCat(ring, "--calibration=", path,
-                              " --bandwidth_gbps=800"));
+                              " --link_gbit=800"));
   ASSERT_EQ(fast.exit_code, 0) << fast.output;
   EXPECT_THAT(fast.output, HasSubstr("| ring     |     4 |  1270.000 |"));
   EXPECT_THAT(run.output, HasSubstr("Calibration: from " + path +

@@ -95,6 +95,9 @@ class AsyncPsFormula : public StrategyFormula {
   std::vector<std::string> options() const override {
     return {"chunk_kb", "staleness"};
   }
+  std::vector<std::string> study_flags() const override {
+    return {"--staleness=2"};
+  }
   void Terms(const CostInputs& in, Prediction& p) const override {
     // async_ps moves what dps moves; with a staleness bound it moves it
     // behind the compute (RunsInBackground).

@@ -54,6 +54,11 @@ class StrategyFormula {
   // (e.g. "ring_bucket_kb" for bucket_bytes). Every strategy modelled by
   // this formula lists each of them (formula_registry_test.cc).
   virtual std::vector<std::string> options() const { return {}; }
+  // The worker flags a study runs the strategies it models with, as their
+  // StrategyInfo::study_flags ("--staleness=2" for async_ps), so that
+  // predict and compare evaluate the same setting (formula_registry_test.cc
+  // checks they agree). Default: none.
+  virtual std::vector<std::string> study_flags() const { return {}; }
 
   // Fills p's communication terms from `in`: bandwidth_s, latency_s,
   // overhead_s, cpu_s and streamed_cpu_s, and p.servers (and p.workers

@@ -7,6 +7,8 @@
 //   modelled by a formula lists each of that formula's options in its
 //   StrategyInfo::options (a formula shared by several strategies reads
 //   only options all of them have);
+// - a formula's study flags (the setting predict evaluates) are those of
+//   each strategy it models (the setting compare runs);
 // - every formula predicts some registered strategy, and is registered
 //   under its own name(), in CostModelStrategies()' order.
 #include <set>
@@ -40,6 +42,16 @@ TEST(FormulaRegistryTest, FormulaOptionsAreOptionsOfEachStrategyItModels) {
           << "', which strategy '" << info.name
           << "' (modelled by it) does not list in its options";
     }
+  }
+}
+
+TEST(FormulaRegistryTest, StudyFlagsAgreeWithEachStrategyItModels) {
+  for (const StrategyInfo& info : StrategyRegistry::List()) {
+    const StrategyFormula* formula = FormulaRegistry::Find(info.modelled_as);
+    if (formula == nullptr) continue;
+    EXPECT_EQ(formula->study_flags(), info.study_flags)
+        << "formula '" << formula->name() << "' and strategy '" << info.name
+        << "' disagree on the study's setting";
   }
 }
 
