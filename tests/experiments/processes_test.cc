@@ -223,9 +223,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "--connect_timeout_s=1"},
                  "unreachable"},
         // A strategy-specific flag the strategy would ignore.
-        BadFlags{{"--strategy=ring_fp16", "--checkpoint_dir=/tmp",
+        BadFlags{{"--strategy=hierarchical", "--checkpoint_dir=/tmp",
                   "--checkpoint_every=5"},
-                 "--checkpoint_every=5 is not read by strategy 'ring_fp16'"},
+                 "--checkpoint_every=5 is not read by strategy "
+                 "'hierarchical'"},
         BadFlags{{"--strategy=sps", "--servers=127.0.0.1:1", "--staleness=2"},
                  "--staleness=2 is not read by strategy 'sps' (only by "
                  "async_ps)"}));
