@@ -11,7 +11,8 @@
 //     FinishStep(t)          blocks until the parameters for step t+1 are in
 //                            context.params; reports traffic and local
 //                            optimizer time.
-//   Shutdown()               once, after the last step.
+//   Shutdown()               once, after the last step;
+//   Abort()                  instead, once, when training ends early.
 // Every blocking call has a deadline (SyncOptions) and fails with a Status
 // naming what it waited for.
 //
@@ -184,6 +185,14 @@ class SyncStrategy {
   virtual void OnGradientReady(int tensor_index) = 0;
   virtual absl::StatusOr<StepStats> FinishStep(int64_t step) = 0;
   virtual absl::Status Shutdown() { return absl::OkStatus(); }
+  // Instead of Shutdown when training ends early (an error before the last
+  // step, on any exit path of the training loop): stops everything the
+  // strategy runs behind the training thread, so that nothing reads or
+  // writes context.params or grads once it returns, without the goodbye
+  // Shutdown says to servers or peers (they learn of the failure from
+  // their own deadlines and heartbeats, naming what failed). Bounded by
+  // rpc_timeout. Default: Shutdown().
+  virtual absl::Status Abort() { return Shutdown(); }
   // After Init: the step training continues at — 0, or the step of the
   // checkpoint the job resumed from (context.params then hold it).
   virtual int64_t start_step() const { return 0; }

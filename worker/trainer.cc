@@ -253,12 +253,12 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   SyncStrategy& strategy = backend.Adapt(*job.strategy);
   RS_RETURN_IF_ERROR(
       Annotate(strategy.Init(context), absl::StrCat(name, " init")));
-  // On every early return the strategy stops (its threads joined) before
+  // On every early return the strategy aborts (its threads joined) before
   // the backend's buffers, which its communication thread may still be
   // reducing into or gathering into, are freed.
   bool shut_down = false;
   absl::Cleanup stop_strategy = [&] {
-    if (!shut_down) strategy.Shutdown().IgnoreError();
+    if (!shut_down) strategy.Abort().IgnoreError();
   };
 
   const int64_t b = job.options.batch_size;

@@ -1,5 +1,5 @@
 // An early error while a strategy's communication is in flight: the
-// training loop stops the strategy (joins its threads) before the host
+// training loop aborts the strategy (joins its threads) before the host
 // backend's parameter and gradient buffers are freed. Two ranks as threads:
 // rank 0's model reports every gradient of step 1 (the strategy starts
 // reducing them) and then fails; rank 1 reaches step 1's collectives only

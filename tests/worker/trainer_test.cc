@@ -396,7 +396,8 @@ TEST(TrainerTest, EmulatedComputeReportsItsCpuTime) {
             0.75 * f["compute_s"].get<double>());
 }
 
-TEST(TrainerTest, EarlyReturnShutsTheStrategyDownOnce) {
+// Abort's default is Shutdown: counted as one.
+TEST(TrainerTest, EarlyReturnAbortsTheStrategyOnce) {
   ModelBundle bundle = SmallMlp();
   CountingStrategy strategy;
   LoggingBackend backend(*bundle.model, /*fail_at_step=*/1);

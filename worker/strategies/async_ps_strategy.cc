@@ -167,6 +167,12 @@ absl::Status AsyncPsStrategy::Quiesce(int64_t step) {
   return absl::OkStatus();
 }
 
+absl::Status AsyncPsStrategy::Abort() {
+  StopThread();
+  if (session_ != nullptr) session_->Abort();
+  return absl::OkStatus();
+}
+
 absl::Status AsyncPsStrategy::Shutdown() {
   if (session_ == nullptr) return absl::OkStatus();
   // Drain: every step pushed, the final version (all updates) installed.

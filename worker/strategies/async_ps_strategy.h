@@ -65,6 +65,9 @@ class AsyncPsStrategy : public SyncStrategy {
   void OnGradientReady(int) override {}
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
+  // Stops the rounds' thread and abandons the session's step, without
+  // draining the rounds or telling the servers.
+  absl::Status Abort() override;
   // Waits until version step+1 arrived (every round so far done) without
   // installing it: the rounds' time counts before a mid-run evaluation's
   // pause, not during it. Timeline: DRAIN on lane "step".

@@ -119,4 +119,11 @@ absl::Status HostStagingStrategy::Shutdown() {
   return copied.ok() ? inner : copied;
 }
 
+absl::Status HostStagingStrategy::Abort() {
+  if (stage_ != nullptr) stage_->Stop();
+  absl::Status copied = WaitForParamsCopy();
+  absl::Status inner = inner_->Abort();
+  return copied.ok() ? inner : copied;
+}
+
 }  // namespace ringside

@@ -56,6 +56,7 @@ class HostStagingStrategy : public SyncStrategy {
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   absl::Status Shutdown() override;
   int64_t start_step() const override { return inner_->start_step(); }
+  absl::Status Abort() override;
   std::string Variant() const override { return inner_->Variant(); }
   nlohmann::json RecordFields() const override {
     return inner_->RecordFields();

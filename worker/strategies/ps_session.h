@@ -66,11 +66,14 @@ class PsSession {
   nlohmann::json RecordFields() const {
     return {{"ps_chunk_bytes", context_.options.chunk_bytes}};
   }
-  // Tells every server this worker is done. A step still in flight (an
-  // early error between OnGradientReady and FinishStep) is abandoned
-  // first: its pushes closed, its pulls cancelled, its threads joined, so
-  // nothing writes params or reads grads once Shutdown returns.
+  // Tells every server this worker is done. A step still in flight is
+  // abandoned first (as Abort).
   absl::Status Shutdown();
+  // Abandons a step still in flight (an early error between
+  // OnGradientReady and FinishStep): its pushes closed, its pulls
+  // cancelled, its threads joined, so nothing writes params or reads grads
+  // once it returns. Tells the servers nothing.
+  void Abort() { AbandonStep(); }
   // Between steps: the next steps push `grads` and pull into `params`
   // instead of the spans Start was given (each the layout's size; every
   // element of `params` is overwritten by a pull). Lets a caller hand

@@ -22,6 +22,10 @@ class SpsStrategy : public SyncStrategy {
   absl::StatusOr<StepStats> FinishStep(int64_t step) override;
   int64_t start_step() const override { return session_->start_step(); }
   absl::Status Shutdown() override;
+  absl::Status Abort() override {
+    if (session_ != nullptr) session_->Abort();
+    return absl::OkStatus();
+  }
   nlohmann::json RecordFields() const override {
     return session_ == nullptr ? nlohmann::json::object()
                                : session_->RecordFields();
