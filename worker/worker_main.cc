@@ -54,6 +54,7 @@
 #include "worker/device_selection.h"
 #include "worker/stragglers.h"
 #include "worker/strategy_options.h"
+#include "worker/sync_flags.h"
 #include "worker/sync_strategy.h"
 #include "worker/trainer.h"
 #include "worker/training_flags.h"
@@ -66,8 +67,6 @@ ABSL_FLAG(bool, list_strategies, false,
           "Print one JSON line per registered strategy and exit.");
 ABSL_FLAG(int, rank, -1, "This worker's rank; -1 reads the launcher env.");
 ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
-ABSL_FLAG(std::string, servers, "",
-          "Parameter servers host:port[,host:port...] in shard order.");
 // Device.
 ABSL_FLAG(std::string, device, "cpu",
           "Compute device: cpu, or cuda (--model=mlp or charlm on a GPU; "
@@ -101,15 +100,7 @@ ABSL_FLAG(double, weight_decay, 0.0, "L2 weight decay.");
 ABSL_FLAG(double, beta1, 0.9, "Adam beta1.");
 ABSL_FLAG(double, beta2, 0.999, "Adam beta2.");
 ABSL_FLAG(double, adam_eps, 1e-8, "Adam epsilon.");
-// Synchronization.
-ABSL_FLAG(int64_t, chunk_kb, 0,
-          "Parameter-server chunk size (KiB); 0: about 16 chunks per server "
-          "within [128 KiB, 1 MiB] (AutoChunkBytes, core/ps_chunks.h).");
-ABSL_FLAG(double, rpc_timeout_s, 120, "Deadline of each RPC or wait (s).");
-ABSL_FLAG(double, connect_timeout_s, 30,
-          "How long to wait for servers/peers at start-up (s).");
-ABSL_FLAG(bool, overlap, true,
-          "Communicate during backward where the strategy can (dps).");
+// Rendezvous.
 ABSL_FLAG(std::string, master_addr, "",
           "Rank 0's rendezvous store host; empty reads MASTER_ADDR "
           "(default 127.0.0.1).");
@@ -117,43 +108,9 @@ ABSL_FLAG(int, master_port, -1,
           "Rank 0's rendezvous store port; -1 reads MASTER_PORT (default "
           "29500); rank 0 may use 0 to let the OS pick (it is announced on "
           "stdout as {\"event\":\"rendezvous\",\"master_port\":P}).");
-ABSL_FLAG(std::string, transport_host, "127.0.0.1",
-          "Address the collective transport binds and advertises (this "
-          "host's reachable address in multi-host jobs).");
-ABSL_FLAG(std::string, allreduce_algorithm, "ring",
-          "CPU all-reduce algorithm: ring or halving_doubling.");
-ABSL_FLAG(std::string, gloo_event_loop, "paced",
-          "How Gloo's TCP event-loop thread is scheduled "
-          "(collectives/gloo_loop_pacing.h): paced (the normal policy, its "
-          "spin on a pair another thread holds braked), idle (SCHED_IDLE: "
-          "never takes a core from a busy thread, but starves beside busy "
-          "processes) or normal (as PyTorch runs Gloo).");
-// Checkpoints (strategies that apply the optimizer on the workers; the
-// parameter-server strategies checkpoint on the servers).
-ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
-          "ring: gradient bucket size (KiB), PyTorch DDP's default 25 MiB; "
-          "each bucket of adjacent tensors is one in-place all-reduce. 0: "
-          "one all-reduce per tensor.");
-ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
-          "ring: size of the first bucket (KiB), small so that reduction "
-          "starts early in backward (DDP: 1 MiB).");
-ABSL_FLAG(std::string, checkpoint_dir, "",
-          "Where rank 0 writes allreduce.ckpt (baseline/ring/fusion) and, "
-          "with --resume, reads it.");
-ABSL_FLAG(int64_t, checkpoint_every, 0,
-          "Rank 0 checkpoints parameters, optimizer state and step every N "
-          "steps (0: never); atomic and checksummed.");
-ABSL_FLAG(bool, resume, false,
-          "Continue from --checkpoint_dir's checkpoint (rank 0 loads and "
-          "broadcasts it). PS strategies resume when their servers do.");
-ABSL_FLAG(int, staleness, 0,
-          "async_ps: bounded staleness tau; a worker at step t may compute "
-          "with parameters of version >= t - tau (0: as sps).");
-ABSL_FLAG(int, local_size, 0,
-          "hierarchical: ranks per host (ranks [h*L, (h+1)*L) share host h); "
-          "0 reads LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or "
-          "SLURM_NTASKS_PER_NODE, else all ranks on one host.");
-// Fusion runtime (--strategy=fusion): collectives/fusion/fusion_flags.h.
+// Synchronization (--servers, --chunk_kb, --ring_bucket_kb, --staleness,
+// ...): worker/sync_flags.h; the fusion runtime's:
+// collectives/fusion/fusion_flags.h.
 // Liveness.
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Heartbeats (to the job's store, or to every parameter server) go "
@@ -239,48 +196,9 @@ absl::StatusOr<Setup> ReadFlags() {
   s.optimizer.beta2 = absl::GetFlag(FLAGS_beta2);
   s.optimizer.eps = absl::GetFlag(FLAGS_adam_eps);
   if (absl::Status v = s.optimizer.Validate(); !v.ok()) return v;
-  const std::string servers = absl::GetFlag(FLAGS_servers);
-  if (!servers.empty()) {
-    absl::StatusOr<std::vector<HostPort>> list = ParseHostPortList(servers);
-    if (!list.ok()) return list.status();
-    s.sync.servers = *list;
-  }
-  s.sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
-  s.sync.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_rpc_timeout_s));
-  s.sync.connect_timeout =
-      absl::Seconds(absl::GetFlag(FLAGS_connect_timeout_s));
-  s.sync.overlap = absl::GetFlag(FLAGS_overlap);
-  s.sync.transport_host = absl::GetFlag(FLAGS_transport_host);
-  s.sync.allreduce_algorithm = absl::GetFlag(FLAGS_allreduce_algorithm);
-  absl::StatusOr<GlooEventLoop> loop =
-      ParseGlooEventLoop(absl::GetFlag(FLAGS_gloo_event_loop));
-  if (!loop.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--gloo_event_loop: ", loop.status().message()));
-  }
-  s.sync.gloo_event_loop = *loop;
-  s.sync.ring_bucket_bytes = absl::GetFlag(FLAGS_ring_bucket_kb) * 1024;
-  s.sync.ring_first_bucket_bytes =
-      absl::GetFlag(FLAGS_ring_first_bucket_kb) * 1024;
-  s.sync.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  s.sync.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
-  s.sync.resume = absl::GetFlag(FLAGS_resume);
-  if (s.sync.checkpoint_every < 0 ||
-      ((s.sync.checkpoint_every > 0 || s.sync.resume) &&
-       s.sync.checkpoint_dir.empty())) {
-    return absl::InvalidArgumentError(
-        "--checkpoint_every must be >= 0, and it and --resume need "
-        "--checkpoint_dir");
-  }
-  s.sync.staleness = absl::GetFlag(FLAGS_staleness);
-  s.sync.local_size = absl::GetFlag(FLAGS_local_size);
-  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
-  if (!fusion.ok()) return fusion.status();
-  s.sync.fusion = *fusion;
-  absl::StatusOr<GrpcSecurity> security = SecurityFromFlags();
-  if (!security.ok()) return security.status();
-  s.sync.security = *std::move(security);
-  if (absl::Status v = s.sync.Validate(); !v.ok()) return v;
+  absl::StatusOr<SyncOptions> sync = SyncOptionsFromFlags();
+  if (!sync.ok()) return sync.status();
+  s.sync = *std::move(sync);
   s.trainer.batch_size = absl::GetFlag(FLAGS_batch_size);
   s.trainer.steps = absl::GetFlag(FLAGS_steps);
   s.trainer.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
