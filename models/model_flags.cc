@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "models/charlm_shape_flags.h"
 
 ABSL_FLAG(std::string, model, "mlp", "Model name: mlp, synthetic or charlm.");
 ABSL_FLAG(std::vector<std::string>, mlp_widths,
@@ -25,12 +26,8 @@ ABSL_FLAG(std::string, text, "",
           "--model=charlm: training text file (its distinct characters are "
           "the vocabulary; the last 10% is held out for eval_loss); empty: "
           "a built-in seeded synthetic text.");
-ABSL_FLAG(int64_t, n_layer, 2, "--model=charlm: transformer blocks.");
-ABSL_FLAG(int64_t, n_head, 4,
-          "--model=charlm: attention heads (divides --n_embd).");
+// --n_layer, --n_head and --block_size: models/charlm_shape_flags.h.
 ABSL_FLAG(int64_t, n_embd, 64, "--model=charlm: embedding width.");
-ABSL_FLAG(int64_t, block_size, 32,
-          "--model=charlm: context length in characters.");
 
 namespace ringside {
 

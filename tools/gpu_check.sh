@@ -139,7 +139,7 @@ if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed
 # 4. The character transformer on the GPU beside PyTorch eager.
 step "charlm_bench on the GPU beside PyTorch eager (${torch_python})"
 run_charlm_bench --cpu=false --cuda=true --python="$torch_python" \
-  --n_embd=64,128,256 2>&1 | tee "$work/charlm.log"
+  --n_embd=64,128,256 --n_layer=4 --block_size=64 2>&1 | tee "$work/charlm.log"
 if ((PIPESTATUS[0] != 0)); then status=1; charlm="FAILED"; else charlm="passed"; fi
 [[ -z "$bundle" ]] && { "${bazel_cuda[@]}" shutdown >/dev/null 2>&1 || true; }
 if [[ -n "$logs" ]]; then

@@ -48,15 +48,15 @@
 #include "common/stopwatch.h"
 #include "device/device_buffer.h"
 #include "experiments/job/local_job.h"
+#include "models/charlm_shape_flags.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/cuda_charlm.h"
 
 ABSL_FLAG(std::vector<std::string>, n_embd,
           std::vector<std::string>({"64", "128", "256"}),
           "Widths to measure (comma-separated).");
-ABSL_FLAG(int64_t, n_layer, 4, "Transformer blocks.");
-ABSL_FLAG(int64_t, n_head, 4, "Attention heads (divides every width).");
-ABSL_FLAG(int64_t, block_size, 64, "Context length.");
+// --n_layer, --n_head and --block_size: the model's (models/
+// charlm_shape_flags.h), with the worker's defaults.
 ABSL_FLAG(int64_t, vocab, 65, "Vocabulary (tinyshakespeare has 65).");
 ABSL_FLAG(int64_t, batch_size, 16, "Examples per step.");
 ABSL_FLAG(int, steps, 10, "Timed steps per measurement (median reported).");

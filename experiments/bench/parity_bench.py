@@ -200,7 +200,8 @@ def charlm_compute(args, table, why_no_torch):
     for _ in range(args.rounds):
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
             run([os.path.join(args.bin_dir, "experiments/bench/charlm_bench"),
-                 "--n_embd=" + ",".join(map(str, widths)), "--threads=1",
+                 "--n_embd=" + ",".join(map(str, widths)), "--n_layer=4",
+                 "--block_size=64", "--threads=1",
                  "--cuda=false", f"--torch={'false' if why_no_torch else 'true'}",
                  f"--torch_cpu={'false' if why_no_torch else 'true'}",
                  f"--python={args.torch_python}", f"--json_out={f.name}"],
