@@ -1,0 +1,243 @@
+// The parameter servers' formulas on hand-worked cases: sps, dps and
+// async_ps (its staleness, its CPU work on spare cores and the cores'
+// bound), the push/pull pipeline and the sharded servers' calibration.
+#include "experiments/cost/cost_model.h"
+
+#include <cstdint>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/experiments/cost/round_inputs.h"
+
+namespace ringside {
+namespace {
+
+TEST(CostModelTest, SingleParameterServer) {
+  // The server's link carries n·M each way: 4 · 1e9 / 1e9 = 4 s, + 2α,
+  // + the chunk pipeline's fill and drain 2·4·1e6/1e9 = 0.008 s.
+  // comm = 4.010 s; step = 5.010 s; speedup = 4 / 5.010.
+  const Prediction p = Predict("sps", Round());
+  EXPECT_EQ(p.servers, 1);
+  EXPECT_NEAR(p.bandwidth_s, 4.0, kEps);
+  EXPECT_NEAR(p.latency_s, 0.002, kEps);
+  EXPECT_NEAR(p.overhead_s, 0.008, kEps);
+  EXPECT_NEAR(p.step_s, 5.010, kEps);
+  EXPECT_NEAR(p.speedup, 4 / 5.010, kEps);
+  // Push and pull one after the other: twice the bytes term and no
+  // pipeline, 8.002 s.
+  CostInputs serial = Round();
+  serial.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("sps", serial).comm_s, 8.002, kEps);
+}
+
+// The push/pull pipeline fills and drains once a step: 2·n·C/B, with C the
+// chunk (AutoChunkBytes(M, K) when 0: 1 MiB for a 1e9-byte model), at most
+// a server's range; none when push and pull do not overlap (d = 2).
+TEST(CostModelTest, ParameterServerPipelineFillsAndDrainsPerChunk) {
+  CostInputs in = Round();  // n = 4, B = 1e9, C = 1e6
+  in.ps_chunk_bytes = 0;
+  EXPECT_NEAR(Predict("sps", in).overhead_s, 2.0 * 4 * (1 << 20) / 1e9, kEps);
+  in.ps_chunk_bytes = 4e8;  // larger than a range of K = 2: M/K = 5e8 caps
+  in.servers = 4;           // ... at 2.5e8
+  EXPECT_NEAR(Predict("dps", in).overhead_s, 2.0 * 4 * 2.5e8 / 1e9, kEps);
+  in.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("dps", in).overhead_s, 0.0, kEps);
+  in.ps_chunk_bytes = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictStep("sps", in).status()));
+}
+
+TEST(CostModelTest, DistributedParameterServers) {
+  CostInputs in = Round();
+  // K = 2: max(M/B, n·M/(K·B)) = max(1, 4/2) = 2 s, + 2α, + the
+  // pipeline's 0.008 s = 2.010 s.
+  Prediction p = Predict("dps", in);
+  EXPECT_EQ(p.servers, 2);
+  EXPECT_NEAR(p.bandwidth_s, 2.0, kEps);
+  EXPECT_NEAR(p.comm_s, 2.010, kEps);
+  EXPECT_NEAR(p.step_s, 3.010, kEps);
+  // Serial push/pull: 2 · 2 + 0.002 = 4.002 s.
+  in.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("dps", in).comm_s, 4.002, kEps);
+}
+
+// async_ps moves what dps moves, with dps's memory; τ = 0 is dps.
+TEST(CostModelTest, AsyncPsIsDpsOverlappedByItsStaleness) {
+  CostInputs in = Round();
+  const Prediction a = Predict("async_ps", in);
+  const Prediction d = Predict("dps", in);
+  EXPECT_EQ(a.servers, 2);
+  EXPECT_NEAR(a.comm_s, 2.010, kEps);
+  EXPECT_NEAR(a.step_s, d.step_s, kEps);
+  EXPECT_NEAR(a.server_memory_bytes, d.server_memory_bytes, kEps);
+  EXPECT_EQ(MemoryFormula("async_ps"), MemoryFormula("dps"));
+  // With a staleness bound the push+pull runs behind the compute: the
+  // step is max(t_c, comm) = max(1, 2.010); dps ignores the bound.
+  in.staleness = 2;
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 2.010, kEps);
+  EXPECT_NEAR(Predict("dps", in).step_s, d.step_s, kEps);
+  in.compute_s = 3;  // compute-bound: communication is hidden entirely
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3, kEps);
+  EXPECT_NEAR(Predict("async_ps", in).utilization, 1, kEps);
+  in.staleness = -1;
+  EXPECT_FALSE(PredictStep("async_ps", in).ok());
+}
+
+TEST(CostModelTest, DpsWithAtLeastAsManyServersAsWorkersIsWorkerLinkBound) {
+  // K ≥ n: n·M/(K·B) ≤ M/B, so comm = M/B + 2α + 0.008 = 1.010 s.
+  for (int64_t k : {4, 8, 1000}) {
+    CostInputs in = Round();
+    in.servers = k;
+    EXPECT_NEAR(Predict("dps", in).bandwidth_s, 1.0, kEps) << "K=" << k;
+    EXPECT_NEAR(Predict("dps", in).comm_s, 1.010, kEps) << "K=" << k;
+  }
+}
+
+// async_ps's rounds run on a thread of their own: their CPU work hides
+// behind the compute in the share h = clamp((C − n)/(n + K), 0, 1) of the
+// cores beyond the n training threads; every other strategy's stays
+// exposed.
+TEST(CostModelTest, AsyncPsHidesItsCpuWorkOnlyOnSpareCores) {
+  CostInputs in = Round();  // n = 4, K = 2, t_c = 1, comm 2.010 without CPU
+  in.cpu = RoundCpu();      // async_ps: 0.1 + 0.4 + 0.002 = 0.502 s of CPU
+  in.cpu_streams_with_link = false;
+  in.compute_s = 3;  // the round (2.512 s) within the compute
+  in.staleness = 2;
+  in.cpu.cores = 4;  // none beyond the 4 training threads: all exposed
+  Prediction p = Predict("async_ps", in);
+  EXPECT_EQ(p.hidden_cpu_s, 0);
+  EXPECT_NEAR(p.step_s, 3 + 0.502, 1e-9);
+  in.cpu.cores = 7;  // 3 spare cores among 4 rounds and 2 servers: h = 1/2
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.hidden_cpu_s, 0.251, 1e-9);
+  EXPECT_NEAR(p.step_s, 3 + 0.251, 1e-9);
+  in.cpu.cores = 16;  // h = 1: max(t_c, comm)
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3, 1e-9);
+  in.compute_s = 1;  // the round bounds the step, CPU and all
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 2.010 + 0.502, 1e-9);
+  in.cpu.cores = 0;  // no limit
+  EXPECT_NEAR(Predict("async_ps", in).hidden_cpu_s, 0.502, 1e-9);
+  // Synchronous (τ = 0) and the other strategies: nothing hidden.
+  for (const std::string& s : CostModelStrategies()) {
+    CostInputs at = in;
+    if (s == "async_ps") at.staleness = 0;
+    EXPECT_EQ(Predict(s, at).hidden_cpu_s, 0) << s;
+  }
+}
+
+// Where the run measured the compute's CPU time t_c', async_ps with a
+// staleness bound counts min(t_c, t_c'): its rounds' CPU work on the
+// compute's cores is in the compute's wall time t_c and again in u. The
+// other strategies, and τ = 0, count t_c; utilization stays t_c / step.
+TEST(CostModelTest, AsyncPsCountsTheComputesCpuTimeWhereMeasured) {
+  CostInputs in = Round();  // n = 4, K = 2, comm 2.010 without CPU
+  in.cpu = RoundCpu();      // async_ps: 0.502 s of CPU
+  in.cpu_streams_with_link = false;
+  in.cpu.cores = 4;  // all exposed
+  in.staleness = 2;
+  in.compute_s = 3;
+  in.compute_cpu_s = 2.5;
+  Prediction p = Predict("async_ps", in);
+  EXPECT_NEAR(p.step_compute_s, 2.5, 1e-9);
+  EXPECT_NEAR(p.step_s, 2.5 + 0.502, 1e-9);
+  EXPECT_NEAR(p.utilization, 3 / (2.5 + 0.502), 1e-9);
+  in.compute_cpu_s = 4;  // above the wall time: t_c
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3 + 0.502, 1e-9);
+  in.compute_cpu_s = 2.5;
+  for (const std::string& s : CostModelStrategies()) {
+    CostInputs at = in;
+    if (s == "async_ps") at.staleness = 0;
+    EXPECT_EQ(Predict(s, at).step_compute_s, 3) << s;
+  }
+  in.compute_cpu_s = -1;
+  EXPECT_FALSE(PredictStep("async_ps", in).ok());
+  // Emulated compute sleeps through t_c whatever its CPU time.
+  in.compute_cpu_s = 2.5;
+  in.compute_emulated = true;
+  EXPECT_NEAR(Predict("async_ps", in).step_compute_s, 3, 1e-9);
+}
+
+// No async_ps step is shorter than the CPU work of its processes over the
+// cores: [n·(t_c + 2·M·x) + M·(q_1 + (n − 1)·q_w)] / C, where the rounds'
+// CPU was calibrated against its K servers.
+TEST(CostModelTest, AsyncPsStepIsAtLeastItsCpuWorkOverTheCores) {
+  CostInputs in = Round();  // n = 4, K = 2, t_c = 1, M = 1e9
+  in.cpu = RoundCpu();      // u = 0.502 s
+  in.cpu_streams_with_link = false;
+  in.staleness = 2;
+  in.compute_s = 3;
+  in.cpu.cores = 4;  // without the bound: 3 + 0.502
+  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);  // not calibrated
+  EXPECT_NEAR(Predict("async_ps", in).step_s, 3.502, 1e-9);
+  in.cpu.ps_round_cpu_servers = 2;
+  in.cpu.ps_round_cpu_byte_s = 2e-9;         // q_1: 2 s for one worker
+  in.cpu.ps_round_cpu_worker_byte_s = 3e-9;  // q_w: 3 s for each further
+  in.cpu.copy_byte_s = 0.25e-9;              // x: 2·M·x = 0.5 s
+  // [4·(3 + 0.5) + 2 + 3·3] / 4 = 25 / 4
+  Prediction p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 6.25, 1e-9);
+  EXPECT_NEAR(p.step_s, 6.25, 1e-9);
+  EXPECT_NEAR(p.exposed_comm_s, 3.25, 1e-9);
+  EXPECT_NEAR(p.utilization, 3 / 6.25, 1e-9);
+  in.compute_emulated = true;  // it sleeps: [4·0.5 + 11] / 4, no binding
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 13.0 / 4, 1e-9);
+  EXPECT_NEAR(p.step_s, 3.502, 1e-9);
+  // Its synthetic gradients' CPU time counts in the bound, not in the
+  // step's compute, which sleeps through t_c: [4·(1 + 0.5) + 11] / 4 = 17 / 4.
+  in.compute_cpu_s = 1;
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 17.0 / 4, 1e-9);
+  EXPECT_NEAR(p.step_compute_s, 3, 1e-9);
+  EXPECT_NEAR(p.step_s, 17.0 / 4, 1e-9);
+  in.compute_cpu_s = 0;
+  in.compute_emulated = false;
+  // The link's CPU beyond loopback's, y per byte moved: 2·n·M·y more,
+  // 2·4·1e9·0.5e-9 = 4 s: [25 + 4] / 4.
+  in.link_cpu_byte_s = 0.5e-9;
+  EXPECT_NEAR(Predict("async_ps", in).core_bound_s, 29.0 / 4, 1e-9);
+  in.link_cpu_byte_s = -1;
+  EXPECT_FALSE(PredictStep("async_ps", in).ok());
+  in.link_cpu_byte_s = 0;
+  in.cpu.cores = 16;  // 25 / 16 < max(t_c, comm) = 3: the formula's step
+  p = Predict("async_ps", in);
+  EXPECT_NEAR(p.core_bound_s, 25.0 / 16, 1e-9);
+  EXPECT_NEAR(p.step_s, 3, 1e-9);
+  in.cpu.cores = 4;
+  in.servers = 3;  // measured against another K: no bound
+  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
+  in.servers = 2;
+  // No core limit (predict, for a cluster of other machines): no bound.
+  in.cpu.cores = 0;
+  EXPECT_EQ(Predict("async_ps", in).core_bound_s, 0);
+  in.cpu.cores = 4;
+  // Synchronous (τ = 0) and the other strategies: the cores' demand over
+  // the cores (CostModelTest.EveryStepIsAtLeastItsCpuDemandOverTheCores).
+  for (const std::string& s : CostModelStrategies()) {
+    CostInputs at = in;
+    if (s == "async_ps") at.staleness = 0;
+    const Prediction q = Predict(s, at);
+    EXPECT_NEAR(q.core_bound_s, q.cpu_demand_s / 4, 1e-12) << s;
+  }
+}
+
+TEST(CostModelTest, ShardedServersUseTheirOwnCalibrationWhenKMatches) {
+  CostInputs in = Round();  // n = 4, K = 2, M = 1e9
+  in.cpu = RoundCpu();
+  in.cpu.ps_sharded_servers = 2;
+  in.cpu.ps_sharded_worker_byte_s = 3e-10;
+  in.cpu.ps_sharded_server_byte_s = 1e-10;
+  in.cpu.ps_sharded_round_s = 4e-3;
+  // Measured against these K = 2 servers: M·w_K + n·M·s_K + ρ_K, their
+  // parallelism already in s_K.
+  EXPECT_NEAR(Predict("dps", in).cpu_s, 0.3 + 0.4 + 0.004, 1e-9);
+  EXPECT_NEAR(Predict("async_ps", in).cpu_s, 0.3 + 0.4 + 0.004, 1e-9);
+  // sps has one server: its own costs.
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.1 + 0.8 + 0.002, 1e-9);
+  // Another K: one server's costs, the servers' part over min(K, C).
+  in.servers = 4;
+  in.cpu.cores = 2;
+  EXPECT_NEAR(Predict("dps", in).cpu_s, 0.1 + 0.4 + 0.002, 1e-9);
+}
+
+}  // namespace
+}  // namespace ringside

@@ -1,0 +1,185 @@
+// The all-reduce family's formulas on hand-worked cases: baseline, ring
+// (DDP's buckets), ring_fp16, hierarchical and fusion, at one worker and
+// without latency too.
+#include "experiments/cost/cost_model.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/experiments/cost/round_inputs.h"
+
+namespace ringside {
+namespace {
+
+TEST(CostModelTest, BaselineIsComputeOnlyWithOneWorker) {
+  // Whatever n says, the baseline is one worker: step = t_c = 1 s.
+  const Prediction p = Predict("baseline", Round());
+  EXPECT_EQ(p.workers, 1);
+  EXPECT_NEAR(p.comm_s, 0, kEps);
+  EXPECT_NEAR(p.step_s, 1.0, kEps);
+  EXPECT_NEAR(p.utilization, 1.0, kEps);
+  EXPECT_NEAR(p.speedup, 1.0, kEps);
+  EXPECT_NEAR(p.scaling_efficiency, 1.0, kEps);
+}
+
+TEST(CostModelTest, RingPerTensor) {
+  // bandwidth: 2(n−1)/n · M/B = 2·3/4 · 1 = 1.5 s
+  // latency:   T · 2(n−1)α    = 10 · 6 · 1e-3 = 0.06 s
+  // step = 1 + 1.56 = 2.56 s; utilization = 1/2.56 = 0.390625;
+  // speedup = 4 · 1 / 2.56 = 1.5625; efficiency = 1.5625/4 = 0.390625.
+  const Prediction p = Predict("ring", Round());
+  EXPECT_EQ(p.workers, 4);
+  EXPECT_EQ(p.servers, 0);
+  EXPECT_NEAR(p.bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(p.latency_s, 0.06, kEps);
+  EXPECT_NEAR(p.overhead_s, 0, kEps);
+  EXPECT_NEAR(p.comm_s, 1.56, kEps);
+  EXPECT_NEAR(p.exposed_comm_s, 1.56, kEps);
+  EXPECT_NEAR(p.step_s, 2.56, kEps);
+  EXPECT_NEAR(p.utilization, 0.390625, kEps);
+  EXPECT_NEAR(p.speedup, 1.5625, kEps);
+  EXPECT_NEAR(p.scaling_efficiency, 0.390625, kEps);
+}
+
+// ring all-reduces DDP's buckets, not each tensor: with T = 100 tensors of
+// a 1e9-byte model, b_r = 1 + ⌈(1e9 − 1 MiB) / 25 MiB⌉ = 1 + 39 = 40
+// all-reduces, 40 · 6 · 1 ms = 0.24 s of latency; buckets off (0): T.
+TEST(CostModelTest, RingAllReducesDdpBuckets) {
+  CostInputs in = Round();
+  in.num_tensors = 100;
+  EXPECT_NEAR(Predict("ring", in).latency_s, 0.24, kEps);
+  EXPECT_NEAR(Predict("ring", in).bandwidth_s, 1.5, kEps);
+  in.bucket_bytes = 0;
+  EXPECT_NEAR(Predict("ring", in).latency_s, 0.6, kEps);
+  // A model inside the first bucket: one all-reduce.
+  in = Round();
+  in.model_bytes = 1e6;
+  EXPECT_NEAR(Predict("ring", in).latency_s, 0.006, kEps);
+  in.bucket_bytes = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(PredictStep("ring", in).status()));
+}
+
+TEST(CostModelTest, RingFp16HalvesTheBytesAndAllReducesRingsBuckets) {
+  // bandwidth: 2·3/4 · (M/2)/B = 0.75 s; latency: b_r · 2·3 · α with
+  // ring's buckets, min(T = 10, 40) = 10: 0.06 s; memory as ring.
+  CostInputs in = Round();
+  const Prediction p = Predict("ring_fp16", in);
+  EXPECT_NEAR(p.bandwidth_s, 0.75, kEps);
+  EXPECT_NEAR(p.latency_s, 0.06, kEps);
+  // T = 100: b_r = 40 buckets (RingAllReducesDdpBuckets), as ring.
+  in.num_tensors = 100;
+  EXPECT_NEAR(Predict("ring_fp16", in).latency_s, 0.24, kEps);
+  in.num_tensors = 10;
+  EXPECT_NEAR(p.worker_memory_bytes, Predict("ring", in).worker_memory_bytes,
+              kEps);
+  in.workers = 1;
+  EXPECT_NEAR(Predict("ring_fp16", in).comm_s, 0, kEps);
+}
+
+TEST(CostModelTest, FusionFusedAllReducesPlusOneCycle) {
+  // b = min(T, ⌈M/F⌉) = min(10, ⌈1e9/3e8⌉ = ⌈3.33⌉ = 4) = 4
+  // bandwidth: 1.5 s (as ring)
+  // latency:   (b + 1 control) · 2(n−1)α = 5 · 6e-3 = 0.03 s
+  // overhead:  τ = 0.01 s
+  // comm = 1.54 s; step = 2.54 s; speedup = 4/2.54.
+  const Prediction p = Predict("fusion", Round());
+  EXPECT_NEAR(p.bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(p.latency_s, 0.03, kEps);
+  EXPECT_NEAR(p.overhead_s, 0.01, kEps);
+  EXPECT_NEAR(p.comm_s, 1.54, kEps);
+  EXPECT_NEAR(p.step_s, 2.54, kEps);
+  EXPECT_NEAR(p.speedup, 4 / 2.54, kEps);
+}
+
+TEST(CostModelTest, FusionBatchCountBounds) {
+  CostInputs in = Round();
+  // F ≥ M: one fused all-reduce; latency (1 + 1) · 6e-3 = 0.012 s.
+  in.fusion_threshold_bytes = 2e9;
+  EXPECT_NEAR(Predict("fusion", in).latency_s, 0.012, kEps);
+  // F = 0 (fusion off): b = T = 10; latency (10 + 1) · 6e-3 = 0.066 s.
+  in.fusion_threshold_bytes = 0;
+  EXPECT_NEAR(Predict("fusion", in).latency_s, 0.066, kEps);
+  // F = 1 byte: ⌈M/F⌉ = 1e9, but tensors are not split: b = T = 10.
+  in.fusion_threshold_bytes = 1;
+  EXPECT_NEAR(Predict("fusion", in).latency_s, 0.066, kEps);
+}
+
+// hierarchical with r ranks per host and h = ⌈n/r⌉ hosts, per bucket
+// (ring's b_r): a reduce-scatter and an all-gather within the host
+// (2(r−1)/r · M/B_i, 2(r−1)α_i per bucket) and an all-reduce of each
+// rank's shard across hosts (2(h−1)/h · M/B through the host's link,
+// 2(h−1)α per bucket).
+TEST(CostModelTest, HierarchicalSplitsIntraAndInterHostLinks) {
+  CostInputs in = Round();  // n = 4, M/B = 1 s, α = 1 ms, T = 10
+  // One host (r = 0: all four): the cross-host term vanishes, B_i = B; a
+  // reduce-scatter and an all-gather are ring's all-reduce, 2·3/4.
+  Prediction one = Predict("hierarchical", in);
+  EXPECT_NEAR(one.bandwidth_s, 2.0 * 3 / 4, kEps);
+  EXPECT_NEAR(one.latency_s, 10 * (2.0 * 3) * 1e-3, kEps);
+  // T = 100 tensors in b_r = 40 buckets: 40 rounds of the same messages.
+  in.num_tensors = 100;
+  EXPECT_NEAR(Predict("hierarchical", in).latency_s, 40 * (2.0 * 3) * 1e-3,
+              kEps);
+  in.num_tensors = 10;
+  // 2 hosts × 2 ranks, the intra-host link 10× faster with α_i = 0.1 ms:
+  // 2·(1/2)·0.1 + 2·(1/2)·1 = 1.1 s; 10·(2·1e-4 + 2·1e-3) = 0.022 s.
+  in.ranks_per_host = 2;
+  in.intra_bandwidth_Bps = 1e10;
+  in.intra_latency_s = 1e-4;
+  Prediction two = Predict("hierarchical", in);
+  EXPECT_NEAR(two.bandwidth_s, 1.1, kEps);
+  EXPECT_NEAR(two.latency_s, 0.022, kEps);
+  EXPECT_NEAR(two.step_s, 1.0 + 1.122, kEps);
+  // One rank per host: a flat all-reduce among the n hosts, which is ring's
+  // bandwidth term.
+  in.ranks_per_host = 1;
+  EXPECT_NEAR(Predict("hierarchical", in).bandwidth_s,
+              Predict("ring", in).bandwidth_s, kEps);
+  // One worker does not communicate; memory as ring.
+  in.workers = 1;
+  EXPECT_NEAR(Predict("hierarchical", in).comm_s, 0.0, kEps);
+  EXPECT_EQ(MemoryFormula("hierarchical"), "(2 + s)·P");
+}
+
+// One worker: ring does not communicate; ring_fp16 still converts its
+// buffer, and fusion's background thread still cycles, so its step waits
+// one cycle τ.
+TEST(CostModelTest, OneWorkerRingIsFreeRingFp16ConvertsFusionCycles) {
+  CostInputs in = Round();
+  in.workers = 1;
+  const Prediction ring = Predict("ring", in);
+  EXPECT_NEAR(ring.comm_s, 0, kEps);
+  EXPECT_NEAR(ring.step_s, 1.0, kEps);
+  EXPECT_NEAR(ring.speedup, 1.0, kEps);
+  // ring_fp16 converts its whole buffer at n = 1 too: M · v_h (1e9 B at
+  // 0.2 ns/B: 0.2 s), with nothing on the wire.
+  in.cpu.half_convert_byte_s = 2e-10;
+  const Prediction fp16 = Predict("ring_fp16", in);
+  EXPECT_NEAR(fp16.cpu_s, 0.2, kEps);
+  EXPECT_NEAR(fp16.bandwidth_s, 0, kEps);
+  EXPECT_NEAR(fp16.step_s, 1.2, kEps);
+  in.workers = 2;  // at n > 1 a_h holds them: v_h adds nothing
+  EXPECT_NEAR(Predict("ring_fp16", in).cpu_s, 0, kEps);
+  in.workers = 1;
+  in.cycle_s = 0.25;
+  const Prediction fusion = Predict("fusion", in);
+  EXPECT_NEAR(fusion.comm_s, 0.25, kEps);
+  EXPECT_NEAR(fusion.overhead_s, 0.25, kEps);
+  EXPECT_NEAR(fusion.step_s, 1.25, kEps);
+  // A parameter server still costs one round trip of M: 1 + 0.002 s, and
+  // its pipeline 2·1·1e6/1e9 = 0.002 s.
+  EXPECT_NEAR(Predict("sps", in).comm_s, 1.004, kEps);
+  EXPECT_NEAR(Predict("dps", in).comm_s, 1.004, kEps);
+}
+
+TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
+  CostInputs in = Round();
+  in.latency_s = 0;
+  in.cycle_s = 0;
+  EXPECT_NEAR(Predict("ring", in).comm_s, 1.5, kEps);
+  EXPECT_NEAR(Predict("fusion", in).comm_s, 1.5, kEps);
+  EXPECT_NEAR(Predict("sps", in).comm_s, 4.008, kEps);
+}
+
+}  // namespace
+}  // namespace ringside

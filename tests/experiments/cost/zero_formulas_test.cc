@@ -1,0 +1,66 @@
+// The ZeRO stages' formulas on hand-worked cases: their collectives'
+// bytes and latencies, the ring's critical bytes when a run reports them,
+// and zero3's refaulted pages.
+#include "experiments/cost/cost_model.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/experiments/cost/round_inputs.h"
+
+namespace ringside {
+namespace {
+
+TEST(CostModelTest, ZeroStagesMoveAnAllReducePlusAnAllGather) {
+  // zero1: all-reduce + all-gather = 3(n−1)/n · M/B + 3(n−1)α
+  //   = 3·3/4 · 1 + 9 · 1e-3 = 2.25 + 0.009 s.
+  const Prediction z1 = Predict("zero1", Round());
+  EXPECT_NEAR(z1.bandwidth_s, 2.25, kEps);
+  EXPECT_NEAR(z1.latency_s, 0.009, kEps);
+  EXPECT_NEAR(z1.step_s, 1 + 2.259, kEps);
+  EXPECT_EQ(z1.servers, 0);
+  // zero2: reduce-scatter + all-gather = an all-reduce's bytes, once over
+  // the whole buffer: 1.5 + 6 · 1e-3 s (ring pays T = 10 latencies).
+  const Prediction z2 = Predict("zero2", Round());
+  EXPECT_NEAR(z2.bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(z2.latency_s, 0.006, kEps);
+  // zero3: per tensor two all-gathers and a reduce-scatter:
+  // 3(n−1)/n · M/B + T · 3(n−1)α = 2.25 + 10 · 9 · 1e-3 s.
+  const Prediction z3 = Predict("zero3", Round());
+  EXPECT_NEAR(z3.bandwidth_s, 2.25, kEps);
+  EXPECT_NEAR(z3.latency_s, 0.09, kEps);
+  CostInputs one = Round();
+  one.workers = 1;
+  EXPECT_NEAR(Predict("zero1", one).comm_s, 0, kEps);
+  EXPECT_NEAR(Predict("zero2", one).comm_s, 0, kEps);
+  EXPECT_NEAR(Predict("zero3", one).comm_s, 0, kEps);
+}
+
+TEST(CostModelTest, ZeroStagesTakeTheRingsCriticalBytesWhenReported) {
+  // n = 4, B = 1e9 B/s: a run that reports 2.5e9 critical bytes a step
+  // spends 2.5 s on the link, whatever the balanced formula says.
+  CostInputs in = Round();
+  in.ring_critical_bytes = 2.5e9;
+  for (const char* s : {"zero1", "zero2", "zero3"}) {
+    EXPECT_NEAR(Predict(s, in).bandwidth_s, 2.5, kEps) << s;
+  }
+  EXPECT_NEAR(Predict("ring", in).bandwidth_s, 1.5, kEps);  // not ring's
+  in.ring_critical_bytes = -1;
+  EXPECT_FALSE(PredictStep("zero2", in).ok());
+}
+
+// zero3's two all-gathers write the other ranks' (n−1)/n of M into pages
+// it gave back: 2 · 3/4 · 1e9 · f_b; no other strategy gives pages back
+// between its collectives.
+TEST(CostModelTest, Zero3PaysForRefaultingTheGivenBackPagesItGathersInto) {
+  CostInputs in = Round();  // n = 4, M = 1e9
+  in.cpu.refault_byte_s = 2e-10;
+  for (const std::string& s : CostModelStrategies()) {
+    EXPECT_NEAR(Predict(s, in).cpu_s, s == "zero3" ? 0.3 : 0, 1e-12) << s;
+  }
+  in.workers = 1;  // nothing gathered
+  EXPECT_EQ(Predict("zero3", in).cpu_s, 0);
+}
+
+}  // namespace
+}  // namespace ringside
