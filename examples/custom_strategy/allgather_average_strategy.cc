@@ -1,5 +1,7 @@
 #include "examples/custom_strategy/allgather_average_strategy.h"
 
+#include <utility>
+
 #include "common/status_macros.h"
 
 namespace ringside_example {
@@ -12,11 +14,10 @@ absl::Status AllGatherAverageStrategy::Init(
   RS_ASSIGN_OR_RETURN(collective_,
                       ringside::ConnectCpuCollective(
                           context, "allgather_average", &own_store_));
-  RS_RETURN_IF_ERROR(Annotate(
-      collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
-      "broadcasting rank 0's initial parameters"));
-  RS_ASSIGN_OR_RETURN(optimizer_, ringside::LocalOptimizer::Create(context_));
-  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
+  RS_ASSIGN_OR_RETURN(ringside::LocalStart start,
+                      ringside::StartLocal(context_, collective_.get()));
+  optimizer_ = std::move(start.optimizer);
+  start_step_ = start.start_step;
   gathered_.assign(context.grads.size() * context.world_size, 0.0f);
   return absl::OkStatus();
 }

@@ -288,4 +288,17 @@ absl::StatusOr<std::unique_ptr<LocalOptimizer>> LocalOptimizer::Create(
       new HostLocalOptimizer(context, std::move(optimizer)));
 }
 
+absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
+                                      Collective* collective) {
+  if (collective != nullptr) {
+    RS_RETURN_IF_ERROR(Annotate(
+        collective->Broadcast(context.params, 0, context.options.rpc_timeout),
+        "broadcasting rank 0's initial parameters"));
+  }
+  LocalStart start;
+  RS_ASSIGN_OR_RETURN(start.optimizer, LocalOptimizer::Create(context));
+  RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume(collective));
+  return start;
+}
+
 }  // namespace ringside

@@ -106,6 +106,21 @@ class LocalOptimizer {
   virtual int64_t state_bytes() const = 0;
 };
 
+// The start every strategy whose ranks apply the optimizer themselves
+// shares (baseline, ring and its hooks, fusion; zero1-3 use StartSharded):
+// rank 0's initial parameters broadcast over `collective` (null: one
+// worker, nothing to agree on), the local optimizer on `context` (the
+// strategy's own copy, which the optimizer keeps a reference to) and the
+// step to start at (LocalOptimizer::Resume: the checkpoint's when
+// --resume, else 0). Collective: every rank calls it. Blocking, bounded by
+// rpc_timeout.
+struct LocalStart {
+  std::unique_ptr<LocalOptimizer> optimizer;
+  int64_t start_step = 0;
+};
+absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
+                                      Collective* collective);
+
 }  // namespace ringside
 
 #endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_SUPPORT_H_

@@ -1,5 +1,7 @@
 #include "worker/strategies/baseline_strategy.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "worker/strategies/allreduce_support.h"
@@ -12,8 +14,9 @@ absl::Status BaselineStrategy::Init(const SyncContext& context) {
         "baseline runs one worker; got world_size=", context.world_size));
   }
   context_ = context;
-  RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
-  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(nullptr));
+  RS_ASSIGN_OR_RETURN(LocalStart start, StartLocal(context_, nullptr));
+  optimizer_ = std::move(start.optimizer);
+  start_step_ = start.start_step;
   return absl::OkStatus();
 }
 

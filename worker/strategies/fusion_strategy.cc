@@ -1,5 +1,7 @@
 #include "worker/strategies/fusion_strategy.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "worker/strategies/allreduce_support.h"
@@ -16,11 +18,9 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
                       ConnectCpuCollective(context, "fusion_ctl", &own_store_));
   RS_ASSIGN_OR_RETURN(data_,
                       ConnectCollective(context, "fusion_data", &own_store_));
-  RS_RETURN_IF_ERROR(
-      Annotate(data_->Broadcast(context.params, 0, context.options.rpc_timeout),
-               "broadcasting rank 0's initial parameters"));
-  RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
-  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(data_.get()));
+  RS_ASSIGN_OR_RETURN(LocalStart start, StartLocal(context_, data_.get()));
+  optimizer_ = std::move(start.optimizer);
+  start_step_ = start.start_step;
   if (context.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(memory_, DeviceFusionMemory::Create(context_));
   } else if (context.options.fusion.overlap_batches && context.world_size > 1) {

@@ -1,5 +1,6 @@
 #include "worker/strategies/ring_strategy.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
@@ -17,14 +18,12 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
   RS_ASSIGN_OR_RETURN(collective_,
                       ConnectCollective(context, name_, &own_store_));
-  RS_RETURN_IF_ERROR(Annotate(
-      collective_->Broadcast(context.params, 0, context.options.rpc_timeout),
-      "broadcasting rank 0's initial parameters"));
+  RS_ASSIGN_OR_RETURN(LocalStart start, StartLocal(context_, collective_.get()));
+  optimizer_ = std::move(start.optimizer);
+  start_step_ = start.start_step;
   Store* store = context.options.store != nullptr ? context.options.store
                                                   : own_store_.get();
   RS_RETURN_IF_ERROR(hook_->Connect(context_, *store, name_, *collective_));
-  RS_ASSIGN_OR_RETURN(optimizer_, LocalOptimizer::Create(context_));
-  RS_ASSIGN_OR_RETURN(start_step_, optimizer_->Resume(collective_.get()));
   comm_ = BucketCommThread::ForJob(
       &context_.layout, context.options, "gradient buckets all-reduced",
       [this](const GradientBucket& bucket, int64_t step) {
