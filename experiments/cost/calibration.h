@@ -114,8 +114,8 @@ struct PsCalibration {
 };
 
 // async_ps's rounds' CPU time (every thread's: workers' and servers'),
-// beside compute stand-ins (calibration.cc's ComputeStandIns: one
-// memory-streaming process per worker).
+// beside compute stand-ins (calibration_benchmarks.cc's ComputeStandIns:
+// one memory-streaming process per worker).
 struct PsRoundCpu {
   int servers = 0;  // K the rounds ran against (0: not measured)
   double round_1_cpu_s = 0, round_2_cpu_s = 0;  // seconds per round
