@@ -1,3 +1,5 @@
+// One file on purpose: every method works on the one shard state under the
+// same locks (config_mu_, the chunk locks, versions_mu_), taken in one order.
 #include "server/param_shard.h"
 
 #include <unistd.h>
