@@ -7,24 +7,18 @@
 //   backward  nothing to overlap
 //   updates   exact
 #include "experiments/cost/formulas/formula_registry.h"
+#include "experiments/cost/formulas/formula_support.h"
 
 namespace ringside {
 namespace {
 
-class BaselineFormula : public StrategyFormula {
+class BaselineFormula : public ReplicatedFormula {
  public:
   std::string name() const override { return "baseline"; }
   void Terms(const CostInputs& in, Prediction& p) const override {
     p.workers = 1;
   }
   double BytesSentPerStep(const CostInputs& in) const override { return 0; }
-  std::string MemoryFormula() const override { return "(2 + s)·P"; }
-  MemoryPerRank Memory(double P, double s, int64_t n,
-                       int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (2 + s) * P;
-    return m;
-  }
   bool OneWorkerOnly() const override { return true; }
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/cost/cost_types.h"
+#include "experiments/cost/formulas/formula_registry.h"
 
 namespace ringside {
 
@@ -85,6 +86,20 @@ double StreamedStepSeconds(const CostInputs& in);
 SerialRun RunBuckets(const CostInputs& in, double in_backward,
                      double total_bytes, double latency_s,
                      double steps_per_call);
+
+// The formulas of the strategies whose every worker holds the whole
+// parameters, gradients and optimizer state (baseline, ring, ring_fp16,
+// fusion, hierarchical): their memory, worker (2 + s)·P.
+class ReplicatedFormula : public StrategyFormula {
+ public:
+  std::string MemoryFormula() const final { return "(2 + s)·P"; }
+  MemoryPerRank Memory(double P, double s, int64_t n,
+                       int64_t k) const final {
+    MemoryPerRank m;
+    m.worker_bytes = (2 + s) * P;
+    return m;
+  }
+};
 
 }  // namespace ringside
 

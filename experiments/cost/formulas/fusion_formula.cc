@@ -65,7 +65,7 @@ SerialRun RunFusionCycles(const std::vector<GradientReady>& ready,
   return run;
 }
 
-class FusionFormula : public StrategyFormula {
+class FusionFormula : public ReplicatedFormula {
  public:
   std::string name() const override { return "fusion"; }
   std::vector<std::string> options() const override {
@@ -113,13 +113,6 @@ class FusionFormula : public StrategyFormula {
     run.end_s = r.end_s;
     run.busy_s = r.busy_s;
     return true;
-  }
-  std::string MemoryFormula() const override { return "(2 + s)·P"; }
-  MemoryPerRank Memory(double P, double s, int64_t n,
-                       int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (2 + s) * P;
-    return m;
   }
 };
 

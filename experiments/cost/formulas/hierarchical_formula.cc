@@ -28,7 +28,7 @@ int64_t RanksPerHost(const CostInputs& in) {
   return std::min(in.ranks_per_host, in.workers);
 }
 
-class HierarchicalFormula : public StrategyFormula {
+class HierarchicalFormula : public ReplicatedFormula {
  public:
   std::string name() const override { return "hierarchical"; }
   std::vector<std::string> options() const override {
@@ -78,13 +78,6 @@ class HierarchicalFormula : public StrategyFormula {
     run.end_s = s.end_s;
     run.busy_s = s.busy_s;
     return true;
-  }
-  std::string MemoryFormula() const override { return "(2 + s)·P"; }
-  MemoryPerRank Memory(double P, double s, int64_t n,
-                       int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (2 + s) * P;
-    return m;
   }
 };
 

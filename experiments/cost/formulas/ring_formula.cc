@@ -17,7 +17,7 @@
 namespace ringside {
 namespace {
 
-class RingFormula : public StrategyFormula {
+class RingFormula : public ReplicatedFormula {
  public:
   std::string name() const override { return "ring"; }
   std::vector<std::string> options() const override {
@@ -53,13 +53,6 @@ class RingFormula : public StrategyFormula {
     run.end_s = r.end_s;
     run.busy_s = r.busy_s;
     return true;
-  }
-  std::string MemoryFormula() const override { return "(2 + s)·P"; }
-  MemoryPerRank Memory(double P, double s, int64_t n,
-                       int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (2 + s) * P;
-    return m;
   }
 };
 

@@ -17,7 +17,7 @@
 namespace ringside {
 namespace {
 
-class RingFp16Formula : public StrategyFormula {
+class RingFp16Formula : public ReplicatedFormula {
  public:
   std::string name() const override { return "ring_fp16"; }
   std::vector<std::string> options() const override {
@@ -63,13 +63,6 @@ class RingFp16Formula : public StrategyFormula {
   }
   Updates UpdatesAt(int64_t staleness) const override {
     return Updates::kLossy;
-  }
-  std::string MemoryFormula() const override { return "(2 + s)·P"; }
-  MemoryPerRank Memory(double P, double s, int64_t n,
-                       int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (2 + s) * P;
-    return m;
   }
 };
 
