@@ -15,7 +15,7 @@ namespace ringside {
 PsSession::PsSession(const SyncContext& context, bool overlap)
     : context_(context), overlap_(overlap) {}
 
-PsSession::~PsSession() { AbandonStep(); }
+PsSession::~PsSession() { Abort(); }
 
 absl::StatusOr<std::unique_ptr<PsSession>> PsSession::Start(
     const SyncContext& context, bool overlap) {
@@ -362,7 +362,7 @@ absl::Status PsSession::UseBuffers(absl::Span<float> params,
   return absl::OkStatus();
 }
 
-void PsSession::AbandonStep() {
+void PsSession::Abort() {
   for (auto& s : step_state_) {
     absl::MutexLock lock(&s->queue.mu);
     s->queue.closed = true;
@@ -380,7 +380,7 @@ void PsSession::AbandonStep() {
 }
 
 absl::Status PsSession::Shutdown() {
-  AbandonStep();
+  Abort();
   const absl::Time deadline = absl::Now() + context_.options.rpc_timeout;
   absl::Status first_error;
   for (auto& server : servers_) {

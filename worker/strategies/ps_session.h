@@ -73,7 +73,7 @@ class PsSession {
   // OnGradientReady and FinishStep): its pushes closed, its pulls
   // cancelled, its threads joined, so nothing writes params or reads grads
   // once it returns. Tells the servers nothing.
-  void Abort() { AbandonStep(); }
+  void Abort();
   // Between steps: the next steps push `grads` and pull into `params`
   // instead of the spans Start was given (each the layout's size; every
   // element of `params` is overwritten by a pull). Lets a caller hand
@@ -117,8 +117,6 @@ class PsSession {
                                int64_t elements) const;
   // Emits the per-tensor PUSH/PULL spans of the step (threads joined).
   void RecordTensorSpans(int64_t step);
-  // Closes, cancels and joins the step in flight, if any.
-  void AbandonStep();
 
   SyncContext context_;
   bool overlap_;
