@@ -112,18 +112,20 @@ absl::StatusOr<StepStats> HostStagingStrategy::FinishStep(int64_t step) {
   return stats;
 }
 
-absl::Status HostStagingStrategy::Shutdown() {
+absl::Status HostStagingStrategy::StopThen(
+    absl::Status (SyncStrategy::*finish)()) {
   if (stage_ != nullptr) stage_->Stop();
   absl::Status copied = WaitForParamsCopy();
-  absl::Status inner = inner_->Shutdown();
+  absl::Status inner = (inner_->*finish)();
   return copied.ok() ? inner : copied;
 }
 
+absl::Status HostStagingStrategy::Shutdown() {
+  return StopThen(&SyncStrategy::Shutdown);
+}
+
 absl::Status HostStagingStrategy::Abort() {
-  if (stage_ != nullptr) stage_->Stop();
-  absl::Status copied = WaitForParamsCopy();
-  absl::Status inner = inner_->Abort();
-  return copied.ok() ? inner : copied;
+  return StopThen(&SyncStrategy::Abort);
 }
 
 }  // namespace ringside

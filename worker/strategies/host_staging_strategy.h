@@ -76,6 +76,9 @@ class HostStagingStrategy : public SyncStrategy {
   // Host copy of the parameters finished (before the inner strategy may
   // overwrite the pinned parameters again).
   absl::Status WaitForParamsCopy();
+  // Stops the staging thread, waits for the parameters' copy, then ends
+  // the inner strategy with `finish` (Shutdown or Abort).
+  absl::Status StopThen(absl::Status (SyncStrategy::*finish)());
 
   SyncStrategy* const inner_;
   SyncContext device_;  // the trainer's context (device pointers)
