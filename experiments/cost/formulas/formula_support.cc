@@ -129,4 +129,13 @@ SerialRun RunBuckets(const CostInputs& in, double in_backward,
   return RunSerially(BucketCalls(in), per_call, per_byte);
 }
 
+void RunBucketAllReduces(const CostInputs& in, const Prediction& p,
+                         const BackwardBudget& budget, double steps_per_call,
+                         BackwardRun& run) {
+  const SerialRun r = RunBuckets(in, budget.overlappable_s, budget.total_bytes,
+                                 p.latency_s, steps_per_call);
+  run.end_s = r.end_s;
+  run.busy_s = r.busy_s;
+}
+
 }  // namespace ringside

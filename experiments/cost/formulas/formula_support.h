@@ -87,6 +87,13 @@ SerialRun RunBuckets(const CostInputs& in, double in_backward,
                      double total_bytes, double latency_s,
                      double steps_per_call);
 
+// DDP's buckets carrying all of `budget` as all-reduces of
+// `steps_per_call` ring steps each (RunBuckets with p's latency), into
+// `run`: ring, ring_fp16 and hierarchical.
+void RunBucketAllReduces(const CostInputs& in, const Prediction& p,
+                         const BackwardBudget& budget, double steps_per_call,
+                         BackwardRun& run);
+
 // The formulas of the strategies whose every worker holds the whole
 // parameters, gradients and optimizer state (baseline, ring, ring_fp16,
 // fusion, hierarchical): their memory, worker (2 + s)·P.

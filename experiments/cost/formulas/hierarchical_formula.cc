@@ -72,11 +72,8 @@ class HierarchicalFormula : public ReplicatedFormula {
     if (in.workers <= 1) return false;  // nothing to communicate
     const double n = static_cast<double>(in.workers);
     const double r = static_cast<double>(RanksPerHost(in));
-    const SerialRun s = RunBuckets(in, budget.overlappable_s,
-                                   budget.total_bytes, p.latency_s,
-                                   2 * (r - 1) + 2 * (std::ceil(n / r) - 1));
-    run.end_s = s.end_s;
-    run.busy_s = s.busy_s;
+    RunBucketAllReduces(in, p, budget,
+                        2 * (r - 1) + 2 * (std::ceil(n / r) - 1), run);
     return true;
   }
 };

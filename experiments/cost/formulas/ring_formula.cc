@@ -47,11 +47,7 @@ class RingFormula : public ReplicatedFormula {
                         BackwardRun& run) const override {
     if (in.workers <= 1) return false;  // nothing to communicate
     const double n = static_cast<double>(in.workers);
-    const SerialRun r = RunBuckets(in, budget.overlappable_s,
-                                   budget.total_bytes, p.latency_s,
-                                   2 * (n - 1));
-    run.end_s = r.end_s;
-    run.busy_s = r.busy_s;
+    RunBucketAllReduces(in, p, budget, 2 * (n - 1), run);
     return true;
   }
 };
