@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,10 +26,8 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collectives/fusion/fusion_flags.h"
@@ -39,6 +38,7 @@
 #include "experiments/cost/cluster_file.h"
 #include "experiments/cost/cost_model.h"
 #include "experiments/cost/formulas/formula_registry.h"
+#include "experiments/presets.h"
 #include "models/gradient_profiles.h"
 
 ABSL_FLAG(std::string, profile, "resnet50",
@@ -192,15 +192,12 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
 int64_t StudyStaleness() {
   const StrategyFormula* async_ps = FormulaRegistry::Find("async_ps");
   if (async_ps == nullptr) return 0;
-  for (const std::string& flag : async_ps->study_flags()) {
-    absl::string_view value = flag;
-    int64_t tau = 0;
-    if (absl::ConsumePrefix(&value, "--staleness=") &&
-        absl::SimpleAtoi(value, &tau)) {
-      return tau;
-    }
-  }
-  return 0;
+  std::vector<std::string> args = {"predict"};  // FlagValue skips args[0]
+  const std::vector<std::string> study = async_ps->study_flags();
+  args.insert(args.end(), study.begin(), study.end());
+  const std::optional<std::string> value = FlagValue(args, "staleness");
+  int64_t tau = 0;
+  return value.has_value() && absl::SimpleAtoi(*value, &tau) ? tau : 0;
 }
 
 absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
