@@ -14,20 +14,6 @@
 namespace ringside {
 namespace {
 
-// The store of a job: the job's own, or for a single worker an in-process
-// one kept in *own_store.
-absl::StatusOr<Store*> JobStore(const SyncContext& context,
-                                std::unique_ptr<InMemoryStore>* own_store) {
-  if (context.options.store != nullptr) return context.options.store;
-  if (context.world_size > 1) {
-    return absl::FailedPreconditionError(
-        "all-reduce strategies need the job's rendezvous store "
-        "(--master_addr/--master_port or MASTER_ADDR/MASTER_PORT)");
-  }
-  if (*own_store == nullptr) *own_store = std::make_unique<InMemoryStore>();
-  return own_store->get();
-}
-
 void FillStats(const SyncContext& context, double optimizer_s,
                StepStats* stats) {
   stats->local_optimizer_s = optimizer_s;
@@ -124,6 +110,29 @@ absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
   return EventSeconds(start, stop);
 }
 
+absl::StatusOr<Store*> JobStore(const SyncContext& context,
+                                std::unique_ptr<InMemoryStore>* own_store) {
+  if (context.options.store != nullptr) return context.options.store;
+  if (context.world_size > 1) {
+    return absl::FailedPreconditionError(
+        "all-reduce strategies need the job's rendezvous store "
+        "(--master_addr/--master_port or MASTER_ADDR/MASTER_PORT)");
+  }
+  if (*own_store == nullptr) *own_store = std::make_unique<InMemoryStore>();
+  return own_store->get();
+}
+
+GlooCollectiveOptions JobGlooOptions(const SyncContext& context,
+                                     const std::string& store_prefix) {
+  GlooCollectiveOptions options;
+  options.host = context.options.transport_host;
+  options.algorithm = context.options.allreduce_algorithm;
+  options.event_loop = context.options.gloo_event_loop;
+  options.connect_timeout = context.options.connect_timeout;
+  options.store_prefix = store_prefix;
+  return options;
+}
+
 absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
     const SyncContext& context, const std::string& store_prefix,
     std::unique_ptr<InMemoryStore>* own_store) {
@@ -136,13 +145,8 @@ absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
     int group_rank, int group_size,
     std::unique_ptr<InMemoryStore>* own_store) {
   RS_ASSIGN_OR_RETURN(Store* const store, JobStore(context, own_store));
-  GlooCollectiveOptions options;
-  options.host = context.options.transport_host;
-  options.algorithm = context.options.allreduce_algorithm;
-  options.event_loop = context.options.gloo_event_loop;
-  options.connect_timeout = context.options.connect_timeout;
-  options.store_prefix = store_prefix;
-  return CreateGlooCollective(*store, group_rank, group_size, options);
+  return CreateGlooCollective(*store, group_rank, group_size,
+                              JobGlooOptions(context, store_prefix));
 }
 
 namespace {

@@ -14,12 +14,25 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
+#include "collectives/gloo_collective.h"
 #include "collectives/in_memory_store.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
+
+// The job's rendezvous store (context.options.store), or for a single
+// worker without one an in-process store kept in *own_store (it must
+// outlive its users). FAILED_PRECONDITION when several workers lack one.
+absl::StatusOr<Store*> JobStore(const SyncContext& context,
+                                std::unique_ptr<InMemoryStore>* own_store);
+
+// The Gloo options of the job's CPU collectives: its transport host,
+// all-reduce algorithm, event loop and connect timeout, keys under
+// `store_prefix`.
+GlooCollectiveOptions JobGlooOptions(const SyncContext& context,
+                                     const std::string& store_prefix);
 
 // Connects a Gloo collective of the job's ranks through
 // context.options.store, its keys under `store_prefix`. A single-worker job

@@ -6,6 +6,7 @@
 #include "collectives/gloo_half_allreduce.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/strategies/allreduce_support.h"
 
 namespace ringside {
 namespace {
@@ -17,15 +18,10 @@ class Fp16CompressionHook final : public BucketCommHook {
                        Collective&) override {
     world_size_ = context.world_size;
     timeout_ = context.options.rpc_timeout;
-    GlooCollectiveOptions options;
-    options.host = context.options.transport_host;
-    options.algorithm = context.options.allreduce_algorithm;
-    options.event_loop = context.options.gloo_event_loop;
-    options.connect_timeout = context.options.connect_timeout;
-    options.store_prefix = store_prefix + "/half";
-    RS_ASSIGN_OR_RETURN(half_,
-                        GlooHalfAllReduce::Create(store, context.rank,
-                                                  context.world_size, options));
+    RS_ASSIGN_OR_RETURN(
+        half_, GlooHalfAllReduce::Create(
+                   store, context.rank, context.world_size,
+                   JobGlooOptions(context, store_prefix + "/half")));
     halves_.assign(context.layout.total_elements(), 0);
     return absl::OkStatus();
   }

@@ -21,8 +21,7 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
   RS_ASSIGN_OR_RETURN(LocalStart start, StartLocal(context_, collective_.get()));
   optimizer_ = std::move(start.optimizer);
   start_step_ = start.start_step;
-  Store* store = context.options.store != nullptr ? context.options.store
-                                                  : own_store_.get();
+  RS_ASSIGN_OR_RETURN(Store* const store, JobStore(context_, &own_store_));
   RS_RETURN_IF_ERROR(hook_->Connect(context_, *store, name_, *collective_));
   comm_ = BucketCommThread::ForJob(
       &context_.layout, context.options, "gradient buckets all-reduced",
