@@ -192,7 +192,7 @@ class GlooCollective final : public Collective {
   // received), so a shard crosses the n-1 links as a pipeline, not one
   // link after another: a shard that one rank alone holds (zero3's
   // tensors) costs about its own size on the busiest link, not n-1 times
-  // it (worker/strategies/sharded_optimizer.h, PipelinedRingCriticalBytes,
+  // it (worker/strategies/sharded/sharded_optimizer.h, PipelinedRingCriticalBytes,
   // as for AllGatherV). Pieces land in a window of kReduceScatterWindow
   // scratch slots, each slot posted again once its piece is added in;
   // receives are posted before sends (see "Receive first" above).

@@ -102,7 +102,7 @@ struct SyncOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
-  // ring: gradient buckets (worker/strategies/gradient_buckets.h, PyTorch DDP's
+  // ring: gradient buckets (worker/strategies/allreduce/gradient_buckets.h, PyTorch DDP's
   // scheme and defaults): the first bucket closes at
   // ring_first_bucket_bytes, the others at ring_bucket_bytes; each bucket
   // is all-reduced in place as soon as its last tensor is ready.
@@ -170,7 +170,7 @@ struct StepStats {
   // Sharded strategies (zero1-3): the bytes their ring collectives keep the
   // busiest link sending one after another (PipelinedRingCriticalBytes
   // per reduce-scatter and all-gather,
-  // worker/strategies/sharded_optimizer.h: more than bytes_sent when a
+  // worker/strategies/sharded/sharded_optimizer.h: more than bytes_sent when a
   // collective's shards are uneven); 0: not
   // reported. The cost model's zero formulas use it (the final record's
   // ring_critical_bytes).

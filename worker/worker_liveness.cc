@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "collectives/grpc_store.h"
-#include "worker/strategies/ps_shard_client.h"
+#include "worker/strategies/ps/ps_shard_client.h"
 
 namespace ringside {
 namespace {

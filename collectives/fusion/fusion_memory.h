@@ -11,7 +11,7 @@
 //
 // HostFusionMemory is the runtime's default (host memory: always ready, a
 // std::vector buffer, std::memcpy). The CUDA worker's implementation is
-// worker/strategies/device_fusion_memory.h.
+// worker/strategies/allreduce/device_fusion_memory.h.
 //
 // Thread-safety: the runtime calls an instance from its background thread
 // only; an implementation need not be thread-safe.

@@ -17,7 +17,7 @@
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
-#include "worker/strategies/allreduce_support.h"
+#include "worker/strategies/allreduce/allreduce_support.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside_example {

@@ -34,8 +34,8 @@
 #include "experiments/cost/grpc_bulk.h"
 #include "experiments/cost/tcp_echo.h"
 #include "server/local_ps_cluster.h"
-#include "worker/strategies/local_ps_worker.h"
-#include "worker/strategies/ps_session.h"
+#include "worker/strategies/ps/local_ps_worker.h"
+#include "worker/strategies/ps/ps_session.h"
 
 ABSL_FLAG(int64_t, model_mb, 64, "Model size (MiB of float32 parameters).");
 ABSL_FLAG(int, tensors, 16, "Tensors the model is cut into.");

@@ -23,8 +23,8 @@
 #include "common/stopwatch.h"
 #include "core/tensor_layout.h"
 #include "server/local_ps_cluster.h"
-#include "worker/strategies/local_ps_worker.h"
-#include "worker/strategies/ps_session.h"
+#include "worker/strategies/ps/local_ps_worker.h"
+#include "worker/strategies/ps/ps_session.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

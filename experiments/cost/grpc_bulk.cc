@@ -17,7 +17,7 @@
 #include "common/stopwatch.h"
 #include "experiments/cost/bulk_stream.grpc.pb.h"
 #include "server/ps_server_runner.h"
-#include "worker/strategies/ps_shard_client.h"
+#include "worker/strategies/ps/ps_shard_client.h"
 
 namespace ringside {
 namespace {

@@ -28,7 +28,7 @@
 #include "proto/store.grpc.pb.h"
 #include "server/ps_server_runner.h"
 #include "tests/testing/test_pki.h"
-#include "worker/strategies/ps_shard_client.h"
+#include "worker/strategies/ps/ps_shard_client.h"
 
 namespace ringside {
 namespace {

@@ -12,7 +12,7 @@
 #include "proto/parameter_server.grpc.pb.h"
 #include "server/param_shard.h"
 #include "server/ps_server_runner.h"
-#include "worker/strategies/ps_shard_client.h"
+#include "worker/strategies/ps/ps_shard_client.h"
 
 namespace ringside {
 namespace {

@@ -5,7 +5,7 @@
 #include "common/net_address.h"
 #include "proto/parameter_server.grpc.pb.h"
 #include "server/local_ps_cluster.h"
-#include "worker/strategies/ps_shard_client.h"
+#include "worker/strategies/ps/ps_shard_client.h"
 
 namespace ringside::testing {
 namespace {

@@ -35,7 +35,7 @@
 #include "device/cuda_event.h"
 #include "device/cuda_stream.h"
 #include "device/pinned_host_buffer.h"
-#include "worker/strategies/comm_queue_thread.h"
+#include "worker/strategies/comm/comm_queue_thread.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

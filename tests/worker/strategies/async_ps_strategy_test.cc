@@ -17,7 +17,7 @@
 #include "common/status_macros.h"
 #include "server/local_ps_cluster.h"
 #include "tests/testing/oracle_harness.h"
-#include "worker/strategies/async_ps_strategy.h"
+#include "worker/strategies/ps/async_ps_strategy.h"
 
 namespace ringside::testing {
 namespace {

@@ -3,7 +3,7 @@
 // names a failed bucket's tensors, ends a step missing a tensor in a
 // deadline naming the buckets' work, and
 // draws QUEUE and the strategy's spans on every tensor's lane.
-#include "worker/strategies/bucket_comm_thread.h"
+#include "worker/strategies/comm/bucket_comm_thread.h"
 
 #include <cstdlib>
 #include <fstream>

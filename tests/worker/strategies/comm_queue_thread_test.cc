@@ -1,7 +1,7 @@
 // CommQueueThread runs each step's items in order on its own thread, keeps
 // the first failure (from the work or from Fail) and skips what follows it,
 // and bounds WaitForStep by its timeout.
-#include "worker/strategies/comm_queue_thread.h"
+#include "worker/strategies/comm/comm_queue_thread.h"
 
 #include <atomic>
 #include <utility>

@@ -1,6 +1,6 @@
 // AssignBuckets follows PyTorch DDP's rule on the default MLP's layout and
 // degrades to one bucket per tensor with a zero cap.
-#include "worker/strategies/gradient_buckets.h"
+#include "worker/strategies/allreduce/gradient_buckets.h"
 
 #include "gtest/gtest.h"
 

@@ -16,7 +16,7 @@
 #include "collectives/in_memory_store.h"
 #include "tests/testing/oracle_harness.h"
 #include "tests/testing/rank_threads.h"
-#include "worker/strategies/hierarchical_strategy.h"
+#include "worker/strategies/allreduce/hierarchical_strategy.h"
 
 namespace ringside::testing {
 namespace {

@@ -2,7 +2,7 @@
 // pulls the next version into the given parameters (every element), and
 // leaves the spans Start was given alone; a span of the wrong size is
 // refused with both sizes.
-#include "worker/strategies/ps_session.h"
+#include "worker/strategies/ps/ps_session.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // SequencedCommThread: operations run in queue order on one thread, Wait
 // covers an operation and everything before it, the first failure is kept
 // and skips the rest, and every wait has a deadline.
-#include "worker/strategies/sequenced_comm_thread.h"
+#include "worker/strategies/comm/sequenced_comm_thread.h"
 
 #include <gtest/gtest.h>
 

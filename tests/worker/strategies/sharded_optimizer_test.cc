@@ -1,7 +1,7 @@
 // ShardedOptimizer: byte-balanced shards covering the buffer in rank order,
 // and optimizer state for this rank's shard only (ZeRO stage 1's 1/N):
 // SGD + momentum one float per element, Adam two.
-#include "worker/strategies/sharded_optimizer.h"
+#include "worker/strategies/sharded/sharded_optimizer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // TensorShards: each rank's share of a tensor, the bytes outside this
 // rank's shard, and giving back exactly the pages wholly outside the shard
 // inside one tensor.
-#include "worker/strategies/tensor_shards.h"
+#include "worker/strategies/sharded/tensor_shards.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

@@ -1,0 +1,308 @@
+#include "worker/strategies/allreduce/allreduce_support.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "collectives/gloo_collective.h"
+#include "collectives/nccl_collective.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "core/checkpoint.h"
+#include "device/cuda_event.h"
+#include "models/cuda/cuda_optimizer.h"
+
+namespace ringside {
+namespace {
+
+void FillStats(const SyncContext& context, double optimizer_s,
+               StepStats* stats) {
+  stats->local_optimizer_s = optimizer_s;
+  const int w = context.world_size;
+  stats->bytes_sent = stats->bytes_received =
+      context.layout.total_bytes() * 2 * (w - 1) / w;
+}
+
+class HostLocalOptimizer final : public LocalOptimizer {
+ public:
+  HostLocalOptimizer(const SyncContext& context,
+                     std::unique_ptr<Optimizer> optimizer)
+      : context_(context), optimizer_(std::move(optimizer)) {}
+  absl::StatusOr<StepStats> Step(int64_t step) override {
+    StepStats stats = ApplyAveragedGradients(context_, *optimizer_, step);
+    RS_RETURN_IF_ERROR(MaybeWriteCheckpoint(context_, *optimizer_, step));
+    return stats;
+  }
+  absl::StatusOr<int64_t> Resume(Collective* collective) override {
+    return ResumeIfAsked(context_, collective, *optimizer_);
+  }
+  int64_t state_bytes() const override { return optimizer_->state_bytes(); }
+
+ private:
+  const SyncContext& context_;
+  std::unique_ptr<Optimizer> optimizer_;
+};
+
+// Apply on the compute stream between two timing events, then waits for
+// the second: the next forward (same stream) sees the new parameters.
+class CudaLocalOptimizer final : public LocalOptimizer {
+ public:
+  static absl::StatusOr<std::unique_ptr<LocalOptimizer>> Create(
+      const SyncContext& context) {
+    auto o = std::unique_ptr<CudaLocalOptimizer>(new CudaLocalOptimizer(context));
+    RS_ASSIGN_OR_RETURN(
+        o->optimizer_,
+        CudaOptimizer::Create(context.optimizer,
+                              context.layout.total_elements(),
+                              context.cuda_device));
+    RS_ASSIGN_OR_RETURN(o->start_,
+                        OwnedCudaEvent::Create(context.cuda_device, true));
+    RS_ASSIGN_OR_RETURN(o->stop_,
+                        OwnedCudaEvent::Create(context.cuda_device, true));
+    return std::unique_ptr<LocalOptimizer>(std::move(o));
+  }
+
+  absl::StatusOr<StepStats> Step(int64_t step) override {
+    const double start = NowSeconds();
+    RS_ASSIGN_OR_RETURN(
+        const double device_s,
+        ApplyOnDeviceTimed(*optimizer_, context_.params.data(),
+                           context_.grads.data(),
+                           context_.layout.total_elements(), step + 1,
+                           context_.compute_stream, start_.get(),
+                           stop_.get()));
+    RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start,
+               NowSeconds(), {{"step", step}});
+    StepStats stats;
+    FillStats(context_, device_s, &stats);
+    return stats;
+  }
+
+  int64_t state_bytes() const override { return optimizer_->state_bytes(); }
+
+  absl::StatusOr<int64_t> Resume(Collective*) override {
+    if (!context_.options.resume && context_.options.checkpoint_every == 0) {
+      return 0;
+    }
+    return absl::UnimplementedError(
+        "checkpoint/resume of CUDA workers' local optimizer state is not "
+        "supported yet; use a parameter-server strategy or --device=cpu");
+  }
+
+ private:
+  explicit CudaLocalOptimizer(const SyncContext& context)
+      : context_(context) {}
+  const SyncContext& context_;
+  std::unique_ptr<CudaOptimizer> optimizer_;
+  OwnedCudaEvent start_, stop_;
+};
+
+}  // namespace
+
+absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
+                                          float* params, const float* grads,
+                                          int64_t count, int64_t step,
+                                          CudaStream stream, CudaEvent start,
+                                          CudaEvent stop) {
+  RS_RETURN_IF_ERROR(RecordEvent(start, stream));
+  RS_RETURN_IF_ERROR(optimizer.Apply(0, params, grads, count, step, stream));
+  RS_RETURN_IF_ERROR(RecordEvent(stop, stream));
+  RS_RETURN_IF_ERROR(WaitForEvent(stop));
+  return EventSeconds(start, stop);
+}
+
+absl::StatusOr<Store*> JobStore(const SyncContext& context,
+                                std::unique_ptr<InMemoryStore>* own_store) {
+  if (context.options.store != nullptr) return context.options.store;
+  if (context.world_size > 1) {
+    return absl::FailedPreconditionError(
+        "all-reduce strategies need the job's rendezvous store "
+        "(--master_addr/--master_port or MASTER_ADDR/MASTER_PORT)");
+  }
+  if (*own_store == nullptr) *own_store = std::make_unique<InMemoryStore>();
+  return own_store->get();
+}
+
+GlooCollectiveOptions JobGlooOptions(const SyncContext& context,
+                                     const std::string& store_prefix) {
+  GlooCollectiveOptions options;
+  options.host = context.options.transport_host;
+  options.algorithm = context.options.allreduce_algorithm;
+  options.event_loop = context.options.gloo_event_loop;
+  options.connect_timeout = context.options.connect_timeout;
+  options.store_prefix = store_prefix;
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
+    const SyncContext& context, const std::string& store_prefix,
+    std::unique_ptr<InMemoryStore>* own_store) {
+  return ConnectCpuGroup(context, store_prefix, context.rank,
+                         context.world_size, own_store);
+}
+
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
+    const SyncContext& context, const std::string& store_prefix,
+    int group_rank, int group_size,
+    std::unique_ptr<InMemoryStore>* own_store) {
+  RS_ASSIGN_OR_RETURN(Store* const store, JobStore(context, own_store));
+  return CreateGlooCollective(*store, group_rank, group_size,
+                              JobGlooOptions(context, store_prefix));
+}
+
+namespace {
+
+Checkpoint WholeModelCheckpoint(const SyncContext& context,
+                                Optimizer& optimizer, int64_t step) {
+  Checkpoint c;
+  c.step = step;
+  c.range = KeyRange{0, context.layout.total_elements()};
+  c.layout = context.layout;
+  c.optimizer = context.optimizer;
+  c.writer = absl::StrCat("worker rank ", context.rank, " of ",
+                          context.world_size);
+  c.params.assign(context.params.begin(), context.params.end());
+  c.optimizer_state = ExportOptimizerState(optimizer);
+  return c;
+}
+
+constexpr int64_t kLow = int64_t{1} << 24;
+
+}  // namespace
+
+std::pair<float, float> StepAsFloats(int64_t step) {
+  return {static_cast<float>(step / kLow), static_cast<float>(step % kLow)};
+}
+
+int64_t StepFromFloats(float high, float low) {
+  return static_cast<int64_t>(high) * kLow + static_cast<int64_t>(low);
+}
+
+StepStats ApplyAveragedGradients(const SyncContext& context,
+                                 Optimizer& optimizer, int64_t step) {
+  const double start = NowSeconds();
+  optimizer.Apply(0, context.params, context.grads, step + 1);
+  const double end = NowSeconds();
+  RecordSpan(context.options.timeline, "step", "OPTIMIZER", start, end,
+             {{"step", step}});
+  StepStats stats;
+  FillStats(context, end - start, &stats);
+  return stats;
+}
+
+absl::Status MaybeWriteCheckpoint(const SyncContext& context,
+                                  Optimizer& optimizer, int64_t step) {
+  const int64_t every = context.options.checkpoint_every;
+  if (context.rank != 0 || every <= 0 || (step + 1) % every != 0) {
+    return absl::OkStatus();
+  }
+  ScopedSpan span(context.options.timeline, "step", "CHECKPOINT",
+                  {{"step", step + 1}});
+  return Annotate(
+      WriteCheckpointFile(
+          AllReduceCheckpointPath(context.options.checkpoint_dir),
+          WholeModelCheckpoint(context, optimizer, step + 1)),
+      absl::StrCat("checkpoint after step ", step));
+}
+
+absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
+                                      Collective* collective,
+                                      Optimizer& optimizer) {
+  if (!context.options.resume) return 0;
+  const absl::Duration timeout = context.options.rpc_timeout;
+  absl::Status loaded = absl::OkStatus();
+  int64_t step = 0;
+  if (context.rank == 0) {
+    loaded = [&]() -> absl::Status {
+      RS_ASSIGN_OR_RETURN(
+          Checkpoint c,
+          ReadCheckpointFile(
+              AllReduceCheckpointPath(context.options.checkpoint_dir)));
+      const KeyRange all{0, context.layout.total_elements()};
+      RS_RETURN_IF_ERROR(CheckCheckpointMatches(c, context.layout,
+                                                context.optimizer, all));
+      RS_RETURN_IF_ERROR(ImportOptimizerState(optimizer, c.optimizer_state));
+      std::copy(c.params.begin(), c.params.end(), context.params.begin());
+      step = c.step;
+      return absl::OkStatus();
+    }();
+  }
+  if (collective == nullptr || context.world_size == 1) {
+    if (!loaded.ok()) return loaded;
+    return step;
+  }
+  const auto [high, low] = StepAsFloats(step);
+  std::vector<float> header = {loaded.ok() ? 1.0f : 0.0f, high, low};
+  RS_RETURN_IF_ERROR(Annotate(
+      collective->Broadcast(absl::MakeSpan(header), 0, timeout),
+      "broadcasting the resume step"));
+  if (!loaded.ok()) return loaded;
+  if (header[0] != 1.0f) {
+    return absl::FailedPreconditionError(
+        "rank 0 could not load the checkpoint to resume from (see its log)");
+  }
+  step = StepFromFloats(header[1], header[2]);
+  RS_RETURN_IF_ERROR(Annotate(
+      collective->Broadcast(context.params, 0, timeout),
+      "broadcasting the checkpoint's parameters"));
+  std::vector<float> state = ExportOptimizerState(optimizer);
+  if (!state.empty()) {
+    RS_RETURN_IF_ERROR(Annotate(
+        collective->Broadcast(absl::MakeSpan(state), 0, timeout),
+        "broadcasting the checkpoint's optimizer state"));
+    RS_RETURN_IF_ERROR(ImportOptimizerState(optimizer, state));
+  }
+  return step;
+}
+
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCollective(
+    const SyncContext& context, const std::string& store_prefix,
+    std::unique_ptr<InMemoryStore>* own_store) {
+  if (context.device == Device::kCpu) {
+    return ConnectCpuCollective(context, store_prefix, own_store);
+  }
+  RS_ASSIGN_OR_RETURN(Store* const store, JobStore(context, own_store));
+  NcclCollectiveOptions options;
+  options.device = context.cuda_device;
+  options.connect_timeout = context.options.connect_timeout;
+  options.store_prefix = store_prefix;
+  return CreateNcclCollective(*store, context.rank, context.world_size,
+                              options);
+}
+
+absl::Status WaitForGradient(const SyncContext& context, int tensor) {
+  if (context.device == Device::kCpu) return absl::OkStatus();
+  if (!context.grad_ready_event) {
+    return absl::FailedPreconditionError(
+        "a CUDA SyncContext needs grad_ready_event");
+  }
+  return Annotate(WaitForEvent(context.grad_ready_event(tensor)),
+                  absl::StrCat("waiting for the gradient of ",
+                               context.layout.tensor(tensor).name));
+}
+
+absl::StatusOr<std::unique_ptr<LocalOptimizer>> LocalOptimizer::Create(
+    const SyncContext& context) {
+  if (context.device == Device::kCuda) {
+    return CudaLocalOptimizer::Create(context);
+  }
+  RS_ASSIGN_OR_RETURN(
+      std::unique_ptr<Optimizer> optimizer,
+      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  return std::unique_ptr<LocalOptimizer>(
+      new HostLocalOptimizer(context, std::move(optimizer)));
+}
+
+absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
+                                      Collective* collective) {
+  if (collective != nullptr) {
+    RS_RETURN_IF_ERROR(Annotate(
+        collective->Broadcast(context.params, 0, context.options.rpc_timeout),
+        "broadcasting rank 0's initial parameters"));
+  }
+  LocalStart start;
+  RS_ASSIGN_OR_RETURN(start.optimizer, LocalOptimizer::Create(context));
+  RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume(collective));
+  return start;
+}
+
+}  // namespace ringside

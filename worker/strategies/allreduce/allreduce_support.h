@@ -1,0 +1,139 @@
+// Pieces shared by the strategies that apply the optimizer on every worker
+// (baseline, ring, fusion): connecting a CPU (Gloo) or CUDA (NCCL)
+// collective for the job, waiting for a gradient to be final, and the local
+// optimizer step with its per-step report after every rank has averaged its
+// gradients.
+#ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_
+#define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collectives/collective.h"
+#include "collectives/gloo_collective.h"
+#include "collectives/in_memory_store.h"
+#include "models/cuda/cuda_optimizer.h"
+#include "models/optimizer.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+// The job's rendezvous store (context.options.store), or for a single
+// worker without one an in-process store kept in *own_store (it must
+// outlive its users). FAILED_PRECONDITION when several workers lack one.
+absl::StatusOr<Store*> JobStore(const SyncContext& context,
+                                std::unique_ptr<InMemoryStore>* own_store);
+
+// The Gloo options of the job's CPU collectives: its transport host,
+// all-reduce algorithm, event loop and connect timeout, keys under
+// `store_prefix`.
+GlooCollectiveOptions JobGlooOptions(const SyncContext& context,
+                                     const std::string& store_prefix);
+
+// Connects a Gloo collective of the job's ranks through
+// context.options.store, its keys under `store_prefix`. A single-worker job
+// may have no store: *own_store then gets an in-process one (it must outlive
+// the collective). FAILED_PRECONDITION when several workers lack a store.
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
+    const SyncContext& context, const std::string& store_prefix,
+    std::unique_ptr<InMemoryStore>* own_store);
+
+// The same for a subgroup of the job (e.g. the ranks of one host): this
+// rank is `group_rank` of `group_size`; every member uses the same
+// `store_prefix`, distinct per group.
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
+    const SyncContext& context, const std::string& store_prefix,
+    int group_rank, int group_size, std::unique_ptr<InMemoryStore>* own_store);
+
+// Applies `optimizer` to the averaged gradients and reports the step: the
+// optimizer time, and the bytes a ring all-reduce of the whole buffer moves
+// out of and into each rank (2(n-1)/n of it).
+StepStats ApplyAveragedGradients(const SyncContext& context,
+                                 Optimizer& optimizer, int64_t step);
+
+// On rank 0, when context.options.checkpoint_every divides step + 1: writes
+// the parameters and optimizer state after `step` to
+// AllReduceCheckpointPath(checkpoint_dir) (atomic, checksummed).
+absl::Status MaybeWriteCheckpoint(const SyncContext& context,
+                                  Optimizer& optimizer, int64_t step);
+
+// When context.options.resume: rank 0 reads the job's checkpoint and every
+// rank receives its parameters (into context.params), optimizer state and
+// step through `collective` (null for a single worker). Returns the step
+// to start at (0 without resume). Collective: every rank calls it; if rank
+// 0 cannot load the checkpoint every rank fails, rank 0 with the reason.
+absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
+                                      Collective* collective,
+                                      Optimizer& optimizer);
+
+// A training step as two floats of 24 bits each (exact for steps below
+// 2^48), to travel through float collectives; StepFromFloats inverts it.
+std::pair<float, float> StepAsFloats(int64_t step);
+int64_t StepFromFloats(float high, float low);
+
+// The job's collective for gradients on context.device: on kCpu
+// ConnectCpuCollective; on kCuda an NCCL group on context.cuda_device
+// (through the same store, keys under `store_prefix`), which needs a
+// distinct GPU per rank (FAILED_PRECONDITION "NCCL needs a distinct GPU per
+// rank ..." otherwise). Blocking, bounded by options.connect_timeout.
+absl::StatusOr<std::unique_ptr<Collective>> ConnectCollective(
+    const SyncContext& context, const std::string& store_prefix,
+    std::unique_ptr<InMemoryStore>* own_store);
+
+// Blocks until gradient `tensor` of the current step is final: on kCuda
+// waits on the host for context.grad_ready_event(tensor); on kCpu returns
+// at once (it was final when OnGradientReady ran).
+absl::Status WaitForGradient(const SyncContext& context, int tensor);
+
+// Enqueues optimizer.Apply(0, params, grads, count, step) on `stream`
+// between the timing events `start` and `stop`, waits for `stop` and
+// returns the update's device seconds: the update is final on return.
+absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
+                                          float* params, const float* grads,
+                                          int64_t count, int64_t step,
+                                          CudaStream stream, CudaEvent start,
+                                          CudaEvent stop);
+
+// The optimizer each rank applies to its averaged gradients, on
+// context.device: the host Optimizer (ApplyAveragedGradients) on kCpu; a
+// CudaOptimizer on kCuda, enqueued on context.compute_stream and timed with
+// CUDA events (local_optimizer_s is device time), waited for before Step
+// returns. Not thread-safe.
+class LocalOptimizer {
+ public:
+  // `context` (its spans) must outlive the optimizer. Blocking.
+  static absl::StatusOr<std::unique_ptr<LocalOptimizer>> Create(
+      const SyncContext& context);
+  virtual ~LocalOptimizer() = default;
+  // Updates context.params from context.grads (final, averaged) for
+  // `step`; blocking. Stats as ApplyAveragedGradients.
+  virtual absl::StatusOr<StepStats> Step(int64_t step) = 0;
+  // ResumeIfAsked for this optimizer's state (call after Init's broadcast
+  // of the initial parameters); returns the step to start at.
+  virtual absl::StatusOr<int64_t> Resume(Collective* collective) = 0;
+  // Bytes of optimizer state it holds (host or device memory).
+  virtual int64_t state_bytes() const = 0;
+};
+
+// The start every strategy whose ranks apply the optimizer themselves
+// shares (baseline, ring and its hooks, fusion; zero1-3 use StartSharded):
+// rank 0's initial parameters broadcast over `collective` (null: one
+// worker, nothing to agree on), the local optimizer on `context` (the
+// strategy's own copy, which the optimizer keeps a reference to) and the
+// step to start at (LocalOptimizer::Resume: the checkpoint's when
+// --resume, else 0). Collective: every rank calls it. Blocking, bounded by
+// rpc_timeout.
+struct LocalStart {
+  std::unique_ptr<LocalOptimizer> optimizer;
+  int64_t start_step = 0;
+};
+absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
+                                      Collective* collective);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_

@@ -1,0 +1,58 @@
+// BucketCommHook: how ring's communication thread averages one bucket of
+// float32 gradients across the ranks, in place (PyTorch DDP's comm hook:
+// the bucketing, overlap, optimizer and checkpoints stay ring's; the hook
+// decides what goes on the wire). Ring calls Connect once in Init, after
+// its own collective is connected and has broadcast rank 0's parameters,
+// then Reduce from its communication thread only, one bucket at a time.
+//
+// MakeAllReduceHook: ring's own, an average all-reduce through ring's
+// collective (Gloo on CPU, NCCL on CUDA). Compression hooks live in their
+// own file pairs (fp16_compression_hook.h).
+#ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_BUCKET_COMM_HOOK_H_
+#define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_BUCKET_COMM_HOOK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "collectives/collective.h"
+#include "collectives/store.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+// One timed phase of a Reduce (timeline only), e.g. COMPRESS.
+struct HookPhase {
+  const char* name;
+  double start_s;
+  double end_s;
+};
+
+class BucketCommHook {
+ public:
+  virtual ~BucketCommHook() = default;
+  // Connects what the hook needs beyond ring's `collective` (kept by
+  // reference: it outlives the hook), through `store` under keys starting
+  // with `store_prefix`. Blocking, bounded by connect_timeout.
+  virtual absl::Status Connect(const SyncContext& context, Store& store,
+                               const std::string& store_prefix,
+                               Collective& collective) = 0;
+  // Replaces `grads` (the bucket at element `offset` of the flat buffer)
+  // by its average over the ranks, bounded by rpc_timeout. With `phases`
+  // non-null, appends its phases' times (NowSeconds()) in order.
+  virtual absl::Status Reduce(absl::Span<float> grads, int64_t offset,
+                              std::vector<HookPhase>* phases) = 0;
+  // Bytes of one gradient element on the wire (float32: 4, fp16: 2).
+  virtual int wire_bytes_per_element() const = 0;
+  // Whether Reduce takes buffers on `device` (CUDA device memory).
+  virtual bool SupportsDevice(Device device) const = 0;
+};
+
+std::unique_ptr<BucketCommHook> MakeAllReduceHook();
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_BUCKET_COMM_HOOK_H_

@@ -1,0 +1,177 @@
+#include "worker/strategies/allreduce/hierarchical_strategy.h"
+
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+#include "common/timeline.h"
+#include "worker/strategies/allreduce/allreduce_support.h"
+
+namespace ringside {
+
+absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
+                                     const GetEnvFn& get_env) {
+  int local_size = world_size;
+  std::string source = "the default (every rank on one host)";
+  if (flag_local_size < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--local_size must be >= 0 (0: from the launcher), got ",
+                     flag_local_size));
+  }
+  if (flag_local_size > 0) {
+    local_size = flag_local_size;
+    source = "--local_size";
+  } else {
+    for (const char* name : {"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                             "SLURM_NTASKS_PER_NODE"}) {
+      const char* value = get_env ? get_env(name) : nullptr;
+      if (value == nullptr || *value == '\0') continue;
+      if (!absl::SimpleAtoi(value, &local_size) || local_size < 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, "='", value, "' is not a positive integer (ranks per host)"));
+      }
+      source = name;
+      break;
+    }
+  }
+  if (local_size > world_size || world_size % local_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "hierarchical: ", source, " gives ", local_size,
+        " ranks per host, which does not divide world_size=", world_size,
+        " (every host must hold the same number of ranks; ranks "
+        "[h*L, (h+1)*L) share host h)"));
+  }
+  return local_size;
+}
+
+HierarchicalStrategy::~HierarchicalStrategy() {
+  if (comm_ != nullptr) comm_->Stop();
+}
+
+absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
+  RS_RETURN_IF_ERROR(context.options.Validate());
+  context_ = context;
+  RS_ASSIGN_OR_RETURN(
+      local_size_,
+      ResolveLocalSize(
+          context.options.local_size, context.world_size,
+          [](const char* name) -> const char* { return std::getenv(name); }));
+  num_hosts_ = context.world_size / local_size_;
+  host_ = context.rank / local_size_;
+  local_rank_ = context.rank % local_size_;
+
+  RS_ASSIGN_OR_RETURN(
+      local_,
+      ConnectCpuGroup(context, absl::StrCat("hierarchical/local/", host_),
+                      local_rank_, local_size_, &own_store_));
+  if (num_hosts_ > 1) {
+    RS_ASSIGN_OR_RETURN(
+        cross_, ConnectCpuGroup(
+                    context, absl::StrCat("hierarchical/cross/", local_rank_),
+                    host_, num_hosts_, &own_store_));
+  }
+  // Rank 0's initial parameters: to every host's local rank 0, then within
+  // each host.
+  const absl::Duration timeout = context.options.rpc_timeout;
+  if (cross_ != nullptr && local_rank_ == 0) {
+    RS_RETURN_IF_ERROR(
+        Annotate(cross_->Broadcast(context.params, 0, timeout),
+                 "broadcasting rank 0's initial parameters to the hosts"));
+  }
+  RS_RETURN_IF_ERROR(
+      Annotate(local_->Broadcast(context.params, 0, timeout),
+               "broadcasting the initial parameters within the host"));
+  RS_ASSIGN_OR_RETURN(
+      optimizer_,
+      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+
+  const int64_t s = context.layout.total_bytes();
+  const int64_t l = local_size_, h = num_hosts_;
+  traffic_.bytes_sent = traffic_.bytes_received =
+      s * 2 * (l - 1) / l + s * 2 * (h - 1) / (h * l);
+
+  comm_ = BucketCommThread::ForJob(
+      &context_.layout, context.options,
+      "gradient buckets reduced hierarchically",
+      [this](const GradientBucket& bucket, int64_t step) {
+        return ReduceBucket(bucket, step);
+      });
+  return absl::OkStatus();
+}
+
+absl::Status HierarchicalStrategy::ReduceBucket(const GradientBucket& bucket,
+                                                int64_t step) {
+  const bool timed = context_.options.timeline != nullptr;
+  absl::Span<float> grads = context_.grads.subspan(bucket.offset, bucket.size);
+  const absl::Duration timeout = context_.options.rpc_timeout;
+  const std::vector<int64_t> counts = EvenShardCounts(bucket.size, local_size_);
+  double start = timed ? NowSeconds() : 0.0;
+  comm_->QueueSpans(bucket, start, step, 4);
+  auto phase = [&](const char* name) {
+    if (!timed) return;
+    const double end = NowSeconds();
+    comm_->SpanEachTensor(bucket, name, start, end, step, 4);
+    start = end;
+  };
+  RS_RETURN_IF_ERROR(
+      Annotate(local_->ReduceScatter(grads, counts, ReduceOp::kSum, timeout),
+               "reduce-scatter within the host"));
+  phase("LOCAL_REDUCE_SCATTER");
+  if (cross_ != nullptr) {
+    const int64_t offset = ShardOffset(counts, local_rank_);
+    RS_RETURN_IF_ERROR(
+        Annotate(cross_->AllReduce(grads.subspan(offset, counts[local_rank_]),
+                                   ReduceOp::kSum, timeout),
+                 "all-reduce of this rank's shard across hosts"));
+    phase("CROSS_ALLREDUCE");
+  }
+  RS_RETURN_IF_ERROR(Annotate(local_->AllGatherV(grads, counts, timeout),
+                              "all-gather within the host"));
+  if (context_.world_size > 1) {
+    const float scale = 1.0f / static_cast<float>(context_.world_size);
+    for (float& g : grads) g *= scale;
+  }
+  phase("LOCAL_ALLGATHER");
+  return absl::OkStatus();
+}
+
+void HierarchicalStrategy::OnGradientReady(int tensor_index) {
+  comm_->OnGradientReady(tensor_index);
+}
+
+absl::StatusOr<StepStats> HierarchicalStrategy::FinishStep(int64_t step) {
+  RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
+  StepStats stats = ApplyAveragedGradients(context_, *optimizer_, step);
+  stats.bytes_sent = traffic_.bytes_sent;
+  stats.bytes_received = traffic_.bytes_received;
+  return stats;
+}
+
+std::string HierarchicalStrategy::Variant() const {
+  return absl::StrCat(num_hosts_, "×", local_size_);
+}
+
+absl::Status HierarchicalStrategy::Shutdown() {
+  if (comm_ != nullptr) comm_->Stop();
+  return absl::OkStatus();
+}
+
+RINGSIDE_REGISTER_STRATEGY(
+    HierarchicalStrategy,
+    StrategyInfo("hierarchical", ServerNeed::kNone)
+        .Store()
+        .Describe("Horovod's hierarchical all-reduce of gradient buckets "
+                  "(ring's): reduce-scatter within a host, all-reduce each "
+                  "shard across hosts, all-gather within the host "
+                  "(--local_size ranks per host)")
+        .Display("Hierarchical")
+        .StudyOrder(6)
+        .ModelledAs("hierarchical")
+        .Options({"local_size", "ring_bucket_kb", "ring_first_bucket_kb",
+                  "allreduce_algorithm", "gloo_event_loop"})
+        .VariantStates({"local_size"}));
+
+}  // namespace ringside

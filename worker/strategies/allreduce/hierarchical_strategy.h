@@ -1,0 +1,106 @@
+// HierarchicalStrategy ("hierarchical"): Horovod's hierarchical all-reduce
+// (HOROVOD_HIERARCHICAL_ALLREDUCE) on Collective groups. The N ranks sit
+// on H hosts of L ranks each (L = SyncOptions::local_size, see
+// ResolveLocalSize): host h holds ranks [h*L, (h+1)*L). Per bucket of
+// adjacent gradient tensors (ring's buckets, gradient_buckets.h:
+// --ring_first_bucket_kb, --ring_bucket_kb; 0: one per tensor; Horovod
+// works on its fused buffers alike), as backward makes its last tensor
+// final, a communication thread
+//   1. reduce-scatters the bucket within the host (LOCAL_REDUCE_SCATTER:
+//      local rank l ends with the host's sum of shard l of L, shards as
+//      even as the element count allows),
+//   2. all-reduces shard l across the hosts among the H ranks of local
+//      rank l (CROSS_ALLREDUCE; L groups at once, one per local rank),
+//   3. all-gathers the shards within the host (LOCAL_ALLGATHER),
+// then divides by N. Every worker applies the optimizer locally; all ranks
+// hold bit-identical parameters (each shard is summed once, by its owner's
+// cross group, and copied). Across hosts each rank moves only 1/L of the
+// bucket, which is the point on hosts with a fast local interconnect.
+//
+// Groups (Gloo on CPU, through the job's store): "hierarchical/local/<h>"
+// (the L ranks of host h) and, with H > 1, "hierarchical/cross/<l>" (the
+// H ranks of local rank l). Init broadcasts rank 0's initial parameters
+// over cross group 0 to every host's local rank 0, then within each host.
+// A group of size 1 moves nothing (L = 1: a flat all-reduce among the H
+// hosts; H = 1: reduce-scatter + all-gather, ring's all-reduce).
+//
+// Traffic (StepStats, per rank, from the algorithms' message sizes for the
+// buffer of S bytes): local reduce-scatter and all-gather (L-1)/L*S each
+// way each; the cross all-reduce of the S/L shard 2(H-1)/H*S/L each way.
+//
+// Timeline: per tensor lane QUEUE, then its bucket's LOCAL_REDUCE_SCATTER,
+// CROSS_ALLREDUCE (H > 1), LOCAL_ALLGATHER (args: step, the tensor's and
+// the bucket's bytes); OPTIMIZER on lane "step".
+// Not thread-safe (SyncStrategy contract); owns one communication thread.
+#ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_HIERARCHICAL_STRATEGY_H_
+#define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_HIERARCHICAL_STRATEGY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "collectives/collective.h"
+#include "collectives/in_memory_store.h"
+#include "models/optimizer.h"
+#include "worker/strategies/comm/bucket_comm_thread.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+// Returns getenv(name) or nullptr.
+using GetEnvFn = std::function<const char*(const char* name)>;
+
+// Ranks per host for a job of `world_size` ranks: `flag_local_size` when >
+// 0; otherwise the first launcher variable that is set, LOCAL_WORLD_SIZE
+// (torchrun), OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI), SLURM_NTASKS_PER_NODE
+// (SLURM); otherwise world_size (every rank on one host). INVALID_ARGUMENT,
+// naming where the value came from, when it is negative, not an integer,
+// larger than world_size or does not divide it (every host must hold the
+// same number of ranks). Thread-safe if `get_env` is.
+absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
+                                     const GetEnvFn& get_env);
+
+class HierarchicalStrategy : public SyncStrategy {
+ public:
+  ~HierarchicalStrategy() override;
+  std::string name() const override { return "hierarchical"; }
+  absl::Status Init(const SyncContext& context) override;
+  void OnGradientReady(int tensor_index) override;
+  absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  absl::Status Shutdown() override;
+  // "<hosts>×<ranks per host>", e.g. "2×4".
+  std::string Variant() const override;
+
+  int local_size() const { return local_size_; }
+  int num_hosts() const { return num_hosts_; }
+
+  // Its bucket caps (ring's).
+  nlohmann::json RecordFields() const override {
+    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
+                            context_.options.ring_bucket_bytes);
+  }
+  int64_t OptimizerStateBytes() const override {
+    return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
+  }
+
+ private:
+  // The three phases for `bucket` (comm thread).
+  absl::Status ReduceBucket(const GradientBucket& bucket, int64_t step);
+
+  SyncContext context_;
+  int local_size_ = 1;  // L
+  int num_hosts_ = 1;   // H
+  int host_ = 0;
+  int local_rank_ = 0;
+  std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
+  std::unique_ptr<Collective> local_;         // this host's L ranks
+  std::unique_ptr<Collective> cross_;         // H > 1: local rank's H ranks
+  std::unique_ptr<Optimizer> optimizer_;
+  StepStats traffic_;                       // per step, fixed at Init
+  std::unique_ptr<BucketCommThread> comm_;  // last: stops first
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_HIERARCHICAL_STRATEGY_H_

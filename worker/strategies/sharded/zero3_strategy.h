@@ -1,0 +1,148 @@
+// Zero3Strategy ("zero3"): ZeRO stage 3 / FSDP (Rajbhandari et al., SC'20;
+// PyTorch FSDP with one unit per tensor) over the job's Gloo group (NCCL on
+// CUDA workers). Each rank keeps only its byte-balanced shard of the
+// parameters, of the averaged gradients and of the optimizer state
+// (ShardedOptimizer, the partition of zero1/zero2); the rest of the flat
+// buffers is given back to the operating system (CPU: madvise(MADV_DONTNEED)
+// on the pages wholly outside the shard; CUDA: counted only, below) and
+// gathered tensor by tensor when the model needs it:
+//
+//   forward    before the model reads tensor i: all-gather tensor i (the
+//              next tensor's all-gather is already queued: prefetch);
+//              after its last forward read: free it, unless backward reads
+//              it next (FSDP keeps the last unit);
+//   backward   before the model reads tensor i again: all-gather it again;
+//              as gradient i becomes final: free tensor i's parameters and
+//              reduce-scatter gradient i (average), then free the gradient
+//              outside this rank's shard -- overlapping the rest of
+//              backward;
+//   FinishStep waits for the reduce-scatters and steps the optimizer on
+//              this rank's shard.
+//
+// The model reports where it reads parameters through the parameter-use
+// hooks (models/model.h; ParamUse()); the training loop refuses a model or
+// backend that cannot. The prefetch order is the order step 0 asked for
+// tensors in, the same on every rank. Moves
+// 3(n-1)/n of the buffer per step (two all-gathers, one reduce-scatter)
+// when backward reads every tensor; the MLP's first layer is not read in
+// backward. Shutdown all-gathers the whole buffer, so every rank ends with
+// bit-identical parameters for evaluation and the oracle.
+//
+// CUDA workers (SupportsDevice(kCuda); run at one worker on an H100 and an
+// H200 by tools/gpu_check.sh, docs/GPU_RESULTS.md, never at two or more):
+// the same steps on the device buffers, the collectives over the job's
+// NCCL group from the communication thread, the shard's optimizer on the
+// device (ShardedOptimizer). The model's hooks run as it ENQUEUES kernels
+// (models/cuda/cuda_model.h), so the order is kept with events
+// (Zero3DeviceOrder, zero3_device_order.h): needed(i) waits for gather i's
+// ticket and makes the compute stream wait for its event; a release records an
+// event on the compute stream that the next all-gather into that region waits
+// for; gradient i's reduce-scatter waits for grad_ready_event(i). Device memory
+// cannot be partly given back: the buffers stay whole-size, and PeakParamBytes
+// / PeakGradBytes count what zero3 holds logically -- the final record says so
+// ("memory_saving":"counted_not_realised", worker/cuda_backend.h). No
+// checkpoints there (refused, as zero1/zero2's).
+//
+// Memory: PeakParamBytes / PeakGradBytes report the most bytes held at once
+// during the steps (the shard plus the tensors gathered or written and not
+// yet freed); the process's peak RSS still includes the whole buffers that
+// the backend fills before Init (every rank seeds the whole model).
+// Checkpoints (CPU): every rank writes its own shard, as zero1/zero2;
+// --resume needs the same number of workers. Every wait is bounded by
+// options.rpc_timeout. Timeline: ALLGATHER and REDUCE_SCATTER on each
+// tensor's lane, OPTIMIZER and CHECKPOINT on lane "step".
+// Not thread-safe (SyncStrategy contract); the hooks run on the training
+// thread, the collectives on one communication thread.
+#ifndef RINGSIDE_WORKER_STRATEGIES_SHARDED_ZERO3_STRATEGY_H_
+#define RINGSIDE_WORKER_STRATEGIES_SHARDED_ZERO3_STRATEGY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/model.h"
+#include "worker/strategies/comm/sequenced_comm_thread.h"
+#include "worker/strategies/sharded/sharded_gradients.h"
+#include "worker/strategies/sharded/sharded_optimizer.h"
+#include "worker/strategies/sharded/tensor_shards.h"
+#include "worker/strategies/sharded/zero3_device_order.h"
+#include "worker/sync_strategy.h"
+
+namespace ringside {
+
+class Zero3Strategy final : public SyncStrategy {
+ public:
+  Zero3Strategy();
+  ~Zero3Strategy() override;
+
+  std::string name() const override { return "zero3"; }
+  absl::Status Init(const SyncContext& context) override;
+  void OnGradientReady(int tensor) override;
+  absl::StatusOr<StepStats> FinishStep(int64_t step) override;
+  absl::Status Shutdown() override;
+  // All-gathers the whole buffer for an evaluation / frees it again.
+  absl::Status PrepareEvaluation() override;
+  absl::Status EndEvaluation() override;
+  int64_t start_step() const override { return sharded_.start_step; }
+  bool SupportsDevice(Device device) const override {
+    return device == Device::kCpu || device == Device::kCuda;
+  }
+  int64_t OptimizerStateBytes() const override {
+    return sharded_.optimizer == nullptr ? 0
+                                         : sharded_.optimizer->state_bytes();
+  }
+  const ParamUseHooks* ParamUse() const override { return &hooks_; }
+  int64_t PeakParamBytes() const override { return peak_param_bytes_; }
+  int64_t PeakGradBytes() const override {
+    return gradients_ == nullptr ? -1 : gradients_->peak_bytes();
+  }
+
+ private:
+  // The parameter-use hooks.
+  void Needed(int tensor);
+  void ForwardDone(int tensor);
+  // Queues the all-gather of `tensor`'s parameters unless they are here or
+  // on their way.
+  void QueueGather(int tensor);
+  // Frees `tensor`'s parameters outside this rank's shard (after waiting
+  // for a gather still on its way).
+  void ReleaseParams(int tensor);
+  // The freeing itself: CPU, the pages go (TensorShards::Release); CUDA,
+  // an event after the kernels enqueued so far (Zero3DeviceOrder).
+  absl::Status GiveBack(int tensor);
+  // All-gathers every shard into the whole buffer on the comm thread and
+  // waits (rpc_timeout); errors name `what` ("the final parameters").
+  absl::Status GatherWholeBuffer(const std::string& what);
+  void Fail(absl::Status error);
+  void NoteParams(int64_t delta);
+
+  ParamUseHooks hooks_;
+  SyncContext context_;
+  ShardedStart sharded_;  // the group, the optimizer, the step to start at
+  std::unique_ptr<TensorShards> shards_;
+  std::unique_ptr<SequencedCommThread> comm_;
+  std::unique_ptr<ShardedGradients> gradients_;
+  std::unique_ptr<Zero3DeviceOrder> device_;  // CUDA workers only
+  // Per tensor: the ticket of the gather that brought its parameters (-1:
+  // freed).
+  std::vector<int64_t> gather_ticket_;
+  // The order step 0 asked for tensors in (forward, then backward), and
+  // where this step is in it; prefetching stops for the step at the first
+  // request that departs from it.
+  std::vector<int> sequence_;
+  bool recorded_ = false;
+  size_t position_ = 0;
+  bool prefetching_ = false;
+  int64_t step_ = 0;    // the step the hooks belong to
+  absl::Status error_;  // the hooks' first failure, for FinishStep
+  double hook_wait_s_ = 0;
+  int64_t gathered_bytes_ = 0;           // this step's all-gathers, each way
+  int64_t gathered_critical_bytes_ = 0;  // and PipelinedRingCriticalBytes
+  int64_t param_bytes_ = 0;              // held now
+  int64_t peak_param_bytes_ = -1;
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_SHARDED_ZERO3_STRATEGY_H_
