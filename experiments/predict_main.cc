@@ -33,6 +33,7 @@
 #include "collectives/fusion/fusion_flags.h"
 #include "common/flag_aliases.h"
 #include "common/json_lines.h"
+#include "common/status_macros.h"
 #include "core/optimizer_config.h"
 #include "core/tensor_layout.h"
 #include "experiments/cost/cluster_file.h"
@@ -40,6 +41,9 @@
 #include "experiments/cost/formulas/formula_registry.h"
 #include "experiments/presets.h"
 #include "models/gradient_profiles.h"
+#include "worker/strategies/allreduce/bucket_options.h"
+#include "worker/strategies/allreduce/hierarchical_options.h"
+#include "worker/strategies/ps/async_ps_options.h"
 
 ABSL_FLAG(std::string, profile, "resnet50",
           "Gradient profile giving M and T (resnet50, vgg16, bert-base, "
@@ -60,19 +64,12 @@ ABSL_FLAG(double, link_latency_us, 5,
 RINGSIDE_FLAG_ALIAS(latency_us, link_latency_us);
 ABSL_FLAG(int64_t, servers, 4,
           "K: parameter servers of dps and async_ps (sps has 1).");
-ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
-          "ring's gradient buckets (KiB), as the worker's flag; 0: one "
-          "all-reduce per tensor.");
-ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
-          "ring's first (smaller) bucket (KiB), as the worker's flag.");
-ABSL_FLAG(int64_t, staleness, 0,
-          "async_ps's staleness bound tau, as the worker's flag (default 0); "
-          "at 0 async_ps is predicted at its study setting, the one compare "
-          "runs (the registry's --staleness=2): >= 1 overlaps its push+pull "
-          "with compute.");
-ABSL_FLAG(int64_t, local_size, 0,
-          "r: hierarchical's ranks per host, as the worker's flag (0: every "
-          "worker on one host).");
+// --ring_bucket_kb, --ring_first_bucket_kb, --staleness and --local_size
+// are the worker's flags, defined once with their strategies' options
+// (worker/strategies/allreduce/bucket_options.h, ps/async_ps_options.h,
+// allreduce/hierarchical_options.h). Here --local_size is the cluster's
+// ranks per host; --staleness 0 predicts async_ps at its study setting,
+// the one compare runs (the registry's --staleness=2).
 RINGSIDE_FLAG_ALIAS(ranks_per_host, local_size);
 ABSL_FLAG(double, intra_link_gbit, 0,
           "B_i: hierarchical's intra-host link (Gbit/s; 0: --link_gbit).");
@@ -208,7 +205,9 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
       static_cast<double>(fusion->fusion_threshold_bytes);
   in.cycle_s = absl::ToDoubleSeconds(fusion->cycle_time);
   in.overlap = absl::GetFlag(FLAGS_overlap);
-  in.staleness = absl::GetFlag(FLAGS_staleness);
+  absl::StatusOr<AsyncPsOptions> async_ps = AsyncPsOptionsFromFlags();
+  if (!async_ps.ok()) return async_ps.status();
+  in.staleness = async_ps->staleness;
   if (in.staleness == 0) in.staleness = StudyStaleness();
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
   OptimizerConfig config;
@@ -306,10 +305,13 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.bandwidth_Bps = absl::GetFlag(FLAGS_link_gbit) * 1e9 / 8;
   in.latency_s = absl::GetFlag(FLAGS_link_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
-  in.bucket_bytes = static_cast<double>(absl::GetFlag(FLAGS_ring_bucket_kb)) * 1024;
-  in.first_bucket_bytes =
-      static_cast<double>(absl::GetFlag(FLAGS_ring_first_bucket_kb)) * 1024;
-  in.ranks_per_host = absl::GetFlag(FLAGS_local_size);
+  RS_ASSIGN_OR_RETURN(const GradientBucketOptions buckets,
+                      GradientBucketOptionsFromFlags());
+  in.bucket_bytes = static_cast<double>(buckets.bucket_bytes);
+  in.first_bucket_bytes = static_cast<double>(buckets.first_bucket_bytes);
+  RS_ASSIGN_OR_RETURN(const HierarchicalOptions hosts,
+                      HierarchicalOptionsFromFlags());
+  in.ranks_per_host = hosts.local_size;
   in.intra_bandwidth_Bps = absl::GetFlag(FLAGS_intra_link_gbit) * 1e9 / 8;
   in.intra_latency_s = absl::GetFlag(FLAGS_intra_link_latency_us) < 0
                            ? -1.0

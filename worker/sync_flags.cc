@@ -6,16 +6,13 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "collectives/fusion/fusion_flags.h"
 #include "collectives/gloo_loop_pacing.h"
 #include "common/net_address.h"
 #include "common/security_flags.h"
+#include "worker/strategy_option_set.h"
 
 ABSL_FLAG(std::string, servers, "",
           "Parameter servers host:port[,host:port...] in shard order.");
-ABSL_FLAG(int64_t, chunk_kb, 0,
-          "Parameter-server chunk size (KiB); 0: about 16 chunks per server "
-          "within [128 KiB, 1 MiB] (AutoChunkBytes, core/ps_chunks.h).");
 ABSL_FLAG(double, rpc_timeout_s, 120, "Deadline of each RPC or wait (s).");
 ABSL_FLAG(double, connect_timeout_s, 30,
           "How long to wait for servers/peers at start-up (s).");
@@ -32,13 +29,6 @@ ABSL_FLAG(std::string, gloo_event_loop, "paced",
           "spin on a pair another thread holds braked), idle (SCHED_IDLE: "
           "never takes a core from a busy thread, but starves beside busy "
           "processes) or normal (as PyTorch runs Gloo).");
-ABSL_FLAG(int64_t, ring_bucket_kb, 25 * 1024,
-          "ring: gradient bucket size (KiB), PyTorch DDP's default 25 MiB; "
-          "each bucket of adjacent tensors is one in-place all-reduce. 0: "
-          "one all-reduce per tensor.");
-ABSL_FLAG(int64_t, ring_first_bucket_kb, 1024,
-          "ring: size of the first bucket (KiB), small so that reduction "
-          "starts early in backward (DDP: 1 MiB).");
 // Checkpoints (strategies that apply the optimizer on the workers; the
 // parameter-server strategies checkpoint on the servers).
 ABSL_FLAG(std::string, checkpoint_dir, "",
@@ -50,13 +40,6 @@ ABSL_FLAG(int64_t, checkpoint_every, 0,
 ABSL_FLAG(bool, resume, false,
           "Continue from --checkpoint_dir's checkpoint (rank 0 loads and "
           "broadcasts it). PS strategies resume when their servers do.");
-ABSL_FLAG(int, staleness, 0,
-          "async_ps: bounded staleness tau; a worker at step t may compute "
-          "with parameters of version >= t - tau (0: as sps).");
-ABSL_FLAG(int, local_size, 0,
-          "hierarchical: ranks per host (ranks [h*L, (h+1)*L) share host h); "
-          "0 reads LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE or "
-          "SLURM_NTASKS_PER_NODE, else all ranks on one host.");
 
 namespace ringside {
 
@@ -68,7 +51,6 @@ absl::StatusOr<SyncOptions> SyncOptionsFromFlags() {
     if (!list.ok()) return list.status();
     sync.servers = *list;
   }
-  sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
   sync.rpc_timeout = absl::Seconds(absl::GetFlag(FLAGS_rpc_timeout_s));
   sync.connect_timeout =
       absl::Seconds(absl::GetFlag(FLAGS_connect_timeout_s));
@@ -82,9 +64,6 @@ absl::StatusOr<SyncOptions> SyncOptionsFromFlags() {
         absl::StrCat("--gloo_event_loop: ", loop.status().message()));
   }
   sync.gloo_event_loop = *loop;
-  sync.ring_bucket_bytes = absl::GetFlag(FLAGS_ring_bucket_kb) * 1024;
-  sync.ring_first_bucket_bytes =
-      absl::GetFlag(FLAGS_ring_first_bucket_kb) * 1024;
   sync.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
   sync.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   sync.resume = absl::GetFlag(FLAGS_resume);
@@ -95,11 +74,9 @@ absl::StatusOr<SyncOptions> SyncOptionsFromFlags() {
         "--checkpoint_every must be >= 0, and it and --resume need "
         "--checkpoint_dir");
   }
-  sync.staleness = absl::GetFlag(FLAGS_staleness);
-  sync.local_size = absl::GetFlag(FLAGS_local_size);
-  absl::StatusOr<FusionOptions> fusion = FusionOptionsFromFlags();
-  if (!fusion.ok()) return fusion.status();
-  sync.fusion = *fusion;
+  // Each linked strategy's own options, from the flags its options
+  // library defines.
+  if (absl::Status s = ReadOptionFlags(sync.strategy); !s.ok()) return s;
   absl::StatusOr<GrpcSecurity> security = SecurityFromFlags();
   if (!security.ok()) return security.status();
   sync.security = *std::move(security);

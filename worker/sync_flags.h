@@ -1,9 +1,10 @@
-// The worker's synchronization flags (the parameter servers, the
-// transport, deadlines, checkpoints and each strategy's knobs: --chunk_kb,
-// --overlap, --ring_bucket_kb, --ring_first_bucket_kb, --staleness,
-// --local_size, the fusion runtime's, the security files) and the
-// SyncOptions they make. Defined once here, for the worker and any binary
-// that runs strategies in process.
+// The worker's synchronization flags shared by the strategies (the
+// parameter servers, the transport, deadlines, checkpoints, --overlap, the
+// security files) and the SyncOptions they make, with each linked
+// strategy's own options read from the flags its options library defines
+// (strategy_option_set.h: --chunk_kb, --ring_bucket_kb, --staleness,
+// --local_size, the fusion runtime's, ...). Defined once, for the worker
+// and any binary that runs strategies in process.
 #ifndef RINGSIDE_WORKER_SYNC_FLAGS_H_
 #define RINGSIDE_WORKER_SYNC_FLAGS_H_
 

@@ -25,28 +25,11 @@ Registry& GetRegistry() {
 }  // namespace
 
 absl::Status SyncOptions::Validate() const {
-  if (chunk_bytes < 0 || chunk_bytes % 4 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "chunk_bytes must be a multiple of 4, > 0 or 0 (auto), got ",
-        chunk_bytes));
-  }
   if (rpc_timeout <= absl::ZeroDuration() ||
       connect_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("timeouts must be positive");
   }
-  if (staleness < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("staleness must be >= 0, got ", staleness));
-  }
-  if (ring_bucket_bytes < 0 || ring_first_bucket_bytes < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ring bucket sizes must be >= 0, got ", ring_first_bucket_bytes,
-        " (first) and ", ring_bucket_bytes));
-  }
-  if (local_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "local_size must be >= 0 (0: from the launcher), got ", local_size));
-  }
+  if (absl::Status s = strategy.Validate(); !s.ok()) return s;
   if (absl::Status s = security.Validate(); !s.ok()) return s;
   return absl::OkStatus();
 }

@@ -49,7 +49,6 @@
 #include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 #include "collectives/collective.h"
-#include "collectives/fusion/fusion_options.h"
 #include "collectives/gloo_loop_pacing.h"
 #include "collectives/store.h"
 #include "common/grpc_credentials.h"
@@ -58,18 +57,17 @@
 #include "core/optimizer_config.h"
 #include "core/tensor_layout.h"
 #include "device/cuda_handles.h"
+#include "worker/strategy_option_set.h"
 
 namespace ringside {
 
 struct ParamUseHooks;  // models/model.h
 
-// Options shared by the strategies (flags map onto these).
+// Options shared by the strategies (flags map onto these), and each
+// strategy's or family's own options struct in `strategy`.
 struct SyncOptions {
   // Parameter servers, in shard order (sps: exactly one; dps: K >= 1).
   std::vector<HostPort> servers;
-  // Payload bytes per parameter-server message: a positive multiple of 4,
-  // or 0 (default): AutoChunkBytes (core/ps_chunks.h).
-  int64_t chunk_bytes = 0;
   // Deadline of each RPC or wait once connected.
   absl::Duration rpc_timeout = absl::Seconds(120);
   // How long to keep trying to reach peers/servers at start-up.
@@ -77,8 +75,6 @@ struct SyncOptions {
   // Start communicating a range as soon as its gradients are final (true),
   // or only after backward ends (false). Strategies say whether they use it.
   bool overlap = true;
-  // Partition function of the parameter servers' key ranges.
-  std::string partitioner = "even_bytes";
   // The job's rendezvous store (not owned; outlives the strategy). Set by
   // the worker for strategies registered with needs_store.
   Store* store = nullptr;
@@ -102,24 +98,11 @@ struct SyncOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
-  // ring: gradient buckets (worker/strategies/allreduce/gradient_buckets.h, PyTorch DDP's
-  // scheme and defaults): the first bucket closes at
-  // ring_first_bucket_bytes, the others at ring_bucket_bytes; each bucket
-  // is all-reduced in place as soon as its last tensor is ready.
-  // ring_bucket_bytes == 0: one all-reduce per tensor. Both >= 0.
-  int64_t ring_bucket_bytes = int64_t{25} << 20;
-  int64_t ring_first_bucket_bytes = int64_t{1} << 20;
-  // The fusion strategy's runtime knobs (its timeline and timeout are set
-  // from the fields above).
-  FusionOptions fusion;
-  // async_ps: bounded staleness tau (versions). A worker at step t may
-  // compute with parameters of any version >= t - tau; 0 = fully
-  // synchronous (equals sps). >= 0. Default 0.
-  int staleness = 0;
-  // hierarchical: ranks per host; ranks [h*L, (h+1)*L) share host h. 0 =
-  // from the launcher (LOCAL_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_SIZE,
-  // SLURM_NTASKS_PER_NODE), else every rank on one host. >= 0. Default 0.
-  int local_size = 0;
+  // The options that belong to one strategy or family, each its own struct
+  // beside it (strategy_option_set.h): PsOptions (ps/ps_options.h),
+  // AsyncPsOptions, GradientBucketOptions (allreduce/bucket_options.h),
+  // HierarchicalOptions, FusionOptions (collectives/fusion/fusion_options.h).
+  StrategyOptionSet strategy;
   // Token and TLS of the job's gRPC traffic (parameter servers and the
   // rendezvous store; common/grpc_credentials.h). Default: insecure, no
   // token.

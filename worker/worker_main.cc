@@ -32,7 +32,6 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "collectives/fusion/fusion_flags.h"
 #include "collectives/nccl_collective.h"
 #include "collectives/rendezvous.h"
 #include "common/json_lines.h"
@@ -108,9 +107,9 @@ ABSL_FLAG(int, master_port, -1,
           "Rank 0's rendezvous store port; -1 reads MASTER_PORT (default "
           "29500); rank 0 may use 0 to let the OS pick (it is announced on "
           "stdout as {\"event\":\"rendezvous\",\"master_port\":P}).");
-// Synchronization (--servers, --chunk_kb, --ring_bucket_kb, --staleness,
-// ...): worker/sync_flags.h; the fusion runtime's:
-// collectives/fusion/fusion_flags.h.
+// Synchronization (--servers, --rpc_timeout_s, ...): worker/sync_flags.h;
+// each strategy's own (--chunk_kb, --ring_bucket_kb, --staleness, the
+// fusion runtime's, ...): its options library (worker/strategy_option_set.h).
 // Liveness.
 ABSL_FLAG(double, failure_timeout_s, 30,
           "Heartbeats (to the job's store, or to every parameter server) go "

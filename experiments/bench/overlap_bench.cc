@@ -18,6 +18,7 @@
 #include "common/status_macros.h"
 #include "models/model_factory.h"
 #include "server/local_ps_cluster.h"
+#include "worker/strategies/ps/ps_options.h"
 #include "worker/trainer.h"
 
 ABSL_FLAG(int, workers, 2, "Workers (threads).");
@@ -28,7 +29,7 @@ ABSL_FLAG(std::vector<std::string>, mlp_widths,
 ABSL_FLAG(int64_t, batch_size, 32, "Examples per worker per step.");
 ABSL_FLAG(int64_t, steps, 30, "Steps per run.");
 ABSL_FLAG(int64_t, warmup_steps, 5, "Unmeasured leading steps.");
-ABSL_FLAG(int64_t, chunk_kb, 1024, "Chunk size (KiB).");
+// --chunk_kb: the workers' flag (worker/strategies/ps/ps_options.h).
 ABSL_FLAG(int, repeats, 3, "Runs per mode, interleaved.");
 
 namespace ringside {
@@ -47,7 +48,8 @@ absl::StatusOr<Measure> RunOnce(bool overlap, const ModelOptions& model) {
       LocalPsCluster::Start(k, n, PsServiceOptions().max_pull_wait));
   SyncOptions sync;
   sync.overlap = overlap;
-  sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
+  RS_ASSIGN_OR_RETURN(PsOptions ps, PsOptionsFromFlags());
+  sync.strategy.Set(ps);
   sync.servers = servers->addresses();
   TrainerOptions trainer;
   trainer.batch_size = absl::GetFlag(FLAGS_batch_size);

@@ -35,6 +35,7 @@
 #include "experiments/cost/tcp_echo.h"
 #include "server/local_ps_cluster.h"
 #include "worker/strategies/ps/local_ps_worker.h"
+#include "worker/strategies/ps/ps_options.h"
 #include "worker/strategies/ps/ps_session.h"
 
 ABSL_FLAG(int64_t, model_mb, 64, "Model size (MiB of float32 parameters).");
@@ -48,8 +49,7 @@ ABSL_FLAG(std::vector<std::string>, shard_counts,
           "Server counts K for the sharding section (empty to skip).");
 ABSL_FLAG(int, steps, 4, "Measured steps per configuration.");
 ABSL_FLAG(int, warmup_steps, 1, "Unmeasured steps first.");
-ABSL_FLAG(int64_t, chunk_kb, 0,
-          "Chunk size (KiB); 0: the workers' default (AutoChunkBytes).");
+// --chunk_kb: the workers' flag (worker/strategies/ps/ps_options.h).
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
 
 namespace ringside {
@@ -66,7 +66,8 @@ absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
   RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> servers,
                       LocalPsCluster::Start(k, n, absl::Seconds(300)));
   SyncOptions sync;
-  sync.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
+  RS_ASSIGN_OR_RETURN(PsOptions ps, PsOptionsFromFlags());
+  sync.strategy.Set(ps);
   sync.rpc_timeout = absl::Seconds(300);
   sync.servers = servers->addresses();
   std::vector<absl::Status> status(n);
@@ -138,6 +139,7 @@ absl::Status Run() {
   }
   RS_ASSIGN_OR_RETURN(TensorLayout layout, TensorLayout::FromShapes(shapes));
   const double mb = layout.total_bytes() / 1048576.0;
+  RS_ASSIGN_OR_RETURN(const PsOptions ps, PsOptionsFromFlags());
   // --json_out: one JSON line per row; the file closes when Run returns.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,
                                                             &std::fclose);
@@ -154,8 +156,7 @@ absl::Status Run() {
       "transport_bench: %.0f MiB model in %d tensors, %s chunks, %d "
       "measured steps (+%d warm-up), loopback, %u cores\n\n",
       mb, tensors,
-      absl::GetFlag(FLAGS_chunk_kb) > 0
-          ? absl::StrCat(absl::GetFlag(FLAGS_chunk_kb), " KiB")
+      ps.chunk_bytes > 0 ? absl::StrCat(ps.chunk_bytes / 1024, " KiB")
           : "auto-sized (AutoChunkBytes)",
       steps, warmup, cores);
 
@@ -167,8 +168,8 @@ absl::Status Run() {
       "grpc/tcp | ps/grpc |\n");
   absl::PrintF("|---|---|---|---|---|---|---|---|\n");
   const int64_t chunk_bytes =
-      absl::GetFlag(FLAGS_chunk_kb) > 0
-          ? absl::GetFlag(FLAGS_chunk_kb) * 1024
+      ps.chunk_bytes > 0
+          ? ps.chunk_bytes
           : AutoChunkBytes(layout.total_bytes(), /*num_servers=*/1);
   RS_ASSIGN_OR_RETURN(std::vector<int> worker_counts,
                       Ints(absl::GetFlag(FLAGS_workers)));

@@ -7,6 +7,7 @@
 #include "collectives/in_memory_store.h"
 #include "common/status_macros.h"
 #include "server/local_ps_cluster.h"
+#include "worker/strategies/ps/ps_options.h"
 
 namespace ringside::testing {
 
@@ -18,7 +19,9 @@ OracleSetup::OracleSetup() {
   optimizer.lr = 0.03f;
   optimizer.momentum = 0.9f;
   // Small chunks so that chunks span tensors and tensors span chunks.
-  sync.chunk_bytes = 1024;
+  PsOptions ps;
+  ps.chunk_bytes = 1024;
+  sync.strategy.Set(ps);
   sync.rpc_timeout = absl::Seconds(30);
   sync.connect_timeout = absl::Seconds(10);
 }

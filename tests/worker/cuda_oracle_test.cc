@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "collectives/nccl_collective.h"
+#include "collectives/fusion/fusion_options.h"
 #include "tests/testing/gpu_skip.h"
 #include "tests/testing/cuda_oracle_harness.h"
 #include "tests/testing/oracle_harness.h"
@@ -139,8 +140,10 @@ TEST(CudaOracleTest, FusionBufferAndFusionOff) {
   const int n = gpus >= 2 ? 2 : 1;
   for (const int64_t threshold : {int64_t{64} << 20, int64_t{0}}) {
     OracleSetup setup;
-    setup.sync.fusion.in_place_contiguous = false;
-    setup.sync.fusion.fusion_threshold_bytes = threshold;
+    FusionOptions fusion;
+    fusion.in_place_contiguous = false;
+    fusion.fusion_threshold_bytes = threshold;
+    setup.sync.strategy.Set(fusion);
     absl::StatusOr<TrainResult> reference = RunReference(setup, n);
     ASSERT_TRUE(reference.ok()) << reference.status();
     std::vector<int> devices;

@@ -17,7 +17,9 @@
 #include "common/status_macros.h"
 #include "server/local_ps_cluster.h"
 #include "tests/testing/oracle_harness.h"
+#include "worker/strategies/ps/async_ps_options.h"
 #include "worker/strategies/ps/async_ps_strategy.h"
+#include "worker/strategies/ps/ps_options.h"
 
 namespace ringside::testing {
 namespace {
@@ -29,7 +31,7 @@ TEST_P(AsyncPsOracleTest, StalenessZeroMatchesSingleWorkerWithGlobalBatch) {
   const auto [n, servers] = GetParam();
   OracleSetup setup;
   setup.num_servers = servers;
-  setup.sync.staleness = 0;
+  setup.sync.strategy.Set(AsyncPsOptions{0});
   absl::StatusOr<TrainResult> reference = RunReference(setup, n);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "async_ps", n);
@@ -47,12 +49,12 @@ TEST(AsyncPsStrategyTest, FinalRecordCarriesItsStalenessAndChunk) {
   OracleSetup setup;
   setup.num_servers = 1;
   setup.steps = 3;
-  setup.sync.staleness = 2;
+  setup.sync.strategy.Set(AsyncPsOptions{2});
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "async_ps", 2);
   ASSERT_TRUE(run.ok()) << run.status();
   for (const nlohmann::json& record : run->final_records) {
     EXPECT_EQ(record["staleness"], 2) << record.dump();
-    EXPECT_EQ(record["ps_chunk_bytes"], setup.sync.chunk_bytes)
+    EXPECT_EQ(record["ps_chunk_bytes"], setup.sync.strategy.Get<PsOptions>().chunk_bytes)
         << record.dump();
     EXPECT_FALSE(record.contains("ring_bucket_bytes")) << record.dump();
   }
@@ -91,7 +93,7 @@ TEST(AsyncPsStrategyTest, StalenessZeroEqualsSpsWithFourWorkers) {
 TEST(AsyncPsStrategyTest, RejectsNegativeStaleness) {
   OracleSetup setup;
   setup.num_servers = 1;
-  setup.sync.staleness = -1;
+  setup.sync.strategy.Set(AsyncPsOptions{-1});
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "async_ps", 1);
   ASSERT_FALSE(run.ok());
   EXPECT_EQ(run.status().code(), absl::StatusCode::kInvalidArgument);
@@ -180,7 +182,7 @@ class AsyncPsStalenessTest : public ::testing::TestWithParam<int> {};
 TEST_P(AsyncPsStalenessTest, StalenessIsBoundedAndUsedAndTrainingConverges) {
   const int tau = GetParam();
   OracleSetup setup;
-  setup.sync.staleness = tau;
+  setup.sync.strategy.Set(AsyncPsOptions{tau});
   setup.steps = 40;
   absl::StatusOr<StaleRun> run =
       RunWithStraggler(setup, 2, absl::Milliseconds(50));
@@ -219,7 +221,7 @@ INSTANTIATE_TEST_SUITE_P(Tau, AsyncPsStalenessTest,
 // installed, at most tau old.
 TEST(AsyncPsStrategyTest, QuiesceFinishesTheRoundsBeforeAnEvaluation) {
   OracleSetup setup;
-  setup.sync.staleness = 2;
+  setup.sync.strategy.Set(AsyncPsOptions{2});
   setup.steps = 20;
   absl::StatusOr<StaleRun> run = RunWithStraggler(
       setup, 2, absl::Milliseconds(50), /*eval_every=*/5);

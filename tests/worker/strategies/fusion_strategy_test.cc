@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "collectives/fusion/fusion_options.h"
 #include "tests/testing/oracle_harness.h"
 
 namespace ringside::testing {
@@ -25,9 +26,11 @@ TEST_P(FusionOracleTest, MatchesSingleWorkerWithGlobalBatch) {
   const Case& c = GetParam();
   OracleSetup setup;
   setup.optimizer.type = c.optimizer;
-  setup.sync.fusion.fusion_threshold_bytes = c.threshold_bytes;
-  setup.sync.fusion.in_place_contiguous = c.in_place;
-  setup.sync.fusion.cache_capacity = c.cache_capacity;
+  FusionOptions fusion;
+  fusion.fusion_threshold_bytes = c.threshold_bytes;
+  fusion.in_place_contiguous = c.in_place;
+  fusion.cache_capacity = c.cache_capacity;
+  setup.sync.strategy.Set(fusion);
   absl::StatusOr<TrainResult> reference = RunReference(setup, c.workers);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "fusion", c.workers);
@@ -73,7 +76,9 @@ TEST(FusionStrategyTest, BadKnobsAreRejectedAtInit) {
   context.layout = *TensorLayout::FromShapes({{"w", {10}}});
   context.params = absl::MakeSpan(params);
   context.grads = absl::MakeSpan(grads);
-  context.options.fusion.fusion_threshold_bytes = 6;
+  FusionOptions options;
+  options.fusion_threshold_bytes = 6;
+  context.options.strategy.Set(options);
   absl::Status s = (*fusion)->Init(context);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("fusion_threshold_bytes"), std::string::npos)

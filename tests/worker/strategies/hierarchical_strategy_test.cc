@@ -16,6 +16,7 @@
 #include "collectives/in_memory_store.h"
 #include "tests/testing/oracle_harness.h"
 #include "tests/testing/rank_threads.h"
+#include "worker/strategies/allreduce/hierarchical_options.h"
 #include "worker/strategies/allreduce/hierarchical_strategy.h"
 
 namespace ringside::testing {
@@ -32,7 +33,7 @@ class HierarchicalOracleTest : public ::testing::TestWithParam<Grouping> {};
 TEST_P(HierarchicalOracleTest, MatchesSingleWorkerWithGlobalBatch) {
   const Grouping& g = GetParam();
   OracleSetup setup;
-  setup.sync.local_size = g.local_size;
+  setup.sync.strategy.Set(HierarchicalOptions{g.local_size});
   setup.sync.allreduce_algorithm = g.algorithm;
   absl::StatusOr<TrainResult> reference = RunReference(setup, g.workers);
   ASSERT_TRUE(reference.ok()) << reference.status();
@@ -79,7 +80,7 @@ TEST(HierarchicalStrategyTest, OneStepInClosedForm) {
     context.optimizer.type = "sgd";
     context.optimizer.lr = 0.01f;
     context.options.store = &store;
-    context.options.local_size = kL;
+    context.options.strategy.Set(HierarchicalOptions{kL});
     context.options.rpc_timeout = absl::Seconds(20);
     context.options.connect_timeout = absl::Seconds(10);
     if (absl::Status st = strategy.Init(context); !st.ok()) return st;
@@ -116,7 +117,7 @@ TEST_P(HierarchicalBadGroupingTest, FailsAtInitNamingTheProblem) {
   const BadGrouping& b = GetParam();
   OracleSetup setup;
   setup.steps = 1;
-  setup.sync.local_size = b.local_size;
+  setup.sync.strategy.Set(HierarchicalOptions{b.local_size});
   setup.sync.connect_timeout = absl::Seconds(2);
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "hierarchical", b.workers);
   ASSERT_FALSE(run.ok());

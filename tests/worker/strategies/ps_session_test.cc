@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "server/local_ps_cluster.h"
+#include "worker/strategies/ps/ps_options.h"
 
 namespace ringside {
 namespace {
@@ -34,7 +35,9 @@ class PsSessionTest : public ::testing::Test {
     context_.optimizer.lr = 0.5f;
     context_.optimizer.momentum = 0.0f;
     context_.options.servers = ps_->addresses();
-    context_.options.chunk_bytes = 4096;
+    PsOptions ps_options;
+    ps_options.chunk_bytes = 4096;
+    context_.options.strategy.Set(ps_options);
     absl::StatusOr<std::unique_ptr<PsSession>> session =
         PsSession::Start(context_, /*overlap=*/false);
     ASSERT_TRUE(session.ok()) << session.status();

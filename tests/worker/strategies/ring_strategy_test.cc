@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/oracle_harness.h"
+#include "worker/strategies/allreduce/bucket_options.h"
 
 namespace ringside::testing {
 namespace {
@@ -32,8 +33,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(RingStrategyTest, FinalRecordCarriesItsBucketCaps) {
   OracleSetup setup;
   setup.steps = 2;
-  setup.sync.ring_first_bucket_bytes = 1024;
-  setup.sync.ring_bucket_bytes = 4096;
+  GradientBucketOptions buckets;
+  buckets.first_bucket_bytes = 1024;
+  buckets.bucket_bytes = 4096;
+  setup.sync.strategy.Set(buckets);
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "ring", 2);
   ASSERT_TRUE(run.ok()) << run.status();
   for (const nlohmann::json& record : run->final_records) {

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tests/testing/oracle_harness.h"
+#include "worker/strategies/allreduce/bucket_options.h"
 
 namespace ringside::testing {
 namespace {
@@ -105,8 +106,10 @@ TEST(Zero2Test, AnyBucketingMatches) {
   // One bucket per tensor, and buckets of about 16 KiB (several tensors).
   for (const int64_t cap : {int64_t{0}, int64_t{16} << 10}) {
     OracleSetup setup = DeepMlp();
-    setup.sync.ring_bucket_bytes = cap;
-    setup.sync.ring_first_bucket_bytes = cap;
+    GradientBucketOptions buckets;
+    buckets.bucket_bytes = cap;
+    buckets.first_bucket_bytes = cap;
+    setup.sync.strategy.Set(buckets);
     absl::StatusOr<TrainResult> reference = RunReference(setup, 3);
     ASSERT_TRUE(reference.ok()) << reference.status();
     absl::StatusOr<OracleRun> run = RunWorkers(setup, "zero2", 3);

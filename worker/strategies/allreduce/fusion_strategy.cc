@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "collectives/fusion/fusion_flags.h"
+#include "collectives/fusion/fusion_options.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "worker/strategies/allreduce/allreduce_support.h"
@@ -13,7 +15,8 @@ FusionStrategy::~FusionStrategy() { runtime_.reset(); }
 
 absl::Status FusionStrategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_RETURN_IF_ERROR(context.options.fusion.Validate());
+  const FusionOptions& fusion = context.options.strategy.Get<FusionOptions>();
+  RS_RETURN_IF_ERROR(fusion.Validate());
   RS_ASSIGN_OR_RETURN(control_,
                       ConnectCpuCollective(context, "fusion_ctl", &own_store_));
   RS_ASSIGN_OR_RETURN(data_,
@@ -23,12 +26,12 @@ absl::Status FusionStrategy::Init(const SyncContext& context) {
   start_step_ = start.start_step;
   if (context.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(memory_, DeviceFusionMemory::Create(context_));
-  } else if (context.options.fusion.overlap_batches && context.world_size > 1) {
+  } else if (fusion.overlap_batches && context.world_size > 1) {
     RS_ASSIGN_OR_RETURN(
         overlap_data_,
         ConnectCpuCollective(context, "fusion_data2", &own_store_));
   }
-  FusionOptions options = context.options.fusion;
+  FusionOptions options = fusion;
   options.timeline = context.options.timeline;
   options.timeout = context.options.rpc_timeout;
   RS_ASSIGN_OR_RETURN(
@@ -56,6 +59,10 @@ absl::Status FusionStrategy::Shutdown() {
 FusionStats FusionStrategy::stats() const {
   return runtime_ ? runtime_->stats() : FusionStats();
 }
+
+// The fusion runtime's flags (collectives/fusion/fusion_flags.h) fill its
+// FusionOptions in SyncOptions::strategy.
+RINGSIDE_REGISTER_OPTION_FLAGS(FusionOptions, FusionOptionsFromFlags);
 
 RINGSIDE_REGISTER_STRATEGY(
     FusionStrategy,

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/tensor_layout.h"
+#include "worker/strategies/allreduce/bucket_options.h"
 #include "nlohmann/json.hpp"
 
 namespace ringside {

@@ -57,7 +57,7 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   RS_ASSIGN_OR_RETURN(
       local_size_,
       ResolveLocalSize(
-          context.options.local_size, context.world_size,
+          context.options.strategy.Get<HierarchicalOptions>().local_size, context.world_size,
           [](const char* name) -> const char* { return std::getenv(name); }));
   num_hosts_ = context.world_size / local_size_;
   host_ = context.rank / local_size_;

@@ -43,6 +43,8 @@
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "models/optimizer.h"
+#include "worker/strategies/allreduce/bucket_options.h"
+#include "worker/strategies/allreduce/hierarchical_options.h"
 #include "worker/strategies/comm/bucket_comm_thread.h"
 #include "worker/sync_strategy.h"
 
@@ -77,8 +79,9 @@ class HierarchicalStrategy : public SyncStrategy {
 
   // Its bucket caps (ring's).
   nlohmann::json RecordFields() const override {
-    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
-                            context_.options.ring_bucket_bytes);
+    const auto& buckets =
+        context_.options.strategy.Get<GradientBucketOptions>();
+    return BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
   }
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();

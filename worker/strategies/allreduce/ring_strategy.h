@@ -35,6 +35,7 @@
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
 #include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/bucket_options.h"
 #include "worker/strategies/allreduce/bucket_comm_hook.h"
 #include "worker/strategies/comm/bucket_comm_thread.h"
 #include "worker/sync_strategy.h"
@@ -60,8 +61,9 @@ class RingStrategy : public SyncStrategy {
   }
   // Its bucket caps.
   nlohmann::json RecordFields() const override {
-    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
-                            context_.options.ring_bucket_bytes);
+    const auto& buckets =
+        context_.options.strategy.Get<GradientBucketOptions>();
+    return BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
   }
 
  protected:

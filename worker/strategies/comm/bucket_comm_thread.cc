@@ -38,9 +38,10 @@ BucketCommThread::BucketCommThread(const TensorLayout* layout,
 std::unique_ptr<BucketCommThread> BucketCommThread::ForJob(
     const TensorLayout* layout, const SyncOptions& options,
     std::string items_done, ReduceFn reduce) {
+  const auto& caps = options.strategy.Get<GradientBucketOptions>();
   return std::make_unique<BucketCommThread>(
-      layout, options.ring_first_bucket_bytes, options.ring_bucket_bytes,
-      options.timeline, std::move(items_done), std::move(reduce));
+      layout, caps.first_bucket_bytes, caps.bucket_bytes, options.timeline,
+      std::move(items_done), std::move(reduce));
 }
 
 void BucketCommThread::OnGradientReady(int tensor) {

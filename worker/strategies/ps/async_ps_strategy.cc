@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
+#include "worker/strategies/ps/async_ps_options.h"
 
 namespace ringside {
 
@@ -16,7 +17,7 @@ AsyncPsStrategy::~AsyncPsStrategy() { StopThread(); }
 absl::Status AsyncPsStrategy::Init(const SyncContext& context) {
   RS_RETURN_IF_ERROR(context.options.Validate());
   context_ = context;
-  staleness_ = context.options.staleness;
+  staleness_ = context.options.strategy.Get<AsyncPsOptions>().staleness;
   comm_params_.assign(context.params.begin(), context.params.end());
   // The session pulls version 0 into comm_params_; each round hands it the
   // round's own buffers (CommLoop), so it never reads the trainer's grads.

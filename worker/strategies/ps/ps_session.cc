@@ -32,14 +32,15 @@ absl::StatusOr<std::unique_ptr<PsSession>> PsSession::Start(
 absl::Status PsSession::Connect() {
   const SyncOptions& options = context_.options;
   const int k = static_cast<int>(options.servers.size());
+  const PsOptions& ps = options.strategy.Get<PsOptions>();
   RS_ASSIGN_OR_RETURN(std::unique_ptr<Partitioner> partitioner,
-                      MakePartitioner(options.partitioner));
+                      MakePartitioner(ps.partitioner));
   RS_ASSIGN_OR_RETURN(ranges_, partitioner->Partition(context_.layout, k));
 
   // Chunks of every server, and which tensors overlap each.
   const int64_t chunk_bytes =
-      options.chunk_bytes > 0
-          ? options.chunk_bytes
+      ps.chunk_bytes > 0
+          ? ps.chunk_bytes
           : AutoChunkBytes(context_.layout.total_bytes(), k);
   const int64_t chunk_elements = chunk_bytes / 4;
   chunks_per_server_.assign(k, 0);
@@ -68,7 +69,7 @@ absl::Status PsSession::Connect() {
   *request.mutable_optimizer() = context_.optimizer.ToProto();
   request.set_chunk_bytes(chunk_bytes);
   request.set_num_shards(k);
-  request.set_partitioner(options.partitioner);
+  request.set_partitioner(ps.partitioner);
 
   const absl::Time connect_deadline = absl::Now() + options.connect_timeout;
   for (int s = 0; s < k; ++s) {

@@ -39,12 +39,13 @@
 #include "absl/synchronization/mutex.h"
 #include "core/ps_chunks.h"
 #include "server/partitioner.h"
+#include "worker/strategies/ps/ps_options.h"
 #include "worker/strategies/ps/ps_shard_client.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
 
-// The chunk size when SyncOptions::chunk_bytes is 0: AutoChunkBytes
+// The chunk size when PsOptions::chunk_bytes is 0: AutoChunkBytes
 // (core/ps_chunks.h, which the cost model shares).
 
 class PsSession {
@@ -64,7 +65,8 @@ class PsSession {
   // The final record's ps_chunk_bytes: the chunk flag's value (0:
   // AutoChunkBytes).
   nlohmann::json RecordFields() const {
-    return {{"ps_chunk_bytes", context_.options.chunk_bytes}};
+    return {{"ps_chunk_bytes",
+             context_.options.strategy.Get<PsOptions>().chunk_bytes}};
   }
   // Tells every server this worker is done. A step still in flight is
   // abandoned first (as Abort).

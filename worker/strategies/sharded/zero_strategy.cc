@@ -19,9 +19,9 @@ absl::Status ZeroStrategy::Init(const SyncContext& context) {
   if (stage_ == 2) {
     shards_ = std::make_unique<TensorShards>(
         context_.layout, sharded_.optimizer->counts(), context_.rank);
-    buckets_ = AssignBuckets(context_.layout,
-                             context_.options.ring_first_bucket_bytes,
-                             context_.options.ring_bucket_bytes);
+    const auto& caps = context_.options.strategy.Get<GradientBucketOptions>();
+    buckets_ = AssignBuckets(context_.layout, caps.first_bucket_bytes,
+                             caps.bucket_bytes);
     bucket_of_.assign(context_.layout.num_tensors(), 0);
     for (size_t b = 0; b < buckets_.size(); ++b) {
       for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor;

@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "worker/strategies/allreduce/bucket_options.h"
 #include "worker/strategies/allreduce/gradient_buckets.h"
 #include "worker/strategies/comm/sequenced_comm_thread.h"
 #include "worker/strategies/sharded/sharded_gradients.h"
@@ -68,8 +69,9 @@ class ZeroStrategy : public SyncStrategy {
   // Stage 2: its reduce-scatter buckets' caps (ring's); stage 1: none.
   nlohmann::json RecordFields() const override {
     if (stage_ != 2) return nlohmann::json::object();
-    return BucketCapsRecord(context_.options.ring_first_bucket_bytes,
-                            context_.options.ring_bucket_bytes);
+    const auto& buckets =
+        context_.options.strategy.Get<GradientBucketOptions>();
+    return BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
   }
 
  protected:
