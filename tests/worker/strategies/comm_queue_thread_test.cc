@@ -72,6 +72,31 @@ TEST(CommQueueThreadTest, FailFromTheCallerSkipsTheRest) {
   EXPECT_TRUE(log.Ran().empty());
 }
 
+TEST(CommQueueThreadTest, FailWaitsForTheRunningItemBeforeReturning) {
+  absl::Notification started;
+  absl::Notification release;
+  std::atomic<bool> finished{false};
+  CommQueueThread queue(2, "items done", false, [&](int item, int64_t, double) {
+    if (item == 0) {
+      started.Notify();
+      release.WaitForNotificationWithTimeout(absl::Seconds(10));
+      finished = true;
+    }
+    return absl::OkStatus();
+  });
+  queue.Enqueue(0);
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  queue.Fail(absl::InternalError("enqueue failed"));
+  queue.Enqueue(1);
+  // Item 0 is still running: the step is not done.
+  EXPECT_EQ(queue.WaitForStep(0, absl::Milliseconds(50)).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  release.Notify();
+  EXPECT_EQ(queue.WaitForStep(0, absl::Seconds(10)).code(),
+            absl::StatusCode::kInternal);
+  EXPECT_TRUE(finished.load());
+}
+
 TEST(CommQueueThreadTest, MissingItemsEndInADeadlineNamingThem) {
   Log log;
   CommQueueThread queue(2, "gradient buckets all-reduced", false,

@@ -55,6 +55,48 @@ TEST(SequencedCommThreadTest, FirstFailureIsKeptAndSkipsTheRest) {
             absl::StatusCode::kUnavailable);
 }
 
+TEST(SequencedCommThreadTest, FailKeepsTheFirstErrorAndSkipsLaterOperations) {
+  SequencedCommThread comm;
+  std::atomic<int> ran{0};
+  comm.Fail(absl::OkStatus());  // not a failure
+  EXPECT_TRUE(comm.error().ok());
+  comm.Fail(absl::InternalError("enqueue failed"));
+  comm.Fail(absl::UnavailableError("second error"));  // the first is kept
+  comm.Enqueue([&] {
+    ++ran;
+    return absl::OkStatus();
+  });
+  comm.Enqueue([&] {
+    ++ran;
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(comm.WaitAll(absl::Seconds(10), "all").code(),
+            absl::StatusCode::kInternal);
+  // The skipped operations still count as done.
+  EXPECT_EQ(comm.WaitDone(2, absl::Seconds(10)), 2);
+  EXPECT_EQ(ran.load(), 0);
+  EXPECT_EQ(comm.error().code(), absl::StatusCode::kInternal);
+}
+
+TEST(SequencedCommThreadTest, WaitDoneOutlastsAFailureUntilTheRunningOpEnds) {
+  SequencedCommThread comm;
+  absl::Notification started;
+  absl::Notification release;
+  comm.Enqueue([&] {
+    started.Notify();
+    release.WaitForNotificationWithTimeout(absl::Seconds(10));
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(started.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  comm.Fail(absl::InternalError("broken"));
+  // Wait returns the failure at once; WaitDone waits for the running op.
+  EXPECT_EQ(comm.Wait(0, absl::Seconds(10), "op 0").code(),
+            absl::StatusCode::kInternal);
+  EXPECT_EQ(comm.WaitDone(1, absl::Milliseconds(50)), 0);
+  release.Notify();
+  EXPECT_EQ(comm.WaitDone(1, absl::Seconds(10)), 1);
+}
+
 TEST(SequencedCommThreadTest, WaitHasADeadlineNamingWhatItWaitedFor) {
   SequencedCommThread comm;
   absl::Notification release;

@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "common/stopwatch.h"
 
 namespace ringside {
@@ -13,70 +12,35 @@ CommQueueThread::CommQueueThread(int items_per_step, std::string items_done,
     : items_per_step_(items_per_step),
       items_done_(std::move(items_done)),
       read_clock_(read_clock),
-      work_(std::move(work)),
-      thread_([this] { Loop(); }) {}
+      work_(std::move(work)) {}
 
 CommQueueThread::~CommQueueThread() { Stop(); }
 
 void CommQueueThread::Enqueue(int item) {
-  const double now = read_clock_ ? NowSeconds() : 0.0;
-  absl::MutexLock lock(&mu_);
-  queue_.push_back({item, step_, now});
+  const double queued_s = read_clock_ ? NowSeconds() : 0.0;
+  comm_.Enqueue([this, item, step = step_, queued_s] {
+    return work_(item, step, queued_s);
+  });
 }
 
-void CommQueueThread::Fail(const absl::Status& error) {
-  absl::MutexLock lock(&mu_);
-  if (error_.ok()) error_ = error;
-}
-
-void CommQueueThread::Loop() {
-  while (true) {
-    Queued queued;
-    {
-      absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return !queue_.empty() || stop_;
-      };
-      mu_.Await(absl::Condition(&ready));
-      if (stop_) return;
-      queued = queue_.front();
-      queue_.pop_front();
-      if (!error_.ok()) {  // broken: count, do not run
-        ++done_;
-        continue;
-      }
-    }
-    absl::Status s = work_(queued.item, queued.step, queued.queued_s);
-    absl::MutexLock lock(&mu_);
-    if (!s.ok() && error_.ok()) error_ = s;
-    ++done_;
-  }
-}
+void CommQueueThread::Fail(const absl::Status& error) { comm_.Fail(error); }
 
 absl::Status CommQueueThread::WaitForStep(int64_t step,
                                           absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
-  auto all_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return done_ == items_per_step_;
-  };
-  if (!mu_.AwaitWithTimeout(absl::Condition(&all_done), timeout)) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("step ", step, ": only ", done_, " of ", items_per_step_,
-                     " ", items_done_,
-                     " within the deadline (was OnGradientReady called for "
-                     "every tensor?)"));
+  const int64_t end = first_ticket_ + items_per_step_;
+  const int64_t done = comm_.WaitDone(end, timeout);
+  if (done < end) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "step ", step, ": only ", done - first_ticket_, " of ", items_per_step_,
+        " ", items_done_,
+        " within the deadline (was OnGradientReady called for every "
+        "tensor?)"));
   }
-  done_ = 0;
+  first_ticket_ = end;
   step_ = step + 1;
-  return error_;
+  return comm_.error();
 }
 
-void CommQueueThread::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  if (thread_.joinable()) thread_.join();
-}
+void CommQueueThread::Stop() { comm_.Stop(); }
 
 }  // namespace ringside

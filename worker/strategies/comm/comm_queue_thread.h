@@ -1,11 +1,12 @@
-// CommQueueThread: the one work queue drained by a communication thread, for
+// CommQueueThread: per-step work items on the communication thread, for
 // the strategies that overlap communication with backward: the gradient
 // buckets of ring, ring_fp16 and hierarchical (bucket_comm_thread.h) and
 // host staging (device -> host gradient copies). The training thread
 // Enqueue()s work item i (a bucket or tensor index) of the current step as
-// backward makes it ready; one thread runs `work(i, step, queued_s)` on
-// each, in order; WaitForStep blocks until the step's `items_per_step`
-// items are done, then moves to the next step.
+// backward makes it ready; `work(i, step, queued_s)` runs on each, in order,
+// on a SequencedCommThread (sequenced_comm_thread.h); WaitForStep blocks
+// until the step's `items_per_step` items are done, then moves to the next
+// step.
 //
 // The first failure, from `work` or from Fail(), is kept: WaitForStep
 // returns it, and later items are counted without being run (a collective
@@ -21,14 +22,12 @@
 #define RINGSIDE_WORKER_STRATEGIES_COMM_COMM_QUEUE_THREAD_H_
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <string>
-#include <thread>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "worker/strategies/comm/sequenced_comm_thread.h"
 
 namespace ringside {
 
@@ -58,25 +57,15 @@ class CommQueueThread {
   void Stop();
 
  private:
-  struct Queued {
-    int item = 0;
-    int64_t step = 0;
-    double queued_s = 0.0;
-  };
-  void Loop();
-
   const int items_per_step_;
   const std::string items_done_;
   const bool read_clock_;
   const WorkFn work_;
 
-  absl::Mutex mu_;
-  std::deque<Queued> queue_ ABSL_GUARDED_BY(mu_);
-  int done_ ABSL_GUARDED_BY(mu_) = 0;      // items done this step
-  int64_t step_ ABSL_GUARDED_BY(mu_) = 0;  // the step being worked on
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Status error_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_;  // last: starts after the members above exist
+  // Training thread only.
+  int64_t step_ = 0;          // the step being enqueued
+  int64_t first_ticket_ = 0;  // the comm_ ticket of its first item
+  SequencedCommThread comm_;  // last: stops first
 };
 
 }  // namespace ringside

@@ -6,8 +6,7 @@
 
 namespace ringside {
 
-SequencedCommThread::SequencedCommThread()
-    : thread_([this] { Loop(); }) {}
+SequencedCommThread::SequencedCommThread() : thread_([this] { Loop(); }) {}
 
 SequencedCommThread::~SequencedCommThread() { Stop(); }
 
@@ -15,6 +14,11 @@ int64_t SequencedCommThread::Enqueue(Operation op) {
   absl::MutexLock lock(&mu_);
   queue_.push_back(std::move(op));
   return issued_++;
+}
+
+void SequencedCommThread::Fail(const absl::Status& error) {
+  absl::MutexLock lock(&mu_);
+  if (!error.ok() && error_.ok()) error_ = error;
 }
 
 absl::Status SequencedCommThread::Wait(int64_t ticket, absl::Duration timeout,
@@ -40,6 +44,20 @@ absl::Status SequencedCommThread::WaitAll(absl::Duration timeout,
                                           const std::string& what) {
   if (issued_ == 0) return absl::OkStatus();
   return Wait(issued_ - 1, timeout, what);
+}
+
+int64_t SequencedCommThread::WaitDone(int64_t count, absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return done_ >= count;
+  };
+  mu_.AwaitWithTimeout(absl::Condition(&ready), timeout);
+  return done_;
+}
+
+absl::Status SequencedCommThread::error() const {
+  absl::MutexLock lock(&mu_);
+  return error_;
 }
 
 void SequencedCommThread::Stop() {

@@ -1,17 +1,20 @@
-// SequencedCommThread: one communication thread running the operations the
-// training thread queues, in queue order, for strategies that wait on a
-// particular operation rather than on a whole step (zero3: the all-gather
-// of one tensor's parameters before the model reads them, while the next
-// one is already queued). Enqueue returns a ticket; Wait(ticket) blocks
-// until that operation and every one before it have run.
+// SequencedCommThread: the one communication thread of the strategies. It
+// runs the operations the training thread queues, in queue order. Enqueue
+// returns a ticket; Wait(ticket) blocks until that operation and every one
+// before it have run, for strategies that wait on a particular operation
+// (zero3: the all-gather of one tensor's parameters before the model reads
+// it, while the next one is already queued). Per-step users wrap it
+// (CommQueueThread, comm_queue_thread.h).
 //
-// The first failure is kept: later operations are skipped (a collective
+// The first failure, from an operation or from Fail(), is kept: later
+// operations are skipped (counted as done without being run; a collective
 // group is unusable after an error), and every Wait from then on returns
 // it. Every Wait has a deadline (DEADLINE_EXCEEDED naming `what`).
 //
-// Thread-safety: Enqueue and Wait from one thread (the training thread);
-// the operations run on the communication thread only, so what they alone
-// touch (a Collective) needs no lock. Stop joins; the destructor stops.
+// Thread-safety: Enqueue and the waits from one thread (the training
+// thread); Fail and error from any. The operations run on the
+// communication thread only, so what they alone touch (a Collective) needs
+// no lock. Stop joins; the destructor stops.
 #ifndef RINGSIDE_WORKER_STRATEGIES_COMM_SEQUENCED_COMM_THREAD_H_
 #define RINGSIDE_WORKER_STRATEGIES_COMM_SEQUENCED_COMM_THREAD_H_
 
@@ -40,6 +43,9 @@ class SequencedCommThread {
   int64_t Enqueue(Operation op);
   // Tickets issued so far (the next Enqueue's ticket).
   int64_t issued() const { return issued_; }
+  // Breaks the pipeline with `error` unless it is already broken: operations
+  // not yet started are skipped. An OK `error` does nothing.
+  void Fail(const absl::Status& error);
   // Blocks until operation `ticket` and all before it have run (OK), the
   // pipeline has failed (its first error), or `timeout` passes
   // (DEADLINE_EXCEEDED naming `what`).
@@ -47,6 +53,12 @@ class SequencedCommThread {
                     const std::string& what);
   // Wait for everything queued so far.
   absl::Status WaitAll(absl::Duration timeout, const std::string& what);
+  // Blocks until the operations with tickets below `count` are all done
+  // (run, or skipped after a failure) or `timeout` passes; returns how many
+  // operations are done. Unlike Wait, a failure does not end the wait.
+  int64_t WaitDone(int64_t count, absl::Duration timeout);
+  // The first failure; OK while there is none.
+  absl::Status error() const;
   // Stops and joins the thread; queued operations are dropped. Idempotent.
   void Stop();
 
@@ -54,12 +66,12 @@ class SequencedCommThread {
   void Loop();
 
   int64_t issued_ = 0;  // training thread only
-  absl::Mutex mu_;
+  mutable absl::Mutex mu_;
   std::deque<Operation> queue_ ABSL_GUARDED_BY(mu_);
   int64_t done_ ABSL_GUARDED_BY(mu_) = 0;  // operations run (or skipped)
   absl::Status error_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  std::thread thread_;  // last: starts after the members above exist
 };
 
 }  // namespace ringside
