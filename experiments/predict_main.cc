@@ -24,6 +24,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -210,6 +211,15 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   in.staleness = async_ps->staleness;
   if (in.staleness == 0) in.staleness = StudyStaleness();
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
+  // Every formula's own options, from the flags this binary shares with
+  // the worker.
+  for (const std::string& name : FormulaRegistry::Names()) {
+    for (const std::string& flag : FormulaRegistry::Find(name)->options()) {
+      if (const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag)) {
+        in.strategy_options[flag] = f->CurrentValue();
+      }
+    }
+  }
   OptimizerConfig config;
   config.type = optimizer;
   config.momentum = static_cast<float>(momentum);

@@ -70,6 +70,15 @@ absl::Status CheckStrategyOptions(const StrategyInfo& chosen,
   return absl::OkStatus();
 }
 
+nlohmann::json StrategyOptionValues(const StrategyInfo& chosen,
+                                    const FlagLookup& lookup) {
+  nlohmann::json values = nlohmann::json::object();
+  for (const std::string& flag : chosen.options) {
+    if (std::optional<FlagValues> v = lookup(flag)) values[flag] = v->current;
+  }
+  return values;
+}
+
 FlagLookup AbslFlagLookup() {
   return [](const std::string& flag) -> std::optional<FlagValues> {
     const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "nlohmann/json.hpp"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -35,6 +36,12 @@ std::vector<std::string> StrategySpecificFlags(
 absl::Status CheckStrategyOptions(const StrategyInfo& chosen,
                                   const std::vector<StrategyInfo>& registered,
                                   const FlagLookup& lookup);
+
+// The final record's strategy_options: each flag `chosen` lists (its
+// StrategyInfo::options) that `lookup` knows, with its current value as
+// text, so that the cost model reads the run's own settings.
+nlohmann::json StrategyOptionValues(const StrategyInfo& chosen,
+                                    const FlagLookup& lookup);
 
 // FlagLookup over this binary's absl flags.
 FlagLookup AbslFlagLookup();

@@ -540,6 +540,9 @@ int Run() {
   result->final_record["model_bytes"] =
       bundle->model->layout().total_elements() * int64_t{4};
   result->final_record["num_tensors"] = bundle->model->layout().num_tensors();
+  result->final_record["strategy_options"] = StrategyOptionValues(
+      *StrategyRegistry::Find(absl::GetFlag(FLAGS_strategy)),
+      AbslFlagLookup());
   out.Write(result->final_record);
   return 0;
 }

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "collectives/fusion/fusion_options.h"
 #include "experiments/comparison/worker_args.h"
+#include "experiments/cost/formulas/formula_registry.h"
 #include "experiments/cost/link_estimate.h"
 
 namespace ringside::compare {
@@ -56,6 +57,15 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
             absl::StrCat("bad --", flag, "=", *v));
       }
       *field = kb * 1024;
+    }
+  }
+  // Every formula's own options the workers are given.
+  for (const std::string& name : FormulaRegistry::Names()) {
+    for (const std::string& flag : FormulaRegistry::Find(name)->options()) {
+      if (std::optional<std::string> v =
+              WorkerFlag(worker_args, flag.c_str())) {
+        in.strategy_options[flag] = *v;
+      }
     }
   }
   if (std::optional<std::string> v = WorkerFlag(worker_args, "cycle_time_ms")) {

@@ -6,6 +6,7 @@
 #define RINGSIDE_EXPERIMENTS_COST_COST_TYPES_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,14 @@ struct CostInputs {
   int64_t staleness = 0;
   // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.
   int64_t ranks_per_host = 0;
+  // The strategy's own worker flags (names without "--", as in
+  // StrategyInfo::options and StrategyFormula::options) and their values as
+  // text: the run's (its final record's strategy_options), or predict's
+  // and compare's flags. A formula reads an option of its own strategy
+  // here (OptionNumber, formula_support.h), so that adding one touches the
+  // strategy's files and its formula only. The knobs the shared machinery
+  // reads (the buckets, the chunk, τ_s, r) are the typed fields above.
+  std::map<std::string, std::string> strategy_options;
   // B_i, α_i: the intra-host link of hierarchical; 0 (B_i) or < 0 (α_i):
   // the same as B and α.
   double intra_bandwidth_Bps = 0;

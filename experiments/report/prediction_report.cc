@@ -170,6 +170,9 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
       in.first_bucket_bytes = row.ring_first_bucket_bytes;
     }
     if (row.ps_chunk_bytes >= 0) in.ps_chunk_bytes = row.ps_chunk_bytes;
+    for (const auto& [flag, value] : row.strategy_options) {
+      in.strategy_options[flag] = value;
+    }
     // The registry says which formula applies and what goes on the wire.
     const std::string& as = row.modelled_as;
     in.model_bytes *= row.wire_bytes_per_model_byte;

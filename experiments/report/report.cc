@@ -268,6 +268,11 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         {"num_tensors", &row.num_tensors}}) {
     if (IsNumber(f0, key)) *field = f0[key].get<int64_t>();
   }
+  if (f0.contains("strategy_options") && f0["strategy_options"].is_object()) {
+    for (const auto& [flag, value] : f0["strategy_options"].items()) {
+      if (value.is_string()) row.strategy_options[flag] = value.get<std::string>();
+    }
+  }
   if (finals[0].contains("device") && finals[0]["device"].is_string()) {
     row.device = finals[0]["device"].get<std::string>();
   }

@@ -23,6 +23,7 @@
 #define RINGSIDE_EXPERIMENTS_REPORT_REPORT_H_
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -114,6 +115,9 @@ struct ReportRow {
   // The staleness bound τ of a strategy that has one (async_ps; < 0: not
   // reported: an older record, whose variant "τ=2" says it).
   int64_t staleness = -1;
+  // The strategy's own worker flags and their values as the run had them
+  // (the final record's strategy_options; empty: not reported).
+  std::map<std::string, std::string> strategy_options;
   // The cost model's strategy that predicts this row ("" = none) and the
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;

@@ -34,6 +34,17 @@ TEST(StrategyOptionsTest, UnionOfTheListedFlags) {
   EXPECT_EQ(StrategySpecificFlags(Registered()), want);
 }
 
+TEST(StrategyOptionsTest, RecordedValuesAreTheChosenStrategysFlags) {
+  const auto registered = Registered();
+  const FlagLookup lookup = Flags({{"chunk_kb", {"512", "0"}},
+                                   {"checkpoint_every", {"0", "0"}},
+                                   {"staleness", {"2", "0"}}});
+  const nlohmann::json want = {{"staleness", "2"}, {"chunk_kb", "512"}};
+  EXPECT_EQ(StrategyOptionValues(registered[1], lookup), want);
+  EXPECT_EQ(StrategyOptionValues(registered[2], lookup),
+            nlohmann::json::object());
+}
+
 TEST(StrategyOptionsTest, DefaultsAndReadFlagsPass) {
   const auto registered = Registered();
   const FlagLookup lookup = Flags({{"chunk_kb", {"512", "0"}},

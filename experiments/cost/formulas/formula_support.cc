@@ -3,9 +3,21 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "core/ps_chunks.h"
 
 namespace ringside {
+
+double OptionNumber(const CostInputs& in, const std::string& flag,
+                    double fallback) {
+  auto it = in.strategy_options.find(flag);
+  double value = 0;
+  if (it == in.strategy_options.end() ||
+      !absl::SimpleAtod(it->second, &value)) {
+    return fallback;
+  }
+  return value;
+}
 
 double RingBandwidthSeconds(const CostInputs& in) {
   const double n = static_cast<double>(in.workers);

@@ -15,6 +15,11 @@
 namespace ringside {
 
 // 2(n−1)/n · M/B: the bytes a ring all-reduce moves over each link.
+// The number an option of the strategy holds in in.strategy_options
+// (`flag` without "--"), or `fallback` when it is absent or not a number.
+double OptionNumber(const CostInputs& in, const std::string& flag,
+                    double fallback);
+
 double RingBandwidthSeconds(const CostInputs& in);
 
 // 2(n−1)α: the latency of one ring all-reduce (reduce-scatter + all-gather,

@@ -17,6 +17,7 @@
 
 #include "experiments/cost/cost_model.h"
 #include "experiments/cost/formulas/formula_registry.h"
+#include "experiments/cost/formulas/formula_support.h"
 #include "gtest/gtest.h"
 #include "worker/sync_strategy.h"
 
@@ -43,6 +44,14 @@ TEST(FormulaRegistryTest, FormulaOptionsAreOptionsOfEachStrategyItModels) {
           << "' (modelled by it) does not list in its options";
     }
   }
+}
+
+TEST(FormulaRegistryTest, OptionNumberReadsTheStrategysOptionOrFallsBack) {
+  CostInputs in;
+  in.strategy_options = {{"staleness", "3"}, {"mode", "fast"}};
+  EXPECT_EQ(OptionNumber(in, "staleness", 0), 3);
+  EXPECT_EQ(OptionNumber(in, "mode", 7), 7);     // not a number
+  EXPECT_EQ(OptionNumber(in, "missing", 5), 5);  // not given
 }
 
 TEST(FormulaRegistryTest, StudyFlagsAgreeWithEachStrategyItModels) {

@@ -1,5 +1,6 @@
 #include "experiments/report/report.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -244,6 +245,22 @@ TEST(ReportTest, ComputeCpuTimeIsTheSlowestRanks) {
   row = RowFromFinals("async_ps", 4, finals);
   ASSERT_TRUE(row.ok()) << row.status();
   EXPECT_EQ(row->compute_cpu_step_s, 0);
+}
+
+TEST(ReportTest, StrategyOptionsComeFromRankZerosRecord) {
+  const std::vector<json> finals = {
+      {{"event", "final"},
+       {"rank", 0},
+       {"utilization", 0.5},
+       {"throughput", 100.0},
+       {"measured_steps", 4},
+       {"strategy_options",
+        {{"staleness", "2"}, {"chunk_kb", "512"}, {"bad", 3}}}}};
+  absl::StatusOr<ReportRow> row = RowFromFinals("async_ps", 4, finals);
+  ASSERT_TRUE(row.ok()) << row.status();
+  const std::map<std::string, std::string> want = {{"chunk_kb", "512"},
+                                                   {"staleness", "2"}};
+  EXPECT_EQ(row->strategy_options, want);  // a non-text value is skipped
 }
 
 TEST(ReportTest, MemoryIsTheLargestRankAndServer) {
