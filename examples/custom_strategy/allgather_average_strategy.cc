@@ -52,6 +52,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "gradient, average the copies in rank order")
         .Display("AllGather avg")
         .StudyOrder(50)
+        .ModelledAs("allgather_average")  // allgather_average_formula.cc
         .Options({"checkpoint_every", "resume"}));
 
 }  // namespace ringside_example

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "experiments/job/process_group.h"
 #include "tests/testing/oracle_harness.h"
 
@@ -22,10 +23,16 @@ std::string Runfile(const std::string& path) {
   return absl::StrCat(std::getenv("TEST_SRCDIR"), "/ringside/", path);
 }
 
+// The example's own worker, for launch and compare.
+const std::vector<std::string> WorkerBinaries() {
+  return {"--worker_bin=" + Runfile("examples/custom_strategy/worker"),
+          "--ps_server_bin=" + Runfile("server/ps_server")};
+}
+
 const std::vector<std::string> kModel = {
     "--mlp_widths=16,32,8", "--train_examples=512", "--eval_examples=64"};
 
-// Runs experiments/`tool` with the example's worker; its stdout lines.
+// Runs `tool` (a runfile path) with `args`; its stdout lines.
 absl::Status RunTool(const std::string& tool, std::vector<std::string> args,
                      std::vector<std::string>* lines) {
   ProcessGroupOptions options;
@@ -33,9 +40,7 @@ absl::Status RunTool(const std::string& tool, std::vector<std::string> args,
   ProcessGroup group(options);
   ChildSpec child;
   child.label = tool;
-  child.argv = {Runfile("experiments/" + tool),
-                "--worker_bin=" + Runfile("examples/custom_strategy/worker"),
-                "--ps_server_bin=" + Runfile("server/ps_server")};
+  child.argv = {Runfile(tool)};
   child.argv.insert(child.argv.end(), args.begin(), args.end());
   child.on_stdout_line = [lines](const std::string&, absl::string_view line) {
     lines->emplace_back(line);
@@ -61,12 +66,14 @@ INSTANTIATE_TEST_SUITE_P(Workers, CustomStrategyOracleTest,
                          ::testing::Values(1, 2, 3));
 
 TEST(CustomStrategyTest, LaunchRunsItThroughItsOwnWorker) {
-  std::vector<std::string> args = {"--strategy=allgather_average",
-                                   "--workers=2", "--steps=8", "--",
-                                   "--warmup_steps=2"};
+  std::vector<std::string> args = WorkerBinaries();
+  for (const char* arg : {"--strategy=allgather_average", "--workers=2",
+                          "--steps=8", "--", "--warmup_steps=2"}) {
+    args.push_back(arg);
+  }
   args.insert(args.end(), kModel.begin(), kModel.end());
   std::vector<std::string> lines;
-  const absl::Status s = RunTool("launch", args, &lines);
+  const absl::Status s = RunTool("experiments/launch", args, &lines);
   ASSERT_TRUE(s.ok()) << s;
   int finals = 0;
   for (const std::string& line : lines) {
@@ -83,18 +90,37 @@ TEST(CustomStrategyTest, LaunchRunsItThroughItsOwnWorker) {
 TEST(CustomStrategyTest, CompareShowsItsRow) {
   const std::string dir =
       absl::StrCat(std::getenv("TEST_TMPDIR"), "/compare_custom");
-  std::vector<std::string> args = {
-      "--workers=2", "--strategies=allgather_average", "--repeats=0",
-      "--nocalibrate", "--torch_python=/no/such/python", "--steps=12",
-      "--out_dir=" + dir, "--"};
+  std::vector<std::string> args = WorkerBinaries();
+  for (const std::string& arg :
+       {std::string("--workers=2"), std::string("--strategies=allgather_average"),
+        std::string("--repeats=0"), std::string("--nocalibrate"),
+        std::string("--torch_python=/no/such/python"),
+        std::string("--steps=12"), "--out_dir=" + dir, std::string("--")}) {
+    args.push_back(arg);
+  }
   args.insert(args.end(), kModel.begin(), kModel.end());
   std::vector<std::string> lines;
-  const absl::Status s = RunTool("compare", args, &lines);
+  const absl::Status s = RunTool("examples/custom_strategy/compare", args, &lines);
   ASSERT_TRUE(s.ok()) << s;
   std::ifstream in(dir + "/compare.md");
   std::stringstream md;
   md << in.rdbuf();
   EXPECT_NE(md.str().find("AllGather avg"), std::string::npos) << md.str();
+  // Predicted by its own formula, linked into this compare.
+  EXPECT_NE(md.str().find("| allgather_average |"), std::string::npos)
+      << md.str();
+  EXPECT_NE(md.str().find("(2 + s + n)"), std::string::npos) << md.str();
+}
+
+TEST(CustomStrategyTest, PredictGivesItsColumnFromItsOwnFormula) {
+  std::vector<std::string> lines;
+  const absl::Status s = RunTool(
+      "examples/custom_strategy/predict",
+      {"--profile=gpt2", "--compute_ms=100", "--link_gbit=10"}, &lines);
+  ASSERT_TRUE(s.ok()) << s;
+  const std::string out = absl::StrJoin(lines, "\n");
+  EXPECT_NE(out.find("allgather_average"), std::string::npos) << out;
+  EXPECT_NE(out.find("(2 + s + n)"), std::string::npos) << out;  // memory
 }
 
 }  // namespace
