@@ -32,8 +32,8 @@ class HostLocalOptimizer final : public LocalOptimizer {
     RS_RETURN_IF_ERROR(MaybeWriteCheckpoint(context_, *optimizer_, step));
     return stats;
   }
-  absl::StatusOr<int64_t> Resume(Collective* collective) override {
-    return ResumeIfAsked(context_, collective, *optimizer_);
+  absl::StatusOr<int64_t> Resume(const RootBroadcast& broadcast) override {
+    return ResumeIfAsked(context_, broadcast, *optimizer_);
   }
   int64_t state_bytes() const override { return optimizer_->state_bytes(); }
 
@@ -79,7 +79,7 @@ class CudaLocalOptimizer final : public LocalOptimizer {
 
   int64_t state_bytes() const override { return optimizer_->state_bytes(); }
 
-  absl::StatusOr<int64_t> Resume(Collective*) override {
+  absl::StatusOr<int64_t> Resume(const RootBroadcast&) override {
     if (!context_.options.resume && context_.options.checkpoint_every == 0) {
       return 0;
     }
@@ -204,8 +204,15 @@ absl::Status MaybeWriteCheckpoint(const SyncContext& context,
       absl::StrCat("checkpoint after step ", step));
 }
 
+RootBroadcast BroadcastOver(Collective* collective) {
+  return [collective](absl::Span<float> data, absl::Duration timeout) {
+    if (collective == nullptr) return absl::OkStatus();
+    return collective->Broadcast(data, 0, timeout);
+  };
+}
+
 absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
-                                      Collective* collective,
+                                      const RootBroadcast& broadcast,
                                       Optimizer& optimizer) {
   if (!context.options.resume) return 0;
   const absl::Duration timeout = context.options.rpc_timeout;
@@ -226,14 +233,14 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
       return absl::OkStatus();
     }();
   }
-  if (collective == nullptr || context.world_size == 1) {
+  if (context.world_size == 1) {
     if (!loaded.ok()) return loaded;
     return step;
   }
   const auto [high, low] = StepAsFloats(step);
   std::vector<float> header = {loaded.ok() ? 1.0f : 0.0f, high, low};
   RS_RETURN_IF_ERROR(Annotate(
-      collective->Broadcast(absl::MakeSpan(header), 0, timeout),
+      broadcast(absl::MakeSpan(header), timeout),
       "broadcasting the resume step"));
   if (!loaded.ok()) return loaded;
   if (header[0] != 1.0f) {
@@ -242,12 +249,12 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
   }
   step = StepFromFloats(header[1], header[2]);
   RS_RETURN_IF_ERROR(Annotate(
-      collective->Broadcast(context.params, 0, timeout),
+      broadcast(context.params, timeout),
       "broadcasting the checkpoint's parameters"));
   std::vector<float> state = ExportOptimizerState(optimizer);
   if (!state.empty()) {
     RS_RETURN_IF_ERROR(Annotate(
-        collective->Broadcast(absl::MakeSpan(state), 0, timeout),
+        broadcast(absl::MakeSpan(state), timeout),
         "broadcasting the checkpoint's optimizer state"));
     RS_RETURN_IF_ERROR(ImportOptimizerState(optimizer, state));
   }
@@ -294,14 +301,19 @@ absl::StatusOr<std::unique_ptr<LocalOptimizer>> LocalOptimizer::Create(
 
 absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
                                       Collective* collective) {
-  if (collective != nullptr) {
-    RS_RETURN_IF_ERROR(Annotate(
-        collective->Broadcast(context.params, 0, context.options.rpc_timeout),
-        "broadcasting rank 0's initial parameters"));
+  return StartLocal(context, BroadcastOver(collective));
+}
+
+absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
+                                      const RootBroadcast& broadcast) {
+  if (context.world_size > 1) {
+    RS_RETURN_IF_ERROR(
+        Annotate(broadcast(context.params, context.options.rpc_timeout),
+                 "broadcasting rank 0's initial parameters"));
   }
   LocalStart start;
   RS_ASSIGN_OR_RETURN(start.optimizer, LocalOptimizer::Create(context));
-  RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume(collective));
+  RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume(broadcast));
   return start;
 }
 

@@ -7,6 +7,7 @@
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,13 +62,21 @@ StepStats ApplyAveragedGradients(const SyncContext& context,
 absl::Status MaybeWriteCheckpoint(const SyncContext& context,
                                   Optimizer& optimizer, int64_t step);
 
+// Sends rank 0's `data` to every rank of the job (a collective call: every
+// rank calls it with a buffer of the same size), bounded by `timeout`.
+using RootBroadcast =
+    std::function<absl::Status(absl::Span<float> data, absl::Duration timeout)>;
+// RootBroadcast over `collective`, whose rank 0 is the job's; null (one
+// worker): nothing to send.
+RootBroadcast BroadcastOver(Collective* collective);
+
 // When context.options.resume: rank 0 reads the job's checkpoint and every
 // rank receives its parameters (into context.params), optimizer state and
-// step through `collective` (null for a single worker). Returns the step
-// to start at (0 without resume). Collective: every rank calls it; if rank
-// 0 cannot load the checkpoint every rank fails, rank 0 with the reason.
+// step through `broadcast`. Returns the step to start at (0 without
+// resume). Collective: every rank calls it; if rank 0 cannot load the
+// checkpoint every rank fails, rank 0 with the reason.
 absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
-                                      Collective* collective,
+                                      const RootBroadcast& broadcast,
                                       Optimizer& optimizer);
 
 // A training step as two floats of 24 bits each (exact for steps below
@@ -114,15 +123,16 @@ class LocalOptimizer {
   virtual absl::StatusOr<StepStats> Step(int64_t step) = 0;
   // ResumeIfAsked for this optimizer's state (call after Init's broadcast
   // of the initial parameters); returns the step to start at.
-  virtual absl::StatusOr<int64_t> Resume(Collective* collective) = 0;
+  virtual absl::StatusOr<int64_t> Resume(const RootBroadcast& broadcast) = 0;
   // Bytes of optimizer state it holds (host or device memory).
   virtual int64_t state_bytes() const = 0;
 };
 
 // The start every strategy whose ranks apply the optimizer themselves
-// shares (baseline, ring and its hooks, fusion; zero1-3 use StartSharded):
-// rank 0's initial parameters broadcast over `collective` (null: one
-// worker, nothing to agree on), the local optimizer on `context` (the
+// shares (baseline, ring and its hooks, fusion, hierarchical; zero1-3 use
+// StartSharded): rank 0's initial parameters broadcast (over `collective`,
+// null: one worker, nothing to agree on; or by `broadcast`, e.g.
+// hierarchical's across hosts then within each), the local optimizer on `context` (the
 // strategy's own copy, which the optimizer keeps a reference to) and the
 // step to start at (LocalOptimizer::Resume: the checkpoint's when
 // --resume, else 0). Collective: every rank calls it. Blocking, bounded by
@@ -133,6 +143,8 @@ struct LocalStart {
 };
 absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
                                       Collective* collective);
+absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
+                                      const RootBroadcast& broadcast);
 
 }  // namespace ringside
 

@@ -1,6 +1,7 @@
 #include "worker/strategies/allreduce/hierarchical_strategy.h"
 
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -57,7 +58,8 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   RS_ASSIGN_OR_RETURN(
       local_size_,
       ResolveLocalSize(
-          context.options.strategy.Get<HierarchicalOptions>().local_size, context.world_size,
+          context.options.strategy.Get<HierarchicalOptions>().local_size,
+          context.world_size,
           [](const char* name) -> const char* { return std::getenv(name); }));
   num_hosts_ = context.world_size / local_size_;
   host_ = context.rank / local_size_;
@@ -73,20 +75,20 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
                     context, absl::StrCat("hierarchical/cross/", local_rank_),
                     host_, num_hosts_, &own_store_));
   }
-  // Rank 0's initial parameters: to every host's local rank 0, then within
-  // each host.
-  const absl::Duration timeout = context.options.rpc_timeout;
-  if (cross_ != nullptr && local_rank_ == 0) {
-    RS_RETURN_IF_ERROR(
-        Annotate(cross_->Broadcast(context.params, 0, timeout),
-                 "broadcasting rank 0's initial parameters to the hosts"));
-  }
-  RS_RETURN_IF_ERROR(
-      Annotate(local_->Broadcast(context.params, 0, timeout),
-               "broadcasting the initial parameters within the host"));
-  RS_ASSIGN_OR_RETURN(
-      optimizer_,
-      Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  // Rank 0's parameters (and, resuming, its checkpoint): to every host's
+  // local rank 0, then within each host.
+  const RootBroadcast across_then_within =
+      [this](absl::Span<float> data, absl::Duration timeout) -> absl::Status {
+    if (cross_ != nullptr && local_rank_ == 0) {
+      RS_RETURN_IF_ERROR(Annotate(cross_->Broadcast(data, 0, timeout),
+                                  "across the hosts"));
+    }
+    return Annotate(local_->Broadcast(data, 0, timeout), "within the host");
+  };
+  RS_ASSIGN_OR_RETURN(LocalStart start,
+                      StartLocal(context_, across_then_within));
+  optimizer_ = std::move(start.optimizer);
+  start_step_ = start.start_step;
 
   const int64_t s = context.layout.total_bytes();
   const int64_t l = local_size_, h = num_hosts_;
@@ -144,7 +146,7 @@ void HierarchicalStrategy::OnGradientReady(int tensor_index) {
 
 absl::StatusOr<StepStats> HierarchicalStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
-  StepStats stats = ApplyAveragedGradients(context_, *optimizer_, step);
+  RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->Step(step));
   stats.bytes_sent = traffic_.bytes_sent;
   stats.bytes_received = traffic_.bytes_received;
   return stats;
@@ -171,7 +173,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(6)
         .ModelledAs("hierarchical")
         .Options({"local_size", "ring_bucket_kb", "ring_first_bucket_kb",
-                  "allreduce_algorithm", "gloo_event_loop"})
+                  "allreduce_algorithm", "gloo_event_loop",
+                  "checkpoint_every", "resume"})
         .VariantStates({"local_size"}));
 
 }  // namespace ringside

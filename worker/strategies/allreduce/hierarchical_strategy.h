@@ -42,7 +42,7 @@
 #include "absl/status/statusor.h"
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
-#include "models/optimizer.h"
+#include "worker/strategies/allreduce/allreduce_support.h"
 #include "worker/strategies/allreduce/bucket_options.h"
 #include "worker/strategies/allreduce/hierarchical_options.h"
 #include "worker/strategies/comm/bucket_comm_thread.h"
@@ -74,6 +74,7 @@ class HierarchicalStrategy : public SyncStrategy {
   // "<hosts>×<ranks per host>", e.g. "2×4".
   std::string Variant() const override;
 
+  int64_t start_step() const override { return start_step_; }
   int local_size() const { return local_size_; }
   int num_hosts() const { return num_hosts_; }
 
@@ -99,7 +100,8 @@ class HierarchicalStrategy : public SyncStrategy {
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only
   std::unique_ptr<Collective> local_;         // this host's L ranks
   std::unique_ptr<Collective> cross_;         // H > 1: local rank's H ranks
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LocalOptimizer> optimizer_;
+  int64_t start_step_ = 0;  // > 0 when resumed from a checkpoint
   StepStats traffic_;                       // per step, fixed at Init
   std::unique_ptr<BucketCommThread> comm_;  // last: stops first
 };
