@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "worker/strategies/allreduce/job_collective.h"
 
 namespace ringside_example {
 

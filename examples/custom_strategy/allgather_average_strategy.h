@@ -1,8 +1,9 @@
 // AllGatherAverageStrategy ("allgather_average"): an example of a strategy
 // built outside ringside's tree, against its public targets only
-// (//worker:sync_strategy, //worker/strategies:allreduce_support,
-// //collectives:collective). After backward every rank all-gathers every
-// rank's whole gradient and averages the N copies in rank order, then
+// (//worker:sync_strategy, //worker/strategies/allreduce:job_collective,
+// //worker/strategies/allreduce:local_optimizer, //collectives:collective).
+// After backward every rank all-gathers every rank's whole gradient and
+// averages the N copies in rank order, then
 // applies the optimizer locally — the naive all-reduce a ring replaces:
 // N·M bytes received per step instead of 2(N−1)/N·M. Exact to float32
 // rounding (the equivalence oracle holds at ring's tolerance); CPU only;
@@ -17,7 +18,7 @@
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside_example {

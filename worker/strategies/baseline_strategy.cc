@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 
 namespace ringside {
 

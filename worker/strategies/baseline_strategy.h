@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

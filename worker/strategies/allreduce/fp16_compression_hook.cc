@@ -6,7 +6,7 @@
 #include "collectives/gloo_half_allreduce.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/job_collective.h"
 
 namespace ringside {
 namespace {

@@ -6,8 +6,9 @@
 #include "collectives/fusion/fusion_options.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
 #include "worker/strategies/allreduce/device_fusion_memory.h"
+#include "worker/strategies/allreduce/job_collective.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 
 namespace ringside {
 

@@ -23,7 +23,7 @@
 #include "collectives/fusion/fusion_memory.h"
 #include "collectives/fusion/fusion_runtime.h"
 #include "collectives/in_memory_store.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {

@@ -9,7 +9,8 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/job_collective.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 
 namespace ringside {
 

@@ -6,7 +6,8 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/job_collective.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 
 namespace ringside {
 

@@ -34,9 +34,9 @@
 
 #include "collectives/collective.h"
 #include "collectives/in_memory_store.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
 #include "worker/strategies/allreduce/bucket_options.h"
 #include "worker/strategies/allreduce/bucket_comm_hook.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 #include "worker/strategies/comm/bucket_comm_thread.h"
 #include "worker/sync_strategy.h"
 

@@ -7,7 +7,7 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/job_collective.h"
 #include "worker/strategies/sharded/sharded_optimizer.h"
 
 namespace ringside {

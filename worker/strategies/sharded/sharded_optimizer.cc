@@ -11,7 +11,8 @@
 #include "common/timeline.h"
 #include "core/checkpoint.h"
 #include "server/partitioner.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/job_collective.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 
 namespace ringside {
 

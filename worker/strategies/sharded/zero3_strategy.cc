@@ -7,7 +7,6 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
 
 namespace ringside {
 

@@ -6,7 +6,7 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
-#include "worker/strategies/allreduce/allreduce_support.h"
+#include "worker/strategies/allreduce/job_collective.h"
 
 namespace ringside {
 

@@ -1,54 +1,25 @@
-// Pieces shared by the strategies that apply the optimizer on every worker
-// (baseline, ring, fusion): connecting a CPU (Gloo) or CUDA (NCCL)
-// collective for the job, waiting for a gradient to be final, and the local
-// optimizer step with its per-step report after every rank has averaged its
-// gradients.
-#ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_
-#define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_
+// The optimizer the ranks apply themselves to their averaged gradients (on
+// the host or on a CUDA device) with its per-step report, its checkpoint
+// and resume over a broadcast from rank 0, and the start shared by the
+// strategies whose ranks do so.
+#ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_LOCAL_OPTIMIZER_H_
+#define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_LOCAL_OPTIMIZER_H_
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "collectives/collective.h"
-#include "collectives/gloo_collective.h"
-#include "collectives/in_memory_store.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
-
-// The job's rendezvous store (context.options.store), or for a single
-// worker without one an in-process store kept in *own_store (it must
-// outlive its users). FAILED_PRECONDITION when several workers lack one.
-absl::StatusOr<Store*> JobStore(const SyncContext& context,
-                                std::unique_ptr<InMemoryStore>* own_store);
-
-// The Gloo options of the job's CPU collectives: its transport host,
-// all-reduce algorithm, event loop and connect timeout, keys under
-// `store_prefix`.
-GlooCollectiveOptions JobGlooOptions(const SyncContext& context,
-                                     const std::string& store_prefix);
-
-// Connects a Gloo collective of the job's ranks through
-// context.options.store, its keys under `store_prefix`. A single-worker job
-// may have no store: *own_store then gets an in-process one (it must outlive
-// the collective). FAILED_PRECONDITION when several workers lack a store.
-absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuCollective(
-    const SyncContext& context, const std::string& store_prefix,
-    std::unique_ptr<InMemoryStore>* own_store);
-
-// The same for a subgroup of the job (e.g. the ranks of one host): this
-// rank is `group_rank` of `group_size`; every member uses the same
-// `store_prefix`, distinct per group.
-absl::StatusOr<std::unique_ptr<Collective>> ConnectCpuGroup(
-    const SyncContext& context, const std::string& store_prefix,
-    int group_rank, int group_size, std::unique_ptr<InMemoryStore>* own_store);
 
 // Applies `optimizer` to the averaged gradients and reports the step: the
 // optimizer time, and the bytes a ring all-reduce of the whole buffer moves
@@ -83,20 +54,6 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
 // 2^48), to travel through float collectives; StepFromFloats inverts it.
 std::pair<float, float> StepAsFloats(int64_t step);
 int64_t StepFromFloats(float high, float low);
-
-// The job's collective for gradients on context.device: on kCpu
-// ConnectCpuCollective; on kCuda an NCCL group on context.cuda_device
-// (through the same store, keys under `store_prefix`), which needs a
-// distinct GPU per rank (FAILED_PRECONDITION "NCCL needs a distinct GPU per
-// rank ..." otherwise). Blocking, bounded by options.connect_timeout.
-absl::StatusOr<std::unique_ptr<Collective>> ConnectCollective(
-    const SyncContext& context, const std::string& store_prefix,
-    std::unique_ptr<InMemoryStore>* own_store);
-
-// Blocks until gradient `tensor` of the current step is final: on kCuda
-// waits on the host for context.grad_ready_event(tensor); on kCpu returns
-// at once (it was final when OnGradientReady ran).
-absl::Status WaitForGradient(const SyncContext& context, int tensor);
 
 // Enqueues optimizer.Apply(0, params, grads, count, step) on `stream`
 // between the timing events `start` and `stop`, waits for `stop` and
@@ -148,4 +105,4 @@ absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_ALLREDUCE_SUPPORT_H_
+#endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_LOCAL_OPTIMIZER_H_
