@@ -223,10 +223,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "--connect_timeout_s=1"},
                  "unreachable"},
         // A strategy-specific flag the strategy would ignore.
-        BadFlags{{"--strategy=hierarchical", "--checkpoint_dir=/tmp",
-                  "--checkpoint_every=5"},
-                 "--checkpoint_every=5 is not read by strategy "
-                 "'hierarchical'"},
+        BadFlags{{"--strategy=ring", "--local_size=2"},
+                 "--local_size=2 is not read by strategy 'ring' (only by "
+                 "hierarchical)"},
         BadFlags{{"--strategy=sps", "--servers=127.0.0.1:1", "--staleness=2"},
                  "--staleness=2 is not read by strategy 'sps' (only by "
                  "async_ps)"}));
