@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <typeindex>
 #include <typeinfo>
@@ -77,6 +78,17 @@ class StrategyOptionSet {
   };
   absl::flat_hash_map<std::type_index, Entry> entries_;
 };
+
+// `options` read from `flags` (e.g. "--staleness") when its Validate()
+// passes; else INVALID_ARGUMENT naming the flags and the fault.
+template <typename T>
+absl::StatusOr<T> ValidatedFromFlags(T options, const char* flags) {
+  if (absl::Status status = options.Validate(); !status.ok()) {
+    return absl::InvalidArgumentError(
+        std::string(flags) + ": " + std::string(status.message()));
+  }
+  return options;
+}
 
 // Fills `set` with one options struct read from this binary's flags.
 using OptionFlagsReader = std::function<absl::Status(StrategyOptionSet& set)>;

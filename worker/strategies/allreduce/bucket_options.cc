@@ -29,11 +29,7 @@ absl::StatusOr<GradientBucketOptions> GradientBucketOptionsFromFlags() {
   GradientBucketOptions options;
   options.bucket_bytes = absl::GetFlag(FLAGS_ring_bucket_kb) * 1024;
   options.first_bucket_bytes = absl::GetFlag(FLAGS_ring_first_bucket_kb) * 1024;
-  if (absl::Status status = options.Validate(); !status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--ring_bucket_kb/--ring_first_bucket_kb: ", status.message()));
-  }
-  return options;
+  return ValidatedFromFlags(options, "--ring_bucket_kb/--ring_first_bucket_kb");
 }
 
 RINGSIDE_REGISTER_OPTION_FLAGS(GradientBucketOptions,

@@ -22,11 +22,7 @@ absl::Status HierarchicalOptions::Validate() const {
 absl::StatusOr<HierarchicalOptions> HierarchicalOptionsFromFlags() {
   HierarchicalOptions options;
   options.local_size = absl::GetFlag(FLAGS_local_size);
-  if (absl::Status status = options.Validate(); !status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--local_size: ", status.message()));
-  }
-  return options;
+  return ValidatedFromFlags(options, "--local_size");
 }
 
 RINGSIDE_REGISTER_OPTION_FLAGS(HierarchicalOptions,

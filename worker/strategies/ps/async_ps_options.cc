@@ -21,11 +21,7 @@ absl::Status AsyncPsOptions::Validate() const {
 absl::StatusOr<AsyncPsOptions> AsyncPsOptionsFromFlags() {
   AsyncPsOptions options;
   options.staleness = absl::GetFlag(FLAGS_staleness);
-  if (absl::Status status = options.Validate(); !status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--staleness: ", status.message()));
-  }
-  return options;
+  return ValidatedFromFlags(options, "--staleness");
 }
 
 RINGSIDE_REGISTER_OPTION_FLAGS(AsyncPsOptions, AsyncPsOptionsFromFlags);

@@ -22,11 +22,7 @@ absl::Status PsOptions::Validate() const {
 absl::StatusOr<PsOptions> PsOptionsFromFlags() {
   PsOptions options;
   options.chunk_bytes = absl::GetFlag(FLAGS_chunk_kb) * 1024;
-  if (absl::Status status = options.Validate(); !status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--chunk_kb: ", status.message()));
-  }
-  return options;
+  return ValidatedFromFlags(options, "--chunk_kb");
 }
 
 RINGSIDE_REGISTER_OPTION_FLAGS(PsOptions, PsOptionsFromFlags);
