@@ -23,6 +23,15 @@ struct SyntheticClassificationOptions {
   uint64_t seed = 1;
 };
 
+// The labels a teacher (`classes` rows of `dim` weights, row-major) gives
+// `count` feature rows of `x` (row-major): for each row the class c of the
+// largest score Σ_j w_cj·x_j, summed in double in j order, the first class
+// on a tie. The same labels on every machine, computed with one matrix
+// product per block of rows.
+std::vector<int32_t> TeacherLabels(const std::vector<float>& teacher,
+                                   int64_t dim, int64_t classes,
+                                   const float* x, int64_t count);
+
 class SyntheticClassification : public Dataset {
  public:
   static absl::StatusOr<std::unique_ptr<SyntheticClassification>> Create(

@@ -1,7 +1,10 @@
 #include "models/synthetic_classification.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -38,6 +41,65 @@ Row RowOf(const Batch& b, int64_t i) {
   return {std::vector<float>(b.features.begin() + i * kDim,
                              b.features.begin() + (i + 1) * kDim),
           b.labels[i]};
+}
+
+// The definition TeacherLabels meets: argmax of the double score summed in
+// j order, the first class on a tie.
+std::vector<int32_t> ExactLabels(const std::vector<float>& teacher,
+                                 int64_t dim, int64_t classes,
+                                 const std::vector<float>& x) {
+  const int64_t count = static_cast<int64_t>(x.size()) / dim;
+  std::vector<int32_t> labels(count);
+  for (int64_t i = 0; i < count; ++i) {
+    double best_score = -std::numeric_limits<double>::infinity();
+    for (int64_t c = 0; c < classes; ++c) {
+      double score = 0;
+      for (int64_t j = 0; j < dim; ++j) {
+        score += double{teacher[c * dim + j]} * x[i * dim + j];
+      }
+      if (score > best_score) {
+        best_score = score;
+        labels[i] = static_cast<int32_t>(c);
+      }
+    }
+  }
+  return labels;
+}
+
+std::vector<float> Gaussian(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = normal(rng);
+  return v;
+}
+
+TEST(SyntheticClassificationTest, TeacherLabelsAreTheExactArgmax) {
+  // Several blocks of rows (the last one ragged), many classes.
+  const int64_t dim = 300, classes = 200, count = 600;
+  const std::vector<float> teacher = Gaussian(classes * dim, 1);
+  const std::vector<float> x = Gaussian(count * dim, 2);
+  EXPECT_EQ(TeacherLabels(teacher, dim, classes, x.data(), count),
+            ExactLabels(teacher, dim, classes, x));
+}
+
+TEST(SyntheticClassificationTest, TeacherLabelsBreakTiesAndNearTiesExactly) {
+  const int64_t dim = 64, classes = 12, count = 400;
+  std::vector<float> teacher = Gaussian(classes * dim, 3);
+  // Class 9 equals class 4 (an exact tie: 4 wins), and class 7 is class 2
+  // with its weights nudged by one ulp (a near tie float scores cannot
+  // settle).
+  std::copy_n(teacher.begin() + 4 * dim, dim, teacher.begin() + 9 * dim);
+  for (int64_t j = 0; j < dim; ++j) {
+    teacher[7 * dim + j] =
+        std::nextafter(teacher[2 * dim + j], j % 2 == 0 ? 10.0f : -10.0f);
+  }
+  const std::vector<float> x = Gaussian(count * dim, 4);
+  const std::vector<int32_t> labels =
+      TeacherLabels(teacher, dim, classes, x.data(), count);
+  EXPECT_EQ(labels, ExactLabels(teacher, dim, classes, x));
+  EXPECT_EQ(std::count(labels.begin(), labels.end(), 9), 0);  // 4 wins
+  EXPECT_GT(std::count(labels.begin(), labels.end(), 4), 0);
 }
 
 TEST(SyntheticClassificationTest, SameSeedSameBatches) {
