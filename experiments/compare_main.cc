@@ -49,6 +49,8 @@
 #include "experiments/job/local_job.h"
 #include "experiments/job/netns_topology.h"
 #include "experiments/presets.h"
+#include "models/gradient_profiles.h"
+#include "models/profile_file.h"
 #include "worker/training_flags.h"
 
 ABSL_FLAG(std::vector<std::string>, workers,
@@ -96,7 +98,8 @@ ABSL_FLAG(std::string, device, "cpu",
           "need one GPU per worker).");
 ABSL_FLAG(std::string, profile, "resnet50",
           "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
-          "gpt2, mobilenet_v2) passed to the workers.");
+          "gpt2, mobilenet_v2, or a profile file's path: "
+          "models/profile_file.h) passed to the workers.");
 ABSL_FLAG(double, emulated_compute_ms, 0,
           "--model=synthetic: emulated compute per step (ms) passed to the "
           "workers; the outputs say 'emulated'.");
@@ -189,7 +192,10 @@ compare::CompareOptions OptionsFromFlags(const char* argv0) {
   compare::CompareOptions o;
   compare::WorkloadOptions& w = o.workload;
   w.model = absl::GetFlag(FLAGS_model);
-  w.profile = absl::GetFlag(FLAGS_profile);
+  // A profile file, as the workers (who may run elsewhere) will read it.
+  w.profile = IsProfilePath(absl::GetFlag(FLAGS_profile))
+                  ? compare::UserPath(absl::GetFlag(FLAGS_profile)).string()
+                  : absl::GetFlag(FLAGS_profile);
   w.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
   w.device = absl::GetFlag(FLAGS_device);
   w.batch_size = absl::GetFlag(FLAGS_batch_size);
@@ -243,6 +249,12 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
     return 1;
   };
+  if (options.workload.model == "synthetic") {  // a bad profile fails now
+    if (absl::Status s = FindGradientProfile(options.workload.profile).status();
+        !s.ok()) {
+      return fail(s);
+    }
+  }
   absl::StatusOr<std::vector<NetworkShape>> shapes =
       compare::LinkShapes(options.links);
   if (!shapes.ok()) return fail(shapes.status());

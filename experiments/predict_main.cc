@@ -48,7 +48,8 @@
 
 ABSL_FLAG(std::string, profile, "resnet50",
           "Gradient profile giving M and T (resnet50, vgg16, bert-base, "
-          "gpt2, mobilenet_v2); empty: give --model_bytes and --tensors.");
+          "gpt2, mobilenet_v2, or a profile file's path: "
+          "models/profile_file.h); empty: give --model_bytes and --tensors.");
 ABSL_FLAG(int64_t, model_bytes, 0,
           "M: gradient bytes per step; > 0 overrides the profile's.");
 ABSL_FLAG(int64_t, tensors, 0,
@@ -280,7 +281,9 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
     if (!profile.ok()) return profile.status();
     in.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
     in.num_tensors = profile->num_tensors();
-    *model_label = profile_name;
+    *model_label = profile->name == profile_name
+                       ? profile_name
+                       : absl::StrCat(profile->name, " (", profile_name, ")");
     absl::StatusOr<std::vector<double>> bytes = BackwardBytes(*profile);
     if (!bytes.ok()) return bytes.status();
     backward_bytes = *std::move(bytes);

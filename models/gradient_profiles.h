@@ -1,12 +1,13 @@
 // Gradient profiles: the gradient-tensor lists (name and shape of every
-// trainable parameter, in definition order) of real networks, so that
-// communication studies can move exactly the tensors a real training step
-// moves without running the network. Each list is generated in code from
-// the architecture's definition (loops over stages, blocks and layers), in
-// the order the reference implementation registers its parameters
-// (torchvision / HuggingFace `named_parameters()`), which is the order a
-// synchronous data-parallel runtime sees them; backward produces them in
-// the reverse order.
+// trainable parameter) of real networks, so that communication studies can
+// move exactly the tensors a real training step moves without running the
+// network. A profile is a JSON file (models/profile_file.h): ringside's
+// built-in ones live in models/profiles/ (the one source of their lists,
+// compiled in), in the order the reference implementation registers its
+// parameters (torchvision / HuggingFace `named_parameters()`), which is the
+// order a synchronous data-parallel runtime sees them; backward produces
+// them in the reverse order. A user's own (tools/export_profile.py) is read
+// from its path.
 //
 // Profiles (published totals from the reference implementations):
 //   resnet50   torchvision resnet50 (V1.5, 1000 classes): conv weights,
@@ -28,6 +29,7 @@
 #define RINGSIDE_MODELS_GRADIENT_PROFILES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +39,18 @@
 #include "core/tensor_layout.h"
 
 namespace ringside {
+
+// The compute a profile file measured for its model (models/profile_file.h).
+struct ProfileCompute {
+  int64_t batch_size = 0;   // examples per step it was measured at, > 0
+  std::string device;       // "cpu" or "cuda"
+  double forward_s = 0;     // per step, >= 0
+  double backward_s = 0;    // per step, >= 0
+  // Each tensor's gradient-ready time from backward's start (seconds, in
+  // `tensors` order); empty: not measured.
+  std::vector<double> ready_s;
+  int64_t peak_activation_bytes = -1;  // < 0: not measured
+};
 
 struct GradientProfile {
   // Registry name, e.g. "resnet50".
@@ -51,6 +65,13 @@ struct GradientProfile {
   // the HuggingFace model's num_parameters()); tests check that `tensors`
   // sums to it.
   int64_t published_parameters = 0;
+  // The order of `tensors`: definition order (the built-in profiles:
+  // backward makes them ready in reverse) or the order their gradients
+  // became ready (an exported profile).
+  enum class Order { kDefinition, kGradientReady };
+  Order order = Order::kDefinition;
+  // The measured compute, where a profile file carries it.
+  std::optional<ProfileCompute> compute;
 
   int num_tensors() const { return static_cast<int>(tensors.size()); }
   // Sum over tensors of the product of their shapes.
@@ -65,7 +86,8 @@ std::vector<std::string> GradientProfileNames();
 // The same, comma-separated (for flag help and error messages).
 std::string GradientProfileNameList();
 
-// Builds the named profile, or a tensor mix spelled "tensors:ITEM,ITEM,..."
+// Builds the named profile, reads a profile file (a value with '/' or
+// ending in ".json": models/profile_file.h), or builds a tensor mix spelled "tensors:ITEM,ITEM,..."
 // where ITEM is E (one tensor of E float elements) or E*C (C of them), in
 // definition order, e.g. "tensors:1000000,4096*12,10" (names t0, t1, ...;
 // at most 100000 tensors and 2^31 elements in all). INVALID_ARGUMENT on an

@@ -14,7 +14,9 @@ ABSL_FLAG(std::vector<std::string>, mlp_widths,
           "MLP widths, input first, classes last.");
 ABSL_FLAG(std::string, profile, "resnet50",
           "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
-          "gpt2, mobilenet_v2) whose exact tensor list the synthetic model has.");
+          "gpt2, mobilenet_v2, or a profile file's path: "
+          "models/profile_file.h) whose exact tensor list the synthetic model "
+          "has.");
 ABSL_FLAG(double, emulated_compute_ms, 0,
           "--model=synthetic: emulated compute time of one forward+backward "
           "(ms, >= 0); outputs are labelled emulated.");
