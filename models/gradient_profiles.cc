@@ -100,7 +100,11 @@ absl::StatusOr<GradientProfile> FindGradientProfile(absl::string_view name) {
   if (absl::StartsWith(name, kMixPrefix)) {
     return TensorMix(name.substr(kMixPrefix.size()));
   }
-  if (IsProfilePath(name)) return ReadProfileFile(std::string(name));
+  if (IsProfilePath(name)) {
+    absl::StatusOr<GradientProfile> file = ReadProfileFile(std::string(name));
+    if (!file.ok()) return file.status();
+    return InLayoutOrder(*std::move(file));
+  }
   for (const GradientProfile& p : BuiltinProfiles()) {
     if (name == p.name) return p;
   }

@@ -87,7 +87,8 @@ std::vector<std::string> GradientProfileNames();
 std::string GradientProfileNameList();
 
 // Builds the named profile, reads a profile file (a value with '/' or
-// ending in ".json": models/profile_file.h), or builds a tensor mix spelled "tensors:ITEM,ITEM,..."
+// ending in ".json": models/profile_file.h; its tensors returned in layout
+// order, InLayoutOrder), or builds a tensor mix spelled "tensors:ITEM,ITEM,..."
 // where ITEM is E (one tensor of E float elements) or E*C (C of them), in
 // definition order, e.g. "tensors:1000000,4096*12,10" (names t0, t1, ...;
 // at most 100000 tensors and 2^31 elements in all). INVALID_ARGUMENT on an

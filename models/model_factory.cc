@@ -44,6 +44,7 @@ absl::StatusOr<ModelBundle> MakeSynthetic(const ModelOptions& options) {
                       FindGradientProfile(options.profile));
   SyntheticModelOptions model_options;
   model_options.emulated_compute_s = options.emulated_compute_ms / 1000.0;
+  model_options.compute_scale = options.compute_scale;
   ModelBundle bundle;
   RS_ASSIGN_OR_RETURN(
       bundle.model, SyntheticModel::Create(std::move(profile), model_options));

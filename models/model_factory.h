@@ -51,6 +51,9 @@ struct ModelOptions {
   // "synthetic" only: emulated wall time of one forward+backward, in
   // milliseconds (>= 0; 0 = only the model's cheap real arithmetic).
   double emulated_compute_ms = 0.0;
+  // "synthetic" only: multiplies the compute a profile file measured (used
+  // when emulated_compute_ms is 0), > 0.
+  double compute_scale = 1.0;
   // "charlm" only.
   CharLmModelOptions charlm;
   // Synthetic data: training examples (one epoch), held-out examples, and

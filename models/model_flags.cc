@@ -20,6 +20,11 @@ ABSL_FLAG(std::string, profile, "resnet50",
 ABSL_FLAG(double, emulated_compute_ms, 0,
           "--model=synthetic: emulated compute time of one forward+backward "
           "(ms, >= 0); outputs are labelled emulated.");
+ABSL_FLAG(double, compute_scale, 1.0,
+          "--model=synthetic with a profile file that carries measured "
+          "compute and --emulated_compute_ms=0: its forward, backward and "
+          "gradient-ready times are multiplied by this (> 0), standing in "
+          "for a faster or slower device.");
 ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
 ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");
 ABSL_FLAG(uint64_t, data_seed, 1, "Seed of the data and its order.");
@@ -47,6 +52,7 @@ absl::StatusOr<ModelOptions> ModelOptionsFromFlags() {
   }
   m.profile = absl::GetFlag(FLAGS_profile);
   m.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
+  m.compute_scale = absl::GetFlag(FLAGS_compute_scale);
   m.train_examples = absl::GetFlag(FLAGS_train_examples);
   m.eval_examples = absl::GetFlag(FLAGS_eval_examples);
   m.data_seed = absl::GetFlag(FLAGS_data_seed);

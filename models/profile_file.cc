@@ -1,5 +1,6 @@
 #include "models/profile_file.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -196,6 +197,17 @@ absl::Status ReadCompute(const Reader& r, const json& c, GradientProfile& p) {
 }
 
 }  // namespace
+
+GradientProfile InLayoutOrder(GradientProfile profile) {
+  if (profile.order != GradientProfile::Order::kGradientReady) return profile;
+  std::reverse(profile.tensors.begin(), profile.tensors.end());
+  if (profile.compute.has_value()) {
+    std::reverse(profile.compute->ready_s.begin(),
+                 profile.compute->ready_s.end());
+  }
+  profile.order = GradientProfile::Order::kDefinition;
+  return profile;
+}
 
 bool IsProfilePath(absl::string_view value) {
   return absl::StrContains(value, '/') || absl::EndsWith(value, ".json");

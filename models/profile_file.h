@@ -54,6 +54,13 @@ absl::StatusOr<GradientProfile> ReadProfileFile(const std::string& path);
 // `profile` in the format above (ParseProfileJson reads it back equal).
 std::string ProfileToJson(const GradientProfile& profile);
 
+// `profile` in ringside's layout order, the reverse of the order backward
+// makes the gradients ready (the synthetic model reports the last tensor
+// first, as a real backward does): a profile in gradient-ready order is
+// reversed, with its ready times; one in definition order is returned as
+// it is.
+GradientProfile InLayoutOrder(GradientProfile profile);
+
 // Whether a --profile value names a file: it contains '/' or ends in
 // ".json"; anything else is a built-in name or a tensor mix.
 bool IsProfilePath(absl::string_view value);

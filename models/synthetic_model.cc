@@ -2,10 +2,12 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -33,6 +35,11 @@ absl::StatusOr<std::unique_ptr<SyntheticModel>> SyntheticModel::Create(
         absl::StrCat("synthetic emulated_compute_s must be finite and >= 0, "
                      "got ",
                      options.emulated_compute_s));
+  }
+  if (!(options.compute_scale > 0) || !std::isfinite(options.compute_scale)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "synthetic compute_scale must be finite and > 0, got ",
+        options.compute_scale));
   }
   if (!(options.forward_fraction >= 0 && options.forward_fraction < 1)) {
     return absl::InvalidArgumentError(
@@ -119,7 +126,10 @@ void SyntheticModel::BatchMoments(const Batch& batch, double* mean,
 }
 
 bool SyntheticModel::ScaleEmulatedCompute(double factor) {
-  if (options_.emulated_compute_s <= 0 || !(factor > 0)) return false;
+  if ((options_.emulated_compute_s <= 0 && !UsesProfileCompute()) ||
+      !(factor > 0)) {
+    return false;
+  }
   compute_scale_ = factor;
   return true;
 }
@@ -135,9 +145,23 @@ absl::StatusOr<double> SyntheticModel::ForwardBackward(
   BatchMoments(batch, &mean, &variance);
   const float cbar = static_cast<float>(mean);
 
-  const double total_s = options_.emulated_compute_s * compute_scale_;
-  const double forward_s = options_.forward_fraction * total_s;
-  const double backward_s = total_s - forward_s;
+  // The emulated time: T split at forward_fraction, or the profile's
+  // measured forward and backward (and per-tensor ready times).
+  double forward_s = 0, backward_s = 0;
+  const std::vector<double>* ready_s = nullptr;
+  if (UsesProfileCompute()) {
+    const double scale = options_.compute_scale * compute_scale_;
+    forward_s = profile_.compute->forward_s * scale;
+    backward_s = profile_.compute->backward_s * scale;
+    if (!profile_.compute->ready_s.empty()) ready_s = &profile_.compute->ready_s;
+  } else {
+    const double t = options_.emulated_compute_s * compute_scale_;
+    forward_s = options_.forward_fraction * t;
+    backward_s = t - forward_s;
+  }
+  const double total_s = forward_s + backward_s;
+  const double ready_scale =
+      UsesProfileCompute() ? options_.compute_scale * compute_scale_ : 0.0;
   const double total = static_cast<double>(layout_.total_elements());
   if (hooks_ != nullptr) {
     // The emulated forward pass, tensor by tensor (it reads no parameter:
@@ -165,11 +189,15 @@ absl::StatusOr<double> SyntheticModel::ForwardBackward(
     }
     sq_norm += tensor_sq;
     done += spec.size;
-    if (total_s > 0) {
+    if (ready_s != nullptr) {
+      SleepUntil(start + forward_s +
+                 std::min(backward_s, (*ready_s)[t] * ready_scale));
+    } else if (total_s > 0) {
       SleepUntil(start + forward_s + backward_s * (done / total));
     }
     if (on_ready) on_ready(t);
   }
+  if (total_s > 0) SleepUntil(start + total_s);  // backward's tail
   return 0.5 * (sq_norm + variance * pattern_sq_norm_);
 }
 

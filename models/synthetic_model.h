@@ -25,8 +25,13 @@
 // the first gradient, then backward, where tensor i (reported last tensor
 // first) becomes ready at start + F + (T - F) * S_i / P, S_i being the
 // elements of tensors i..n-1 and P the total, i.e. at a time proportional
-// to the cumulative size produced so far, like a real backward. The real
-// arithmetic counts towards T; the model sleeps only for what is left.
+// to the cumulative size produced so far, like a real backward. With T = 0
+// and a profile that carries measured compute (a profile file's
+// "compute"), the measured forward F and backward B hold instead, times
+// compute_scale: tensor i becomes ready at start + F + its measured ready
+// time (proportional to size, as above, where the file has none). The real
+// arithmetic counts towards the time; the model sleeps only for what is
+// left.
 // Evaluate is not emulated (it is not a measured step).
 //
 // Thread-compatible: one instance per worker thread.
@@ -51,6 +56,9 @@ struct SyntheticModelOptions {
   // (the forward pass), in [0, 1). Default 1/3: backward costs about twice
   // the forward, as in real networks.
   double forward_fraction = 1.0 / 3.0;
+  // Multiplies a profile's measured compute (a faster or slower device),
+  // > 0. Unused with emulated_compute_s > 0.
+  double compute_scale = 1.0;
 };
 
 class SyntheticModel : public Model {
@@ -80,7 +88,8 @@ class SyntheticModel : public Model {
   // not this, sets the step time.
   double FlopsPerExample() const override;
   bool emulated() const override { return true; }
-  // Scales emulated_compute_s (true), when it is > 0.
+  // Scales the emulated compute (true), when there is any: T > 0 or a
+  // profile's measured compute.
   bool ScaleEmulatedCompute(double factor) override;
   // Reports parameter use: the emulated forward pass spends its share of
   // the time tensor by tensor in layout order (needed, wait, forward_done);
@@ -103,6 +112,10 @@ class SyntheticModel : public Model {
                  TensorLayout layout);
   absl::Status CheckBatch(const Batch& batch) const;
   absl::Status CheckSpan(const char* what, size_t size) const;
+  // Whether the profile's measured compute sets the time (T = 0).
+  bool UsesProfileCompute() const {
+    return options_.emulated_compute_s <= 0 && profile_.compute.has_value();
+  }
   // Mean and (population) variance of c_i over the batch.
   void BatchMoments(const Batch& batch, double* mean, double* variance) const;
 

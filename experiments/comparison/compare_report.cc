@@ -14,6 +14,7 @@
 #include "experiments/report/loss_curves.h"
 #include "experiments/report/plots.h"
 #include "experiments/report/prediction_report.h"
+#include "models/gradient_profiles.h"
 
 namespace ringside::compare {
 namespace {
@@ -28,9 +29,22 @@ std::string RunLine(const WorkloadOptions& workload, int servers,
                     const std::vector<std::string>& extra_worker_args) {
   std::string model = workload.model;
   if (model == "synthetic") {
-    absl::StrAppend(&model, " (", workload.profile, " gradient profile, ",
-                    workload.emulated_compute_ms,
-                    " ms emulated compute per step)");
+    absl::StrAppend(&model, " (", workload.profile, " gradient profile, ");
+    absl::StatusOr<GradientProfile> profile =
+        FindGradientProfile(workload.profile);
+    if (workload.emulated_compute_ms <= 0 && profile.ok() &&
+        profile->compute.has_value()) {
+      const ProfileCompute& c = *profile->compute;
+      absl::StrAppend(&model, "emulated compute as the profile measured it: ",
+                      absl::StrFormat("%.1f", c.forward_s * 1e3),
+                      " ms forward + ",
+                      absl::StrFormat("%.1f", c.backward_s * 1e3),
+                      " ms backward per step on ", c.device, " at batch ",
+                      c.batch_size, ", times the workers' --compute_scale)");
+    } else {
+      absl::StrAppend(&model, workload.emulated_compute_ms,
+                      " ms emulated compute per step)");
+    }
   }
   std::string line = absl::StrCat(
       "model ", model, "; workers n = ", absl::StrJoin(workers, ", "),

@@ -11,6 +11,7 @@
 #include "common/stopwatch.h"
 #include "gtest/gtest.h"
 #include "models/optimizer.h"
+#include "models/profile_file.h"
 #include "models/synthetic_classification.h"
 #include "tests/testing/param_use_log.h"
 
@@ -273,6 +274,58 @@ TEST(SyntheticModelTest, EmulatedComputeTimeIsHonoured) {
   EXPECT_GE(at[1], 0.05 + 0.15 * 0.9) << "t1 ready too early";
   EXPECT_GE(at[2], 0.2) << "t0 ready too early";
   EXPECT_GE(elapsed, 0.2);
+}
+
+// A profile file's measured compute (emulated_compute_s 0): the forward,
+// then each gradient at its measured ready time, all times compute_scale,
+// and the whole measured backward (lower bounds only, as above). A file in
+// gradient-ready order is used in layout order: its first-ready tensor is
+// reported first.
+TEST(SyntheticModelTest, MeasuredComputeOfTheProfileIsFollowed) {
+  GradientProfile measured =
+      Profile({{"late", {1000}}, {"early", {3000}}, {"first", {6000}}});
+  measured.order = GradientProfile::Order::kGradientReady;
+  std::reverse(measured.tensors.begin(), measured.tensors.end());
+  ProfileCompute compute;
+  compute.batch_size = 2;
+  compute.device = "cpu";
+  compute.forward_s = 0.04;
+  compute.backward_s = 0.08;
+  compute.ready_s = {0.01, 0.05, 0.07};  // first, early, late
+  measured.compute = compute;
+  SyntheticModelOptions options;
+  options.compute_scale = 0.5;
+  auto model = MustCreate(InLayoutOrder(measured), options);
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->layout().tensor(0).name, "late");
+  std::vector<float> params(10000), grads(10000);
+  model->InitParams(1, absl::MakeSpan(params));
+  std::vector<int> order;
+  std::vector<double> at;
+  const double start = NowSeconds();
+  auto loss = model->ForwardBackward(RandomBatch(2, 1), params,
+                                     absl::MakeSpan(grads), [&](int i) {
+                                       order.push_back(i);
+                                       at.push_back(NowSeconds() - start);
+                                     });
+  const double elapsed = NowSeconds() - start;
+  ASSERT_TRUE(loss.ok()) << loss.status();
+  EXPECT_EQ(order, (std::vector<int>{2, 1, 0}));  // first, early, late
+  ASSERT_EQ(at.size(), 3u);
+  EXPECT_GE(at[0], 0.5 * (0.04 + 0.01)) << "first ready too early";
+  EXPECT_GE(at[1], 0.5 * (0.04 + 0.05)) << "early ready too early";
+  EXPECT_GE(at[2], 0.5 * (0.04 + 0.07)) << "late ready too early";
+  EXPECT_GE(elapsed, 0.5 * (0.04 + 0.08));
+  EXPECT_TRUE(model->ScaleEmulatedCompute(2.0));  // a straggler's factor
+}
+
+TEST(SyntheticModelTest, ComputeScaleMustBePositive) {
+  SyntheticModelOptions options;
+  options.compute_scale = 0;
+  EXPECT_EQ(SyntheticModel::Create(Profile({{"t0", {10}}}), options)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // A straggler's factor scales the emulated time (lower bound only, as
