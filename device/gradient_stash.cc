@@ -10,6 +10,7 @@
 #include "device/cublas_handle.h"
 #include "device/cuda_status.h"
 #include "device/device_buffer.h"
+#include "device/gradient_fold_kernel.h"
 
 namespace ringside {
 
@@ -69,15 +70,10 @@ absl::Status GradientStash::Fold(float* grads, int64_t offset, int64_t count,
   }
   if (count == 0) return absl::OkStatus();
   RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl_->device));
-  RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(
-      impl_->blas.get(), reinterpret_cast<cudaStream_t>(stream)));
-  const float one = 1.0f;
   const float inverse = 1.0f / static_cast<float>(passes);
-  RS_CUBLAS_RETURN_IF_ERROR(cublasSaxpy_64(impl_->blas.get(), count, &one,
-                                           impl_->stash.data() + offset, 1,
-                                           grads + offset, 1));
-  RS_CUBLAS_RETURN_IF_ERROR(
-      cublasSscal_64(impl_->blas.get(), count, &inverse, grads + offset, 1));
+  RS_CUDA_RETURN_IF_ERROR(kernels::LaunchFoldStash(
+      grads + offset, impl_->stash.data() + offset, count, inverse,
+      reinterpret_cast<cudaStream_t>(stream)));
   return absl::OkStatus();
 }
 

@@ -6,7 +6,8 @@
 // The arithmetic is the host's (worker/host_backend.cc), so a CUDA worker
 // rounds as a CPU worker does: Add sets stash = g on the first pass and
 // stash = g + stash after it (cuBLAS saxpy with alpha 1: one rounding);
-// Fold sets g = (g + stash) * (1 / passes) (saxpy, then sscal).
+// Fold sets g = (g + stash) * (1 / passes), the sum rounded, then the
+// product, in one kernel a call (device/gradient_fold_kernel.h).
 //
 // Compiles in every build; without --config=cuda Create answers "built
 // without CUDA". Move-only; not thread-safe.
