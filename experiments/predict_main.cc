@@ -214,11 +214,9 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
   // Every formula's own options, from the flags this binary shares with
   // the worker.
-  for (const std::string& name : FormulaRegistry::Names()) {
-    for (const std::string& flag : FormulaRegistry::Find(name)->options()) {
-      if (const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag)) {
-        in.strategy_options[flag] = f->CurrentValue();
-      }
+  for (const std::string& flag : FormulaRegistry::OptionFlags()) {
+    if (const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag)) {
+      in.strategy_options[flag] = f->CurrentValue();
     }
   }
   OptimizerConfig config;

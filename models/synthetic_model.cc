@@ -148,11 +148,12 @@ absl::StatusOr<double> SyntheticModel::ForwardBackward(
   // The emulated time: T split at forward_fraction, or the profile's
   // measured forward and backward (and per-tensor ready times).
   double forward_s = 0, backward_s = 0;
-  const std::vector<double>* ready_s = nullptr;
+  const std::vector<double>* ready_s = nullptr;  // scaled by ready_scale
+  double ready_scale = 0;
   if (UsesProfileCompute()) {
-    const double scale = options_.compute_scale * compute_scale_;
-    forward_s = profile_.compute->forward_s * scale;
-    backward_s = profile_.compute->backward_s * scale;
+    ready_scale = options_.compute_scale * compute_scale_;
+    forward_s = profile_.compute->forward_s * ready_scale;
+    backward_s = profile_.compute->backward_s * ready_scale;
     if (!profile_.compute->ready_s.empty()) ready_s = &profile_.compute->ready_s;
   } else {
     const double t = options_.emulated_compute_s * compute_scale_;
@@ -160,8 +161,6 @@ absl::StatusOr<double> SyntheticModel::ForwardBackward(
     backward_s = t - forward_s;
   }
   const double total_s = forward_s + backward_s;
-  const double ready_scale =
-      UsesProfileCompute() ? options_.compute_scale * compute_scale_ : 0.0;
   const double total = static_cast<double>(layout_.total_elements());
   if (hooks_ != nullptr) {
     // The emulated forward pass, tensor by tensor (it reads no parameter:

@@ -60,12 +60,9 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
     }
   }
   // Every formula's own options the workers are given.
-  for (const std::string& name : FormulaRegistry::Names()) {
-    for (const std::string& flag : FormulaRegistry::Find(name)->options()) {
-      if (std::optional<std::string> v =
-              WorkerFlag(worker_args, flag.c_str())) {
-        in.strategy_options[flag] = *v;
-      }
+  for (const std::string& flag : FormulaRegistry::OptionFlags()) {
+    if (std::optional<std::string> v = WorkerFlag(worker_args, flag.c_str())) {
+      in.strategy_options[flag] = *v;
     }
   }
   if (std::optional<std::string> v = WorkerFlag(worker_args, "cycle_time_ms")) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
@@ -51,6 +52,16 @@ const StrategyFormula* FormulaRegistry::Find(absl::string_view name) {
   absl::MutexLock lock(&r.mu);
   auto it = r.by_name.find(name);
   return it == r.by_name.end() ? nullptr : it->second.formula.get();
+}
+
+std::vector<std::string> FormulaRegistry::OptionFlags() {
+  std::set<std::string> flags;
+  for (const std::string& name : Names()) {
+    for (std::string& flag : Find(name)->options()) {
+      flags.insert(std::move(flag));
+    }
+  }
+  return {flags.begin(), flags.end()};
 }
 
 std::vector<std::string> FormulaRegistry::Names() {

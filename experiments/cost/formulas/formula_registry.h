@@ -120,6 +120,9 @@ class FormulaRegistry {
   static const StrategyFormula* Find(absl::string_view name);
   // The names in table order, then by name.
   static std::vector<std::string> Names();
+  // Every registered formula's options() (worker flag names), sorted, each
+  // once: the flags whose values CostInputs::strategy_options carries.
+  static std::vector<std::string> OptionFlags();
 };
 
 }  // namespace ringside
