@@ -9,7 +9,10 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "proto/checkpoint.pb.h"
@@ -17,7 +20,13 @@
 namespace ringside {
 namespace {
 
-constexpr absl::string_view kMagic = "RSCKPT1\n";
+constexpr absl::string_view kMagicPrefix = "RSCKPT";
+constexpr int kFormat = 2;
+constexpr size_t kMagicSize = 8;
+
+std::string Magic(int version) {
+  return absl::StrCat(kMagicPrefix, version, "\n");
+}
 
 uint32_t Crc32(absl::string_view bytes) {
   uLong crc = crc32(0L, Z_NULL, 0);
@@ -63,15 +72,18 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
   header.set_step(c.step);
   header.set_shard(c.shard);
   header.set_num_shards(c.num_shards);
-  header.set_range_begin(c.range.begin);
-  header.set_range_end(c.range.end);
+  for (const KeyRange& piece : c.pieces) {
+    proto::PieceRange* p = header.add_pieces();
+    p->set_begin(piece.begin);
+    p->set_end(piece.end);
+  }
   *header.mutable_layout() = c.layout.ToProto();
   *header.mutable_optimizer() = c.optimizer.ToProto();
   header.set_num_params(c.params.size());
   header.set_num_state(c.optimizer_state.size());
   header.set_writer(c.writer);
   const std::string header_bytes = header.SerializeAsString();
-  std::string out(kMagic);
+  std::string out = Magic(kFormat);
   AppendLe(&out, header_bytes.size(), 8);
   out += header_bytes;
   AppendFloats(&out, c.params);
@@ -81,8 +93,9 @@ std::string SerializeCheckpoint(const Checkpoint& c) {
 }
 
 absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
-  if (bytes.size() < kMagic.size() + 8 + 4 ||
-      bytes.substr(0, kMagic.size()) != kMagic) {
+  if (bytes.size() < kMagicSize + 8 + 4 ||
+      bytes.substr(0, kMagicPrefix.size()) != kMagicPrefix ||
+      bytes[kMagicSize - 1] != '\n') {
     return absl::DataLossError("not a ringside checkpoint (bad magic)");
   }
   const absl::string_view body = bytes.substr(0, bytes.size() - 4);
@@ -91,7 +104,15 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
     return absl::DataLossError(
         "checkpoint checksum mismatch: the file is corrupt or truncated");
   }
-  absl::string_view rest = body.substr(kMagic.size());
+  const absl::string_view version =
+      bytes.substr(kMagicPrefix.size(), kMagicSize - 1 - kMagicPrefix.size());
+  if (version != "1" && version != "2") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint format version ", absl::CHexEscape(version),
+        " is not one this build reads (1 and 2; it writes 2)"));
+  }
+  const bool format1 = version == "1";
+  absl::string_view rest = body.substr(kMagicSize);
   const uint64_t header_size = ReadLe(rest, 8);
   rest.remove_prefix(8);
   if (header_size > rest.size()) {
@@ -104,13 +125,43 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
   rest.remove_prefix(header_size);
   // Compared without arithmetic that could overflow: the header's numbers
   // are whatever the file says.
+  std::vector<KeyRange> pieces;
+  if (format1) {
+    if (header.pieces_size() != 0 || header.range_begin() < 0 ||
+        header.range_end() < header.range_begin()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "format-1 checkpoint header has range [", header.range_begin(),
+          ", ", header.range_end(), ")"));
+    }
+    if (header.range_end() > header.range_begin()) {
+      pieces.push_back(KeyRange{header.range_begin(), header.range_end()});
+    }
+  } else {
+    int64_t after = 0;
+    for (const proto::PieceRange& p : header.pieces()) {
+      if (p.begin() < after || p.end() <= p.begin()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "checkpoint piece ", pieces.size(), " is [", p.begin(), ", ",
+            p.end(), "): pieces must be non-empty, disjoint and in order"));
+      }
+      pieces.push_back(KeyRange{p.begin(), p.end()});
+      after = p.end();
+    }
+  }
+  int64_t held = 0;
+  for (const KeyRange& p : pieces) {
+    if (p.size() > header.num_params() - held) {
+      held = -1;
+      break;
+    }
+    held += p.size();
+  }
   if (header.num_params() < 0 || header.num_state() < 0 ||
-      header.range_begin() < 0 || header.range_end() < header.range_begin() ||
-      header.range_end() - header.range_begin() != header.num_params()) {
+      held != header.num_params()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint header sizes disagree: range [", header.range_begin(),
-        ", ", header.range_end(), ") with ", header.num_params(),
-        " parameters"));
+        "checkpoint header sizes disagree: ", pieces.size(),
+        " piece(s) ending at ", pieces.empty() ? 0 : pieces.back().end,
+        " with ", header.num_params(), " parameters"));
   }
   // Each count is checked against the bytes there before any is
   // multiplied, so that no count wraps around into an allocation.
@@ -132,9 +183,9 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
   }
   Checkpoint c;
   RS_ASSIGN_OR_RETURN(c.layout, TensorLayout::FromProto(header.layout()));
-  if (header.range_end() > c.layout.total_elements()) {
+  if (!pieces.empty() && pieces.back().end > c.layout.total_elements()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint range ends at ", header.range_end(), " past the model's ",
+        "checkpoint range ends at ", pieces.back().end, " past the model's ",
         c.layout.total_elements(), " elements"));
   }
   c.optimizer = OptimizerConfig::FromProto(header.optimizer());
@@ -142,7 +193,7 @@ absl::StatusOr<Checkpoint> ParseCheckpoint(absl::string_view bytes) {
   c.step = header.step();
   c.shard = header.shard();
   c.num_shards = header.num_shards();
-  c.range = KeyRange{header.range_begin(), header.range_end()};
+  c.pieces = std::move(pieces);
   c.writer = header.writer();
   c.params = FloatsAt(rest, 0, num_params);
   c.optimizer_state = FloatsAt(rest, num_params, num_state);
@@ -193,10 +244,9 @@ absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
   return c;
 }
 
-absl::Status CheckCheckpointMatches(const Checkpoint& c,
-                                    const TensorLayout& layout,
-                                    const OptimizerConfig& optimizer,
-                                    const KeyRange& range) {
+absl::Status CheckCheckpointModel(const Checkpoint& c,
+                                  const TensorLayout& layout,
+                                  const OptimizerConfig& optimizer) {
   if (c.layout != layout) {
     return absl::FailedPreconditionError(
         "checkpoint was written for a different model layout");
@@ -206,13 +256,33 @@ absl::Status CheckCheckpointMatches(const Checkpoint& c,
         "checkpoint was written with optimizer {", c.optimizer.DebugString(),
         "}, this job uses {", optimizer.DebugString(), "}"));
   }
-  if (!(c.range == range)) {
+  return absl::OkStatus();
+}
+
+absl::Status CheckCheckpointMatches(const Checkpoint& c,
+                                    const TensorLayout& layout,
+                                    const OptimizerConfig& optimizer,
+                                    const KeyRange& range) {
+  RS_RETURN_IF_ERROR(CheckCheckpointModel(c, layout, optimizer));
+  const std::vector<KeyRange> want =
+      range.size() > 0 ? std::vector<KeyRange>{range}
+                       : std::vector<KeyRange>{};
+  if (c.pieces != want) {
+    const KeyRange held =
+        c.pieces.empty() ? KeyRange{}
+                         : KeyRange{c.pieces.front().begin, c.pieces.back().end};
     return absl::FailedPreconditionError(absl::StrCat(
-        "checkpoint holds key range [", c.range.begin, ", ", c.range.end,
-        ") but this shard owns [", range.begin, ", ", range.end,
-        "): different servers or partitioner"));
+        "checkpoint holds key range [", held.begin, ", ", held.end, ") in ",
+        c.pieces.size(), " piece(s) but this shard owns [", range.begin,
+        ", ", range.end, "): different servers or partitioner"));
   }
   return absl::OkStatus();
+}
+
+int64_t HeldElements(const Checkpoint& c) {
+  int64_t held = 0;
+  for (const KeyRange& p : c.pieces) held += p.size();
+  return held;
 }
 
 std::string ShardCheckpointPath(const std::string& dir, int shard,

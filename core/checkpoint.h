@@ -1,15 +1,19 @@
 // Checkpoints: the state a job needs to continue exactly where it stopped —
 // parameters, optimizer state and step — for one parameter-server shard
-// (written by ps_server) or for the whole model (written by rank 0 of the
-// all-reduce strategies).
+// (written by ps_server), for the whole model (written by rank 0 of the
+// all-reduce strategies) or for one ZeRO rank's pieces of it.
 //
-// File format (one file per writer, replaced atomically):
-//   "RSCKPT1\n"                   8-byte magic
+// File format 2 (one file per writer, replaced atomically):
+//   "RSCKPT2\n"                   8-byte magic: the format version
 //   uint64 little-endian          header length H
 //   H bytes                       proto::CheckpointHeader
-//   num_params float32            parameters of the key range
-//   num_state float32             optimizer state (Optimizer::StateBuffers)
+//   num_params float32            parameters of the pieces, concatenated
+//   num_state float32             optimizer state (Optimizer::StateBuffers,
+//                                 each the pieces' elements, concatenated)
 //   uint32 little-endian          CRC-32 (zlib) of everything above
+// Format 1 ("RSCKPT1\n") held one key range in the header's range fields;
+// it is read as format 2 with that range as the one piece (converted, not
+// refused). Another version is refused, naming it.
 // WriteCheckpointFile writes "<path>.tmp", fsyncs it and renames it over
 // <path>, so a reader sees the old or the new checkpoint, never a torn one.
 // ParseCheckpoint refuses anything that is not exactly such a file
@@ -35,11 +39,13 @@ struct Checkpoint {
   int64_t step = 0;  // parameters after `step` optimizer updates
   int shard = 0;
   int num_shards = 1;
-  KeyRange range;    // elements of the flat buffer held in `params`
+  // Elements of the flat buffer held: disjoint, non-empty, in buffer order;
+  // `params` is their concatenation.
+  std::vector<KeyRange> pieces;
   TensorLayout layout;
   OptimizerConfig optimizer;
   std::string writer;
-  std::vector<float> params;           // range.size() floats
+  std::vector<float> params;           // the pieces' length in floats
   std::vector<float> optimizer_state;  // Optimizer::StateBuffers, in order
 };
 
@@ -52,12 +58,18 @@ absl::Status WriteCheckpointFile(const std::string& path,
 // errors, prefixed with the path.
 absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path);
 
-// Checks that `checkpoint` was written for this job's model, optimizer and
-// key range: FAILED_PRECONDITION naming the first difference.
+// Checks that `checkpoint` was written for this job's model and optimizer:
+// FAILED_PRECONDITION naming the first difference.
+absl::Status CheckCheckpointModel(const Checkpoint& checkpoint,
+                                  const TensorLayout& layout,
+                                  const OptimizerConfig& optimizer);
+// The same, and that it holds exactly `range`.
 absl::Status CheckCheckpointMatches(const Checkpoint& checkpoint,
                                     const TensorLayout& layout,
                                     const OptimizerConfig& optimizer,
                                     const KeyRange& range);
+// Elements held by `checkpoint` (the pieces' total length).
+int64_t HeldElements(const Checkpoint& checkpoint);
 
 // The file of a parameter-server shard / of an all-reduce job in `dir`.
 std::string ShardCheckpointPath(const std::string& dir, int shard,

@@ -401,7 +401,7 @@ Checkpoint ParamShard::SnapshotLocked(int64_t version) {
   c.step = version;
   c.shard = options_.shard;
   c.num_shards = options_.num_shards;
-  c.range = range_;
+  if (range_.size() > 0) c.pieces = {range_};
   c.layout = job_layout_;
   c.optimizer = job_optimizer_;
   c.writer = absl::StrCat("ps_server shard ", options_.shard, " of ",

@@ -30,7 +30,7 @@ Checkpoint Sample() {
   c.step = 12;
   c.shard = 1;
   c.num_shards = 2;
-  c.range = KeyRange{4, 10};
+  c.pieces = {KeyRange{4, 10}};
   c.layout = Layout();
   c.optimizer.type = "adam";
   c.optimizer.lr = 0.01f;
@@ -51,7 +51,7 @@ TEST(CheckpointTest, RoundTripKeepsEveryBit) {
   EXPECT_EQ(back->step, 12);
   EXPECT_EQ(back->shard, 1);
   EXPECT_EQ(back->num_shards, 2);
-  EXPECT_EQ(back->range, c.range);
+  EXPECT_EQ(back->pieces, c.pieces);
   EXPECT_EQ(back->layout, c.layout);
   EXPECT_TRUE(back->optimizer == c.optimizer);
   EXPECT_EQ(back->params, c.params);
@@ -85,11 +85,11 @@ TEST(CheckpointTest, TruncatedOrExtendedFilesAreRefused) {
 
 TEST(CheckpointTest, HeaderThatDisagreesWithThePayloadIsRefused) {
   Checkpoint c = Sample();
-  c.range = KeyRange{4, 9};  // 5 elements, but 6 parameters follow
+  c.pieces = {KeyRange{4, 9}};  // 5 elements, but 6 parameters follow
   absl::Status s = ParseCheckpoint(SerializeCheckpoint(c)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   c = Sample();
-  c.range = KeyRange{8, 14};  // past the model's 10 elements
+  c.pieces = {KeyRange{8, 14}};  // past the model's 10 elements
   s = ParseCheckpoint(SerializeCheckpoint(c)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(s.message().find("past the model"), std::string::npos) << s;
@@ -97,9 +97,10 @@ TEST(CheckpointTest, HeaderThatDisagreesWithThePayloadIsRefused) {
 
 // A file with a correct checksum around `header` and `payload_bytes` bytes.
 std::string FileWithHeader(const proto::CheckpointHeader& header,
-                           size_t payload_bytes) {
+                           size_t payload_bytes,
+                           const std::string& magic = "RSCKPT1\n") {
   const std::string h = header.SerializeAsString();
-  std::string out = "RSCKPT1\n";
+  std::string out = magic;
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(h.size() >> (8 * i)));
   out += h;
   out += std::string(payload_bytes, '\0');
@@ -135,6 +136,48 @@ TEST(CheckpointTest, CountsThatWouldWrapAroundAreRefused) {
   header.set_range_end(std::numeric_limits<int64_t>::min());
   s = ParseCheckpoint(FileWithHeader(header, 0)).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+}
+
+// Format 2 holds several pieces; pieces out of order, overlapping or empty
+// are refused, naming the piece.
+TEST(CheckpointTest, PiecesRoundTripAndBadPiecesAreRefused) {
+  Checkpoint c = Sample();
+  c.pieces = {KeyRange{0, 2}, KeyRange{5, 9}};  // 6 elements
+  absl::StatusOr<Checkpoint> back = ParseCheckpoint(SerializeCheckpoint(c));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->pieces, c.pieces);
+  EXPECT_EQ(HeldElements(*back), 6);
+  for (const std::vector<KeyRange>& bad :
+       {std::vector<KeyRange>{{5, 9}, {0, 2}}, {{0, 3}, {2, 5}},
+        {{0, 6}, {7, 7}}}) {
+    c.pieces = bad;
+    absl::Status s = ParseCheckpoint(SerializeCheckpoint(c)).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_NE(s.message().find("piece 1"), std::string::npos) << s;
+  }
+}
+
+// A format-1 file (one key range in the header's range fields) is read as
+// one piece; a version this build does not know is refused, naming it.
+TEST(CheckpointTest, FormatOneIsReadAsOnePieceAndUnknownVersionsAreRefused) {
+  proto::CheckpointHeader header;
+  header.set_step(4);
+  header.set_num_shards(1);
+  header.set_range_begin(6);
+  header.set_range_end(10);
+  header.set_num_params(4);
+  *header.mutable_layout() = Layout().ToProto();
+  *header.mutable_optimizer() = OptimizerConfig().ToProto();
+  absl::StatusOr<Checkpoint> old = ParseCheckpoint(FileWithHeader(header, 16));
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->pieces, (std::vector<KeyRange>{{6, 10}}));
+  EXPECT_EQ(old->params.size(), 4u);
+  absl::Status s =
+      ParseCheckpoint(FileWithHeader(header, 16, "RSCKPT7\n")).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("format version 7"), std::string::npos) << s;
+  // What this build writes is format 2.
+  EXPECT_EQ(SerializeCheckpoint(Sample()).substr(0, 8), "RSCKPT2\n");
 }
 
 TEST(CheckpointTest, FilesAreReplacedAtomically) {

@@ -147,7 +147,7 @@ void CheckpointSeeds(const std::filesystem::path& dir) {
   c.shard = 1;
   c.num_shards = 2;
   c.layout = *TensorLayout::FromShapes({{"w", {4, 3}}, {"b", {3}}});
-  c.range = {8, 15};
+  c.pieces = {{8, 15}};
   c.writer = "ps_server shard 1 of 2";
   c.params = std::vector<float>(7, 0.5f);
   c.optimizer_state = std::vector<float>(7, 0.125f);  // SGD momentum

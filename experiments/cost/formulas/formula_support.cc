@@ -35,10 +35,24 @@ int64_t RingAllReduces(const CostInputs& in) {
   return std::min<int64_t>(in.num_tensors, static_cast<int64_t>(buckets));
 }
 
+std::string OptionText(const CostInputs& in, const std::string& flag,
+                       const std::string& fallback) {
+  auto it = in.strategy_options.find(flag);
+  return it == in.strategy_options.end() ? fallback : it->second;
+}
+
+bool ZeroPerUnitLayout(const CostInputs& in) {
+  return OptionText(in, "zero_layout", "per_unit") == "per_unit";
+}
+
 double ShardedBandwidthSeconds(const CostInputs& in, double phases) {
   if (in.ring_critical_bytes > 0) {
     return in.ring_critical_bytes / in.bandwidth_Bps;
   }
+  return BalancedShardedSeconds(in, phases);
+}
+
+double BalancedShardedSeconds(const CostInputs& in, double phases) {
   const double n = static_cast<double>(in.workers);
   return phases * (n - 1.0) / n * in.model_bytes / in.bandwidth_Bps;
 }

@@ -31,9 +31,18 @@ double RingLatencySeconds(const CostInputs& in);
 // T (one per tensor) when bucket_bytes is 0.
 int64_t RingAllReduces(const CostInputs& in);
 
+// The text an option holds in in.strategy_options, or `fallback`.
+std::string OptionText(const CostInputs& in, const std::string& flag,
+                       const std::string& fallback);
+
 // The zero stages' bandwidth term: the run's ring_critical_bytes over B
-// when reported, else `phases` balanced ring phases, phases·(n−1)/n · M/B.
+// when reported, else BalancedShardedSeconds.
 double ShardedBandwidthSeconds(const CostInputs& in, double phases);
+// `phases` balanced ring phases: phases·(n−1)/n · M/B.
+double BalancedShardedSeconds(const CostInputs& in, double phases);
+// zero2's and zero3's --zero_layout is per_unit (the default): every rank
+// sends (n−1)/n of every unit, so the balanced figure is the critical one.
+bool ZeroPerUnitLayout(const CostInputs& in);
 
 // d of the parameter-server terms: 1 when push and pull share the link's
 // seconds, else 2.

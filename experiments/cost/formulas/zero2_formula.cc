@@ -1,9 +1,10 @@
 // zero2: ZeRO stage 2. A reduce-scatter of the gradients in DDP's buckets
 // (ring's buckets and b_r, ring_formula.cc; the α term counts one), then
 // one all-gather of the parameters (an all-reduce's bytes).
-//   comm      n = 1: 0; else 2(n−1)/n · M/B + 2(n−1)α (with the run's
-//             ring_critical_bytes R > 0 the bandwidth term is R/B,
-//             cost_model.h)
+//   comm      n = 1: 0; else 2(n−1)/n · M/B + 2(n−1)α (each bucket cut
+//             evenly across the ranks; with --zero_layout=contiguous and
+//             the run's ring_critical_bytes R > 0 the bandwidth term is
+//             R/B, cost_model.h)
 //   CPU       n > 1: (n−1)/n · M · (r_b + g_b) + (b_r + 1)(n−1) · c_s + l_w
 //   memory    worker P + (1 + s)·P/n: the gradients sharded too (plus the
 //             gradients not yet reduce-scattered, which the formula leaves
@@ -23,7 +24,7 @@ class Zero2Formula : public StrategyFormula {
  public:
   std::string name() const override { return "zero2"; }
   std::vector<std::string> options() const override {
-    return {"ring_bucket_kb", "ring_first_bucket_kb"};
+    return {"ring_bucket_kb", "ring_first_bucket_kb", "zero_layout"};
   }
   void Terms(const CostInputs& in, Prediction& p) const override {
     if (in.workers <= 1) return;
@@ -36,7 +37,8 @@ class Zero2Formula : public StrategyFormula {
     // A reduce-scatter, then an all-gather: each of the n−1 steps of
     // either moves M/n over each link and waits α.
     const double phases = 2.0;
-    p.bandwidth_s = ShardedBandwidthSeconds(in, phases);
+    p.bandwidth_s = ZeroPerUnitLayout(in) ? BalancedShardedSeconds(in, phases)
+                                          : ShardedBandwidthSeconds(in, phases);
     p.latency_s = phases * (n - 1.0) * in.latency_s;
     // A reduce-scatter per bucket, then the all-gather.
     p.streamed_cpu_s =

@@ -1,9 +1,10 @@
 // zero3: ZeRO stage 3 / FSDP. Per tensor an all-gather before forward,
 // another before backward and a reduce-scatter of its gradient (1.5× an
 // all-reduce's bytes).
-//   comm      n = 1: 0; else 3(n−1)/n · M/B + T · 3(n−1)α (with the run's
-//             ring_critical_bytes R > 0 the bandwidth term is R/B,
-//             cost_model.h)
+//   comm      n = 1: 0; else 3(n−1)/n · M/B + T · 3(n−1)α (each tensor cut
+//             evenly across the ranks; with --zero_layout=contiguous and
+//             the run's ring_critical_bytes R > 0 the bandwidth term is
+//             R/B, cost_model.h)
 //   CPU       n > 1: (n−1)/n · M · (2 g_b + r_b + 2 f_b) + 3T(n−1) · c_s
 //             + l_w (f_b: each all-gather writes the other ranks' (n−1)/n
 //             of M into pages zero3 gave back after their last use, which
@@ -24,6 +25,7 @@ namespace {
 class Zero3Formula : public StrategyFormula {
  public:
   std::string name() const override { return "zero3"; }
+  std::vector<std::string> options() const override { return {"zero_layout"}; }
   void Terms(const CostInputs& in, Prediction& p) const override {
     if (in.workers <= 1) return;
     const double n = static_cast<double>(in.workers);
@@ -32,7 +34,8 @@ class Zero3Formula : public StrategyFormula {
     const CpuCosts& c = in.cpu;
     const double share = (n - 1.0) / n;  // of M a rank sends per phase
     const double half = n - 1;  // ring steps of one call, c_s each
-    p.bandwidth_s = ShardedBandwidthSeconds(in, 3.0);
+    p.bandwidth_s = ZeroPerUnitLayout(in) ? BalancedShardedSeconds(in, 3.0)
+                                          : ShardedBandwidthSeconds(in, 3.0);
     p.latency_s = T * 3.0 * (n - 1.0) * in.latency_s;
     // Both all-gathers land in pages given back after the tensor's use.
     p.streamed_cpu_s = share * M *

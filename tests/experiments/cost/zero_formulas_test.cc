@@ -1,6 +1,7 @@
 // The ZeRO stages' formulas on hand-worked cases: their collectives'
-// bytes and latencies, the ring's critical bytes when a run reports them,
-// and zero3's refaulted pages.
+// bytes and latencies, the ring's critical bytes when a run reports them
+// (and the per-unit layout, where they are the balanced figure), and
+// zero3's refaulted pages.
 #include "experiments/cost/cost_model.h"
 
 #include <string>
@@ -38,13 +39,26 @@ TEST(CostModelTest, ZeroStagesMoveAnAllReducePlusAnAllGather) {
 
 TEST(CostModelTest, ZeroStagesTakeTheRingsCriticalBytesWhenReported) {
   // n = 4, B = 1e9 B/s: a run that reports 2.5e9 critical bytes a step
-  // spends 2.5 s on the link, whatever the balanced formula says.
+  // spends 2.5 s on the link, whatever the balanced formula says — for
+  // zero1, and for zero2 and zero3 in the contiguous layout.
   CostInputs in = Round();
   in.ring_critical_bytes = 2.5e9;
+  in.strategy_options["zero_layout"] = "contiguous";
   for (const char* s : {"zero1", "zero2", "zero3"}) {
     EXPECT_NEAR(Predict(s, in).bandwidth_s, 2.5, kEps) << s;
   }
   EXPECT_NEAR(Predict("ring", in).bandwidth_s, 1.5, kEps);  // not ring's
+  // Per unit (the default), every rank sends (n−1)/n of every unit: the
+  // balanced figure, whatever the run reported.
+  for (const char* layout : {"per_unit", ""}) {
+    if (*layout == '\0') {
+      in.strategy_options.erase("zero_layout");
+    } else {
+      in.strategy_options["zero_layout"] = layout;
+    }
+    EXPECT_NEAR(Predict("zero2", in).bandwidth_s, 1.5, kEps) << layout;
+    EXPECT_NEAR(Predict("zero3", in).bandwidth_s, 2.25, kEps) << layout;
+  }
   in.ring_critical_bytes = -1;
   EXPECT_FALSE(PredictStep("zero2", in).ok());
 }

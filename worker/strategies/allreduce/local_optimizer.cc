@@ -65,11 +65,10 @@ class CudaLocalOptimizer final : public LocalOptimizer {
     const double start = NowSeconds();
     RS_ASSIGN_OR_RETURN(
         const double device_s,
-        ApplyOnDeviceTimed(*optimizer_, context_.params.data(),
-                           context_.grads.data(),
-                           context_.layout.total_elements(), step + 1,
-                           context_.compute_stream, start_.get(),
-                           stop_.get()));
+        ApplyOnDeviceTimed(
+            *optimizer_, context_.params.data(), context_.grads.data(),
+            {KeyRange{0, context_.layout.total_elements()}}, step + 1,
+            context_.compute_stream, start_.get(), stop_.get()));
     RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start,
                NowSeconds(), {{"step", step}});
     StepStats stats;
@@ -100,11 +99,17 @@ class CudaLocalOptimizer final : public LocalOptimizer {
 
 absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
                                           float* params, const float* grads,
-                                          int64_t count, int64_t step,
-                                          CudaStream stream, CudaEvent start,
-                                          CudaEvent stop) {
+                                          absl::Span<const KeyRange> pieces,
+                                          int64_t step, CudaStream stream,
+                                          CudaEvent start, CudaEvent stop) {
   RS_RETURN_IF_ERROR(RecordEvent(start, stream));
-  RS_RETURN_IF_ERROR(optimizer.Apply(0, params, grads, count, step, stream));
+  int64_t state_offset = 0;
+  for (const KeyRange& p : pieces) {
+    RS_RETURN_IF_ERROR(optimizer.Apply(state_offset, params + p.begin,
+                                       grads + p.begin, p.size(), step,
+                                       stream));
+    state_offset += p.size();
+  }
   RS_RETURN_IF_ERROR(RecordEvent(stop, stream));
   RS_RETURN_IF_ERROR(WaitForEvent(stop));
   return EventSeconds(start, stop);
@@ -116,7 +121,7 @@ Checkpoint WholeModelCheckpoint(const SyncContext& context,
                                 Optimizer& optimizer, int64_t step) {
   Checkpoint c;
   c.step = step;
-  c.range = KeyRange{0, context.layout.total_elements()};
+  c.pieces = {KeyRange{0, context.layout.total_elements()}};
   c.layout = context.layout;
   c.optimizer = context.optimizer;
   c.writer = absl::StrCat("worker rank ", context.rank, " of ",

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "collectives/collective.h"
+#include "core/key_range.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
 #include "worker/sync_strategy.h"
@@ -55,14 +56,16 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
 std::pair<float, float> StepAsFloats(int64_t step);
 int64_t StepFromFloats(float high, float low);
 
-// Enqueues optimizer.Apply(0, params, grads, count, step) on `stream`
-// between the timing events `start` and `stop`, waits for `stop` and
-// returns the update's device seconds: the update is final on return.
+// Enqueues optimizer.Apply on `stream` for each of `pieces` of the flat
+// device buffers `params` and `grads` (state offsets running over the
+// pieces in order) between the timing events `start` and `stop`, waits
+// for `stop` and returns the update's device seconds: the update is final
+// on return.
 absl::StatusOr<double> ApplyOnDeviceTimed(CudaOptimizer& optimizer,
                                           float* params, const float* grads,
-                                          int64_t count, int64_t step,
-                                          CudaStream stream, CudaEvent start,
-                                          CudaEvent stop);
+                                          absl::Span<const KeyRange> pieces,
+                                          int64_t step, CudaStream stream,
+                                          CudaEvent start, CudaEvent stop);
 
 // The optimizer each rank applies to its averaged gradients, on
 // context.device: the host Optimizer (ApplyAveragedGradients) on kCpu; a

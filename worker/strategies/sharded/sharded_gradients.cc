@@ -27,7 +27,7 @@ ShardedGradients::ShardedGradients(const SyncContext& context,
     }
   }
   held_bytes_ =
-      counts_shard_ ? shards.shard().size() * 4 : context.layout.total_bytes();
+      counts_shard_ ? shards.owned_elements() * 4 : context.layout.total_bytes();
   peak_bytes_ = held_bytes_;
 }
 

@@ -1,8 +1,11 @@
 #include "worker/strategies/sharded/sharded_optimizer.h"
 
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -10,7 +13,7 @@
 #include "common/stopwatch.h"
 #include "common/timeline.h"
 #include "core/checkpoint.h"
-#include "server/partitioner.h"
+#include "worker/strategies/sharded/sharded_checkpoint.h"
 #include "worker/strategies/allreduce/job_collective.h"
 #include "worker/strategies/allreduce/local_optimizer.h"
 
@@ -54,7 +57,8 @@ void RecordWholeBufferSpans(const SyncContext& context, const char* phase,
 }
 
 absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
-                                          const std::string& name) {
+                                          const std::string& name,
+                                          ShardPlan plan) {
   ShardedStart start;
   RS_ASSIGN_OR_RETURN(start.collective,
                       ConnectCollective(context, name, &start.own_store));
@@ -63,25 +67,22 @@ absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
                                   context.options.rpc_timeout),
       "broadcasting rank 0's initial parameters"));
   RS_ASSIGN_OR_RETURN(start.optimizer,
-                      ShardedOptimizer::Create(context, start.collective.get()));
+                      ShardedOptimizer::Create(context, start.collective.get(),
+                                               std::move(plan)));
   RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume());
   return start;
 }
 
 absl::StatusOr<std::unique_ptr<ShardedOptimizer>> ShardedOptimizer::Create(
-    const SyncContext& context, Collective* collective) {
-  std::unique_ptr<ShardedOptimizer> s(new ShardedOptimizer(context, collective));
-  RS_ASSIGN_OR_RETURN(std::unique_ptr<Partitioner> partitioner,
-                      MakePartitioner("even_bytes"));
-  RS_ASSIGN_OR_RETURN(std::vector<KeyRange> ranges,
-                      partitioner->Partition(context.layout, context.world_size));
-  for (const KeyRange& r : ranges) s->counts_.push_back(r.size());
-  s->shard_ = ranges[context.rank];
+    const SyncContext& context, Collective* collective, ShardPlan plan) {
+  std::unique_ptr<ShardedOptimizer> s(new ShardedOptimizer(
+      context, collective,
+      TensorShards(context.layout, std::move(plan), context.rank)));
+  const int64_t owned = s->shards_.owned_elements();
   if (context.device == Device::kCuda) {
-    RS_ASSIGN_OR_RETURN(s->device_optimizer_,
-                        CudaOptimizer::Create(context.optimizer,
-                                              s->shard_.size(),
-                                              context.cuda_device));
+    RS_ASSIGN_OR_RETURN(
+        s->device_optimizer_,
+        CudaOptimizer::Create(context.optimizer, owned, context.cuda_device));
     RS_ASSIGN_OR_RETURN(s->start_,
                         OwnedCudaEvent::Create(context.cuda_device, true));
     RS_ASSIGN_OR_RETURN(s->stop_,
@@ -89,7 +90,7 @@ absl::StatusOr<std::unique_ptr<ShardedOptimizer>> ShardedOptimizer::Create(
     return s;
   }
   RS_ASSIGN_OR_RETURN(s->optimizer_,
-                      Optimizer::Create(context.optimizer, s->shard_.size()));
+                      Optimizer::Create(context.optimizer, owned));
   return s;
 }
 
@@ -101,38 +102,59 @@ int64_t ShardedOptimizer::state_bytes() const {
 absl::StatusOr<StepStats> ShardedOptimizer::Step(int64_t step) {
   const double start = NowSeconds();
   StepStats stats;
+  const std::vector<KeyRange>& pieces = shards_.pieces();
   if (device_optimizer_ != nullptr) {
-    // Final on return: the all-gather that follows reads the updated shard.
+    // Final on return: the all-gather that follows reads the updated pieces.
     RS_ASSIGN_OR_RETURN(
         stats.local_optimizer_s,
-        ApplyOnDeviceTimed(*device_optimizer_,
-                           context_.params.data() + shard_.begin,
-                           context_.grads.data() + shard_.begin,
-                           shard_.size(), step + 1, context_.compute_stream,
-                           start_.get(), stop_.get()));
+        ApplyOnDeviceTimed(*device_optimizer_, context_.params.data(),
+                           context_.grads.data(), pieces, step + 1,
+                           context_.compute_stream, start_.get(), stop_.get()));
   } else {
-    optimizer_->Apply(0, context_.params.subspan(shard_.begin, shard_.size()),
-                      context_.grads.subspan(shard_.begin, shard_.size()),
-                      step + 1);
+    int64_t state_offset = 0;
+    for (const KeyRange& p : pieces) {
+      optimizer_->Apply(state_offset,
+                        context_.params.subspan(p.begin, p.size()),
+                        context_.grads.subspan(p.begin, p.size()), step + 1);
+      state_offset += p.size();
+    }
     stats.local_optimizer_s = NowSeconds() - start;
   }
   RecordSpan(context_.options.timeline, "step", "OPTIMIZER", start,
-             NowSeconds(), {{"step", step}, {"elements", shard_.size()}});
+             NowSeconds(),
+             {{"step", step}, {"elements", shards_.owned_elements()}});
+  return stats;
+}
+
+absl::StatusOr<StepStats> ShardedOptimizer::GatherParams(
+    const std::string& what) {
+  StepStats stats;
+  const ShardPlan& plan = shards_.plan();
+  for (size_t u = 0; u < plan.units.size(); ++u) {
+    const KeyRange& unit = plan.units[u];
+    RS_RETURN_IF_ERROR(Annotate(
+        collective_->AllGatherV(context_.params.subspan(unit.begin, unit.size()),
+                                plan.counts[u], context_.options.rpc_timeout),
+        what));
+    stats.ring_critical_bytes += PipelinedRingCriticalBytes(
+        plan.counts[u], RingPieceFloats(plan.counts[u]));
+  }
+  stats.bytes_sent = stats.bytes_received =
+      ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
   return stats;
 }
 
 absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
   RS_ASSIGN_OR_RETURN(StepStats stats, Step(step));
   const double applied = NowSeconds();
-  RS_RETURN_IF_ERROR(Annotate(
-      collective_->AllGatherV(context_.params, counts_,
-                              context_.options.rpc_timeout),
-      absl::StrCat("all-gather of the parameters after step ", step)));
+  RS_ASSIGN_OR_RETURN(
+      StepStats gathered,
+      GatherParams(
+          absl::StrCat("all-gather of the parameters after step ", step)));
   RecordWholeBufferSpans(context_, "ALLGATHER", applied, NowSeconds(), step);
-  stats.bytes_sent = stats.bytes_received =
-      ShardedPhaseBytes(context_.layout.total_bytes(), context_.world_size);
-  stats.ring_critical_bytes =
-      PipelinedRingCriticalBytes(counts_, RingPieceFloats(counts_));
+  stats.bytes_sent = gathered.bytes_sent;
+  stats.bytes_received = gathered.bytes_received;
+  stats.ring_critical_bytes = gathered.ring_critical_bytes;
   return stats;
 }
 
@@ -146,14 +168,16 @@ absl::Status ShardedOptimizer::MaybeCheckpoint(int64_t step) {
   c.step = step + 1;
   c.shard = context_.rank;
   c.num_shards = context_.world_size;
-  c.range = shard_;
+  c.pieces = shards_.pieces();
   c.layout = context_.layout;
   c.optimizer = context_.optimizer;
   c.writer = absl::StrCat("worker rank ", context_.rank, " of ",
                           context_.world_size, " (sharded optimizer)");
-  const absl::Span<const float> mine =
-      context_.params.subspan(shard_.begin, shard_.size());
-  c.params.assign(mine.begin(), mine.end());
+  c.params.reserve(shards_.owned_elements());
+  for (const KeyRange& p : shards_.pieces()) {
+    c.params.insert(c.params.end(), context_.params.begin() + p.begin,
+                    context_.params.begin() + p.end);
+  }
   c.optimizer_state = ExportOptimizerState(*optimizer_);
   return Annotate(
       WriteCheckpointFile(
@@ -170,26 +194,21 @@ absl::StatusOr<int64_t> ShardedOptimizer::Resume() {
     return CudaCheckpointsRefused();
   }
   if (!context_.options.resume) return 0;
-  const std::string path = ShardCheckpointPath(
-      context_.options.checkpoint_dir, context_.rank, context_.world_size);
+  const std::string& dir = context_.options.checkpoint_dir;
   int64_t step = 0;
   absl::Status loaded = [&]() -> absl::Status {
-    absl::StatusOr<Checkpoint> c = ReadCheckpointFile(path);
-    if (absl::IsNotFound(c.status())) {
-      return absl::NotFoundError(absl::StrCat(
-          "no checkpoint of shard ", context_.rank, " of ",
-          context_.world_size, " at ", path,
-          " (a checkpoint written by another number of workers does not "
-          "resume here): ",
-          c.status().message()));
+    RS_ASSIGN_OR_RETURN(ShardFileSet set,
+                        FindNewestShardSet(dir, context_.world_size));
+    if (set.num_shards != context_.world_size && context_.rank == 0) {
+      LOG(INFO) << "resharding the checkpoint of " << set.num_shards
+                << " ranks after step " << set.step << " onto "
+                << context_.world_size << " ranks";
     }
-    RS_RETURN_IF_ERROR(c.status());
-    RS_RETURN_IF_ERROR(CheckCheckpointMatches(*c, context_.layout,
-                                              context_.optimizer, shard_));
-    RS_RETURN_IF_ERROR(ImportOptimizerState(*optimizer_, c->optimizer_state));
-    std::copy(c->params.begin(), c->params.end(),
-              context_.params.begin() + shard_.begin);
-    step = c->step;
+    RS_RETURN_IF_ERROR(LoadShardPieces(
+        dir, set, context_.layout, context_.optimizer, shards_.pieces(),
+        context_.rank % set.num_shards, context_.params,
+        optimizer_->StateBuffers()));
+    step = set.step;
     return absl::OkStatus();
   }();
   // Every rank learns every rank's step (high float -1: failed to load).
@@ -211,15 +230,13 @@ absl::StatusOr<int64_t> ShardedOptimizer::Resume() {
     const int64_t theirs = StepFromFloats(steps[2 * r], steps[2 * r + 1]);
     if (theirs != step) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "the shards' checkpoints are of different steps: rank ",
+          "the ranks found checkpoints of different steps: rank ",
           context_.rank, " has step ", step, ", rank ", r, " step ", theirs,
-          " (a run stopped while writing them?)"));
+          " (a run writing them at the same time?)"));
     }
   }
-  RS_RETURN_IF_ERROR(Annotate(
-      collective_->AllGatherV(context_.params, counts_,
-                              context_.options.rpc_timeout),
-      "all-gathering the checkpoint's parameters"));
+  RS_RETURN_IF_ERROR(
+      GatherParams("all-gathering the checkpoint's parameters").status());
   return step;
 }
 

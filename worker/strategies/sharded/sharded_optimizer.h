@@ -1,23 +1,31 @@
-// ShardedOptimizer: ZeRO's partitioned optimizer, shared by zero1 and
-// zero2. The flat buffer is cut into one byte-balanced shard per rank (the
-// "even_bytes" partitioner dps uses for its servers); each rank holds the
-// optimizer state of its own shard only (1/N of it, ZeRO stage 1), steps
-// its shard of the parameters with its shard of the averaged gradients,
-// and all-gathers every rank's updated shard, so all ranks end with
-// bit-identical parameters.
+// ShardedOptimizer: ZeRO's partitioned optimizer, shared by zero1, zero2
+// and zero3. The flat buffer is cut among the ranks by a ShardPlan
+// (tensor_shards.h: per unit, as FSDP, or contiguous, as DeepSpeed's stage
+// 1/2); each rank holds the optimizer state of its own pieces only (1/N of
+// it, ZeRO stage 1), steps its pieces of the parameters with its pieces of
+// the averaged gradients, and all-gathers every rank's updated pieces unit
+// by unit, so all ranks end with bit-identical parameters.
 //
 // On context.device == kCuda the state lives in device memory (a
-// CudaOptimizer for the shard, applied on context.compute_stream and waited
-// for, timed with CUDA events) and the collective is the job's NCCL group;
-// checkpoints of CUDA workers are refused (UNIMPLEMENTED), as for the
-// all-reduce strategies' local optimizer. The CUDA path has run at one
+// CudaOptimizer for the pieces, applied on context.compute_stream and
+// waited for, timed with CUDA events) and the collective is the job's NCCL
+// group; checkpoints of CUDA workers are refused (UNIMPLEMENTED), as for
+// the all-reduce strategies' local optimizer. The CUDA path has run at one
 // worker on an H100 and an H200 (tools/gpu_check.sh, docs/GPU_RESULTS.md),
 // never at two or more.
 //
+// Checkpoints (checkpoint format 2): every rank writes its own pieces and
+// their optimizer state. Resume takes the newest complete set of shard
+// files in the directory, whatever the number of ranks and the plan that
+// wrote it: each rank copies the elements of its own pieces out of the
+// files that hold them (sharded_checkpoint.h), as PyTorch's distributed
+// checkpoint reshards.
+//
 // Timeline (SyncOptions::timeline, when set): OPTIMIZER (this rank's
-// shard) and CHECKPOINT on lane "step", ALLGATHER (the parameters) on
+// pieces) and CHECKPOINT on lane "step", ALLGATHER (the parameters) on
 // every tensor's lane.
-// Not thread-safe: the training thread's (SyncStrategy contract).
+// Not thread-safe: the training thread's (SyncStrategy contract), except
+// GatherParams, which may run on one other thread at a time.
 #ifndef RINGSIDE_WORKER_STRATEGIES_SHARDED_SHARDED_OPTIMIZER_H_
 #define RINGSIDE_WORKER_STRATEGIES_SHARDED_SHARDED_OPTIMIZER_H_
 
@@ -34,6 +42,7 @@
 #include "device/cuda_event.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "models/optimizer.h"
+#include "worker/strategies/sharded/tensor_shards.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -41,48 +50,50 @@ namespace ringside {
 class ShardedOptimizer {
  public:
   // `context` (its spans) and `collective` (the job's ranks) must outlive
-  // it. INVALID_ARGUMENT for a bad optimizer config.
+  // it; `plan` tiles the layout's buffer. INVALID_ARGUMENT for a bad
+  // optimizer config.
   static absl::StatusOr<std::unique_ptr<ShardedOptimizer>> Create(
-      const SyncContext& context, Collective* collective);
+      const SyncContext& context, Collective* collective, ShardPlan plan);
 
-  // Elements of each rank's shard, in rank order (the collectives' counts).
-  const std::vector<int64_t>& counts() const { return counts_; }
-  // This rank's shard of the flat buffer.
-  const KeyRange& shard() const { return shard_; }
-  // Bytes of optimizer state this rank holds (its shard's only; host or
+  // The plan, and this rank's pieces of it.
+  const TensorShards& shards() const { return shards_; }
+  // Bytes of optimizer state this rank holds (its pieces' only; host or
   // device memory).
   int64_t state_bytes() const;
 
-  // Steps the optimizer on this rank's shard only (context.grads holds the
+  // Steps the optimizer on this rank's pieces only (context.grads holds the
   // averaged gradient there). Stats: the optimizer's time (device time on
   // kCuda, where it returns once the update is final).
   absl::StatusOr<StepStats> Step(int64_t step);
-  // Step, then all-gathers the parameters. Blocking,
-  // bounded by options.rpc_timeout. Stats: the optimizer's time and the
-  // all-gather's bytes ((n-1)/n of the buffer each way).
+  // All-gathers every unit of the parameters (context.params), one
+  // collective per unit, each bounded by options.rpc_timeout; errors name
+  // `what`. Stats: the bytes each way ((n-1)/n of the buffer) and their
+  // PipelinedRingCriticalBytes.
+  absl::StatusOr<StepStats> GatherParams(const std::string& what);
+  // Step, then GatherParams. Blocking. Stats: both.
   absl::StatusOr<StepStats> StepAndGather(int64_t step);
 
   // When options.checkpoint_every divides step + 1: this rank writes its
-  // shard (its range of the parameters and its optimizer state) after
-  // `step` to ShardCheckpointPath(checkpoint_dir, rank, N) (atomic,
-  // checksummed). Every rank writes its own file.
+  // pieces of the parameters and their optimizer state after `step` to
+  // ShardCheckpointPath(checkpoint_dir, rank, N) (atomic, checksummed).
+  // Every rank writes its own file.
   absl::Status MaybeCheckpoint(int64_t step);
-  // When options.resume: every rank reads its own shard file, checks it
-  // against the layout, optimizer and its range, loads its shard, and the
-  // ranks all-gather the parameters and check that they agree on the step.
-  // A checkpoint of another number of workers has other file names:
-  // NOT_FOUND naming the path. Returns the step to start at (0 without
+  // When options.resume: every rank loads its pieces from the newest
+  // complete set of shard files in checkpoint_dir (any number of ranks, any
+  // plan: LoadShardedCheckpoint), the ranks check that they agree on the
+  // step and all-gather the parameters. NOT_FOUND naming the directory
+  // when it holds no complete set. Returns the step to start at (0 without
   // resume). Collective: every rank calls it.
   absl::StatusOr<int64_t> Resume();
 
  private:
-  ShardedOptimizer(const SyncContext& context, Collective* collective)
-      : context_(context), collective_(collective) {}
+  ShardedOptimizer(const SyncContext& context, Collective* collective,
+                   TensorShards shards)
+      : context_(context), collective_(collective), shards_(std::move(shards)) {}
 
   SyncContext context_;
   Collective* collective_;
-  std::vector<int64_t> counts_;
-  KeyRange shard_;
+  TensorShards shards_;
   std::unique_ptr<Optimizer> optimizer_;  // kCpu: state for shard_ only
   std::unique_ptr<CudaOptimizer> device_optimizer_;  // kCuda: the same
   OwnedCudaEvent start_, stop_;                      // kCuda: its timing
@@ -92,7 +103,8 @@ class ShardedOptimizer {
 // context.options.store; an in-process store of its own for a
 // single-worker job, kept here because the group uses it), rank 0's
 // initial parameters broadcast into context.params, this rank's
-// ShardedOptimizer and the step to start at (ShardedOptimizer::Resume).
+// ShardedOptimizer over `plan` and the step to start at
+// (ShardedOptimizer::Resume).
 // Collective: every rank calls it. Move the members out in this order of
 // destruction: optimizer, collective, own_store.
 struct ShardedStart {
@@ -102,7 +114,8 @@ struct ShardedStart {
   int64_t start_step = 0;
 };
 absl::StatusOr<ShardedStart> StartSharded(const SyncContext& context,
-                                          const std::string& name);
+                                          const std::string& name,
+                                          ShardPlan plan);
 
 // Bytes each rank sends (and receives) in a ring reduce-scatter or
 // all-gather of `bytes` over `world_size` ranks: (n-1)/n of them.

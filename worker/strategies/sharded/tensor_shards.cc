@@ -5,16 +5,57 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
+
+#include "common/status_macros.h"
+#include "server/partitioner.h"
 
 namespace ringside {
 
+std::vector<int64_t> EvenCounts(int64_t elements, int world_size) {
+  std::vector<int64_t> counts(world_size, elements / world_size);
+  for (int64_t r = 0; r < elements % world_size; ++r) ++counts[r];
+  return counts;
+}
+
+ShardPlan PerUnitShardPlan(const std::vector<KeyRange>& units,
+                           int world_size) {
+  ShardPlan plan;
+  plan.units = units;
+  for (const KeyRange& u : units) {
+    plan.counts.push_back(EvenCounts(u.size(), world_size));
+  }
+  return plan;
+}
+
+absl::StatusOr<ShardPlan> ContiguousShardPlan(const TensorLayout& layout,
+                                              int world_size) {
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<Partitioner> partitioner,
+                      MakePartitioner("even_bytes"));
+  RS_ASSIGN_OR_RETURN(std::vector<KeyRange> ranges,
+                      partitioner->Partition(layout, world_size));
+  ShardPlan plan;
+  plan.units = {KeyRange{0, layout.total_elements()}};
+  plan.counts.emplace_back();
+  for (const KeyRange& r : ranges) plan.counts[0].push_back(r.size());
+  return plan;
+}
+
 TensorShards::TensorShards(const TensorLayout& layout,
                            const std::vector<int64_t>& counts, int rank)
-    : layout_(layout), rank_counts_(counts), rank_(rank) {
-  int64_t at = 0;
-  for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
-    if (r == rank) shard_ = KeyRange{at, at + counts[r]};
-    at += counts[r];
+    : TensorShards(layout,
+                   ShardPlan{{KeyRange{0, layout.total_elements()}}, {counts}},
+                   rank) {}
+
+TensorShards::TensorShards(const TensorLayout& layout, ShardPlan plan,
+                           int rank)
+    : layout_(layout), plan_(std::move(plan)) {
+  for (size_t u = 0; u < plan_.units.size(); ++u) {
+    int64_t at = plan_.units[u].begin;
+    for (int r = 0; r < rank; ++r) at += plan_.counts[u][r];
+    const int64_t mine = plan_.counts[u][rank];
+    if (mine > 0) pieces_.push_back(KeyRange{at, at + mine});
+    owned_elements_ += mine;
   }
   for (int t = 0; t < layout.num_tensors(); ++t) {
     counts_.push_back(CountsWithin(RangeOf(t)));
@@ -26,10 +67,21 @@ KeyRange TensorShards::RangeOf(int tensor) const {
   return KeyRange{spec.offset, spec.offset + spec.size};
 }
 
+size_t TensorShards::UnitOf(int64_t at) const {
+  const auto it = std::upper_bound(
+      plan_.units.begin(), plan_.units.end(), at,
+      [](int64_t x, const KeyRange& u) { return x < u.end; });
+  return std::min<size_t>(it - plan_.units.begin(), plan_.units.size() - 1);
+}
+
 std::vector<int64_t> TensorShards::CountsWithin(const KeyRange& range) const {
+  if (plan_.units.empty()) return {};
+  const size_t u = UnitOf(range.begin);
+  const KeyRange& unit = plan_.units[u];
+  if (range.begin < unit.begin || range.end > unit.end) return {};
   std::vector<int64_t> share;
-  int64_t begin = 0;
-  for (int64_t c : rank_counts_) {
+  int64_t begin = unit.begin;
+  for (int64_t c : plan_.counts[u]) {
     const int64_t lo = std::max(begin, range.begin);
     const int64_t hi = std::min(begin + c, range.end);
     share.push_back(std::max<int64_t>(0, hi - lo));
@@ -43,8 +95,13 @@ int64_t TensorShards::outside_bytes(int tensor) const {
 }
 
 int64_t TensorShards::OutsideBytes(const KeyRange& range) const {
-  const int64_t inside = std::max<int64_t>(
-      0, std::min(range.end, shard_.end) - std::max(range.begin, shard_.begin));
+  int64_t inside = 0;
+  auto it = std::upper_bound(
+      pieces_.begin(), pieces_.end(), range.begin,
+      [](int64_t x, const KeyRange& p) { return x < p.end; });
+  for (; it != pieces_.end() && it->begin < range.end; ++it) {
+    inside += std::min(range.end, it->end) - std::max(range.begin, it->begin);
+  }
   return 4 * (range.size() - inside);
 }
 
@@ -64,8 +121,16 @@ void TensorShards::Release(absl::Span<float> buffer,
         reinterpret_cast<uintptr_t>(buffer.data() + end) & ~(page - 1);
     if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
   };
-  give_back(range.begin, std::min(range.end, shard_.begin));
-  give_back(std::max(range.begin, shard_.end), range.end);
+  // The gaps between this rank's pieces, within `range`.
+  int64_t at = range.begin;
+  auto it = std::upper_bound(
+      pieces_.begin(), pieces_.end(), range.begin,
+      [](int64_t x, const KeyRange& p) { return x < p.end; });
+  for (; it != pieces_.end() && it->begin < range.end; ++it) {
+    give_back(at, std::min(it->begin, range.end));
+    at = std::max(at, it->end);
+  }
+  give_back(at, range.end);
 }
 
 }  // namespace ringside

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
+#include "worker/strategies/sharded/zero_options.h"
 
 namespace ringside {
 
@@ -21,10 +23,27 @@ Zero3Strategy::~Zero3Strategy() {
 
 absl::Status Zero3Strategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_ASSIGN_OR_RETURN(sharded_, StartSharded(context_, name()));
+  ShardPlan plan;
+  if (context_.options.strategy.Get<ZeroOptions>().per_unit()) {
+    // Each tensor is a unit (FSDP with one unit per tensor).
+    std::vector<KeyRange> units;
+    for (int t = 0; t < context_.layout.num_tensors(); ++t) {
+      const TensorSpec& spec = context_.layout.tensor(t);
+      units.push_back(KeyRange{spec.offset, spec.offset + spec.size});
+    }
+    std::sort(units.begin(), units.end(),
+              [](const KeyRange& a, const KeyRange& b) {
+                return a.begin < b.begin;
+              });
+    plan = PerUnitShardPlan(units, context_.world_size);
+  } else {
+    RS_ASSIGN_OR_RETURN(plan, ContiguousShardPlan(context_.layout,
+                                                  context_.world_size));
+  }
+  RS_ASSIGN_OR_RETURN(sharded_,
+                      StartSharded(context_, name(), std::move(plan)));
   step_ = sharded_.start_step;
-  shards_ = std::make_unique<TensorShards>(
-      context_.layout, sharded_.optimizer->counts(), context_.rank);
+  shards_ = &sharded_.optimizer->shards();
   gather_ticket_.assign(context_.layout.num_tensors(), -1);
   if (context_.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(device_, Zero3DeviceOrder::Create(context_));
@@ -34,7 +53,7 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
   for (int t = 0; t < context_.layout.num_tensors(); ++t) {
     RS_RETURN_IF_ERROR(GiveBack(t));
   }
-  param_bytes_ = shards_->shard().size() * 4;
+  param_bytes_ = shards_->owned_elements() * 4;
   peak_param_bytes_ = param_bytes_;
   comm_ = std::make_unique<SequencedCommThread>();
   gradients_ = std::make_unique<ShardedGradients>(
@@ -187,11 +206,8 @@ absl::Status Zero3Strategy::GatherWholeBuffer(const std::string& what) {
       RS_RETURN_IF_ERROR(
           device_->BeforeGather(t, context_.options.rpc_timeout));
     }
-    return Annotate(
-        sharded_.collective->AllGatherV(context_.params,
-                                        sharded_.optimizer->counts(),
-                                        context_.options.rpc_timeout),
-        absl::StrCat("all-gather of ", what));
+    return sharded_.optimizer->GatherParams(absl::StrCat("all-gather of ", what))
+        .status();
   });
   return comm_->Wait(ticket, context_.options.rpc_timeout,
                      absl::StrCat("the all-gather of ", what));
@@ -226,8 +242,11 @@ RINGSIDE_REGISTER_STRATEGY(
     Zero3Strategy,
     StrategyInfo("zero3", ServerNeed::kNone)
         .Store()
-        .Describe("ZeRO stage 3 / FSDP: each rank keeps its byte-balanced "
-                  "shard of the parameters, gradients and optimizer state; "
+        .Describe("ZeRO stage 3 / FSDP: each rank keeps its piece of every "
+                  "tensor (cut evenly across the ranks, FSDP's FULL_SHARD; "
+                  "--zero_layout=contiguous: byte-balanced shards of the "
+                  "whole buffer) of the parameters, gradients and optimizer "
+                  "state; "
                   "all-gathers each tensor before the model reads it "
                   "(prefetching the next) and frees it after, "
                   "reduce-scatters each gradient as backward makes it "
@@ -237,6 +256,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("ZeRO-3")
         .StudyOrder(10)
         .ModelledAs("zero3")
-        .Options({"gloo_event_loop", "checkpoint_every", "resume"}));
+        .Options({"zero_layout", "gloo_event_loop", "checkpoint_every",
+                  "resume"}));
 
 }  // namespace ringside

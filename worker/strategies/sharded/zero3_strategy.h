@@ -1,11 +1,14 @@
 // Zero3Strategy ("zero3"): ZeRO stage 3 / FSDP (Rajbhandari et al., SC'20;
 // PyTorch FSDP with one unit per tensor) over the job's Gloo group (NCCL on
-// CUDA workers). Each rank keeps only its byte-balanced shard of the
-// parameters, of the averaged gradients and of the optimizer state
-// (ShardedOptimizer, the partition of zero1/zero2); the rest of the flat
-// buffers is given back to the operating system (CPU: madvise(MADV_DONTNEED)
-// on the pages wholly outside the shard; CUDA: counted only, below) and
-// gathered tensor by tensor when the model needs it:
+// CUDA workers). Each rank keeps only its piece of every tensor (each
+// tensor cut evenly across the ranks, FSDP's FULL_SHARD; with
+// --zero_layout=contiguous, byte-balanced shards of the whole buffer, where
+// a tensor mostly lies in one rank's shard) of the parameters, of the
+// averaged gradients and of the optimizer state (ShardedOptimizer); the
+// rest of the flat buffers is given back to the operating system (CPU:
+// madvise(MADV_DONTNEED) on the pages wholly outside the pieces; CUDA:
+// counted only, below) and gathered tensor by tensor when the model needs
+// it:
 //
 //   forward    before the model reads tensor i: all-gather tensor i (the
 //              next tensor's all-gather is already queued: prefetch);
@@ -17,7 +20,7 @@
 //              outside this rank's shard -- overlapping the rest of
 //              backward;
 //   FinishStep waits for the reduce-scatters and steps the optimizer on
-//              this rank's shard.
+//              this rank's pieces.
 //
 // The model reports where it reads parameters through the parameter-use
 // hooks (models/model.h; ParamUse()); the training loop refuses a model or
@@ -47,8 +50,8 @@
 // during the steps (the shard plus the tensors gathered or written and not
 // yet freed); the process's peak RSS still includes the whole buffers that
 // the backend fills before Init (every rank seeds the whole model).
-// Checkpoints (CPU): every rank writes its own shard, as zero1/zero2;
-// --resume needs the same number of workers. Every wait is bounded by
+// Checkpoints (CPU): every rank writes its own pieces, as zero1/zero2;
+// --resume reshards a checkpoint of any number of workers and layout. Every wait is bounded by
 // options.rpc_timeout. Timeline: ALLGATHER and REDUCE_SCATTER on each
 // tensor's lane, OPTIMIZER and CHECKPOINT on lane "step".
 // Not thread-safe (SyncStrategy contract); the hooks run on the training
@@ -120,7 +123,7 @@ class Zero3Strategy final : public SyncStrategy {
   ParamUseHooks hooks_;
   SyncContext context_;
   ShardedStart sharded_;  // the group, the optimizer, the step to start at
-  std::unique_ptr<TensorShards> shards_;
+  const TensorShards* shards_ = nullptr;  // sharded_.optimizer's plan
   std::unique_ptr<SequencedCommThread> comm_;
   std::unique_ptr<ShardedGradients> gradients_;
   std::unique_ptr<Zero3DeviceOrder> device_;  // CUDA workers only

@@ -1,12 +1,15 @@
 #include "worker/strategies/sharded/zero_strategy.h"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
 #include "worker/strategies/allreduce/job_collective.h"
+#include "worker/strategies/sharded/zero_options.h"
 
 namespace ringside {
 
@@ -14,14 +17,31 @@ std::string ZeroStrategy::name() const { return absl::StrCat("zero", stage_); }
 
 absl::Status ZeroStrategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_ASSIGN_OR_RETURN(sharded_, StartSharded(context_, name()));
-  step_ = sharded_.start_step;
+  ShardPlan plan;
   if (stage_ == 2) {
-    shards_ = std::make_unique<TensorShards>(
-        context_.layout, sharded_.optimizer->counts(), context_.rank);
     const auto& caps = context_.options.strategy.Get<GradientBucketOptions>();
     buckets_ = AssignBuckets(context_.layout, caps.first_bucket_bytes,
                              caps.bucket_bytes);
+  }
+  if (stage_ == 2 && context_.options.strategy.Get<ZeroOptions>().per_unit()) {
+    // Each bucket is a unit, cut evenly across the ranks.
+    std::vector<KeyRange> units;
+    for (const GradientBucket& b : buckets_) {
+      units.push_back(KeyRange{b.offset, b.offset + b.size});
+    }
+    std::sort(units.begin(), units.end(),
+              [](const KeyRange& a, const KeyRange& b) {
+                return a.begin < b.begin;
+              });
+    plan = PerUnitShardPlan(units, context_.world_size);
+  } else {
+    RS_ASSIGN_OR_RETURN(plan, ContiguousShardPlan(context_.layout,
+                                                  context_.world_size));
+  }
+  RS_ASSIGN_OR_RETURN(sharded_,
+                      StartSharded(context_, name(), std::move(plan)));
+  step_ = sharded_.start_step;
+  if (stage_ == 2) {
     bucket_of_.assign(context_.layout.num_tensors(), 0);
     for (size_t b = 0; b < buckets_.size(); ++b) {
       for (int t = buckets_[b].first_tensor; t <= buckets_[b].last_tensor;
@@ -32,9 +52,15 @@ absl::Status ZeroStrategy::Init(const SyncContext& context) {
     bucket_ready_.assign(buckets_.size(), 0);
     comm_ = std::make_unique<SequencedCommThread>();
     gradients_ = std::make_unique<ShardedGradients>(
-        context_, *sharded_.collective, *shards_, *comm_);
+        context_, *sharded_.collective, sharded_.optimizer->shards(), *comm_);
   }
   return absl::OkStatus();
+}
+
+nlohmann::json ZeroStrategy::RecordFields() const {
+  if (stage_ != 2) return nlohmann::json::object();
+  const auto& buckets = context_.options.strategy.Get<GradientBucketOptions>();
+  return BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
 }
 
 ZeroStrategy::~ZeroStrategy() {
@@ -102,8 +128,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .Store()
         .Describe("ZeRO stage 1: all-reduce the gradients, each rank steps "
                   "the optimizer on its byte-balanced shard only (1/N of the "
-                  "optimizer state), all-gather the parameters (Gloo on CPU, NCCL "
-                  "on CUDA)")
+                  "optimizer state, DeepSpeed's contiguous partition), "
+                  "all-gather the parameters (Gloo on CPU, NCCL on CUDA)")
         .Display("ZeRO-1")
         .StudyOrder(8)
         .ModelledAs("zero1")
@@ -115,14 +141,17 @@ RINGSIDE_REGISTER_STRATEGY(
     StrategyInfo("zero2", ServerNeed::kNone)
         .Store()
         .Describe("ZeRO stage 2: reduce-scatter the gradients in DDP's "
-                  "buckets as backward completes them (each rank keeps only "
-                  "its shard's; on CPU the rest is given back), step the "
-                  "optimizer on that shard only, all-gather the parameters "
-                  "(Gloo on CPU, NCCL on CUDA)")
+                  "buckets as backward completes them, each bucket cut "
+                  "evenly across the ranks (FSDP's SHARD_GRAD_OP; "
+                  "--zero_layout=contiguous: DeepSpeed's byte-balanced "
+                  "shards of the whole buffer); each rank keeps only its "
+                  "pieces of the gradients (on CPU the rest is given back), "
+                  "steps the optimizer on them, all-gathers the parameters "
+                  "bucket by bucket (Gloo on CPU, NCCL on CUDA)")
         .Display("ZeRO-2")
         .StudyOrder(9)
         .ModelledAs("zero2")
-        .Options({"ring_bucket_kb", "ring_first_bucket_kb",
+        .Options({"ring_bucket_kb", "ring_first_bucket_kb", "zero_layout",
                   "gloo_event_loop", "checkpoint_every", "resume"}));
 
 }  // namespace ringside

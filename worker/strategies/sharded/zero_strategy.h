@@ -4,7 +4,8 @@
 // collective through the job's store, broadcasts rank 0's initial
 // parameters and makes this rank's ShardedOptimizer
 // (worker/strategies/sharded/sharded_optimizer.h: optimizer state for its
-// byte-balanced shard only).
+// pieces only; stage 1 cuts the buffer into byte-balanced shards, stage 2
+// cuts each bucket evenly, or, with --zero_layout=contiguous, as stage 1).
 //   stage 1  FinishStep all-reduces (averages) the whole gradient buffer
 //            once backward has ended;
 //   stage 2  the gradients are reduce-scattered (averaged) in DDP's
@@ -12,18 +13,19 @@
 //            --ring_bucket_kb; worker/strategies/allreduce/gradient_buckets.h) on a
 //            communication thread as soon as backward completes each
 //            bucket, so the reduction overlaps the rest of backward, and
-//            on CPU workers the part outside this rank's shard is given
+//            on CPU workers the part outside this rank's pieces is given
 //            back to the OS once reduced (TensorShards): a rank holds its
-//            shard of the gradients plus those not yet reduced
+//            pieces of the gradients plus those not yet reduced
 //            (PeakGradBytes); FinishStep waits for them.
-// Then both step the optimizer on this rank's shard and all-gather the
-// parameters: every rank ends bit-identical. CUDA workers run on their
+// Then both step the optimizer on this rank's pieces and all-gather the
+// parameters unit by unit: every rank ends bit-identical. CUDA workers run on their
 // device buffers (NCCL; the shard's optimizer on the device; no checkpoints
 // there). The CUDA path has run at one worker on an H100 and an H200
 // (tools/gpu_check.sh, docs/GPU_RESULTS.md), never at two or more.
-// Checkpoints: every rank writes its own shard
-// (ShardedOptimizer::MaybeCheckpoint); --resume needs the same number of
-// workers. Every wait is bounded by options.rpc_timeout.
+// Checkpoints: every rank writes its own pieces
+// (ShardedOptimizer::MaybeCheckpoint); --resume reshards a checkpoint of
+// any number of workers and either layout. Every wait is bounded by
+// options.rpc_timeout.
 // Timeline (SyncOptions::timeline, when set): ALLREDUCE (stage 1, one
 // collective over the whole buffer, shown on every tensor's lane) or
 // REDUCE_SCATTER (stage 2, per tensor), then the ShardedOptimizer's
@@ -67,12 +69,7 @@ class ZeroStrategy : public SyncStrategy {
                                          : sharded_.optimizer->state_bytes();
   }
   // Stage 2: its reduce-scatter buckets' caps (ring's); stage 1: none.
-  nlohmann::json RecordFields() const override {
-    if (stage_ != 2) return nlohmann::json::object();
-    const auto& buckets =
-        context_.options.strategy.Get<GradientBucketOptions>();
-    return BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
-  }
+  nlohmann::json RecordFields() const override;
 
  protected:
   explicit ZeroStrategy(int stage) : stage_(stage) {}
@@ -81,10 +78,9 @@ class ZeroStrategy : public SyncStrategy {
   const int stage_;  // 1 or 2
   SyncContext context_;
   ShardedStart sharded_;  // the group, the optimizer, the step to start at
-  // Stage 2: the per-tensor shards, DDP's buckets and how many of each
-  // bucket's tensors are ready this step, the thread that reduce-scatters
-  // them and the gradients it reduces.
-  std::unique_ptr<TensorShards> shards_;
+  // Stage 2: DDP's buckets and how many of each bucket's tensors are ready
+  // this step, the thread that reduce-scatters them and the gradients it
+  // reduces.
   std::vector<GradientBucket> buckets_;
   std::vector<int> bucket_of_;     // per tensor
   std::vector<int> bucket_ready_;  // per bucket
