@@ -30,6 +30,15 @@ TEST(CostModelTest, ZeroStagesMoveAnAllReducePlusAnAllGather) {
   const Prediction z3 = Predict("zero3", Round());
   EXPECT_NEAR(z3.bandwidth_s, 2.25, kEps);
   EXPECT_NEAR(z3.latency_s, 0.09, kEps);
+  // zero3's units of --zero3_unit_kb: M = 1e9 B in units of 250,000 KiB
+  // is U = 4 units (of T = 10 tensors), 4 · 9 latencies; at 0, one per
+  // tensor.
+  CostInputs units = Round();
+  units.strategy_options["zero3_unit_kb"] = "250000";
+  EXPECT_NEAR(Predict("zero3", units).latency_s, 0.036, kEps);
+  EXPECT_NEAR(Predict("zero3", units).bandwidth_s, 2.25, kEps);
+  units.strategy_options["zero3_unit_kb"] = "0";
+  EXPECT_NEAR(Predict("zero3", units).latency_s, 0.09, kEps);
   CostInputs one = Round();
   one.workers = 1;
   EXPECT_NEAR(Predict("zero1", one).comm_s, 0, kEps);

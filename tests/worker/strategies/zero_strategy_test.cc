@@ -18,13 +18,20 @@ namespace {
 
 using Param = std::tuple<std::string, int, std::string>;
 
-// "zero2_contiguous" runs zero2 with --zero_layout=contiguous.
+// "zero2_contiguous" runs zero2 with --zero_layout=contiguous;
+// "zero3_unit1k" runs zero3 with --zero3_unit_kb=1, "zero3_unit0k" with one
+// tensor per unit.
 std::string WithLayout(const std::string& name, OracleSetup& setup) {
-  const size_t cut = name.find("_contiguous");
+  ZeroOptions options = setup.sync.strategy.Get<ZeroOptions>();
+  const size_t cut = name.find('_');
   if (cut == std::string::npos) return name;
-  ZeroOptions layout;
-  layout.layout = "contiguous";
-  setup.sync.strategy.Set(layout);
+  const std::string variant = name.substr(cut + 1);
+  if (variant == "contiguous") {
+    options.layout = "contiguous";
+  } else if (variant.rfind("unit", 0) == 0) {
+    options.zero3_unit_bytes = std::stoll(variant.substr(4)) << 10;
+  }
+  setup.sync.strategy.Set(options);
   return name.substr(0, cut);
 }
 
@@ -47,7 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
     StagesWorkersOptimizers, ZeroOracleTest,
     ::testing::Combine(::testing::Values("zero1", "zero2", "zero3",
                                          "zero2_contiguous",
-                                         "zero3_contiguous"),
+                                         "zero3_contiguous", "zero3_unit1k",
+                                         "zero3_unit0k"),
                        ::testing::Values(1, 2, 3, 4),
                        ::testing::Values("sgd", "adam")),
     [](const ::testing::TestParamInfo<Param>& info) {
@@ -66,15 +74,19 @@ OracleSetup DeepMlp() {
 
 // What a zero3 or zero2 rank's rings wait on: per unit, every rank sends
 // (n-1)/n of every unit, so ring_critical_bytes is the bytes sent (within
-// the ragged pieces' few floats); contiguous, a tensor or a 16 KiB bucket
+// the ragged pieces' few floats); contiguous, a 16 KiB bucket or unit
 // mostly lies in one rank's shard and the rings wait on more.
 int64_t CriticalBytes(const std::string& name, int64_t* bytes_sent) {
   OracleSetup setup = DeepMlp();
-  const std::string strategy = WithLayout(name, setup);
-  // zero2: buckets of about 16 KiB, so that the model is several buckets.
+  // Buckets (zero2) and units (zero3) of about 16 KiB, so that the model
+  // is several of them.
   GradientBucketOptions buckets;
   buckets.bucket_bytes = buckets.first_bucket_bytes = int64_t{16} << 10;
   setup.sync.strategy.Set(buckets);
+  ZeroOptions units;
+  units.zero3_unit_bytes = int64_t{16} << 10;
+  setup.sync.strategy.Set(units);
+  const std::string strategy = WithLayout(name, setup);
   absl::StatusOr<TrainResult> reference = RunReference(setup, 4);
   EXPECT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, strategy, 4);
@@ -99,8 +111,12 @@ TEST(ZeroLayoutTest, PerUnitRingsWaitOnTheBytesSentContiguousOnMore) {
   }
 }
 
+// One tensor per unit: a rank holds its quarter and the few tensors in use.
 TEST(Zero3Test, HoldsItsShardAndTheTensorsInUse) {
   OracleSetup setup = DeepMlp();
+  ZeroOptions per_tensor;
+  per_tensor.zero3_unit_bytes = 0;
+  setup.sync.strategy.Set(per_tensor);
   absl::StatusOr<TrainResult> reference = RunReference(setup, 4);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, "zero3", 4);

@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
+#include "worker/strategies/allreduce/gradient_buckets.h"
 #include "worker/strategies/sharded/zero_options.h"
 
 namespace ringside {
@@ -23,19 +24,27 @@ Zero3Strategy::~Zero3Strategy() {
 
 absl::Status Zero3Strategy::Init(const SyncContext& context) {
   context_ = context;
-  ShardPlan plan;
-  if (context_.options.strategy.Get<ZeroOptions>().per_unit()) {
-    // Each tensor is a unit (FSDP with one unit per tensor).
-    std::vector<KeyRange> units;
-    for (int t = 0; t < context_.layout.num_tensors(); ++t) {
-      const TensorSpec& spec = context_.layout.tensor(t);
-      units.push_back(KeyRange{spec.offset, spec.offset + spec.size});
+  const ZeroOptions& options = context_.options.strategy.Get<ZeroOptions>();
+  // FSDP's units: adjacent tensors up to --zero3_unit_kb (one tensor each
+  // at 0), as ring's buckets group them.
+  units_ = AssignBuckets(context_.layout, options.zero3_unit_bytes,
+                         options.zero3_unit_bytes);
+  unit_of_.assign(context_.layout.num_tensors(), 0);
+  std::vector<KeyRange> ranges;
+  for (size_t u = 0; u < units_.size(); ++u) {
+    for (int t = units_[u].first_tensor; t <= units_[u].last_tensor; ++t) {
+      unit_of_[t] = static_cast<int>(u);
     }
-    std::sort(units.begin(), units.end(),
+    ranges.push_back(UnitRange(static_cast<int>(u)));
+  }
+  ShardPlan plan;
+  if (options.per_unit()) {
+    // Each unit cut evenly across the ranks (FSDP's FULL_SHARD).
+    std::sort(ranges.begin(), ranges.end(),
               [](const KeyRange& a, const KeyRange& b) {
                 return a.begin < b.begin;
               });
-    plan = PerUnitShardPlan(units, context_.world_size);
+    plan = PerUnitShardPlan(ranges, context_.world_size);
   } else {
     RS_ASSIGN_OR_RETURN(plan, ContiguousShardPlan(context_.layout,
                                                   context_.world_size));
@@ -44,14 +53,21 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
                       StartSharded(context_, name(), std::move(plan)));
   step_ = sharded_.start_step;
   shards_ = &sharded_.optimizer->shards();
-  gather_ticket_.assign(context_.layout.num_tensors(), -1);
+  for (size_t u = 0; u < units_.size(); ++u) {
+    unit_counts_.push_back(
+        shards_->CountsWithin(UnitRange(static_cast<int>(u))));
+  }
+  gather_ticket_.assign(units_.size(), -1);
+  forward_done_.assign(units_.size(), 0);
+  grads_ready_.assign(units_.size(), 0);
+  forward_closed_.assign(units_.size(), false);
   if (context_.device == Device::kCuda) {
     RS_ASSIGN_OR_RETURN(device_, Zero3DeviceOrder::Create(context_));
   }
-  // From here on this rank holds its shard of the parameters only (and of
+  // From here on this rank holds its pieces of the parameters only (and of
   // the gradients: ShardedGradients), logically on a device.
-  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
-    RS_RETURN_IF_ERROR(GiveBack(t));
+  for (size_t u = 0; u < units_.size(); ++u) {
+    RS_RETURN_IF_ERROR(GiveBack(static_cast<int>(u)));
   }
   param_bytes_ = shards_->owned_elements() * 4;
   peak_param_bytes_ = param_bytes_;
@@ -61,9 +77,19 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
   return absl::OkStatus();
 }
 
-absl::Status Zero3Strategy::GiveBack(int tensor) {
-  if (device_ != nullptr) return device_->Released(tensor);
-  shards_->Release(context_.params, tensor);
+KeyRange Zero3Strategy::UnitRange(int unit) const {
+  return KeyRange{units_[unit].offset, units_[unit].offset + units_[unit].size};
+}
+
+absl::Status Zero3Strategy::GiveBack(int unit) {
+  if (device_ != nullptr) {
+    for (int t = units_[unit].first_tensor; t <= units_[unit].last_tensor;
+         ++t) {
+      RS_RETURN_IF_ERROR(device_->Released(t));
+    }
+    return absl::OkStatus();
+  }
+  shards_->Release(context_.params, UnitRange(unit));
   return absl::OkStatus();
 }
 
@@ -76,37 +102,47 @@ void Zero3Strategy::NoteParams(int64_t delta) {
   peak_param_bytes_ = std::max(peak_param_bytes_, param_bytes_);
 }
 
-void Zero3Strategy::QueueGather(int tensor) {
-  if (gather_ticket_[tensor] >= 0) return;  // here or on its way
-  NoteParams(shards_->outside_bytes(tensor));
-  const TensorSpec& spec = context_.layout.tensor(tensor);
-  gathered_bytes_ += ShardedPhaseBytes(spec.size * 4, context_.world_size);
+void Zero3Strategy::QueueGather(int unit) {
+  if (gather_ticket_[unit] >= 0) return;  // here or on its way
+  const KeyRange range = UnitRange(unit);
+  NoteParams(shards_->OutsideBytes(range));
+  gathered_bytes_ += ShardedPhaseBytes(range.size() * 4, context_.world_size);
   gathered_critical_bytes_ += PipelinedRingCriticalBytes(
-      shards_->counts(tensor), RingPieceFloats(shards_->counts(tensor)));
+      unit_counts_[unit], RingPieceFloats(unit_counts_[unit]));
   const int64_t step = step_;
-  gather_ticket_[tensor] = comm_->Enqueue([this, tensor, step]() {
-    const TensorSpec& spec = context_.layout.tensor(tensor);
+  gather_ticket_[unit] = comm_->Enqueue([this, unit, range, step]() {
+    const GradientBucket& u = units_[unit];
     // CUDA: the kernels that read the region's old contents are done.
-    if (device_ != nullptr) {
+    for (int t = u.first_tensor; device_ != nullptr && t <= u.last_tensor;
+         ++t) {
       RS_RETURN_IF_ERROR(
-          device_->BeforeGather(tensor, context_.options.rpc_timeout));
+          device_->BeforeGather(t, context_.options.rpc_timeout));
     }
     const double start = NowSeconds();
+    const std::string& first = context_.layout.tensor(u.first_tensor).name;
     RS_RETURN_IF_ERROR(Annotate(
         sharded_.collective->AllGatherV(
-            context_.params.subspan(spec.offset, spec.size),
-            shards_->counts(tensor), context_.options.rpc_timeout),
-        absl::StrCat("all-gather of ", spec.name, "'s parameters in step ",
-                     step)));
-    if (device_ != nullptr) RS_RETURN_IF_ERROR(device_->AfterGather(tensor));
-    RecordSpan(context_.options.timeline, spec.name, "ALLGATHER", start,
-               NowSeconds(), {{"step", step}, {"bytes", spec.size * 4}});
+            context_.params.subspan(range.begin, range.size()),
+            unit_counts_[unit], context_.options.rpc_timeout),
+        absl::StrCat("all-gather of the parameters of ", first,
+                     u.num_tensors() > 1
+                         ? absl::StrCat(" and the ", u.num_tensors() - 1,
+                                        " tensors after it")
+                         : std::string(),
+                     " in step ", step)));
+    const double end = NowSeconds();
+    for (int t = u.first_tensor; t <= u.last_tensor; ++t) {
+      if (device_ != nullptr) RS_RETURN_IF_ERROR(device_->AfterGather(t));
+      const TensorSpec& spec = context_.layout.tensor(t);
+      RecordSpan(context_.options.timeline, spec.name, "ALLGATHER", start, end,
+                 {{"step", step}, {"bytes", spec.size * 4}});
+    }
     return absl::OkStatus();
   });
 }
 
-void Zero3Strategy::ReleaseParams(int tensor) {
-  const int64_t ticket = gather_ticket_[tensor];
+void Zero3Strategy::ReleaseParams(int unit) {
+  const int64_t ticket = gather_ticket_[unit];
   if (ticket < 0) return;
   // A gather still on its way must land before its pages go.
   if (absl::Status s = comm_->Wait(ticket, context_.options.rpc_timeout,
@@ -115,17 +151,23 @@ void Zero3Strategy::ReleaseParams(int tensor) {
     Fail(std::move(s));
     return;
   }
-  gather_ticket_[tensor] = -1;
-  NoteParams(-shards_->outside_bytes(tensor));
-  if (absl::Status s = GiveBack(tensor); !s.ok()) Fail(std::move(s));
+  gather_ticket_[unit] = -1;
+  NoteParams(-shards_->OutsideBytes(UnitRange(unit)));
+  if (absl::Status s = GiveBack(unit); !s.ok()) Fail(std::move(s));
 }
 
 void Zero3Strategy::Needed(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
-  if (!recorded_) sequence_.push_back(tensor);
-  QueueGather(tensor);
-  if (prefetching_) {
-    if (position_ < sequence_.size() && sequence_[position_] == tensor) {
+  const int unit = unit_of_[tensor];
+  // A new visit of the unit: another unit than the last one asked for, or
+  // the same one again after its forward ended (backward begins with it).
+  const bool visit = unit != last_unit_ || forward_closed_[unit];
+  last_unit_ = unit;
+  forward_closed_[unit] = false;
+  if (visit && !recorded_) sequence_.push_back(unit);
+  QueueGather(unit);
+  if (visit && prefetching_) {
+    if (position_ < sequence_.size() && sequence_[position_] == unit) {
       ++position_;
       if (position_ < sequence_.size()) QueueGather(sequence_[position_]);
     } else {
@@ -135,7 +177,7 @@ void Zero3Strategy::Needed(int tensor) {
   const double start = NowSeconds();
   const TensorSpec& spec = context_.layout.tensor(tensor);
   if (absl::Status s = comm_->Wait(
-          gather_ticket_[tensor], context_.options.rpc_timeout,
+          gather_ticket_[unit], context_.options.rpc_timeout,
           absl::StrCat("the all-gather of ", spec.name, " in step ", step_));
       !s.ok()) {
     Fail(std::move(s));
@@ -150,18 +192,26 @@ void Zero3Strategy::Needed(int tensor) {
 
 void Zero3Strategy::ForwardDone(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
+  const int unit = unit_of_[tensor];
+  if (++forward_done_[unit] < units_[unit].num_tensors()) return;
+  forward_done_[unit] = 0;
+  forward_closed_[unit] = true;
   // Backward reads it next: keep it (FSDP keeps the last unit).
   if (prefetching_ && position_ < sequence_.size() &&
-      sequence_[position_] == tensor) {
+      sequence_[position_] == unit) {
     return;
   }
-  ReleaseParams(tensor);
+  ReleaseParams(unit);
 }
 
 void Zero3Strategy::OnGradientReady(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
-  ReleaseParams(tensor);
-  gradients_->Reduce(tensor, tensor, step_);
+  const int unit = unit_of_[tensor];
+  if (++grads_ready_[unit] < units_[unit].num_tensors()) return;
+  grads_ready_[unit] = 0;
+  ReleaseParams(unit);
+  gradients_->Reduce(units_[unit].first_tensor, units_[unit].last_tensor,
+                     step_);
 }
 
 absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
@@ -181,12 +231,18 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
   stats.ring_critical_bytes = gathered_critical_bytes_ + reduced_critical;
   hook_wait_s_ = 0;
   gathered_bytes_ = gathered_critical_bytes_ = 0;
-  // Every tensor's parameters are freed by now, except any the model never
+  // Every unit's parameters are freed by now, except any the model never
   // released (read in forward only and never reported ready: none in a
   // model that keeps the contract); free them so the next step gathers the
   // updated values.
-  for (int t = 0; t < context_.layout.num_tensors(); ++t) ReleaseParams(t);
+  for (size_t u = 0; u < units_.size(); ++u) {
+    ReleaseParams(static_cast<int>(u));
+  }
   RS_RETURN_IF_ERROR(error_);
+  std::fill(forward_done_.begin(), forward_done_.end(), 0);
+  std::fill(grads_ready_.begin(), grads_ready_.end(), 0);
+  std::fill(forward_closed_.begin(), forward_closed_.end(), false);
+  last_unit_ = -1;
   recorded_ = recorded_ || !sequence_.empty();
   position_ = 0;
   prefetching_ = recorded_;
@@ -223,8 +279,8 @@ absl::Status Zero3Strategy::PrepareEvaluation() {
 }
 
 absl::Status Zero3Strategy::EndEvaluation() {
-  for (int t = 0; t < context_.layout.num_tensors(); ++t) {
-    RS_RETURN_IF_ERROR(GiveBack(t));
+  for (size_t u = 0; u < units_.size(); ++u) {
+    RS_RETURN_IF_ERROR(GiveBack(static_cast<int>(u)));
   }
   return absl::OkStatus();
 }
@@ -242,21 +298,22 @@ RINGSIDE_REGISTER_STRATEGY(
     Zero3Strategy,
     StrategyInfo("zero3", ServerNeed::kNone)
         .Store()
-        .Describe("ZeRO stage 3 / FSDP: each rank keeps its piece of every "
-                  "tensor (cut evenly across the ranks, FSDP's FULL_SHARD; "
-                  "--zero_layout=contiguous: byte-balanced shards of the "
-                  "whole buffer) of the parameters, gradients and optimizer "
-                  "state; "
-                  "all-gathers each tensor before the model reads it "
+        .Describe("ZeRO stage 3 / FSDP: units of adjacent tensors "
+                  "(--zero3_unit_kb), each cut evenly across the ranks "
+                  "(FSDP's FULL_SHARD; --zero_layout=contiguous: "
+                  "byte-balanced shards of the whole buffer); each rank "
+                  "keeps its pieces of the parameters, gradients and "
+                  "optimizer state; "
+                  "all-gathers a unit before the model reads it "
                   "(prefetching the next) and frees it after, "
-                  "reduce-scatters each gradient as backward makes it "
+                  "reduce-scatters a unit's gradients as backward makes them "
                   "(Gloo on CPU, NCCL on CUDA; charlm as one unit; on CUDA "
                   "workers the device buffers stay whole-size: the memory "
                   "saving is counted, not realised)")
         .Display("ZeRO-3")
         .StudyOrder(10)
         .ModelledAs("zero3")
-        .Options({"zero_layout", "gloo_event_loop", "checkpoint_every",
-                  "resume"}));
+        .Options({"zero_layout", "zero3_unit_kb", "gloo_event_loop",
+                  "checkpoint_every", "resume"}));
 
 }  // namespace ringside

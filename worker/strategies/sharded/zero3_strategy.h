@@ -1,31 +1,32 @@
 // Zero3Strategy ("zero3"): ZeRO stage 3 / FSDP (Rajbhandari et al., SC'20;
-// PyTorch FSDP with one unit per tensor) over the job's Gloo group (NCCL on
-// CUDA workers). Each rank keeps only its piece of every tensor (each
-// tensor cut evenly across the ranks, FSDP's FULL_SHARD; with
+// PyTorch FSDP) over the job's Gloo group (NCCL on CUDA workers). Its units
+// are FSDP's wrapped modules: adjacent tensors grouped up to
+// --zero3_unit_kb (as ring groups its buckets, the last tensors first; 0:
+// one tensor per unit). Each rank keeps only its piece of every unit (each
+// unit cut evenly across the ranks, FSDP's FULL_SHARD; with
 // --zero_layout=contiguous, byte-balanced shards of the whole buffer, where
-// a tensor mostly lies in one rank's shard) of the parameters, of the
+// a unit mostly lies in one rank's shard) of the parameters, of the
 // averaged gradients and of the optimizer state (ShardedOptimizer); the
 // rest of the flat buffers is given back to the operating system (CPU:
 // madvise(MADV_DONTNEED) on the pages wholly outside the pieces; CUDA:
-// counted only, below) and gathered tensor by tensor when the model needs
-// it:
+// counted only, below) and gathered unit by unit when the model needs it:
 //
-//   forward    before the model reads tensor i: all-gather tensor i (the
-//              next tensor's all-gather is already queued: prefetch);
-//              after its last forward read: free it, unless backward reads
-//              it next (FSDP keeps the last unit);
-//   backward   before the model reads tensor i again: all-gather it again;
-//              as gradient i becomes final: free tensor i's parameters and
-//              reduce-scatter gradient i (average), then free the gradient
-//              outside this rank's shard -- overlapping the rest of
-//              backward;
+//   forward    before the model reads a tensor of unit u: all-gather unit u
+//              (the next unit's all-gather is already queued: prefetch);
+//              after the last forward read of u's tensors: free it, unless
+//              backward reads it next (FSDP keeps the last unit);
+//   backward   before the model reads a tensor of u again: all-gather u
+//              again; once every gradient of u is final: free u's
+//              parameters and reduce-scatter u's gradients (average), then
+//              free the gradients outside this rank's pieces --
+//              overlapping the rest of backward;
 //   FinishStep waits for the reduce-scatters and steps the optimizer on
 //              this rank's pieces.
 //
 // The model reports where it reads parameters through the parameter-use
 // hooks (models/model.h; ParamUse()); the training loop refuses a model or
 // backend that cannot. The prefetch order is the order step 0 asked for
-// tensors in, the same on every rank. Moves
+// units in, the same on every rank. Moves
 // 3(n-1)/n of the buffer per step (two all-gathers, one reduce-scatter)
 // when backward reads every tensor; the MLP's first layer is not read in
 // backward. Shutdown all-gathers the whole buffer, so every rank ends with
@@ -65,6 +66,7 @@
 #include <vector>
 
 #include "models/model.h"
+#include "worker/strategies/allreduce/gradient_buckets.h"
 #include "worker/strategies/comm/sequenced_comm_thread.h"
 #include "worker/strategies/sharded/sharded_gradients.h"
 #include "worker/strategies/sharded/sharded_optimizer.h"
@@ -105,15 +107,18 @@ class Zero3Strategy final : public SyncStrategy {
   // The parameter-use hooks.
   void Needed(int tensor);
   void ForwardDone(int tensor);
-  // Queues the all-gather of `tensor`'s parameters unless they are here or
+  // [offset, offset + size) of `unit`.
+  KeyRange UnitRange(int unit) const;
+  // Queues the all-gather of `unit`'s parameters unless they are here or
   // on their way.
-  void QueueGather(int tensor);
-  // Frees `tensor`'s parameters outside this rank's shard (after waiting
+  void QueueGather(int unit);
+  // Frees `unit`'s parameters outside this rank's pieces (after waiting
   // for a gather still on its way).
-  void ReleaseParams(int tensor);
+  void ReleaseParams(int unit);
   // The freeing itself: CPU, the pages go (TensorShards::Release); CUDA,
-  // an event after the kernels enqueued so far (Zero3DeviceOrder).
-  absl::Status GiveBack(int tensor);
+  // an event per tensor after the kernels enqueued so far
+  // (Zero3DeviceOrder).
+  absl::Status GiveBack(int unit);
   // All-gathers every shard into the whole buffer on the comm thread and
   // waits (rpc_timeout); errors name `what` ("the final parameters").
   absl::Status GatherWholeBuffer(const std::string& what);
@@ -127,12 +132,22 @@ class Zero3Strategy final : public SyncStrategy {
   std::unique_ptr<SequencedCommThread> comm_;
   std::unique_ptr<ShardedGradients> gradients_;
   std::unique_ptr<Zero3DeviceOrder> device_;  // CUDA workers only
-  // Per tensor: the ticket of the gather that brought its parameters (-1:
-  // freed).
+  // The units (GradientBucket: adjacent tensors, in backward's order), each
+  // tensor's unit and each unit's counts (each rank's share).
+  std::vector<GradientBucket> units_;
+  std::vector<int> unit_of_;
+  std::vector<std::vector<int64_t>> unit_counts_;
+  // Per unit: the ticket of the gather that brought its parameters (-1:
+  // freed); this step's tensors done with in forward and gradients final;
+  // whether its forward ended since it was last asked for.
   std::vector<int64_t> gather_ticket_;
-  // The order step 0 asked for tensors in (forward, then backward), and
-  // where this step is in it; prefetching stops for the step at the first
-  // request that departs from it.
+  std::vector<int> forward_done_;
+  std::vector<int> grads_ready_;
+  std::vector<bool> forward_closed_;
+  int last_unit_ = -1;  // the unit last asked for this step
+  // The units step 0 asked for, visit by visit (forward, then backward),
+  // and where this step is in it; prefetching stops for the step at the
+  // first request that departs from it.
   std::vector<int> sequence_;
   bool recorded_ = false;
   size_t position_ = 0;
