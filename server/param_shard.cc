@@ -652,4 +652,9 @@ KeyRange ParamShard::range() const {
   return range_;
 }
 
+int64_t ParamShard::chunk_elements() const {
+  absl::MutexLock lock(&config_mu_);
+  return chunk_elements_;
+}
+
 }  // namespace ringside

@@ -180,6 +180,9 @@ class ParamShard {
   // Copies this shard's parameters (tests, checkpoints).
   std::vector<float> Parameters() const;
   KeyRange range() const;
+  // Elements per chunk (the last chunk may be shorter); 0 before the first
+  // registration.
+  int64_t chunk_elements() const;
 
  private:
   struct Chunk {

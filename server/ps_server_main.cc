@@ -38,6 +38,11 @@
 
 ABSL_FLAG(std::string, host, "0.0.0.0", "Address to listen on.");
 ABSL_FLAG(int, port, 0, "Port to listen on; 0 lets the OS pick one.");
+ABSL_FLAG(int, bulk_port, 0,
+          "Port of the bulk data path (workers' --ps_transport=tcp; told to "
+          "them at registration); 0 lets the OS pick one, -1 turns it off. "
+          "Not started with TLS: the bulk path authenticates but does not "
+          "encrypt.");
 ABSL_FLAG(int, num_workers, 1, "Workers in the job (N >= 1).");
 ABSL_FLAG(int, shard, 0, "This server's shard index in [0, num_shards).");
 ABSL_FLAG(int, num_shards, 1, "Parameter servers in the job (K >= 1).");
@@ -102,6 +107,7 @@ int Run() {
   PsServerOptions options;
   options.host = absl::GetFlag(FLAGS_host);
   options.port = absl::GetFlag(FLAGS_port);
+  options.bulk_port = absl::GetFlag(FLAGS_bulk_port);
   options.max_message_mb = absl::GetFlag(FLAGS_max_message_mb);
   options.shard.num_workers = absl::GetFlag(FLAGS_num_workers);
   options.shard.shard = absl::GetFlag(FLAGS_shard);
@@ -146,6 +152,7 @@ int Run() {
   JsonLinesWriter out;
   out.Write({{"event", "listening"},
              {"port", (*server)->port()},
+             {"bulk_port", (*server)->bulk_port()},
              {"shard", options.shard.shard},
              {"num_shards", options.shard.num_shards}});
   LOG(INFO) << "parameter server shard " << options.shard.shard << "/"

@@ -65,6 +65,24 @@ absl::StatusOr<std::unique_ptr<PsServer>> PsServer::Start(
                         LivenessMonitor::Start(liveness, /*source=*/nullptr));
     tracker = &ps->liveness_->tracker();
   }
+  service.shard = options.shard.shard;
+  if (options.bulk_port >= 0 && !options.security.tls) {
+    BulkServerOptions bulk;
+    bulk.host = options.host;
+    bulk.port = options.bulk_port;
+    bulk.shard = options.shard.shard;
+    bulk.auth_token = options.security.auth_token;
+    bulk.max_pull_wait = options.service.max_pull_wait;
+    std::function<void(int, int64_t)> seen;
+    if (tracker != nullptr) {
+      seen = [tracker](int rank, int64_t step) {
+        tracker->Seen(rank, absl::Now(), step);
+      };
+    }
+    RS_ASSIGN_OR_RETURN(ps->bulk_,
+                        BulkServer::Start(ps->shard_.get(), bulk, seen));
+    service.bulk_port = ps->bulk_->port();
+  }
   ps->service_ = std::make_unique<ParameterServerService>(ps->shard_.get(),
                                                           service, tracker);
   const std::string address =
@@ -93,6 +111,7 @@ void PsServer::Shutdown(absl::Duration grace) {
 
 PsServer::~PsServer() {
   Shutdown(absl::Seconds(2));
+  if (bulk_ != nullptr) bulk_->Shutdown();
   if (liveness_ != nullptr) liveness_->Stop();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/grpc_credentials.h"
 #include "common/liveness_monitor.h"
+#include "server/bulk_server.h"
 #include "server/param_shard.h"
 #include "server/ps_service.h"
 
@@ -41,6 +42,10 @@ struct PsServerOptions {
   // (last seen at step S)". Default infinite: off (in-process servers of
   // tests and benchmarks); the ps_server binary sets its flag.
   absl::Duration failure_timeout = absl::InfiniteDuration();
+  // The bulk data path (server/bulk_server.h) on this port of `host` (0:
+  // the OS picks; -1: off). Not started when security.tls: the bulk path
+  // does not encrypt.
+  int bulk_port = 0;
 };
 
 // The parameter server's settings for bulk streams on `builder`: message
@@ -57,6 +62,12 @@ class PsServer {
   ~PsServer();
 
   int port() const { return port_; }
+  // The bulk data path's port; 0 when it is not running.
+  int bulk_port() const { return bulk_ == nullptr ? 0 : bulk_->port(); }
+  // Handshakes and frames the bulk path refused (tests).
+  int64_t bulk_refused() const {
+    return bulk_ == nullptr ? 0 : bulk_->refused();
+  }
   ParamShard& shard() { return *shard_; }
   // Why the job failed (a lost worker), or OK. Same as shard().aborted().
   absl::Status job_failure() const { return shard_->aborted(); }
@@ -69,6 +80,7 @@ class PsServer {
   std::unique_ptr<ParamShard> shard_;
   // Declared before the service that feeds its tracker, so it outlives it.
   std::unique_ptr<LivenessMonitor> liveness_;
+  std::unique_ptr<BulkServer> bulk_;
   std::unique_ptr<ParameterServerService> service_;
   std::unique_ptr<grpc::Server> server_;
 };

@@ -53,8 +53,10 @@ grpc::Status ParameterServerService::Register(
     liveness_->Track(r->rank, absl::StrCat("worker rank ", r->rank),
                      absl::Now());
   }
+  reply->set_shard(options_.shard);
   reply->set_range_begin(range->begin);
   reply->set_range_end(range->end);
+  reply->set_bulk_port(options_.bulk_port);
   const int64_t resume_step = shard_->resume_step();
   reply->set_resumed(resume_step >= 0);
   reply->set_resume_step(resume_step >= 0 ? resume_step : 0);

@@ -31,6 +31,10 @@ struct PsServiceOptions {
   // The job's token every call must carry; empty (default): none checked.
   // PsServer sets it from PsServerOptions::security.
   std::string auth_token;
+  // This server's shard index and the port of its bulk data path (0:
+  // none), told to every worker that registers. PsServer sets them.
+  int shard = 0;
+  int bulk_port = 0;
 };
 
 // The ParamShard registration a RegisterRequest asks for; INVALID_ARGUMENT

@@ -7,7 +7,7 @@
 #   tools/fuzz.sh checkpoint 0 crash-1234  # rerun one input
 #
 # Targets: tests/fuzz/<target>_fuzzer.cc (ps_request, store_request,
-# checkpoint): the same LLVMFuzzerTestOneInput that `bazel test
+# checkpoint, bulk_frame): the same LLVMFuzzerTestOneInput that `bazel test
 # //tests/fuzz/...` runs with a small standalone driver. The script finds
 # the project sources a target needs by following its #include "..." lines
 # (a header with a .cc beside it brings that .cc; a *.pb.h brings its
@@ -26,7 +26,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: tools/fuzz.sh <ps_request|store_request|checkpoint> <seconds> [libFuzzer args...]" >&2
+  echo "usage: tools/fuzz.sh <ps_request|store_request|checkpoint|bulk_frame> <seconds> [libFuzzer args...]" >&2
   exit 2
 }
 [[ $# -ge 2 ]] || usage
@@ -133,7 +133,7 @@ libs=($(pkg-config --libs grpc++ protobuf)
   -labsl_synchronization -labsl_time -labsl_time_zone -labsl_hash
   -labsl_raw_hash_set -labsl_random_internal_seed_material -labsl_base
   -labsl_raw_logging_internal -labsl_throw_delegate -labsl_int128
-  -lglog -lz -lpthread)
+  -lglog -lz -lcrypto -lpthread)
 
 # Is `obj` older than anything its .d file lists?
 stale() {

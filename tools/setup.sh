@@ -9,7 +9,7 @@ PACKAGES=(
   libabsl-dev libeigen3-dev libgloo-dev libgoogle-glog-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
-  gnuplot-nox iproute2 procps zlib1g-dev
+  gnuplot-nox iproute2 procps zlib1g-dev libssl-dev
   openssl  # test certificates (tests/testing/test_pki.h)
   python3  # tools/test_case_counts.py; the DDP peer and parity_bench
 )

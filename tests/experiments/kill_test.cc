@@ -282,12 +282,15 @@ TEST(KillTest, RingStoreKilledFailsEveryoneNamingRankZerosStore) {
   }
 }
 
-TEST(KillTest, DpsServerKilledFailsTheWorkersNamingTheServerAndStep) {
+// `transport`: the workers' --ps_transport (the bulk path notices the dead
+// server as the gRPC one does).
+void KillDpsServer(const std::string& transport) {
   Job job;
   const std::string servers = job.StartServers(2, 2);
   for (int r = 0; r < 2; ++r) {
     std::vector<std::string> argv = WorkerArgv("dps", r, 2);
     argv.push_back(servers);
+    argv.push_back("--ps_transport=" + transport);
     job.StartWorker(argv);
   }
   job.RunSteps(20);
@@ -306,9 +309,18 @@ TEST(KillTest, DpsServerKilledFailsTheWorkersNamingTheServerAndStep) {
     EXPECT_TRUE(absl::StrContains(
         log, absl::StrCat("parameter server shard 1 (127.0.0.1:", job.port(1),
                           ") lost: no heartbeat for")))
-        << log;
-    EXPECT_TRUE(absl::StrContains(log, "this worker at step ")) << log;
+        << transport << ": " << log;
+    EXPECT_TRUE(absl::StrContains(log, "this worker at step "))
+        << transport << ": " << log;
   }
+}
+
+TEST(KillTest, DpsServerKilledFailsTheWorkersNamingTheServerAndStep) {
+  KillDpsServer("grpc");
+}
+
+TEST(KillTest, DpsServerKilledOnTheBulkPathFailsTheWorkersAlike) {
+  KillDpsServer("tcp");
 }
 
 }  // namespace

@@ -212,7 +212,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("Async PS")
         .StudyOrder(5)
         .ModelledAs("async_ps")
-        .Options({"staleness", "chunk_kb"})
+        .Options({"staleness", "chunk_kb", "ps_transport"})
         .StudyFlags({"--staleness=2"})
         .VariantStates({"staleness"}));
 

@@ -28,6 +28,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Display("DPS")
         .StudyOrder(2)
         .ModelledAs("dps")
-        .Options({"chunk_kb", "overlap", "checkpoint_every", "resume"}));
+        .Options({"chunk_kb", "ps_transport", "overlap", "checkpoint_every",
+                  "resume"}));
 
 }  // namespace ringside

@@ -76,11 +76,35 @@ absl::Status PsSession::Connect() {
     servers_.push_back(
         std::make_unique<PsShardClient>(options.servers[s], options.security));
   }
+  if (ps.transport == "tcp" && options.security.tls) {
+    return absl::InvalidArgumentError(
+        "--ps_transport=tcp with TLS: the bulk data path authenticates with "
+        "the job's token but does not encrypt; use --ps_transport=grpc, "
+        "which carries TLS");
+  }
   std::vector<int64_t> resume_steps;
   for (int s = 0; s < k; ++s) {
     RS_ASSIGN_OR_RETURN(Registered registered,
                         servers_[s]->Register(request, connect_deadline));
     const KeyRange range = registered.range;
+    if (ps.transport == "tcp") {
+      if (registered.bulk_port <= 0) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "--ps_transport=tcp: parameter server ", servers_[s]->address(),
+            " offers no bulk data path (started with --bulk_port=-1 or with "
+            "TLS)"));
+      }
+      BulkEndpoint endpoint;
+      endpoint.host = servers_[s]->host();
+      endpoint.port = registered.bulk_port;
+      endpoint.rank = context_.rank;
+      endpoint.shard = registered.shard;
+      endpoint.auth_token = options.security.auth_token;
+      endpoint.range = range;
+      endpoint.max_chunk_elements = chunk_elements;
+      RS_RETURN_IF_ERROR(
+          servers_[s]->UseBulkPath(endpoint, connect_deadline));
+    }
     resume_steps.push_back(registered.resume_step);
     if (!(range == ranges_[s])) {
       return absl::FailedPreconditionError(absl::StrCat(

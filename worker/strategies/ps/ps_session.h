@@ -62,11 +62,14 @@ class PsSession {
   // Pushes what is left, waits for every push and for the pull of version
   // step+1. Blocking, bounded by rpc_timeout.
   absl::StatusOr<StepStats> FinishStep(int64_t step);
-  // The final record's ps_chunk_bytes: the chunk flag's value (0:
-  // AutoChunkBytes).
+  // The final record's ps_chunk_bytes (the chunk flag's value; 0:
+  // AutoChunkBytes) and ps_transport (what the pushes and pulls ran over:
+  // "tcp" once the bulk path is connected, else "grpc").
   nlohmann::json RecordFields() const {
     return {{"ps_chunk_bytes",
-             context_.options.strategy.Get<PsOptions>().chunk_bytes}};
+             context_.options.strategy.Get<PsOptions>().chunk_bytes},
+            {"ps_transport",
+             !servers_.empty() && servers_[0]->bulk() ? "tcp" : "grpc"}};
   }
   // Tells every server this worker is done. A step still in flight is
   // abandoned first (as Abort).

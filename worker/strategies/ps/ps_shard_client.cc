@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/status_macros.h"
 
 namespace ringside {
 namespace {
@@ -34,6 +35,7 @@ std::string MethodName(const char* method) {
 PsShardClient::PsShardClient(const HostPort& server,
                              const GrpcSecurity& security)
     : address_(server.ToString()),
+      host_(server.host),
       security_(security),
       channel_(MakeChannel(address_, security_, BulkChannelArguments())),
       stub_(proto::ParameterServer::NewStub(channel_)),
@@ -74,8 +76,12 @@ absl::StatusOr<Registered> PsShardClient::Register(
   proto::RegisterReply reply;
   grpc::Status s = stub_->Register(&context, request, &reply);
   if (!s.ok()) return FromGrpc(s, "Register");
-  return Registered{KeyRange{reply.range_begin(), reply.range_end()},
-                    reply.resumed() ? reply.resume_step() : -1};
+  Registered registered;
+  registered.range = KeyRange{reply.range_begin(), reply.range_end()};
+  registered.resume_step = reply.resumed() ? reply.resume_step() : -1;
+  registered.shard = reply.shard();
+  registered.bulk_port = reply.bulk_port();
+  return registered;
 }
 
 absl::Status PsShardClient::PushInit(int rank,
@@ -103,40 +109,100 @@ absl::Status PsShardClient::PushInit(int rank,
   return absl::OkStatus();
 }
 
-PsShardClient::PushStream::PushStream(PsShardClient* client, int rank,
-                                      int64_t step, absl::Time deadline)
-    : client_(client) {
-  SetDeadline(&context_, deadline);
-  header_.rank = rank;
-  header_.step = step;
-  writer_.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
-      client->channel_.get(), client->push_method_, &context_, &reply_));
-}
-
-absl::Status PsShardClient::PushStream::Write(const KeyRange& chunk,
-                                              absl::Span<const float> grads) {
-  header_.offset = chunk.begin;
-  if (!writer_->Write(
-          EncodeChunk(header_, grads.subspan(chunk.begin, chunk.size())))) {
-    // The stream broke; the real reason comes from Finish().
-    return Close();
+// A push stream over gRPC (the Push method, raw byte buffers).
+class GrpcPushStream final : public PsShardClient::PushStream {
+ public:
+  GrpcPushStream(PsShardClient* client, int rank, int64_t step,
+                 absl::Time deadline)
+      : client_(client) {
+    SetDeadline(&context_, deadline);
+    header_.rank = rank;
+    header_.step = step;
+    writer_.reset(grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
+        client->channel_.get(), client->push_method_, &context_, &reply_));
   }
-  return absl::OkStatus();
-}
 
-absl::Status PsShardClient::PushStream::Close() {
-  if (writer_ == nullptr) return absl::OkStatus();
-  writer_->WritesDone();
-  grpc::Status s = writer_->Finish();
-  writer_.reset();
-  if (!s.ok()) return client_->FromGrpc(s, "Push");
-  return absl::OkStatus();
+  absl::Status Write(const KeyRange& chunk,
+                     absl::Span<const float> grads) override {
+    header_.offset = chunk.begin;
+    if (!writer_->Write(
+            EncodeChunk(header_, grads.subspan(chunk.begin, chunk.size())))) {
+      // The stream broke; the real reason comes from Finish().
+      return Close();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Close() override {
+    if (writer_ == nullptr) return absl::OkStatus();
+    writer_->WritesDone();
+    grpc::Status s = writer_->Finish();
+    writer_.reset();
+    if (!s.ok()) return client_->FromGrpc(s, "Push");
+    return absl::OkStatus();
+  }
+
+  void Cancel() override { context_.TryCancel(); }
+
+ private:
+  PsShardClient* client_;
+  grpc::ClientContext context_;
+  proto::PushReply reply_;
+  ChunkHeader header_;
+  std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer_;
+};
+
+// A push stream over the bulk path's push connection, which it holds from
+// opening to Close.
+class BulkPushStream final : public PsShardClient::PushStream {
+ public:
+  BulkPushStream(PsShardClient* client, int64_t step, absl::Time deadline)
+      : lock_(&client->push_bulk_mu_),
+        connection_(*client->push_bulk_),
+        step_(step),
+        deadline_(deadline) {}
+
+  absl::Status Write(const KeyRange& chunk,
+                     absl::Span<const float> grads) override {
+    if (!status_.ok()) return status_;
+    status_ = connection_.PushChunk(step_, chunk, grads, deadline_);
+    if (status_.ok()) ++chunks_;
+    return status_;
+  }
+
+  absl::Status Close() override {
+    if (closed_) return status_;
+    closed_ = true;
+    if (status_.ok()) status_ = connection_.EndPush(step_, chunks_, deadline_);
+    return status_;
+  }
+
+  void Cancel() override { connection_.Cancel(); }
+
+ private:
+  absl::MutexLock lock_;
+  BulkConnection& connection_;
+  const int64_t step_;
+  const absl::Time deadline_;
+  int64_t chunks_ = 0;
+  bool closed_ = false;
+  absl::Status status_;
+};
+
+absl::Status PsShardClient::UseBulkPath(const BulkEndpoint& endpoint,
+                                        absl::Time deadline) {
+  push_bulk_ = std::make_unique<BulkConnection>(endpoint, BulkRole::kPush);
+  pull_bulk_ = std::make_unique<BulkConnection>(endpoint, BulkRole::kPull);
+  RS_RETURN_IF_ERROR(push_bulk_->Connect(deadline));
+  return pull_bulk_->Connect(deadline);
 }
 
 std::unique_ptr<PsShardClient::PushStream> PsShardClient::OpenPush(
     int rank, int64_t step, absl::Time deadline) {
-  return std::unique_ptr<PushStream>(
-      new PushStream(this, rank, step, deadline));
+  if (push_bulk_ != nullptr) {
+    return std::make_unique<BulkPushStream>(this, step, deadline);
+  }
+  return std::make_unique<GrpcPushStream>(this, rank, step, deadline);
 }
 
 absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
@@ -144,6 +210,23 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
                                             absl::Span<float> params,
                                             absl::Time deadline,
                                             const ChunkInPlaceFn& on_chunk) {
+  if (pull_bulk_ != nullptr) {
+    {
+      absl::MutexLock lock(&pull_mu_);
+      if (pull_cancelled_) {
+        pull_cancelled_ = false;
+        return absl::CancelledError(
+            absl::StrCat("Pull from ", address_, " cancelled"));
+      }
+      bulk_pulling_ = true;
+    }
+    absl::StatusOr<int64_t> bytes =
+        pull_bulk_->Pull(version, num_chunks, params, deadline, on_chunk);
+    absl::MutexLock lock(&pull_mu_);
+    bulk_pulling_ = false;
+    pull_cancelled_ = false;
+    return bytes;
+  }
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
   {
@@ -207,7 +290,9 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
 
 void PsShardClient::CancelPull() {
   absl::MutexLock lock(&pull_mu_);
-  if (pull_context_ != nullptr) {
+  if (bulk_pulling_) {
+    pull_bulk_->Cancel();
+  } else if (pull_context_ != nullptr) {
     pull_context_->TryCancel();
   } else {
     pull_cancelled_ = true;

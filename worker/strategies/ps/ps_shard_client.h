@@ -3,8 +3,13 @@
 // the server. PushInit, Push and Pull send and receive raw byte buffers in
 // protobuf's wire format without copying the payload into messages
 // (common/chunk_wire.h): a push sends the caller's gradient in place, a pull
-// lands each chunk in `params` with one copy. Thread-safe: distinct RPCs may
-// run concurrently (e.g. a push stream and a pull stream of the same step).
+// lands each chunk in `params` with one copy. After UseBulkPath, push
+// streams and pulls travel over the server's bulk data path instead
+// (ps_bulk_client.h: ringside's framing on two persistent TCP connections;
+// a pull lands each chunk in `params` straight from the socket); gRPC
+// keeps registration, PushInit, heartbeats and Finish. Thread-safe:
+// distinct RPCs may run concurrently (e.g. a push stream and a pull stream
+// of the same step).
 #ifndef RINGSIDE_WORKER_STRATEGIES_PS_PS_SHARD_CLIENT_H_
 #define RINGSIDE_WORKER_STRATEGIES_PS_PS_SHARD_CLIENT_H_
 
@@ -25,6 +30,7 @@
 #include "common/net_address.h"
 #include "core/key_range.h"
 #include "proto/parameter_server.grpc.pb.h"
+#include "worker/strategies/ps/ps_bulk_client.h"
 
 namespace ringside {
 
@@ -33,6 +39,10 @@ struct Registered {
   KeyRange range;
   // The server continues from a checkpoint at this step (-1: fresh start).
   int64_t resume_step = -1;
+  // The server's shard index and the port of its bulk data path (0: none,
+  // as when the job uses TLS).
+  int shard = 0;
+  int bulk_port = 0;
 };
 
 class PsShardClient {
@@ -55,25 +65,25 @@ class PsShardClient {
   absl::Status PushInit(int rank, const std::vector<KeyRange>& chunks,
                         absl::Span<const float> params, absl::Time deadline);
 
+  // Routes the push streams and pulls that follow through the server's
+  // bulk data path at `endpoint` (its host is this server's; rank, shard,
+  // token, range and chunk size filled in by the caller): connects and
+  // handshakes a push and a pull connection. Call before any push or pull.
+  absl::Status UseBulkPath(const BulkEndpoint& endpoint, absl::Time deadline);
+  bool bulk() const { return pull_bulk_ != nullptr; }
+  const std::string& host() const { return host_; }
+
   // One step's gradient push stream. Write chunks in any order, then Close.
   // The gradient memory must stay unchanged until Close returns (the bytes
   // are sent from it). Not thread-safe: one writer thread.
   class PushStream {
    public:
-    absl::Status Write(const KeyRange& chunk, absl::Span<const float> grads);
-    absl::Status Close();
+    virtual ~PushStream() = default;
+    virtual absl::Status Write(const KeyRange& chunk,
+                               absl::Span<const float> grads) = 0;
+    virtual absl::Status Close() = 0;
     // Cancels the stream (from any thread).
-    void Cancel() { context_.TryCancel(); }
-
-   private:
-    friend class PsShardClient;
-    PushStream(PsShardClient* client, int rank, int64_t step,
-               absl::Time deadline);
-    PsShardClient* client_;
-    grpc::ClientContext context_;
-    proto::PushReply reply_;
-    ChunkHeader header_;
-    std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer_;
+    virtual void Cancel() = 0;
   };
   std::unique_ptr<PushStream> OpenPush(int rank, int64_t step,
                                        absl::Time deadline);
@@ -99,9 +109,12 @@ class PsShardClient {
                                         absl::Time deadline);
 
  private:
+  friend class GrpcPushStream;
+  friend class BulkPushStream;
   absl::Status FromGrpc(const grpc::Status& s, const char* rpc) const;
 
   std::string address_;
+  std::string host_;
   GrpcSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<proto::ParameterServer::Stub> stub_;
@@ -112,7 +125,11 @@ class PsShardClient {
 
   absl::Mutex pull_mu_;
   grpc::ClientContext* pull_context_ ABSL_GUARDED_BY(pull_mu_) = nullptr;
+  bool bulk_pulling_ ABSL_GUARDED_BY(pull_mu_) = false;
   bool pull_cancelled_ ABSL_GUARDED_BY(pull_mu_) = false;
+  // The bulk data path (UseBulkPath); one push stream at a time.
+  std::unique_ptr<BulkConnection> push_bulk_, pull_bulk_;
+  absl::Mutex push_bulk_mu_;
 };
 
 // Channel arguments for bulk transfers (large messages).

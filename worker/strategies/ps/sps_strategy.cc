@@ -27,7 +27,7 @@ RINGSIDE_REGISTER_STRATEGY(SpsStrategy,
                                .Display("SPS")
                                .StudyOrder(1)
                                .ModelledAs("sps")
-                               .Options({"chunk_kb", "checkpoint_every",
-                                         "resume"}));
+                               .Options({"chunk_kb", "ps_transport",
+                                         "checkpoint_every", "resume"}));
 
 }  // namespace ringside
