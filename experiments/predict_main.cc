@@ -45,6 +45,7 @@
 #include "worker/strategies/allreduce/bucket_options.h"
 #include "worker/strategies/allreduce/hierarchical_options.h"
 #include "worker/strategies/ps/async_ps_options.h"
+#include "worker/strategies/ps/ps_options.h"
 
 ABSL_FLAG(std::string, profile, "resnet50",
           "Gradient profile giving M and T (resnet50, vgg16, bert-base, "
@@ -212,6 +213,10 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   in.staleness = async_ps->staleness;
   if (in.staleness == 0) in.staleness = StudyStaleness();
   in.ps_push_pull_overlap = absl::GetFlag(FLAGS_ps_push_pull_overlap);
+  // The parameter servers' chunks (0: AutoChunkBytes) and transport.
+  absl::StatusOr<PsOptions> ps = PsOptionsFromFlags();
+  if (!ps.ok()) return ps.status();
+  in.ps_chunk_bytes = static_cast<double>(ps->chunk_bytes);
   // Every formula's own options, from the flags this binary shares with
   // the worker.
   for (const std::string& flag : FormulaRegistry::OptionFlags()) {

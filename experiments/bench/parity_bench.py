@@ -16,7 +16,8 @@ Pairs (ratio = ringside's throughput / the reference's; >= 1 is parity):
                     eager on the CPU (charlm_torch_ref.py), one thread
   ring, fusion      compare's throughput vs its PyTorch DDP row (gloo),
                     n = 2 and 4
-  ps push + pull    transport_bench: PsSession goodput vs plain TCP streams
+  ps push + pull    transport_bench: PsSession goodput over gRPC and over
+                    the bulk path vs plain TCP streams
                     at 4 and 64 MiB, N = 1 and 4; beside it the same chunks
                     over bare gRPC streams (no parameter server) vs TCP,
                     and PsSession vs that bare gRPC (target >= 1.0: the
@@ -263,64 +264,82 @@ def allreduce(args, table, why_no_torch):
 
 
 def ps_transport(args, table):
-    """Three rows per size and N: PsSession vs TCP (the issue's target),
-    bare gRPC vs TCP (the transport's own ceiling, held to the same target)
-    and PsSession vs bare gRPC (what the parameter server adds; >= 1.0)."""
+    """Four rows per size and N: PsSession over gRPC vs TCP, PsSession over
+    the bulk path (--ps_transport=tcp) vs TCP, bare gRPC vs TCP (gRPC's own
+    ceiling) and PsSession over gRPC vs bare gRPC (what the parameter server
+    adds to its transport; >= 1.0). Each ratio is taken within one
+    transport_bench repeat, where the four ran back to back."""
     for mb in (4, 64):
         got = {}  # (n, key) -> per-round values
         for _ in range(args.rounds):
             with tempfile.NamedTemporaryFile(suffix=".json") as f:
                 run([os.path.join(args.bin_dir, "experiments/bench/transport_bench"),
                      f"--model_mb={mb}", "--workers=1,4", "--shard_counts=",
+                     "--repeats=1", "--steps=20", "--warmup_steps=3",
                      f"--json_out={f.name}"], 1200)
                 for r in json_lines(open(f.name).read()):
-                    if r.get("section") == "goodput":
-                        for key in ("ps_gbps", "tcp_gbps", "grpc_gbps",
-                                    "ratio", "grpc_ratio", "ps_vs_grpc"):
-                            got.setdefault((r["workers"], key), []).append(r[key])
-        targets = {1: 0.6 if mb == 4 else 0.85, 4: 0.5}
+                    if r.get("section") != "goodput":
+                        continue
+                    n = r["workers"]
+                    for key in ("ps_grpc_gbps", "ps_tcp_gbps", "tcp_gbps",
+                                "grpc_gbps"):
+                        got.setdefault((n, key), []).append(r[key])
+                    for key in ("ps_grpc_ratio", "ps_tcp_ratio", "grpc_ratio"):
+                        got.setdefault((n, key), []).extend(r[key])
+                    got.setdefault((n, "ps_vs_grpc"), []).append(
+                        r["ps_grpc_gbps"] / r["grpc_gbps"])
+        grpc_targets = {1: 0.6 if mb == 4 else 0.85, 4: 0.5}
+        tcp_targets = {1: 0.8, 4: 0.6}
         for n in sorted({n for n, _ in got}):
             med = lambda key: statistics.median(got[(n, key)])
             streams = f"{n} plain TCP stream(s)"
-            table.add(f"ps push+pull, {mb} MiB, N={n} (goodput)", streams,
-                      med("ps_gbps"), med("tcp_gbps"), "GB/s",
-                      got[(n, "ratio")], targets.get(n, 0.5))
+            table.add(f"ps push+pull over gRPC, {mb} MiB, N={n} (goodput)",
+                      streams, med("ps_grpc_gbps"), med("tcp_gbps"), "GB/s",
+                      got[(n, "ps_grpc_ratio")], grpc_targets.get(n, 0.5))
+            table.add(f"ps push+pull over the bulk path, {mb} MiB, N={n} "
+                      "(goodput)", streams, med("ps_tcp_gbps"),
+                      med("tcp_gbps"), "GB/s", got[(n, "ps_tcp_ratio")],
+                      tcp_targets.get(n, 0.6),
+                      note="--ps_transport=tcp")
             table.add(f"bare gRPC push+pull, {mb} MiB, N={n} (goodput)",
                       streams, med("grpc_gbps"), med("tcp_gbps"), "GB/s",
-                      got[(n, "grpc_ratio")], targets.get(n, 0.5),
+                      got[(n, "grpc_ratio")], grpc_targets.get(n, 0.5),
                       note="the transport alone, no parameter server")
-            table.add(f"ps push+pull, {mb} MiB, N={n} (vs its transport)",
-                      "the same chunks over bare gRPC streams",
-                      med("ps_gbps"), med("grpc_gbps"), "GB/s",
+            table.add(f"ps push+pull over gRPC, {mb} MiB, N={n} (vs its "
+                      "transport)", "the same chunks over bare gRPC streams",
+                      med("ps_grpc_gbps"), med("grpc_gbps"), "GB/s",
                       got[(n, "ps_vs_grpc")], 1.0)
 
 
 def ps_memory(args, table):
-    """Peak RSS of one ps_server serving 4 sps workers, 68 MB model."""
+    """Peak RSS of one ps_server serving 4 sps workers, 68 MB model, with
+    the pushes and pulls over gRPC and over the bulk path."""
     widths, workers, steps = "64,4096,4096,10", 4, 12
-    ratios, peaks, model = [], [], 0
-    for _ in range(args.rounds):
-        # launch relays the server's lines to stderr as "[server/0] {...}".
-        out, err = run([os.path.join(args.bin_dir, "experiments/launch"),
-                        "--strategy=sps", f"--workers={workers}",
-                        f"--steps={steps}", "--", f"--mlp_widths={widths}",
-                        "--warmup_steps=2"], 900, both=True)
-        finals = [r for r in json_lines(
-            "\n".join(l.split("] ", 1)[-1] for l in err.splitlines()
-                      if l.startswith("[server/0] ")))
-                  if r.get("event") == "server_final"]
-        if not finals:
-            raise RuntimeError("launch printed no server_final line")
-        peak = finals[-1]["peak_rss_bytes"]
-        model = [r for r in json_lines(out)
-                 if r.get("event") == "final"][0]["model_bytes"]
-        peaks.append(peak / 1e6)
-        ratios.append(peak / model)
-    table.add(f"ps_server peak RSS, sps N={workers}, mlp {widths} "
-              f"({model / 1e6:.0f} MB)",
-              "3x model bytes (params, momentum, accumulator)",
-              statistics.median(peaks), 3 * model / 1e6, "MB", ratios, 3.5,
-              lower_is_better=True)
+    for transport in ("grpc", "tcp"):
+        ratios, peaks, model = [], [], 0
+        for _ in range(args.rounds):
+            # launch relays the server's lines to stderr as "[server/0] {...}".
+            out, err = run([os.path.join(args.bin_dir, "experiments/launch"),
+                            "--strategy=sps", f"--workers={workers}",
+                            f"--steps={steps}", "--", f"--mlp_widths={widths}",
+                            "--warmup_steps=2", f"--ps_transport={transport}"],
+                           900, both=True)
+            finals = [r for r in json_lines(
+                "\n".join(l.split("] ", 1)[-1] for l in err.splitlines()
+                          if l.startswith("[server/0] ")))
+                      if r.get("event") == "server_final"]
+            if not finals:
+                raise RuntimeError("launch printed no server_final line")
+            peak = finals[-1]["peak_rss_bytes"]
+            model = [r for r in json_lines(out)
+                     if r.get("event") == "final"][0]["model_bytes"]
+            peaks.append(peak / 1e6)
+            ratios.append(peak / model)
+        table.add(f"ps_server peak RSS, sps N={workers} over {transport}, "
+                  f"mlp {widths} ({model / 1e6:.0f} MB)",
+                  "3x model bytes (params, momentum, accumulator)",
+                  statistics.median(peaks), 3 * model / 1e6, "MB", ratios,
+                  3.5, lower_is_better=True)
 
 
 def ps_shaped_link(args, table):

@@ -1,14 +1,17 @@
-// transport_bench: goodput of the parameter-server transport (the real
-// PsSession push+pull path over gRPC) against a plain TCP stream measured in
-// the same run, and step time against the number of servers K.
+// transport_bench: goodput of the parameter-server transports (the real
+// PsSession push+pull path over gRPC, and over the servers' bulk data path,
+// --ps_transport=tcp) against a plain TCP stream measured in the same run,
+// and step time against the number of servers K.
 //
 //   bazel run -c opt //experiments/bench:transport_bench -- --model_mb=64
 //
 // Section 1: N in --workers, one server: push+pull goodput (payload bytes in
-// both directions / s) for sps, for N TCP connections that send and echo
-// back the same bytes, and for the same chunks over bare gRPC streams
-// (experiments/cost/grpc_bulk.h); ratios ps/tcp, grpc/tcp (what gRPC itself
-// costs) and ps/grpc (what the parameter server adds to its transport).
+// both directions / s) for sps over gRPC ("ps/grpc") and over the bulk path
+// ("ps/tcp"), for N TCP connections that send and echo back the same bytes
+// ("tcp"), and for the same chunks over bare gRPC streams
+// (experiments/cost/grpc_bulk.h); each ratio to tcp is taken within one
+// repeat (the four measured back to back), and printed as the median and
+// the range over --repeats.
 // Section 2: --shard_workers workers, K in --shard_counts servers: push+pull
 // time per step, its ratio to K=1 (= sps), and the cost model's ratio
 // max(M/B, n·M/(K·B)) / (n·M/B) = max(1/n, 1/K) beside it. On a host whose
@@ -16,6 +19,7 @@
 // bottleneck, and the model's bandwidth assumption does not hold.
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -49,7 +53,11 @@ ABSL_FLAG(std::vector<std::string>, shard_counts,
           "Server counts K for the sharding section (empty to skip).");
 ABSL_FLAG(int, steps, 4, "Measured steps per configuration.");
 ABSL_FLAG(int, warmup_steps, 1, "Unmeasured steps first.");
-// --chunk_kb: the workers' flag (worker/strategies/ps/ps_options.h).
+ABSL_FLAG(int, repeats, 3,
+          "Repeats of the goodput section's measurements (ratios: median and "
+          "range).");
+// --chunk_kb, --ps_transport (the sharding section): the workers' flags
+// (worker/strategies/ps/ps_options.h).
 ABSL_FLAG(std::string, json_out, "", "Also write one JSON line per row here.");
 
 namespace ringside {
@@ -61,12 +69,15 @@ struct PsResult {
 };
 
 // N workers (threads) against K in-process servers, `steps` push+pull steps.
+// `transport`: PsOptions::transport ("grpc" or "tcp").
 absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
-                               int steps, int warmup) {
+                               int steps, int warmup,
+                               const std::string& transport) {
   RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalPsCluster> servers,
                       LocalPsCluster::Start(k, n, absl::Seconds(300)));
   SyncOptions sync;
   RS_ASSIGN_OR_RETURN(PsOptions ps, PsOptionsFromFlags());
+  ps.transport = transport;
   sync.strategy.Set(ps);
   sync.rpc_timeout = absl::Seconds(300);
   sync.servers = servers->addresses();
@@ -140,6 +151,7 @@ absl::Status Run() {
   RS_ASSIGN_OR_RETURN(TensorLayout layout, TensorLayout::FromShapes(shapes));
   const double mb = layout.total_bytes() / 1048576.0;
   RS_ASSIGN_OR_RETURN(const PsOptions ps, PsOptionsFromFlags());
+  const PsOptions& ps_options = ps;
   // --json_out: one JSON line per row; the file closes when Run returns.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,
                                                             &std::fclose);
@@ -160,12 +172,17 @@ absl::Status Run() {
           : "auto-sized (AutoChunkBytes)",
       steps, warmup, cores);
 
+  const int repeats = absl::GetFlag(FLAGS_repeats);
+  if (repeats < 1) return absl::InvalidArgumentError("bad --repeats");
   absl::PrintF(
-      "Push+pull goodput, one server (sps) vs plain TCP echo and vs bare "
-      "gRPC (the same chunks over gRPC streams, no parameter server)\n");
+      "Push+pull goodput, one server (sps) over gRPC and over the bulk path "
+      "vs plain TCP echo and vs bare gRPC (the same chunks over gRPC "
+      "streams, no parameter server); ratios: median (range) over %d "
+      "repeats\n",
+      repeats);
   absl::PrintF(
-      "| workers | ps step (s) | ps GB/s | tcp GB/s | grpc GB/s | ps/tcp | "
-      "grpc/tcp | ps/grpc |\n");
+      "| workers | ps/grpc GB/s | ps/tcp GB/s | tcp GB/s | bare grpc GB/s | "
+      "ps/grpc ÷ tcp | ps/tcp ÷ tcp | bare grpc ÷ tcp |\n");
   absl::PrintF("|---|---|---|---|---|---|---|---|\n");
   const int64_t chunk_bytes =
       ps.chunk_bytes > 0
@@ -173,31 +190,54 @@ absl::Status Run() {
           : AutoChunkBytes(layout.total_bytes(), /*num_servers=*/1);
   RS_ASSIGN_OR_RETURN(std::vector<int> worker_counts,
                       Ints(absl::GetFlag(FLAGS_workers)));
+  // Median and range of `v` ("0.91 (0.88–0.95)").
+  auto spread = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return absl::StrFormat("%.2f (%.2f–%.2f)", v[v.size() / 2], v.front(),
+                           v.back());
+  };
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
   for (int n : worker_counts) {
-    RS_ASSIGN_OR_RETURN(PsResult ps, RunPs(n, 1, layout, steps, warmup));
-    RS_ASSIGN_OR_RETURN(
-        TcpEchoResult tcp,
-        RunTcpEcho(n, layout.total_bytes(), steps, warmup, absl::Seconds(300)));
-    RS_ASSIGN_OR_RETURN(
-        GrpcBulkResult grpc,
-        RunGrpcBulk(n, layout.total_bytes(), chunk_bytes, steps, warmup,
-                    absl::Seconds(300)));
-    const double ps_gbs = ps.bytes_moved / ps.seconds / 1e9;
-    const double tcp_gbs = tcp.bytes_moved / tcp.seconds / 1e9;
-    const double grpc_gbs = grpc.bytes_moved / grpc.seconds / 1e9;
-    absl::PrintF("| %d | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
-                 n, ps.seconds / steps, ps_gbs, tcp_gbs, grpc_gbs,
-                 ps_gbs / tcp_gbs, grpc_gbs / tcp_gbs, ps_gbs / grpc_gbs);
+    std::vector<double> grpc_ps, tcp_ps, tcp_echo, bare;
+    std::vector<double> grpc_ratio, tcp_ratio, bare_ratio;
+    for (int r = 0; r < repeats; ++r) {
+      RS_ASSIGN_OR_RETURN(PsResult over_grpc,
+                          RunPs(n, 1, layout, steps, warmup, "grpc"));
+      RS_ASSIGN_OR_RETURN(PsResult over_tcp,
+                          RunPs(n, 1, layout, steps, warmup, "tcp"));
+      RS_ASSIGN_OR_RETURN(TcpEchoResult tcp,
+                          RunTcpEcho(n, layout.total_bytes(), steps, warmup,
+                                     absl::Seconds(300)));
+      RS_ASSIGN_OR_RETURN(
+          GrpcBulkResult grpc,
+          RunGrpcBulk(n, layout.total_bytes(), chunk_bytes, steps, warmup,
+                      absl::Seconds(300)));
+      grpc_ps.push_back(over_grpc.bytes_moved / over_grpc.seconds / 1e9);
+      tcp_ps.push_back(over_tcp.bytes_moved / over_tcp.seconds / 1e9);
+      tcp_echo.push_back(tcp.bytes_moved / tcp.seconds / 1e9);
+      bare.push_back(grpc.bytes_moved / grpc.seconds / 1e9);
+      grpc_ratio.push_back(grpc_ps.back() / tcp_echo.back());
+      tcp_ratio.push_back(tcp_ps.back() / tcp_echo.back());
+      bare_ratio.push_back(bare.back() / tcp_echo.back());
+    }
+    absl::PrintF("| %d | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |\n", n,
+                 median(grpc_ps), median(tcp_ps), median(tcp_echo),
+                 median(bare), spread(grpc_ratio), spread(tcp_ratio),
+                 spread(bare_ratio));
     if (json) {
       json->Write({{"section", "goodput"},
                    {"workers", n},
-                   {"ps_step_s", ps.seconds / steps},
-                   {"ps_gbps", ps_gbs},
-                   {"tcp_gbps", tcp_gbs},
-                   {"grpc_gbps", grpc_gbs},
-                   {"ratio", ps_gbs / tcp_gbs},
-                   {"grpc_ratio", grpc_gbs / tcp_gbs},
-                   {"ps_vs_grpc", ps_gbs / grpc_gbs}});
+                   {"repeats", repeats},
+                   {"ps_grpc_gbps", median(grpc_ps)},
+                   {"ps_tcp_gbps", median(tcp_ps)},
+                   {"tcp_gbps", median(tcp_echo)},
+                   {"grpc_gbps", median(bare)},
+                   {"ps_grpc_ratio", grpc_ratio},
+                   {"ps_tcp_ratio", tcp_ratio},
+                   {"grpc_ratio", bare_ratio}});
     }
   }
 
@@ -206,13 +246,16 @@ absl::Status Run() {
   if (!shard_counts.empty()) {
     const int n = absl::GetFlag(FLAGS_shard_workers);
     absl::PrintF(
-        "\nPush+pull time per step, %d workers, K servers (K=1 is sps)\n", n);
+        "\nPush+pull time per step, %d workers, K servers (K=1 is sps), over "
+        "%s\n",
+        n, ps_options.transport);
     absl::PrintF("| K | step (s) | vs first K | cost model ratio | GB/s |\n");
     absl::PrintF("|---|---|---|---|---|\n");
     double first_step_s = 0;
     const double first_model = std::max(1.0 / n, 1.0 / shard_counts[0]);
     for (int k : shard_counts) {
-      RS_ASSIGN_OR_RETURN(PsResult ps, RunPs(n, k, layout, steps, warmup));
+      RS_ASSIGN_OR_RETURN(PsResult ps,
+                          RunPs(n, k, layout, steps, warmup, ps_options.transport));
       const double step_s = ps.seconds / steps;
       if (first_step_s == 0) first_step_s = step_s;
       const double model = std::max(1.0 / n, 1.0 / k) / first_model;

@@ -66,16 +66,19 @@ absl::StatusOr<PsRoundCpu> TimePsRoundCpu(int servers, int64_t bytes,
 // extra over the 1-worker one is the servers' s, the rest the worker's w.
 absl::StatusOr<PsCalibration> TimePs(int servers, int64_t bytes,
                                      int64_t tensors, double m, double B,
-                                     absl::Duration timeout) {
+                                     absl::Duration timeout,
+                                     const std::string& transport = "grpc") {
   PsCalibration p;
   p.servers = servers;
-  RS_ASSIGN_OR_RETURN(p.round_1_s,
-                      TimeFastestPsRound(servers, 1, bytes, tensors, timeout));
-  RS_ASSIGN_OR_RETURN(p.round_2_s,
-                      TimeFastestPsRound(servers, 2, bytes, tensors, timeout));
-  RS_ASSIGN_OR_RETURN(p.round_small_s, TimeFastestPsRound(
-                                           servers, 1, kSmallPsBytes, 1,
-                                           timeout));
+  RS_ASSIGN_OR_RETURN(p.round_1_s, TimeFastestPsRound(servers, 1, bytes,
+                                                      tensors, timeout,
+                                                      transport));
+  RS_ASSIGN_OR_RETURN(p.round_2_s, TimeFastestPsRound(servers, 2, bytes,
+                                                      tensors, timeout,
+                                                      transport));
+  RS_ASSIGN_OR_RETURN(p.round_small_s,
+                      TimeFastestPsRound(servers, 1, kSmallPsBytes, 1,
+                                         timeout, transport));
   SplitPsCpu(m, B, &p);
   return p;
 }
@@ -238,6 +241,11 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   c.cpu.ps_worker_byte_s = c.ps.worker_byte_s;
   c.cpu.ps_server_byte_s = c.ps.server_byte_s;
   c.cpu.ps_round_s = c.ps.round_small_s;
+  RS_ASSIGN_OR_RETURN(c.ps_tcp, TimePs(1, c.benchmark_bytes, tensors, m, B,
+                                       o.timeout, "tcp"));
+  c.cpu.ps_tcp_worker_byte_s = c.ps_tcp.worker_byte_s;
+  c.cpu.ps_tcp_server_byte_s = c.ps_tcp.server_byte_s;
+  c.cpu.ps_tcp_round_s = c.ps_tcp.round_small_s;
   if (o.servers > 1) {
     RS_ASSIGN_OR_RETURN(c.ps_sharded, TimePs(o.servers, c.benchmark_bytes,
                                              tensors, m, B, o.timeout));
@@ -294,7 +302,8 @@ std::string CalibrationLine(const Calibration& c) {
       " per model byte); writing into pages given back ",
       ns(c.cpu.refault_byte_s), " beyond resident ones (zero3's gathers)",
       "; parameter server: ",
-      ps(c.ps, "sps"),
+      ps(c.ps, "sps"), "; over the bulk path ",
+      ps(c.ps_tcp, "--ps_transport=tcp"),
       c.ps_sharded.servers > 0 ? absl::StrCat("; ", ps(c.ps_sharded,
                                                        "dps, async_ps"))
                                : "",
@@ -331,6 +340,9 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"ps_round_1_s", c.ps.round_1_s},
             {"ps_round_2_s", c.ps.round_2_s},
             {"ps_round_small_s", c.ps.round_small_s},
+            {"ps_tcp_round_1_s", c.ps_tcp.round_1_s},
+            {"ps_tcp_round_2_s", c.ps_tcp.round_2_s},
+            {"ps_tcp_round_small_s", c.ps_tcp.round_small_s},
             {"ps_sharded_round_1_s", c.ps_sharded.round_1_s},
             {"ps_sharded_round_2_s", c.ps_sharded.round_2_s},
             {"ps_sharded_round_small_s", c.ps_sharded.round_small_s},

@@ -142,6 +142,7 @@ struct Calibration {
   double resident_write_s = 0, refault_write_s = 0;
   int64_t refault_bytes = 0;
   PsCalibration ps;          // against one server (sps; CpuCosts' ps_*)
+  PsCalibration ps_tcp;      // the same over the bulk path (ps_tcp_*)
   PsCalibration ps_sharded;  // against K > 1 (CpuCosts' ps_sharded_*)
   PsRoundCpu ps_round_cpu;   // against K (CpuCosts' ps_round_cpu_*)
   double busy_before_call_s = 0;  // CalibrationOptions'

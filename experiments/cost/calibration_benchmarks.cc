@@ -24,6 +24,7 @@
 #include "core/tensor_layout.h"
 #include "server/local_ps_cluster.h"
 #include "worker/strategies/ps/local_ps_worker.h"
+#include "worker/strategies/ps/ps_options.h"
 #include "worker/strategies/ps/ps_session.h"
 #include "worker/sync_strategy.h"
 
@@ -226,7 +227,7 @@ absl::StatusOr<double> TimeHalfAllReduce(int64_t floats, CallStart start,
 
 absl::StatusOr<PsRound> TimePsRound(int servers, int workers, int64_t bytes,
                                     int64_t tensors, absl::Duration timeout,
-                                    int busy) {
+                                    int busy, const std::string& transport) {
   const int64_t floats = std::max<int64_t>(bytes / 4, tensors);
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
   for (int64_t i = 0; i < tensors; ++i) {
@@ -250,6 +251,9 @@ absl::StatusOr<PsRound> TimePsRound(int servers, int workers, int64_t bytes,
       options.rpc_timeout = timeout;
       options.connect_timeout = timeout;
       options.servers = cluster->addresses();
+      PsOptions ps;
+      ps.transport = transport;
+      options.strategy.Set(ps);
       absl::StatusOr<std::unique_ptr<LocalPsWorker>> worker =
           LocalPsWorker::Start(layout, r, workers, options, OptimizerConfig{});
       if (!worker.ok()) {
@@ -279,11 +283,13 @@ absl::StatusOr<PsRound> TimePsRound(int servers, int workers, int64_t bytes,
 
 absl::StatusOr<double> TimeFastestPsRound(int servers, int workers,
                                           int64_t bytes, int64_t tensors,
-                                          absl::Duration timeout) {
+                                          absl::Duration timeout,
+                                          const std::string& transport) {
   double fastest = 0;
   for (int i = 0; i < kPsClusters; ++i) {
     RS_ASSIGN_OR_RETURN(const PsRound round,
-                        TimePsRound(servers, workers, bytes, tensors, timeout));
+                        TimePsRound(servers, workers, bytes, tensors, timeout,
+                                    /*busy=*/0, transport));
     fastest = i == 0 ? round.wall_s : std::min(fastest, round.wall_s);
   }
   return fastest;

@@ -63,18 +63,20 @@ struct PsRound {
   double wall_s = 0;
   double cpu_s = 0;
 };
+// `transport`: the workers' PsOptions::transport ("grpc" or "tcp").
 absl::StatusOr<PsRound> TimePsRound(int servers, int workers, int64_t bytes,
                                     int64_t tensors, absl::Duration timeout,
-                                    int busy = 0);
+                                    int busy = 0,
+                                    const std::string& transport = "grpc");
 
 // The faster of kPsClusters clusters' TimePsRound, each started afresh:
 // a disturbed cluster runs all its rounds slow. Back to back on the 2-core
 // VM two workers' round against one server took 12.7-14.5 ms in six
 // clusters; one compare run's single cluster took 21.7 ms, and put sps and
 // dps at n = 2 at +38% and +22%.
-absl::StatusOr<double> TimeFastestPsRound(int servers, int workers,
-                                          int64_t bytes, int64_t tensors,
-                                          absl::Duration timeout);
+absl::StatusOr<double> TimeFastestPsRound(
+    int servers, int workers, int64_t bytes, int64_t tensors,
+    absl::Duration timeout, const std::string& transport = "grpc");
 
 // Copying `bytes` from one buffer into another (as async_ps's training
 // thread copies its gradient out and the newest parameters in), the

@@ -46,6 +46,12 @@ struct CpuCosts {
   double ps_worker_byte_s = 0;       // w: a worker's push+pull, per step
   double ps_server_byte_s = 0;       // s: a server's, per worker per step
   double ps_round_s = 0;             // ρ: one push+pull round
+  // w, s and ρ of the bulk data path (--ps_transport=tcp), against one
+  // server; the parameter-server formulas use them for a run over it.
+  // ρ = 0: not measured (the gRPC terms stand in).
+  double ps_tcp_worker_byte_s = 0;
+  double ps_tcp_server_byte_s = 0;
+  double ps_tcp_round_s = 0;
   // w_K, s_K, ρ_K: the same measured against K = ps_sharded_servers
   // servers sharing this machine's cores (their parallelism included); dps
   // and async_ps use them when their K is that K. 0 servers: not measured.

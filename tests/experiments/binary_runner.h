@@ -32,12 +32,14 @@ struct Outcome {
   std::vector<std::string> stdout_lines;
 };
 
-// Runs `binary` with the fake scripts and `args`; stderr is relayed.
+// Runs `binary` with the fake scripts and `args`; stderr is relayed. The
+// deadline only catches a hang: compare's cost-model calibration alone
+// takes 15-20 s on two busy cores.
 inline Outcome RunBinary(const std::string& binary,
                          std::vector<std::string> args,
                          const std::vector<std::string>& env = {}) {
   ProcessGroupOptions options;
-  options.deadline = absl::Seconds(30);
+  options.deadline = absl::Seconds(90);
   ProcessGroup group(options);
   Outcome outcome;
   ChildSpec spec;

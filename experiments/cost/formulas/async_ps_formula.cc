@@ -93,7 +93,7 @@ class AsyncPsFormula : public StrategyFormula {
  public:
   std::string name() const override { return "async_ps"; }
   std::vector<std::string> options() const override {
-    return {"chunk_kb", "staleness"};
+    return {"chunk_kb", "staleness", "ps_transport"};
   }
   std::vector<std::string> study_flags() const override {
     return {"--staleness=2"};

@@ -25,7 +25,9 @@ namespace {
 class DpsFormula : public StrategyFormula {
  public:
   std::string name() const override { return "dps"; }
-  std::vector<std::string> options() const override { return {"chunk_kb"}; }
+  std::vector<std::string> options() const override {
+    return {"chunk_kb", "ps_transport"};
+  }
   void Terms(const CostInputs& in, Prediction& p) const override {
     ShardedPsTerms(in, p);
   }

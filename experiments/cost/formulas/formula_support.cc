@@ -73,6 +73,15 @@ double PsPipelineSeconds(const CostInputs& in, int64_t servers) {
          in.bandwidth_Bps;
 }
 
+PsCpu PsCpuTerms(const CostInputs& in) {
+  const CpuCosts& c = in.cpu;
+  if (OptionText(in, "ps_transport", "grpc") == "tcp" && c.ps_tcp_round_s > 0) {
+    return {c.ps_tcp_worker_byte_s, c.ps_tcp_server_byte_s, c.ps_tcp_round_s,
+            /*bulk_path=*/true};
+  }
+  return {c.ps_worker_byte_s, c.ps_server_byte_s, c.ps_round_s, false};
+}
+
 void ShardedPsTerms(const CostInputs& in, Prediction& p) {
   const double n = static_cast<double>(in.workers);
   const double M = in.model_bytes;
@@ -83,8 +92,10 @@ void ShardedPsTerms(const CostInputs& in, Prediction& p) {
   p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
   p.latency_s = 2.0 * in.latency_s;
   p.overhead_s = PsPipelineSeconds(in, in.servers);
-  if (c.ps_sharded_servers > 0 && c.ps_sharded_servers == in.servers) {
-    // Measured against these K servers on this machine's cores.
+  const PsCpu ps = PsCpuTerms(in);
+  if (!ps.bulk_path && c.ps_sharded_servers > 0 &&
+      c.ps_sharded_servers == in.servers) {
+    // Measured against these K servers on this machine's cores (over gRPC).
     p.streamed_cpu_s =
         M * c.ps_sharded_worker_byte_s + n * M * c.ps_sharded_server_byte_s;
     p.cpu_s = p.streamed_cpu_s + c.ps_sharded_round_s;
@@ -93,16 +104,16 @@ void ShardedPsTerms(const CostInputs& in, Prediction& p) {
     // cores at once.
     const double parallel = c.cores > 0 ? std::min<double>(k, c.cores) : k;
     p.streamed_cpu_s =
-        M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s / parallel;
-    p.cpu_s = p.streamed_cpu_s + c.ps_round_s;
+        M * ps.worker_byte_s + n * M * ps.server_byte_s / parallel;
+    p.cpu_s = p.streamed_cpu_s + ps.round_s;
   }
 }
 
 double PsCpuDemandSeconds(const CostInputs& in) {
   const double n = static_cast<double>(in.workers);
-  const CpuCosts& c = in.cpu;
-  return n * (in.model_bytes * c.ps_worker_byte_s + c.ps_round_s) +
-         n * in.model_bytes * c.ps_server_byte_s;
+  const PsCpu ps = PsCpuTerms(in);
+  return n * (in.model_bytes * ps.worker_byte_s + ps.round_s) +
+         n * in.model_bytes * ps.server_byte_s;
 }
 
 MemoryPerRank PsMemory(double P, double s, double k) {

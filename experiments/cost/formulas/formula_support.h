@@ -53,6 +53,15 @@ double DuplexFactor(const CostInputs& in);
 // M/K); none when push and pull follow one another (d = 2).
 double PsPipelineSeconds(const CostInputs& in, int64_t servers);
 
+// The parameter server's CPU terms w, s and ρ of the run's transport: the
+// bulk path's (CpuCosts' ps_tcp_*) when the strategy ran with
+// --ps_transport=tcp and they were measured, else gRPC's (ps_*).
+struct PsCpu {
+  double worker_byte_s = 0, server_byte_s = 0, round_s = 0;
+  bool bulk_path = false;
+};
+PsCpu PsCpuTerms(const CostInputs& in);
+
 // dps's terms, which async_ps shares: d · max(M/B, n·M/(K·B)) + 2α + 2·n·C/B
 // and the CPU terms against K servers (dps_formula.cc).
 void ShardedPsTerms(const CostInputs& in, Prediction& p);

@@ -3,7 +3,8 @@
 // pipeline's fill and drain 2·n·C/B (C: --chunk_kb, else AutoChunkBytes)
 // as cost_model.h explains.
 //   comm      d · n·M/B + 2α + 2·n·C/B
-//   CPU       M · w + n · M · s + ρ
+//   CPU       M · w + n · M · s + ρ (w, s, ρ of the run's transport:
+//             gRPC's, or the bulk path's with --ps_transport=tcp, PsCpuTerms)
 //   memory    worker 2P (parameters, gradients); the server (2 + s)·P, the
 //             parameters, their state and one accumulator
 //   W         2nM bytes sent (n pushes, n pulls)
@@ -18,17 +19,19 @@ namespace {
 class SpsFormula : public StrategyFormula {
  public:
   std::string name() const override { return "sps"; }
-  std::vector<std::string> options() const override { return {"chunk_kb"}; }
+  std::vector<std::string> options() const override {
+    return {"chunk_kb", "ps_transport"};
+  }
   void Terms(const CostInputs& in, Prediction& p) const override {
     const double n = static_cast<double>(in.workers);
     const double M = in.model_bytes;
-    const CpuCosts& c = in.cpu;
     p.servers = 1;
     p.bandwidth_s = DuplexFactor(in) * n * M / in.bandwidth_Bps;
     p.latency_s = 2.0 * in.latency_s;
     p.overhead_s = PsPipelineSeconds(in, 1);
-    p.streamed_cpu_s = M * c.ps_worker_byte_s + n * M * c.ps_server_byte_s;
-    p.cpu_s = p.streamed_cpu_s + c.ps_round_s;
+    const PsCpu ps = PsCpuTerms(in);
+    p.streamed_cpu_s = M * ps.worker_byte_s + n * M * ps.server_byte_s;
+    p.cpu_s = p.streamed_cpu_s + ps.round_s;
   }
   double BytesSentPerStep(const CostInputs& in) const override {
     return 2 * static_cast<double>(in.workers) * in.model_bytes;

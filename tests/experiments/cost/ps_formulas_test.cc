@@ -239,5 +239,25 @@ TEST(CostModelTest, ShardedServersUseTheirOwnCalibrationWhenKMatches) {
   EXPECT_NEAR(Predict("dps", in).cpu_s, 0.1 + 0.4 + 0.002, 1e-9);
 }
 
+// A run over the bulk path (--ps_transport=tcp) pays the bulk path's
+// measured w, s and ρ; without them measured, gRPC's stand in.
+TEST(CostModelTest, ParameterServersPayTheirTransportsCpuTerms) {
+  CostInputs in = Round();  // n = 4, M = 1e9
+  in.cpu.ps_worker_byte_s = 2e-10;
+  in.cpu.ps_server_byte_s = 1e-10;
+  in.cpu.ps_round_s = 1e-3;
+  // gRPC: M·w + n·M·s + ρ = 0.2 + 0.4 + 0.001.
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.601, 1e-9);
+  in.strategy_options["ps_transport"] = "tcp";
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.601, 1e-9);  // not measured
+  in.cpu.ps_tcp_worker_byte_s = 1e-10;
+  in.cpu.ps_tcp_server_byte_s = 5e-11;
+  in.cpu.ps_tcp_round_s = 5e-4;
+  // The bulk path: 0.1 + 0.2 + 0.0005.
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.3005, 1e-9);
+  in.strategy_options["ps_transport"] = "grpc";
+  EXPECT_NEAR(Predict("sps", in).cpu_s, 0.601, 1e-9);
+}
+
 }  // namespace
 }  // namespace ringside
