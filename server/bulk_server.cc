@@ -159,15 +159,23 @@ BulkLimits BulkServer::Limits(const BulkAuth& auth) const {
   return limits;
 }
 
+BulkHeader BulkServer::Frame(BulkKind kind, const BulkAuth& auth,
+                             int64_t step, int64_t count) const {
+  BulkHeader h;
+  h.kind = kind;
+  h.shard = options_.shard;
+  h.rank = auth.rank;
+  h.step = step;
+  h.count = count;
+  return h;
+}
+
 void BulkServer::SendError(int fd, const BulkAuth& auth,
                            const absl::Status& status) {
   std::string message(status.message().substr(0, kBulkMaxErrorBytes));
-  BulkHeader h;
-  h.kind = BulkKind::kError;
-  h.shard = options_.shard;
-  h.rank = auth.rank;
-  h.step = static_cast<int64_t>(status.code());
-  h.count = static_cast<int64_t>(message.size());
+  const BulkHeader h =
+      Frame(BulkKind::kError, auth, static_cast<int64_t>(status.code()),
+            static_cast<int64_t>(message.size()));
   WriteFull(fd, EncodeBulkHeader(h) + message,
             absl::Now() + options_.io_timeout, "bulk path error")
       .IgnoreError();
@@ -213,12 +221,8 @@ absl::Status BulkServer::ServePush(int fd, const BulkAuth& auth) {
     if (!refusal.ok()) {
       SendError(fd, auth, refusal);
     } else {
-      BulkHeader ack;
-      ack.kind = BulkKind::kPushAck;
-      ack.shard = options_.shard;
-      ack.rank = auth.rank;
-      ack.step = h->step;
-      ack.count = received;
+      const BulkHeader ack =
+          Frame(BulkKind::kPushAck, auth, h->step, received);
       RS_RETURN_IF_ERROR(WriteFull(fd, EncodeBulkHeader(ack),
                                    absl::Now() + options_.io_timeout, what));
     }
@@ -249,11 +253,7 @@ absl::Status BulkServer::ServePull(int fd, const BulkAuth& auth) {
       continue;
     }
     const absl::Time deadline = absl::Now() + options_.max_pull_wait;
-    BulkHeader chunk;
-    chunk.kind = BulkKind::kPullChunk;
-    chunk.shard = options_.shard;
-    chunk.rank = auth.rank;
-    chunk.step = version;
+    BulkHeader chunk = Frame(BulkKind::kPullChunk, auth, version, 0);
     int64_t sent = 0;
     absl::Status failed;
     while (cursor->remaining > 0 && !stopping_.load()) {
@@ -279,12 +279,7 @@ absl::Status BulkServer::ServePull(int fd, const BulkAuth& auth) {
       SendError(fd, auth, failed);
       continue;
     }
-    BulkHeader end;
-    end.kind = BulkKind::kPullEnd;
-    end.shard = options_.shard;
-    end.rank = auth.rank;
-    end.step = version;
-    end.count = sent;
+    const BulkHeader end = Frame(BulkKind::kPullEnd, auth, version, sent);
     RS_RETURN_IF_ERROR(WriteFull(fd, EncodeBulkHeader(end),
                                  absl::Now() + options_.io_timeout, what));
   }

@@ -83,6 +83,9 @@ class BulkServer {
   absl::Status ServePush(int fd, const BulkAuth& auth);
   absl::Status ServePull(int fd, const BulkAuth& auth);
   BulkLimits Limits(const BulkAuth& auth) const;
+  // A frame of this server's shard to `auth`'s rank.
+  BulkHeader Frame(BulkKind kind, const BulkAuth& auth, int64_t step,
+                   int64_t count) const;
   // Sends kError (best effort) naming `status`.
   void SendError(int fd, const BulkAuth& auth, const absl::Status& status);
   void Seen(int rank, int64_t step);

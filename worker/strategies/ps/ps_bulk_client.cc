@@ -45,6 +45,22 @@ absl::Status BulkConnection::Broken(absl::Status status) {
   return status;
 }
 
+BulkHeader BulkConnection::Frame(BulkKind kind, int64_t step,
+                                 int64_t count) const {
+  BulkHeader h;
+  h.kind = kind;
+  h.shard = endpoint_.shard;
+  h.rank = endpoint_.rank;
+  h.step = step;
+  h.count = count;
+  return h;
+}
+
+int BulkConnection::fd() {
+  absl::MutexLock lock(&mu_);
+  return fd_;
+}
+
 absl::Status BulkConnection::Connect(absl::Time deadline) {
   {
     absl::MutexLock lock(&mu_);
@@ -89,11 +105,7 @@ absl::Status BulkConnection::Connect(absl::Time deadline) {
 
 absl::StatusOr<BulkHeader> BulkConnection::ReadHeader(absl::Time deadline,
                                                       absl::Status* refusal) {
-  int fd = -1;
-  {
-    absl::MutexLock lock(&mu_);
-    fd = fd_;
-  }
+  const int fd = this->fd();
   std::string bytes(kBulkHeaderBytes, '\0');
   RS_RETURN_IF_ERROR(ReadFull(fd, bytes.data(), bytes.size(), deadline, what_));
   BulkLimits limits;
@@ -121,42 +133,23 @@ absl::Status BulkConnection::PushChunk(int64_t step, const KeyRange& chunk,
                                        absl::Span<const float> grads,
                                        absl::Time deadline) {
   RS_RETURN_IF_ERROR(Connect(deadline));
-  BulkHeader h;
-  h.kind = BulkKind::kPushChunk;
-  h.shard = endpoint_.shard;
-  h.rank = endpoint_.rank;
-  h.step = step;
+  BulkHeader h = Frame(BulkKind::kPushChunk, step, chunk.size());
   h.offset = chunk.begin;
-  h.count = chunk.size();
   const std::string header = EncodeBulkHeader(h);
   iovec parts[2] = {
       {const_cast<char*>(header.data()), header.size()},
       {const_cast<float*>(grads.data() + chunk.begin),
        static_cast<size_t>(chunk.size()) * sizeof(float)}};
-  int fd = -1;
-  {
-    absl::MutexLock lock(&mu_);
-    fd = fd_;
-  }
-  absl::Status s = WriteFull(fd, parts, 2, deadline, what_);
+  absl::Status s = WriteFull(fd(), parts, 2, deadline, what_);
   return s.ok() ? s : Broken(s);
 }
 
 absl::Status BulkConnection::EndPush(int64_t step, int64_t chunks,
                                      absl::Time deadline) {
   RS_RETURN_IF_ERROR(Connect(deadline));
-  BulkHeader h;
-  h.kind = BulkKind::kPushEnd;
-  h.shard = endpoint_.shard;
-  h.rank = endpoint_.rank;
-  h.step = step;
-  h.count = chunks;
-  int fd = -1;
-  {
-    absl::MutexLock lock(&mu_);
-    fd = fd_;
-  }
-  if (absl::Status s = WriteFull(fd, EncodeBulkHeader(h), deadline, what_);
+  if (absl::Status s =
+          WriteFull(fd(), EncodeBulkHeader(Frame(BulkKind::kPushEnd, step, chunks)),
+                    deadline, what_);
       !s.ok()) {
     return Broken(s);
   }
@@ -178,18 +171,10 @@ absl::StatusOr<int64_t> BulkConnection::Pull(
     absl::Time deadline,
     const std::function<void(int64_t, int64_t)>& on_chunk) {
   RS_RETURN_IF_ERROR(Connect(deadline));
-  BulkHeader request;
-  request.kind = BulkKind::kPullRequest;
-  request.shard = endpoint_.shard;
-  request.rank = endpoint_.rank;
-  request.step = version;
-  request.count = num_chunks;
-  int fd = -1;
-  {
-    absl::MutexLock lock(&mu_);
-    fd = fd_;
-  }
-  absl::Status s = WriteFull(fd, EncodeBulkHeader(request), deadline, what_);
+  const int fd = this->fd();
+  absl::Status s = WriteFull(
+      fd, EncodeBulkHeader(Frame(BulkKind::kPullRequest, version, num_chunks)),
+      deadline, what_);
   if (!s.ok()) return Broken(s);
   int64_t bytes = 0;
   for (int received = 0;; ) {

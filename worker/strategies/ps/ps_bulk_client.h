@@ -72,6 +72,9 @@ class BulkConnection {
   absl::StatusOr<BulkHeader> ReadHeader(absl::Time deadline,
                                         absl::Status* refusal);
   absl::Status Broken(absl::Status status);  // closes the connection
+  // A frame of this connection's shard and rank.
+  BulkHeader Frame(BulkKind kind, int64_t step, int64_t count) const;
+  int fd();
   void Close();
 
   const BulkEndpoint endpoint_;

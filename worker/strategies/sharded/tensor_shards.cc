@@ -41,6 +41,17 @@ absl::StatusOr<ShardPlan> ContiguousShardPlan(const TensorLayout& layout,
   return plan;
 }
 
+absl::StatusOr<ShardPlan> ZeroShardPlan(const TensorLayout& layout,
+                                        std::vector<KeyRange> units,
+                                        int world_size, bool per_unit) {
+  if (!per_unit) return ContiguousShardPlan(layout, world_size);
+  std::sort(units.begin(), units.end(),
+            [](const KeyRange& a, const KeyRange& b) {
+              return a.begin < b.begin;
+            });
+  return PerUnitShardPlan(units, world_size);
+}
+
 TensorShards::TensorShards(const TensorLayout& layout,
                            const std::vector<int64_t>& counts, int rank)
     : TensorShards(layout,

@@ -41,6 +41,11 @@ ShardPlan PerUnitShardPlan(const std::vector<KeyRange>& units, int world_size);
 // One unit: the whole buffer, byte-balanced ("even_bytes").
 absl::StatusOr<ShardPlan> ContiguousShardPlan(const TensorLayout& layout,
                                               int world_size);
+// A ZeRO stage's plan: `units` (tiling the buffer, in any order) each cut
+// evenly when `per_unit`, else ContiguousShardPlan.
+absl::StatusOr<ShardPlan> ZeroShardPlan(const TensorLayout& layout,
+                                        std::vector<KeyRange> units,
+                                        int world_size, bool per_unit);
 
 class TensorShards {
  public:

@@ -37,18 +37,9 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
     }
     ranges.push_back(UnitRange(static_cast<int>(u)));
   }
-  ShardPlan plan;
-  if (options.per_unit()) {
-    // Each unit cut evenly across the ranks (FSDP's FULL_SHARD).
-    std::sort(ranges.begin(), ranges.end(),
-              [](const KeyRange& a, const KeyRange& b) {
-                return a.begin < b.begin;
-              });
-    plan = PerUnitShardPlan(ranges, context_.world_size);
-  } else {
-    RS_ASSIGN_OR_RETURN(plan, ContiguousShardPlan(context_.layout,
-                                                  context_.world_size));
-  }
+  RS_ASSIGN_OR_RETURN(ShardPlan plan,
+                      ZeroShardPlan(context_.layout, std::move(ranges),
+                                    context_.world_size, options.per_unit()));
   RS_ASSIGN_OR_RETURN(sharded_,
                       StartSharded(context_, name(), std::move(plan)));
   step_ = sharded_.start_step;

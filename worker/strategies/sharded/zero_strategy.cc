@@ -17,27 +17,22 @@ std::string ZeroStrategy::name() const { return absl::StrCat("zero", stage_); }
 
 absl::Status ZeroStrategy::Init(const SyncContext& context) {
   context_ = context;
-  ShardPlan plan;
+  // Stage 2 shards each bucket (a unit) evenly, unless contiguous; stage 1
+  // the whole buffer, byte-balanced.
+  std::vector<KeyRange> units;
   if (stage_ == 2) {
     const auto& caps = context_.options.strategy.Get<GradientBucketOptions>();
     buckets_ = AssignBuckets(context_.layout, caps.first_bucket_bytes,
                              caps.bucket_bytes);
-  }
-  if (stage_ == 2 && context_.options.strategy.Get<ZeroOptions>().per_unit()) {
-    // Each bucket is a unit, cut evenly across the ranks.
-    std::vector<KeyRange> units;
     for (const GradientBucket& b : buckets_) {
       units.push_back(KeyRange{b.offset, b.offset + b.size});
     }
-    std::sort(units.begin(), units.end(),
-              [](const KeyRange& a, const KeyRange& b) {
-                return a.begin < b.begin;
-              });
-    plan = PerUnitShardPlan(units, context_.world_size);
-  } else {
-    RS_ASSIGN_OR_RETURN(plan, ContiguousShardPlan(context_.layout,
-                                                  context_.world_size));
   }
+  RS_ASSIGN_OR_RETURN(
+      ShardPlan plan,
+      ZeroShardPlan(context_.layout, std::move(units), context_.world_size,
+                    stage_ == 2 &&
+                        context_.options.strategy.Get<ZeroOptions>().per_unit()));
   RS_ASSIGN_OR_RETURN(sharded_,
                       StartSharded(context_, name(), std::move(plan)));
   step_ = sharded_.start_step;
