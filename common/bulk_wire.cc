@@ -72,6 +72,17 @@ int64_t BulkHeader::payload_bytes() const {
   }
 }
 
+BulkHeader MakeBulkHeader(BulkKind kind, int32_t shard, int32_t rank,
+                          int64_t step, int64_t count) {
+  BulkHeader h;
+  h.kind = kind;
+  h.shard = shard;
+  h.rank = rank;
+  h.step = step;
+  h.count = count;
+  return h;
+}
+
 std::string EncodeBulkHeader(const BulkHeader& h) {
   std::string out;
   out.reserve(kBulkHeaderBytes);

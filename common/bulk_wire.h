@@ -77,6 +77,9 @@ struct BulkHeader {
   int64_t payload_bytes() const;
 };
 
+// A header of `kind` with these fields (offset 0).
+BulkHeader MakeBulkHeader(BulkKind kind, int32_t shard, int32_t rank,
+                          int64_t step, int64_t count);
 std::string EncodeBulkHeader(const BulkHeader& header);
 
 // What a connection accepts from its peer.

@@ -161,13 +161,7 @@ BulkLimits BulkServer::Limits(const BulkAuth& auth) const {
 
 BulkHeader BulkServer::Frame(BulkKind kind, const BulkAuth& auth,
                              int64_t step, int64_t count) const {
-  BulkHeader h;
-  h.kind = kind;
-  h.shard = options_.shard;
-  h.rank = auth.rank;
-  h.step = step;
-  h.count = count;
-  return h;
+  return MakeBulkHeader(kind, options_.shard, auth.rank, step, count);
 }
 
 void BulkServer::SendError(int fd, const BulkAuth& auth,

@@ -47,13 +47,7 @@ absl::Status BulkConnection::Broken(absl::Status status) {
 
 BulkHeader BulkConnection::Frame(BulkKind kind, int64_t step,
                                  int64_t count) const {
-  BulkHeader h;
-  h.kind = kind;
-  h.shard = endpoint_.shard;
-  h.rank = endpoint_.rank;
-  h.step = step;
-  h.count = count;
-  return h;
+  return MakeBulkHeader(kind, endpoint_.shard, endpoint_.rank, step, count);
 }
 
 int BulkConnection::fd() {
