@@ -21,6 +21,7 @@
 #include "tests/testing/gpu_skip.h"
 #include "tests/testing/cuda_oracle_harness.h"
 #include "tests/testing/oracle_harness.h"
+#include "worker/strategies/sharded/zero_options.h"
 
 namespace ringside::testing {
 namespace {
@@ -87,10 +88,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"zero3", 2, 0, true}),
     CaseName);
 
-// zero3 on two GPUs with ten equal hidden layers (as Zero3Test's CPU
-// case): param_bytes and grad_bytes count what a rank holds logically --
-// its half plus the tensors in use -- though the device buffers stay
-// whole-size, which the record says.
+// zero3 on two GPUs with ten equal hidden layers, one tensor per unit (as
+// Zero3Test's CPU case): param_bytes and grad_bytes count what a rank holds
+// logically -- its half plus the tensors in use -- though the device
+// buffers stay whole-size, which the record says.
 TEST(CudaOracleTest, Zero3CountsItsShardAndTheTensorsInUse) {
   SKIP_WITHOUT_GPU();
   if (*CudaDeviceCount() < 2) {
@@ -98,6 +99,9 @@ TEST(CudaOracleTest, Zero3CountsItsShardAndTheTensorsInUse) {
   }
   OracleSetup setup;
   setup.model.mlp_widths = {64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 10};
+  ZeroOptions per_tensor;
+  per_tensor.zero3_unit_bytes = 0;
+  setup.sync.strategy.Set(per_tensor);
   absl::StatusOr<TrainResult> reference = RunReference(setup, 2);
   ASSERT_TRUE(reference.ok()) << reference.status();
   std::vector<nlohmann::json> finals;
