@@ -100,7 +100,9 @@ TEST(TensorShardsTest, PerUnitPlanCutsEveryTensorEvenly) {
   for (int64_t i = 0; i < 9000; ++i) {
     bool mine = false;
     for (const KeyRange& p : rank1.pieces()) mine |= i >= p.begin && i < p.end;
-    if (mine) ASSERT_EQ(buffer[i], 1.0f) << i;
+    if (mine) {
+      ASSERT_EQ(buffer[i], 1.0f) << i;
+    }
     zeroed += buffer[i] == 0.0f;
   }
   // Most of the 6000 floats outside the pieces went (all but the pages a
