@@ -24,16 +24,19 @@ TensorLayout Layout() {
 
 TEST(TensorShardsTest, SharesAndOutsideBytes) {
   const TensorShards rank0(Layout(), {4000, 5000}, 0);
-  EXPECT_EQ(rank0.counts(0), (std::vector<int64_t>{3000, 0}));
-  EXPECT_EQ(rank0.counts(1), (std::vector<int64_t>{1000, 4000}));
-  EXPECT_EQ(rank0.counts(2), (std::vector<int64_t>{0, 1000}));
-  EXPECT_EQ(rank0.outside_bytes(0), 0);
-  EXPECT_EQ(rank0.outside_bytes(1), 4 * 4000);
-  EXPECT_EQ(rank0.outside_bytes(2), 4 * 1000);
+  EXPECT_EQ(rank0.CountsWithin(rank0.RangeOf(0)),
+            (std::vector<int64_t>{3000, 0}));
+  EXPECT_EQ(rank0.CountsWithin(rank0.RangeOf(1)),
+            (std::vector<int64_t>{1000, 4000}));
+  EXPECT_EQ(rank0.CountsWithin(rank0.RangeOf(2)),
+            (std::vector<int64_t>{0, 1000}));
+  EXPECT_EQ(rank0.OutsideBytes(rank0.RangeOf(0)), 0);
+  EXPECT_EQ(rank0.OutsideBytes(rank0.RangeOf(1)), 4 * 4000);
+  EXPECT_EQ(rank0.OutsideBytes(rank0.RangeOf(2)), 4 * 1000);
   const TensorShards rank1(Layout(), {4000, 5000}, 1);
-  EXPECT_EQ(rank1.outside_bytes(0), 4 * 3000);
-  EXPECT_EQ(rank1.outside_bytes(1), 4 * 1000);
-  EXPECT_EQ(rank1.outside_bytes(2), 0);
+  EXPECT_EQ(rank1.OutsideBytes(rank1.RangeOf(0)), 4 * 3000);
+  EXPECT_EQ(rank1.OutsideBytes(rank1.RangeOf(1)), 4 * 1000);
+  EXPECT_EQ(rank1.OutsideBytes(rank1.RangeOf(2)), 0);
 }
 
 TEST(TensorShardsTest, ReleaseZeroesOnlyWholePagesOfTheTensorOutsideTheShard) {
@@ -76,12 +79,14 @@ TEST(TensorShardsTest, PerUnitPlanCutsEveryTensorEvenly) {
   const ShardPlan plan =
       PerUnitShardPlan({{0, 3000}, {3000, 8000}, {8000, 9000}}, 3);
   const TensorShards rank1(layout, plan, 1);
-  EXPECT_EQ(rank1.counts(0), (std::vector<int64_t>{1000, 1000, 1000}));
-  EXPECT_EQ(rank1.counts(1), (std::vector<int64_t>{1667, 1667, 1666}));
+  EXPECT_EQ(rank1.CountsWithin(rank1.RangeOf(0)),
+            (std::vector<int64_t>{1000, 1000, 1000}));
+  EXPECT_EQ(rank1.CountsWithin(rank1.RangeOf(1)),
+            (std::vector<int64_t>{1667, 1667, 1666}));
   EXPECT_EQ(rank1.pieces(),
             (std::vector<KeyRange>{{1000, 2000}, {4667, 6334}, {8334, 8667}}));
   EXPECT_EQ(rank1.owned_elements(), 1000 + 1667 + 333);
-  EXPECT_EQ(rank1.outside_bytes(1), 4 * (5000 - 1667));
+  EXPECT_EQ(rank1.OutsideBytes(rank1.RangeOf(1)), 4 * (5000 - 1667));
   EXPECT_EQ(rank1.OutsideBytes({0, 9000}), 4 * (9000 - 3000));
   // A range inside a unit; none across units.
   EXPECT_EQ(rank1.CountsWithin({3500, 5000}),

@@ -68,9 +68,6 @@ TensorShards::TensorShards(const TensorLayout& layout, ShardPlan plan,
     if (mine > 0) pieces_.push_back(KeyRange{at, at + mine});
     owned_elements_ += mine;
   }
-  for (int t = 0; t < layout.num_tensors(); ++t) {
-    counts_.push_back(CountsWithin(RangeOf(t)));
-  }
 }
 
 KeyRange TensorShards::RangeOf(int tensor) const {
@@ -99,10 +96,6 @@ std::vector<int64_t> TensorShards::CountsWithin(const KeyRange& range) const {
     begin += c;
   }
   return share;
-}
-
-int64_t TensorShards::outside_bytes(int tensor) const {
-  return OutsideBytes(RangeOf(tensor));
 }
 
 int64_t TensorShards::OutsideBytes(const KeyRange& range) const {

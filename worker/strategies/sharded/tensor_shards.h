@@ -61,15 +61,12 @@ class TensorShards {
   const std::vector<KeyRange>& pieces() const { return pieces_; }
   int64_t owned_elements() const { return owned_elements_; }
 
-  // Each rank's share of `tensor`, in rank order (zeros included).
-  const std::vector<int64_t>& counts(int tensor) const {
-    return counts_[tensor];
-  }
-  // The same for a range [begin, end) inside one unit (a bucket of adjacent
-  // tensors, a tensor). A range across units has no such counts: empty.
+  // Each rank's share of a range [begin, end) inside one unit (a bucket of
+  // adjacent tensors, a tensor), in rank order (zeros included): the
+  // counts of a reduce-scatter or all-gather of that range alone. A range
+  // across units has no such counts: empty.
   std::vector<int64_t> CountsWithin(const KeyRange& range) const;
-  // Bytes of `tensor` (of `range`) outside this rank's pieces.
-  int64_t outside_bytes(int tensor) const;
+  // Bytes of `range` outside this rank's pieces.
   int64_t OutsideBytes(const KeyRange& range) const;
   // Gives back (madvise MADV_DONTNEED) the pages of host `buffer` (the
   // layout's flat buffer) wholly inside `tensor` (`range`) and outside this
@@ -89,7 +86,6 @@ class TensorShards {
   ShardPlan plan_;
   std::vector<KeyRange> pieces_;
   int64_t owned_elements_ = 0;
-  std::vector<std::vector<int64_t>> counts_;
 };
 
 }  // namespace ringside
