@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -242,6 +243,34 @@ absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path) {
   absl::StatusOr<Checkpoint> c = ParseCheckpoint(buffer.str());
   if (!c.ok()) return Annotate(c.status(), absl::StrCat("checkpoint ", path));
   return c;
+}
+
+absl::StatusOr<int64_t> ReadCheckpointStep(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint at ", path));
+  }
+  std::string start(kMagicSize + 8, '\0');
+  in.read(start.data(), static_cast<std::streamsize>(start.size()));
+  if (!in || start.substr(0, kMagicPrefix.size()) != kMagicPrefix ||
+      start[kMagicSize - 1] != '\n') {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", path, ": not a ringside checkpoint "
+                     "(bad magic)"));
+  }
+  const uint64_t header_size = ReadLe(start.substr(kMagicSize), 8);
+  // No header is near this size; a larger count is a corrupt file.
+  constexpr uint64_t kMaxHeaderBytes = uint64_t{1} << 30;
+  std::string header_bytes(std::min(header_size, kMaxHeaderBytes), '\0');
+  in.read(header_bytes.data(),
+          static_cast<std::streamsize>(header_bytes.size()));
+  proto::CheckpointHeader header;
+  if (header_size > kMaxHeaderBytes || !in ||
+      !header.ParseFromString(header_bytes)) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", path, ": header does not parse"));
+  }
+  return header.step();
 }
 
 absl::Status CheckCheckpointModel(const Checkpoint& c,

@@ -57,6 +57,11 @@ absl::Status WriteCheckpointFile(const std::string& path,
 // NOT_FOUND when the file does not exist; otherwise ParseCheckpoint's
 // errors, prefixed with the path.
 absl::StatusOr<Checkpoint> ReadCheckpointFile(const std::string& path);
+// The step of the checkpoint at `path`, from its header alone (the payload
+// and its checksum are not read, so the step is only a hint until
+// ReadCheckpointFile has checked the whole file). NOT_FOUND when the file
+// does not exist; DATA_LOSS when its magic or header does not parse.
+absl::StatusOr<int64_t> ReadCheckpointStep(const std::string& path);
 
 // Checks that `checkpoint` was written for this job's model and optimizer:
 // FAILED_PRECONDITION naming the first difference.

@@ -189,13 +189,18 @@ TEST(CheckpointTest, FilesAreReplacedAtomically) {
   absl::StatusOr<Checkpoint> back = ReadCheckpointFile(path);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->step, 13);
+  EXPECT_EQ(ReadCheckpointStep(path).value_or(-1), 13);  // header alone
   EXPECT_FALSE(std::ifstream(path + ".tmp").good()) << "temp file left over";
   EXPECT_EQ(ReadCheckpointFile(TempPath("missing.ckpt")).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadCheckpointStep(TempPath("missing.ckpt")).status().code(),
             absl::StatusCode::kNotFound);
   // A corrupt file names itself.
   { std::ofstream(path, std::ios::binary | std::ios::trunc) << "garbage"; }
   absl::Status s = ReadCheckpointFile(path).status();
   EXPECT_NE(s.message().find(path), std::string::npos) << s;
+  EXPECT_EQ(ReadCheckpointStep(path).status().code(),
+            absl::StatusCode::kDataLoss);
   EXPECT_FALSE(WriteCheckpointFile("/nonexistent-dir/x.ckpt", c).ok());
 }
 

@@ -38,12 +38,12 @@ absl::StatusOr<ShardFileSet> FindNewestShardSet(const std::string& dir,
   for (const auto& [of, shards] : present) {
     seen.push_back(absl::StrCat(shards.size(), " of ", of));
     if (static_cast<int>(shards.size()) != of) continue;
-    RS_ASSIGN_OR_RETURN(Checkpoint first,
-                        ReadCheckpointFile(ShardCheckpointPath(dir, 0, of)));
-    const bool better =
-        !found || first.step > best.step ||
-        (first.step == best.step && of == preferred_shards);
-    if (better) best = ShardFileSet{of, first.step};
+    // The header's step only: LoadShardPieces checks every file it reads.
+    RS_ASSIGN_OR_RETURN(const int64_t step,
+                        ReadCheckpointStep(ShardCheckpointPath(dir, 0, of)));
+    const bool better = !found || step > best.step ||
+                        (step == best.step && of == preferred_shards);
+    if (better) best = ShardFileSet{of, step};
     found = true;
   }
   if (!found) {

@@ -29,9 +29,10 @@ struct ShardFileSet {
 };
 
 // The complete set in `dir` with the highest step (on a tie, the one of
-// `preferred_shards` files, else the fewest). NOT_FOUND naming `dir` and
-// what it holds when no set is complete; file 0's errors as
-// ReadCheckpointFile's.
+// `preferred_shards` files, else the fewest), by file 0's header
+// (ReadCheckpointStep; LoadShardPieces checks every file it reads whole).
+// NOT_FOUND naming `dir` and what it holds when no set is complete; file
+// 0's errors as ReadCheckpointStep's.
 absl::StatusOr<ShardFileSet> FindNewestShardSet(const std::string& dir,
                                                 int preferred_shards);
 
