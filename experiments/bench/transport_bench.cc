@@ -151,7 +151,6 @@ absl::Status Run() {
   RS_ASSIGN_OR_RETURN(TensorLayout layout, TensorLayout::FromShapes(shapes));
   const double mb = layout.total_bytes() / 1048576.0;
   RS_ASSIGN_OR_RETURN(const PsOptions ps, PsOptionsFromFlags());
-  const PsOptions& ps_options = ps;
   // --json_out: one JSON line per row; the file closes when Run returns.
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr,
                                                             &std::fclose);
@@ -248,20 +247,20 @@ absl::Status Run() {
     absl::PrintF(
         "\nPush+pull time per step, %d workers, K servers (K=1 is sps), over "
         "%s\n",
-        n, ps_options.transport);
+        n, ps.transport);
     absl::PrintF("| K | step (s) | vs first K | cost model ratio | GB/s |\n");
     absl::PrintF("|---|---|---|---|---|\n");
     double first_step_s = 0;
     const double first_model = std::max(1.0 / n, 1.0 / shard_counts[0]);
     for (int k : shard_counts) {
-      RS_ASSIGN_OR_RETURN(PsResult ps,
-                          RunPs(n, k, layout, steps, warmup, ps_options.transport));
-      const double step_s = ps.seconds / steps;
+      RS_ASSIGN_OR_RETURN(PsResult result,
+                          RunPs(n, k, layout, steps, warmup, ps.transport));
+      const double step_s = result.seconds / steps;
       if (first_step_s == 0) first_step_s = step_s;
       const double model = std::max(1.0 / n, 1.0 / k) / first_model;
       absl::PrintF("| %d | %.3f | %.2f | %.2f | %.2f |\n", k, step_s,
                    step_s / first_step_s, model,
-                   ps.bytes_moved / ps.seconds / 1e9);
+                   result.bytes_moved / result.seconds / 1e9);
       if (json) {
         json->Write({{"section", "sharding"},
                      {"workers", n},

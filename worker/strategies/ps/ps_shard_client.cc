@@ -211,33 +211,15 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
                                             absl::Time deadline,
                                             const ChunkInPlaceFn& on_chunk) {
   if (pull_bulk_ != nullptr) {
-    {
-      absl::MutexLock lock(&pull_mu_);
-      if (pull_cancelled_) {
-        pull_cancelled_ = false;
-        return absl::CancelledError(
-            absl::StrCat("Pull from ", address_, " cancelled"));
-      }
-      bulk_pulling_ = true;
-    }
+    RS_RETURN_IF_ERROR(BeginPull(nullptr));
     absl::StatusOr<int64_t> bytes =
         pull_bulk_->Pull(version, num_chunks, params, deadline, on_chunk);
-    absl::MutexLock lock(&pull_mu_);
-    bulk_pulling_ = false;
-    pull_cancelled_ = false;
+    EndPull();
     return bytes;
   }
   grpc::ClientContext context;
   SetDeadline(&context, deadline);
-  {
-    absl::MutexLock lock(&pull_mu_);
-    if (pull_cancelled_) {
-      pull_cancelled_ = false;
-      return absl::CancelledError(
-          absl::StrCat("Pull from ", address_, " cancelled"));
-    }
-    pull_context_ = &context;
-  }
+  RS_RETURN_IF_ERROR(BeginPull(&context));
   proto::PullRequest request;
   request.set_rank(rank);
   request.set_version(version);
@@ -273,11 +255,7 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
     if (on_chunk) on_chunk(offset, n);
   }
   grpc::Status s = reader->Finish();
-  {
-    absl::MutexLock lock(&pull_mu_);
-    pull_context_ = nullptr;
-    pull_cancelled_ = false;
-  }
+  EndPull();
   if (!problem.ok()) return problem;
   if (!s.ok()) return FromGrpc(s, "Pull");
   if (received != num_chunks) {
@@ -286,6 +264,25 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
         version, ", expected ", num_chunks));
   }
   return bytes;
+}
+
+absl::Status PsShardClient::BeginPull(grpc::ClientContext* context) {
+  absl::MutexLock lock(&pull_mu_);
+  if (pull_cancelled_) {
+    pull_cancelled_ = false;
+    return absl::CancelledError(
+        absl::StrCat("Pull from ", address_, " cancelled"));
+  }
+  pull_context_ = context;
+  bulk_pulling_ = context == nullptr;
+  return absl::OkStatus();
+}
+
+void PsShardClient::EndPull() {
+  absl::MutexLock lock(&pull_mu_);
+  pull_context_ = nullptr;
+  bulk_pulling_ = false;
+  pull_cancelled_ = false;
 }
 
 void PsShardClient::CancelPull() {

@@ -112,6 +112,11 @@ class PsShardClient {
   friend class GrpcPushStream;
   friend class BulkPushStream;
   absl::Status FromGrpc(const grpc::Status& s, const char* rpc) const;
+  // Marks a pull in flight (`context`: its gRPC call; null: the bulk
+  // path's), unless CancelPull came first: then CANCELLED, the
+  // cancellation consumed. EndPull clears it.
+  absl::Status BeginPull(grpc::ClientContext* context);
+  void EndPull();
 
   std::string address_;
   std::string host_;
