@@ -7,6 +7,7 @@
 // life cycle, the step records and the final record.
 //
 // Call order, from RunTraining: Init, Adapt, then per step BeginStep,
+// (PrepareBatch on the prefetcher's thread, when PrefetchesBatches),
 // ForwardBackward and ComputeSeconds once per pass (with gradient
 // accumulation, StashGradients after each pass but the last and
 // FoldStashedGradient as the last pass's gradients become ready); EndSteps;
@@ -58,6 +59,17 @@ class ComputeBackend {
   // Before step `step` reads its batch; `measured` when the step counts in
   // the measures (past the warm-up).
   virtual void BeginStep(int64_t step, bool measured) = 0;
+
+  // Whether the loop reads the training batches one pass ahead, on a
+  // thread of its own (worker/batch_prefetcher.h), calling PrepareBatch
+  // there with each batch it has read (a device backend stages it into
+  // device memory). False by default: a host backend's compute shares the
+  // cores, and reads its batches in line.
+  virtual bool PrefetchesBatches() const { return false; }
+  virtual absl::Status PrepareBatch(const Batch& batch) {
+    (void)batch;
+    return absl::OkStatus();
+  }
 
   // Forward and backward of `batch` under the parameters, writing the
   // gradients; on_ready(i) as gradient i becomes final (host) or is queued

@@ -20,6 +20,7 @@ absl::Status CudaBackend::Init(uint64_t init_seed, SyncContext& context) {
   RS_RETURN_IF_ERROR(model_.InitDeviceParams(init_seed, params_.data()));
   RS_RETURN_IF_ERROR(grads_.Zero());
   RS_ASSIGN_OR_RETURN(stream_, OwnedCudaStream::Create(device));
+  RS_ASSIGN_OR_RETURN(stager_, BatchStager::Create(device));
   context.layout = layout;
   context.params = params_.span();
   context.grads = grads_.span();
@@ -68,10 +69,26 @@ void CudaBackend::BeginStep(int64_t, bool measured) {
   }
 }
 
+absl::Status CudaBackend::PrepareBatch(const Batch& batch) {
+  if (stager_ == nullptr) {
+    return absl::FailedPreconditionError("CudaBackend: PrepareBatch before Init");
+  }
+  return stager_->Stage(batch);
+}
+
 absl::StatusOr<double> CudaBackend::ForwardBackward(
     const Batch& batch, const GradientReadyFn& on_ready) {
-  return model_.ForwardBackward(batch, params_.data(), grads_.data(), on_ready,
-                                stream_.get());
+  if (stager_ != nullptr) {
+    RS_ASSIGN_OR_RETURN(std::optional<DeviceBatch> staged,
+                        stager_->Acquire(batch, stream_.get()));
+    if (staged.has_value()) model_.UseStagedInput(*staged);
+  }
+  absl::StatusOr<double> loss = model_.ForwardBackward(
+      batch, params_.data(), grads_.data(), on_ready, stream_.get());
+  if (stager_ != nullptr) {
+    RS_RETURN_IF_ERROR(stager_->Release(batch, stream_.get()));
+  }
+  return loss;
 }
 
 absl::Status CudaBackend::StashGradients(bool first) {

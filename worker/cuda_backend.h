@@ -16,6 +16,12 @@
 //     buffers stay whole-size: with hooks installed the final record adds
 //     "memory_saving":"counted_not_realised" -- param_bytes / grad_bytes
 //     are what the strategy holds logically, not device memory freed;
+//   - input: the loop reads each batch one pass ahead and this backend
+//     copies it to the device on a copy stream of its own, from pinned
+//     memory (BatchStager), so the copy overlaps the previous pass's
+//     kernels; models that read staged input (CudaMlp) skip their own
+//     copy, others (CudaCharLm, whose token batches are small) copy as
+//     before;
 //   - the model's compute time per step = its kernels' time from CUDA
 //     events (CudaModel::last_compute_seconds; the loop adds the strategy's
 //     local optimizer time, device time for the CUDA optimizer), so the
@@ -39,6 +45,7 @@
 #include "device/device_buffer.h"
 #include "device/gradient_stash.h"
 #include "models/cuda/cuda_model.h"
+#include "worker/batch_stager.h"
 #include "worker/compute_backend.h"
 #include "worker/nvml_sampler.h"
 #include "worker/strategies/host_staging_strategy.h"
@@ -59,6 +66,10 @@ class CudaBackend final : public ComputeBackend {
   SyncStrategy& Adapt(SyncStrategy& strategy) override;
   absl::Status InstallParamUse(const ParamUseHooks* hooks) override;
   void BeginStep(int64_t step, bool measured) override;
+  // Batches are read ahead and staged into device memory on a copy
+  // stream (worker/batch_stager.h).
+  bool PrefetchesBatches() const override { return true; }
+  absl::Status PrepareBatch(const Batch& batch) override;
   absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const GradientReadyFn& on_ready) override;
   double ComputeSeconds(double) const override {
@@ -86,6 +97,7 @@ class CudaBackend final : public ComputeBackend {
   DeviceBuffer params_;
   DeviceBuffer grads_;
   OwnedCudaStream stream_;
+  std::unique_ptr<BatchStager> stager_;
   std::optional<GradientStash> stash_;  // gradient accumulation
   std::unique_ptr<HostStagingStrategy> staging_;
   // Whether hooks were ever installed (a strategy that shards the

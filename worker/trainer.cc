@@ -1,6 +1,7 @@
 #include "worker/trainer.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "absl/cleanup/cleanup.h"
@@ -10,6 +11,7 @@
 #include "common/process_memory.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/batch_prefetcher.h"
 #include "worker/gradient_ready_times.h"
 #include "worker/host_backend.h"
 #include "worker/run_metrics.h"
@@ -284,9 +286,22 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     strategy.OnGradientReady(i);
   };
   const GradientReadyFn no_sync;  // passes before the last: no strategy
-  Batch batch;
   Batch eval;  // the held-out set: mid-run and final evaluations
   RS_RETURN_IF_ERROR(dataset.EvalBatch(&eval));
+  // Pass p of step s reads examples [(s*k + p)*N*b + rank*b, ... + b).
+  auto pass_range = [&](int64_t step, int64_t pass) {
+    return BatchPrefetcher::Range{
+        (step * k + pass) * pass_batch + job.rank.rank * b, b};
+  };
+  Batch in_line_batch;  // without the prefetcher
+  // Declared after eval and the strategy's cleanup: destroyed (its thread
+  // joined) first, on every return.
+  std::optional<BatchPrefetcher> prefetcher;
+  if (backend.PrefetchesBatches()) {
+    prefetcher.emplace(dataset, [&backend](const Batch& batch) {
+      return backend.PrepareBatch(batch);
+    });
+  }
   double train_start = -1;  // the first step's start
   double evaluating_s = 0;  // mid-run evaluations so far
   // Stragglers: each step's factor scales emulated compute, or stretches
@@ -313,8 +328,19 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     }
     for (int64_t pass = 0; pass < k; ++pass) {
       const bool last = pass == k - 1;
-      RS_RETURN_IF_ERROR(dataset.TrainBatch(
-          (step * k + pass) * pass_batch + job.rank.rank * b, b, &batch));
+      const Batch* batch = &in_line_batch;
+      if (prefetcher.has_value()) {
+        std::optional<BatchPrefetcher::Range> next;
+        if (!last || step + 1 < job.options.steps) {
+          next = pass_range(last ? step + 1 : step, last ? 0 : pass + 1);
+        }
+        RS_ASSIGN_OR_RETURN(batch,
+                            prefetcher->Get(pass_range(step, pass), next));
+      } else {
+        const BatchPrefetcher::Range range = pass_range(step, pass);
+        RS_RETURN_IF_ERROR(
+            dataset.TrainBatch(range.begin, range.count, &in_line_batch));
+      }
       const double pass_start = NowSeconds();
       const double pass_cpu_start = ThreadCpuSeconds();
       if (pass == 0) {
@@ -324,7 +350,7 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       stretch.BeginPass(scaled ? 1.0 : factor, pass_start);
       RS_ASSIGN_OR_RETURN(
           double loss, backend.ForwardBackward(
-                           batch, stretch.Wrap(!last ? no_sync
+                           *batch, stretch.Wrap(!last ? no_sync
                                                      : (k > 1 ? fold_then_ready
                                                               : on_ready))));
       double pass_end = NowSeconds();

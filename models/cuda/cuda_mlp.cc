@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -92,7 +93,7 @@ class CudaMlpImpl final : public CudaMlp {
     RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.start(), stream));
     RS_RETURN_IF_ERROR(Forward(n, d_params, hooks_, stream));
     RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
-        delta_[0].data(), labels(), n, widths_.back(),
+        delta_[0].data(), input_labels_, n, widths_.back(),
         1.0f / static_cast<float>(n), /*want_gradient=*/true, row_loss_.data(),
         stream));
 
@@ -100,7 +101,7 @@ class CudaMlpImpl final : public CudaMlp {
     for (int l = layers - 1; l >= 0; --l) {
       const int in_w = static_cast<int>(widths_[l]);
       const int out_w = static_cast<int>(widths_[l + 1]);
-      const float* x = l == 0 ? features_.data() : acts_[l].data();
+      const float* x = l == 0 ? input_ : acts_[l].data();
       const float* delta = delta_[cur].data();
       float* dw = d_grads + layout().tensor(WeightIndex(l)).offset;
       float* db = d_grads + layout().tensor(BiasIndex(l)).offset;
@@ -141,7 +142,7 @@ class CudaMlpImpl final : public CudaMlp {
     const int64_t n = batch.size;
     RS_RETURN_IF_ERROR(Forward(n, d_params, /*hooks=*/nullptr, stream));
     RS_CUDA_RETURN_IF_ERROR(kernels::LaunchSoftmaxCrossEntropy(
-        delta_[0].data(), labels(), n, widths_.back(), 1.0f,
+        delta_[0].data(), input_labels_, n, widths_.back(), 1.0f,
         /*want_gradient=*/false, row_loss_.data(), stream));
     return MeanLoss(n, stream);
   }
@@ -149,6 +150,8 @@ class CudaMlpImpl final : public CudaMlp {
   CudaEvent grad_ready_event(int tensor) const override {
     return handles_.ready(tensor);
   }
+
+  void UseStagedInput(const DeviceBatch& staged) override { staged_ = staged; }
 
   double last_compute_seconds() const override { return compute_seconds_; }
   double FlopsPerExample() const override { return host_->FlopsPerExample(); }
@@ -185,9 +188,13 @@ class CudaMlpImpl final : public CudaMlp {
   }
 
   // Checks, makes the device current, grows the scratch, binds cuBLAS to
-  // `stream` and enqueues the batch's copies.
+  // `stream` and points input_ / input_labels_ at the staged input, or
+  // enqueues the batch's copies into features_ / labels_.
   absl::Status Prepare(const Batch& batch, const float* d_params,
                        cudaStream_t stream) {
+    // Staged input serves this call alone, whatever it finds.
+    const std::optional<DeviceBatch> staged =
+        std::exchange(staged_, std::nullopt);
     RS_RETURN_IF_ERROR(CheckBatch(batch));
     if (d_params == nullptr) {
       return absl::InvalidArgumentError("CudaMlp: d_params is null");
@@ -195,6 +202,12 @@ class CudaMlpImpl final : public CudaMlp {
     RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     RS_RETURN_IF_ERROR(Reserve(batch.size));
     RS_CUBLAS_RETURN_IF_ERROR(cublasSetStream(handles_.cublas(), stream));
+    if (staged.has_value() && staged->size == batch.size &&
+        staged->features != nullptr && staged->labels != nullptr) {
+      input_ = staged->features;
+      input_labels_ = staged->labels;
+      return absl::OkStatus();
+    }
     // Pageable sources: each call returns once its data is staged, so the
     // batch may be reused as soon as we return.
     RS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
@@ -203,6 +216,8 @@ class CudaMlpImpl final : public CudaMlp {
     RS_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
         labels(), batch.labels.data(), batch.labels.size() * sizeof(int32_t),
         cudaMemcpyHostToDevice, stream));
+    input_ = features_.data();
+    input_labels_ = labels();
     return absl::OkStatus();
   }
 
@@ -239,7 +254,7 @@ class CudaMlpImpl final : public CudaMlp {
       Call(hooks, &ParamUseHooks::needed, BiasIndex(l));
       const int in_w = static_cast<int>(widths_[l]);
       const int out_w = static_cast<int>(widths_[l + 1]);
-      const float* x = l == 0 ? features_.data() : acts_[l].data();
+      const float* x = l == 0 ? input_ : acts_[l].data();
       float* z = l + 1 == layers ? delta_[0].data() : acts_[l + 1].data();
       const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
       const float* b = d_params + layout().tensor(BiasIndex(l)).offset;
@@ -275,6 +290,11 @@ class CudaMlpImpl final : public CudaMlp {
 
   // Scratch for batches of up to capacity_ examples.
   int64_t capacity_ = 0;
+  // The batch the current call reads: features_ and labels_ (copied in),
+  // or staged input (UseStagedInput, consumed by the next Prepare).
+  std::optional<DeviceBatch> staged_;
+  const float* input_ = nullptr;
+  const int32_t* input_labels_ = nullptr;
   DeviceBuffer features_;           // n x widths_[0]
   DeviceBuffer labels_;             // n int32 labels
   DeviceBuffer row_loss_;           // n

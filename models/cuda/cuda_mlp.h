@@ -13,7 +13,8 @@
 // seen). Each call makes device() current on the calling thread.
 //
 // Streams and readiness (the Model contract of models/model.h, on a GPU):
-// ForwardBackward enqueues all its work on `stream` in order: input copies,
+// ForwardBackward enqueues all its work on `stream` in order: input copies
+// (none when the caller staged the input: UseStagedInput, cuda_model.h),
 // forward, loss, then per layer from the last: dW, db, the input gradient
 // (the last read of the layer's weights). Right after the kernels of layer l
 // it records grad_ready_event(i) on `stream` and calls on_ready(i), for

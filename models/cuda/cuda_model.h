@@ -39,6 +39,17 @@
 
 namespace ringside {
 
+// A batch's arrays already in device memory (worker/batch_stager.h): the
+// Batch's features, labels and tokens, each null when the batch has none.
+// Whoever hands it to a model has made the model's stream wait for the
+// copies.
+struct DeviceBatch {
+  int64_t size = 0;
+  const float* features = nullptr;
+  const int32_t* labels = nullptr;
+  const int32_t* tokens = nullptr;
+};
+
 class CudaModel {
  public:
   virtual ~CudaModel() = default;
@@ -69,6 +80,13 @@ class CudaModel {
   virtual absl::StatusOr<double> ForwardBackward(
       const Batch& batch, const float* d_params, float* d_grads,
       const GradientReadyFn& on_ready, CudaStream stream) = 0;
+
+  // The next ForwardBackward, when its batch has staged.size examples,
+  // reads its input from `staged` (the same data as the batch's host
+  // arrays, already copied and ordered before work on its stream) instead
+  // of copying the batch's; that call consumes it. A model that cannot
+  // (the default) ignores it and copies as before.
+  virtual void UseStagedInput(const DeviceBatch& staged) { (void)staged; }
 
   // Mean loss of `batch` under `d_params`; no gradients, no timing.
   // Blocking.

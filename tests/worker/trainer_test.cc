@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Core>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -101,6 +102,11 @@ class LoggingBackend final : public ComputeBackend {
     return host_.ForwardBackward(batch, on_ready);
   }
   double ComputeSeconds(double wall_s) const override { return wall_s; }
+  bool PrefetchesBatches() const override { return prefetch; }
+  absl::Status PrepareBatch(const Batch&) override {  // another thread
+    ++prepared;
+    return absl::OkStatus();
+  }
   absl::Status StashGradients(bool first) override {
     log.push_back(first ? "Stash(first)" : "Stash");
     return host_.StashGradients(first);
@@ -126,6 +132,8 @@ class LoggingBackend final : public ComputeBackend {
 
   std::vector<std::string> log;
   int folds = 0;
+  bool prefetch = false;
+  std::atomic<int> prepared{0};
 
  private:
   HostBackend host_;
@@ -237,6 +245,33 @@ TEST(TrainerTest, AccumulationRunsPassesAndSynchronizesOnce) {
   absl::StatusOr<TrainResult> bad = RunTraining(backend, job);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("accumulate_steps"), std::string::npos);
+}
+
+// A backend that prefetches (the CUDA backend does) trains on the same
+// batches in the same order: the same parameters to the bit, with every
+// pass's batch prepared once on the prefetcher's thread.
+TEST(TrainerTest, PrefetchedBatchesTrainAlike) {
+  auto train = [](bool prefetch, int* prepared) {
+    ModelBundle bundle = SmallMlp();
+    CountingStrategy strategy;
+    LoggingBackend backend(*bundle.model, /*fail_at_step=*/-1);
+    backend.prefetch = prefetch;
+    TrainJob job = Job(*bundle.dataset, strategy);
+    job.options.steps = 4;
+    job.options.accumulate_steps = 2;
+    absl::StatusOr<TrainResult> result = RunTraining(backend, job);
+    EXPECT_TRUE(result.ok()) << result.status();
+    *prepared = backend.prepared.load();
+    return result.ok() ? result->params : std::vector<float>();
+  };
+  int prepared_off = -1;
+  int prepared_on = -1;
+  const std::vector<float> in_line = train(false, &prepared_off);
+  const std::vector<float> prefetched = train(true, &prepared_on);
+  ASSERT_FALSE(in_line.empty());
+  EXPECT_EQ(prefetched, in_line);
+  EXPECT_EQ(prepared_off, 0);
+  EXPECT_EQ(prepared_on, 4 * 2);
 }
 
 // eval_every = 2 over 5 steps: evaluations after steps 1, 3 and 4 (the
