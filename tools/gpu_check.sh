@@ -11,9 +11,15 @@
 #    than the machine has stay skipped, and are listed as such;
 # 3. runs compare --device=cuda --workers=1 (every strategy that supports
 #    CUDA, the baseline and, where torch imports, the PyTorch DDP row);
-# 4. runs charlm_bench on the GPU beside PyTorch eager on the same GPU;
-# 5. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
-#    commit, the test counts with every failed and skipped case, and both
+# 4. runs the GPU compute benchmark where torch imports
+#    (experiments/bench/gpu_compute_bench.py: one CUDA worker's MLP step
+#    against PyTorch eager fp32, eager bf16 autocast and torch.compile on
+#    the same GPU, over a size sweep, in interleaved rounds; and gradient
+#    accumulation's gain);
+# 5. runs charlm_bench on the GPU beside PyTorch eager on the same GPU
+#    (6 layers, block 128, n_embd 256, 512 and 768);
+# 6. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
+#    commit, the test counts with every failed and skipped case, and the
 #    tables as printed.
 # With --bundle (an archive from tools/gpu_bundle.sh, built on another
 # machine) it builds nothing and needs neither Bazel nor apt: it runs the
@@ -69,6 +75,10 @@ if [[ -z "$bundle" ]]; then
   run_charlm_bench() {
     "${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments/bench:charlm_bench -- "$@"
   }
+  worker_binary() {
+    "${bazel_cuda[@]}" build "${cuda_flags[@]}" //worker:worker >&2 &&
+      echo "$("${bazel_cuda[@]}" info "${cuda_flags[@]}" bazel-bin)/worker/worker"
+  }
   # 2. The GPU tests, skips turned into failures.
   step "bazel test --config=cuda --test_tag_filters=gpu" \
        "--test_env=RINGSIDE_REQUIRE_GPU=1 //tests/..."
@@ -99,7 +109,8 @@ else
   export LD_LIBRARY_PATH="${lib_path}${LD_LIBRARY_PATH:+:${LD_LIBRARY_PATH}}"
   binary_of() { awk -v l="$1" '$1 == "binary" && $2 == l {print $3}' "$root/manifest.txt"; }
   run_compare() { timeout 220 "$root/$(binary_of //experiments:compare)" "$@"; }
-  run_charlm_bench() { timeout 120 "$root/$(binary_of //experiments/bench:charlm_bench)" "$@"; }
+  run_charlm_bench() { timeout 150 "$root/$(binary_of //experiments/bench:charlm_bench)" "$@"; }
+  worker_binary() { echo "$root/$(binary_of //worker:worker)"; }
   # 2. The GPU tests, skips turned into failures, all at once, written
   # as bazel's summary lines and test.xml files for test_case_counts.py.
   step "the bundle's GPU tests with RINGSIDE_REQUIRE_GPU=1, all at once"
@@ -136,10 +147,22 @@ run_compare --device=cuda --workers=1 --out_dir="$work/compare" --plots=false \
   2>&1 | tee "$work/compare.log"
 if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed"; fi
 
-# 4. The character transformer on the GPU beside PyTorch eager.
+# 4. One worker's compute against PyTorch's three references.
+if "$torch_python" -c 'import torch' >/dev/null 2>&1; then
+  step "gpu_compute_bench: the worker's MLP step beside PyTorch (${torch_python})"
+  worker=$(worker_binary)
+  timeout 300 "$torch_python" experiments/bench/gpu_compute_bench.py \
+    --worker="$worker" --out="$work/compute.md" 2>&1 | tee "$work/compute.log"
+  if ((PIPESTATUS[0] != 0)); then status=1; computed="FAILED"; else computed="passed"; fi
+else
+  computed="not run: torch does not import in ${torch_python}"
+fi
+
+# 5. The character transformer on the GPU beside PyTorch eager.
 step "charlm_bench on the GPU beside PyTorch eager (${torch_python})"
 run_charlm_bench --cpu=false --cuda=true --python="$torch_python" \
-  --n_embd=64,128,256 --n_layer=4 --block_size=64 2>&1 | tee "$work/charlm.log"
+  --n_embd=256,512,768 --n_layer=6 --block_size=128 --batch_size=32 \
+  2>&1 | tee "$work/charlm.log"
 if ((PIPESTATUS[0] != 0)); then status=1; charlm="FAILED"; else charlm="passed"; fi
 [[ -z "$bundle" ]] && { "${bazel_cuda[@]}" shutdown >/dev/null 2>&1 || true; }
 if [[ -n "$logs" ]]; then
@@ -147,7 +170,7 @@ if [[ -n "$logs" ]]; then
   [[ -d "$work/compare" ]] && cp -r "$work/compare" "$logs"/
 fi
 
-# 5. The results file.
+# 6. The results file.
 table_of() {  # the Markdown table lines of a log, or what is there
   if grep -q '^|' "$1"; then grep '^|' "$1"; else echo '```'; tail -n 20 "$1"; echo '```'; fi
 }
@@ -183,9 +206,14 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   if [[ -s "$work/compare.md" ]]; then cat "$work/compare.md"; else table_of "$work/compare.log"; fi
   echo
+  echo "## gpu_compute_bench: the worker's MLP step beside PyTorch: ${computed}"
+  echo
+  if [[ -s "$work/compute.md" ]]; then cat "$work/compute.md"
+  elif [[ -s "$work/compute.log" ]]; then table_of "$work/compute.log"; fi
+  echo
   echo "## charlm_bench on the GPU beside PyTorch eager: ${charlm}"
   echo
   table_of "$work/charlm.log"
 } > "$out"
-step "wrote ${out}; tests ${tests}, compare ${compare}, charlm_bench ${charlm}"
+step "wrote ${out}; tests ${tests}, compare ${compare}, compute bench ${computed}, charlm_bench ${charlm}"
 exit "$status"
