@@ -19,8 +19,8 @@ BatchPrefetcher::~BatchPrefetcher() {
 }
 
 absl::Status BatchPrefetcher::Read(int slot, Range range) {
-  absl::Status read = dataset_.TrainBatch(range.begin, range.count,
-                                          &slots_[slot]);
+  absl::Status read =
+      dataset_.TrainBatch(range.begin, range.count, &slots_[slot]);
   if (!read.ok() || !prepare_) return read;
   return prepare_(slots_[slot]);
 }

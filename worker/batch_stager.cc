@@ -66,8 +66,7 @@ absl::Status BatchStager::Stage(const Batch& batch) {
   // The pinned buffers are free once the slot's last copies are done; the
   // device buffers once its last reader is (both no-ops before the first).
   RS_RETURN_IF_ERROR(WaitForEvent(slot->copied.get()));
-  RS_RETURN_IF_ERROR(
-      StreamWaitEvent(copy_stream_.get(), slot->consumed.get()));
+  RS_RETURN_IF_ERROR(StreamWaitEvent(copy_stream_.get(), slot->consumed.get()));
   RS_RETURN_IF_ERROR(StageArray(batch.features.data(),
                                 static_cast<int64_t>(batch.features.size()),
                                 slot->features));
@@ -108,8 +107,8 @@ absl::StatusOr<std::optional<DeviceBatch>> BatchStager::Acquire(
   };
   DeviceBatch view;
   view.size = batch.size;
-  view.features = found->features.used == 0 ? nullptr
-                                            : found->features.device.data();
+  view.features =
+      found->features.used == 0 ? nullptr : found->features.device.data();
   view.labels = device_ints(found->labels);
   view.tokens = device_ints(found->tokens);
   return view;

@@ -71,7 +71,8 @@ void CudaBackend::BeginStep(int64_t, bool measured) {
 
 absl::Status CudaBackend::PrepareBatch(const Batch& batch) {
   if (stager_ == nullptr) {
-    return absl::FailedPreconditionError("CudaBackend: PrepareBatch before Init");
+    return absl::FailedPreconditionError(
+        "CudaBackend: PrepareBatch before Init");
   }
   return stager_->Stage(batch);
 }
@@ -103,13 +104,13 @@ absl::Status CudaBackend::StashGradients(bool first) {
 absl::Status CudaBackend::FoldStashedGradient(int tensor, int passes) {
   const TensorLayout& layout = model_.layout();
   if (!stash_.has_value() || tensor < 0 || tensor >= layout.num_tensors()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "FoldStashedGradient(", tensor, ", ", passes,
-        ") without a stash, or out of range"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("FoldStashedGradient(", tensor, ", ", passes,
+                     ") without a stash, or out of range"));
   }
   const TensorSpec& spec = layout.tensor(tensor);
-  RS_RETURN_IF_ERROR(stash_->Fold(grads_.data(), spec.offset, spec.size,
-                                  passes, stream_.get()));
+  RS_RETURN_IF_ERROR(stash_->Fold(grads_.data(), spec.offset, spec.size, passes,
+                                  stream_.get()));
   // The strategy waits on this event: it must cover the fold too.
   return RecordEvent(model_.grad_ready_event(tensor), stream_.get());
 }

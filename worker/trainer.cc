@@ -104,8 +104,7 @@ nlohmann::json FinalRecord(const TrainJob& job, const std::string& model_name,
   }
   // How its float math treated denormals (common/denormals.h): flushed to
   // zero unless RINGSIDE_DENORMALS=keep.
-  record["denormals"] =
-      DenormalsFlushedToZero() ? "flushed_to_zero" : "kept";
+  record["denormals"] = DenormalsFlushedToZero() ? "flushed_to_zero" : "kept";
   // Sharded strategies: their rings' critical bytes over the measured steps.
   if (metrics.ring_critical_bytes() > 0) {
     record["ring_critical_bytes"] = metrics.ring_critical_bytes();
@@ -351,15 +350,14 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       RS_ASSIGN_OR_RETURN(
           double loss, backend.ForwardBackward(
                            *batch, stretch.Wrap(!last ? no_sync
-                                                     : (k > 1 ? fold_then_ready
-                                                              : on_ready))));
+                                                      : (k > 1 ? fold_then_ready
+                                                               : on_ready))));
       double pass_end = NowSeconds();
       compute_s += backend.ComputeSeconds(pass_end - pass_start);
       const double pass_cpu =
           backend.ComputeCpuSeconds(ThreadCpuSeconds() - pass_cpu_start);
-      compute_cpu_s = compute_cpu_s < 0 || pass_cpu < 0
-                          ? -1
-                          : compute_cpu_s + pass_cpu;
+      compute_cpu_s =
+          compute_cpu_s < 0 || pass_cpu < 0 ? -1 : compute_cpu_s + pass_cpu;
       compute_s += stretch.EndPass(pass_end);  // a straggler's tail
       pass_end = NowSeconds();
       loss_sum += loss;
@@ -378,8 +376,7 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
     absl::StatusOr<StepStats> stats = strategy.FinishStep(step);
     t.finish_end = NowSeconds();
     RS_RETURN_IF_ERROR(RecordStep(job, step, loss_sum / static_cast<double>(k),
-                                  t, compute_s, compute_cpu_s, stats,
-                                  metrics));
+                                  t, compute_s, compute_cpu_s, stats, metrics));
     if (EvaluatesAfter(job.options, step)) {
       // Background communication finishes on the clock, not in the pause.
       RS_RETURN_IF_ERROR(Annotate(strategy.Quiesce(step),

@@ -109,8 +109,7 @@ class CudaMlpImpl final : public CudaMlp {
       RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), /*trans_a=*/true,
                                        /*trans_b=*/false, in_w, out_w,
                                        static_cast<int>(n), x, delta, dw));
-      RS_CUDA_RETURN_IF_ERROR(
-          kernels::LaunchColumnSum(delta, n, out_w, db, stream));
+      RS_RETURN_IF_ERROR(handles_.ColumnSums(delta, n, out_w, db));
       if (l > 0) {
         // dX (n x in) = delta (n x out) * W^T, masked by ReLU: the last
         // read of layer l's weights.

@@ -1,6 +1,6 @@
 // Kernels of models/cuda/mlp_kernels.h. Element-wise kernels use
-// grid-stride loops over 64-bit indices; reductions are one block per row
-// (softmax) or a 32 x 8 tile per 32 columns (column sums).
+// grid-stride loops over 64-bit indices; the softmax reduces one row per
+// block (column sums are cuBLAS's: ModelHandles::ColumnSums).
 #include <algorithm>
 
 #include "models/cuda/mlp_kernels.h"
@@ -95,30 +95,6 @@ __global__ void SoftmaxCrossEntropyKernel(float* z, const int32_t* labels,
   }
 }
 
-constexpr int kColumnTile = 32;
-constexpr int kRowLanes = 8;
-
-// Block (32, 8) sums 32 columns: lane y adds rows y, y + 8, ...
-__global__ void ColumnSumKernel(const float* m, int64_t rows, int64_t cols,
-                                float* out) {
-  __shared__ float partial[kRowLanes][kColumnTile + 1];
-  const int64_t c =
-      static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
-  float sum = 0.0f;
-  if (c < cols) {
-    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
-      sum += m[r * cols + c];
-    }
-  }
-  partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.y == 0 && c < cols) {
-    float total = 0.0f;
-    for (int y = 0; y < kRowLanes; ++y) total += partial[y][threadIdx.x];
-    out[c] = total;
-  }
-}
-
 // The optimizer kernels spell every operation with an _rn intrinsic so nvcc
 // cannot contract a multiply and an add into one FMA (one rounding instead
 // of two): each value then rounds as in optimizer.cc.
@@ -184,17 +160,6 @@ cudaError_t LaunchSoftmaxCrossEntropy(float* z, const int32_t* labels,
   SoftmaxCrossEntropyKernel<<<static_cast<unsigned>(rows), kSoftmaxThreads, 0,
                               stream>>>(z, labels, cols, grad_scale,
                                         want_gradient, row_loss);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchColumnSum(const float* m, int64_t rows, int64_t cols,
-                            float* out, cudaStream_t stream) {
-  if (cols <= 0) return cudaSuccess;
-  if (rows <= 0) return cudaMemsetAsync(out, 0, cols * sizeof(float), stream);
-  const int64_t blocks = (cols + kColumnTile - 1) / kColumnTile;
-  if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
-  ColumnSumKernel<<<static_cast<unsigned>(blocks), dim3(kColumnTile, kRowLanes),
-                    0, stream>>>(m, rows, cols, out);
   return cudaGetLastError();
 }
 

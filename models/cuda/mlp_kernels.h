@@ -42,10 +42,6 @@ cudaError_t LaunchSoftmaxCrossEntropy(float* z, const int32_t* labels,
                                       float grad_scale, bool want_gradient,
                                       float* row_loss, cudaStream_t stream);
 
-// out[c] = sum over r of m[r][c] for a rows x cols m (a bias gradient).
-cudaError_t LaunchColumnSum(const float* m, int64_t rows, int64_t cols,
-                            float* out, cudaStream_t stream);
-
 // PyTorch's SGD (dampening 0, no Nesterov), as SgdOptimizer::Apply:
 // g' = g + weight_decay * p; v = momentum * v + g'; p -= lr * v.
 // `v` == nullptr: plain SGD, p -= lr * g' (momentum unused).

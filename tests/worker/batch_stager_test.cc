@@ -30,9 +30,8 @@ Batch MakeBatch(int64_t size, float base) {
 std::vector<float> Read(const void* d, int64_t count, CudaStream stream) {
   std::vector<float> host(count);
   EXPECT_TRUE(SynchronizeStream(stream).ok());
-  EXPECT_TRUE(CopyAsync(host.data(), static_cast<const float*>(d), count,
-                        stream)
-                  .ok());
+  EXPECT_TRUE(
+      CopyAsync(host.data(), static_cast<const float*>(d), count, stream).ok());
   EXPECT_TRUE(SynchronizeStream(stream).ok());
   return host;
 }

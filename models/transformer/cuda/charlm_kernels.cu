@@ -61,8 +61,8 @@ __device__ float WarpMax(float v) {
 
 __global__ void EmbeddingForwardKernel(float* out, const int32_t* tokens,
                                        int64_t token_stride, const float* wte,
-                                       const float* wpe, int64_t seq,
-                                       int64_t c, int64_t n) {
+                                       const float* wpe, int64_t seq, int64_t c,
+                                       int64_t n) {
   for (int64_t i = GlobalIndex(); i < n; i += GridStride()) {
     const int64_t row = i / c;
     const int64_t j = i % c;
@@ -159,52 +159,57 @@ __global__ void LayerNormBackwardKernel(float* dx, const float* dout,
 constexpr int kColumnTile = 32;
 constexpr int kRowLanes = 8;
 
-// Block (32, 8) reduces 32 columns: lane y adds rows y, y + 8, ...
-__global__ void LayerNormParamGradsKernel(float* dw, float* db,
-                                          const float* dout, const float* x,
-                                          const float* mean, const float* rstd,
-                                          int64_t rows, int64_t c) {
-  __shared__ float partial_w[kRowLanes][kColumnTile + 1];
-  __shared__ float partial_b[kRowLanes][kColumnTile + 1];
-  const int64_t j = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+// Stage 1: block (x, y) = (32 columns, rows [y * kLnChunkRows, ...)):
+// lane ty adds the chunk's rows ty, ty + 8, ...; the block writes its
+// chunk's sums to partial_w / partial_b[chunk][j]. Enough blocks to fill
+// the GPU where one block per 32 columns left most of it idle.
+__global__ void LayerNormParamPartialsKernel(float* partial_w, float* partial_b,
+                                             const float* dout, const float* x,
+                                             const float* mean,
+                                             const float* rstd, int64_t rows,
+                                             int64_t c) {
+  __shared__ float tile_w[kRowLanes][kColumnTile + 1];
+  __shared__ float tile_b[kRowLanes][kColumnTile + 1];
+  const int64_t j =
+      static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.y) * kLnChunkRows;
+  const int64_t last =
+      rows < first + kLnChunkRows ? rows : first + kLnChunkRows;
   float sw = 0.0f, sb = 0.0f;
   if (j < c) {
-    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
+    for (int64_t r = first + threadIdx.y; r < last; r += kRowLanes) {
       const float d = dout[r * c + j];
       sw += d * (x[r * c + j] - mean[r]) * rstd[r];
       sb += d;
     }
   }
-  partial_w[threadIdx.y][threadIdx.x] = sw;
-  partial_b[threadIdx.y][threadIdx.x] = sb;
+  tile_w[threadIdx.y][threadIdx.x] = sw;
+  tile_b[threadIdx.y][threadIdx.x] = sb;
   __syncthreads();
   if (threadIdx.y == 0 && j < c) {
     float tw = 0.0f, tb = 0.0f;
     for (int y = 0; y < kRowLanes; ++y) {
-      tw += partial_w[y][threadIdx.x];
-      tb += partial_b[y][threadIdx.x];
+      tw += tile_w[y][threadIdx.x];
+      tb += tile_b[y][threadIdx.x];
     }
-    dw[j] = tw;
-    db[j] = tb;
+    partial_w[blockIdx.y * c + j] = tw;
+    partial_b[blockIdx.y * c + j] = tb;
   }
 }
 
-__global__ void ColumnSumKernel(float* out, const float* m, int64_t rows,
-                                int64_t cols) {
-  __shared__ float partial[kRowLanes][kColumnTile + 1];
-  const int64_t j = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
-  float sum = 0.0f;
-  if (j < cols) {
-    for (int64_t r = threadIdx.y; r < rows; r += kRowLanes) {
-      sum += m[r * cols + j];
+// Stage 2: dw[j], db[j] = the chunks' sums added in chunk order.
+__global__ void LayerNormParamTotalsKernel(float* dw, float* db,
+                                           const float* partial_w,
+                                           const float* partial_b,
+                                           int64_t chunks, int64_t c) {
+  for (int64_t j = GlobalIndex(); j < c; j += GridStride()) {
+    float tw = 0.0f, tb = 0.0f;
+    for (int64_t k = 0; k < chunks; ++k) {
+      tw += partial_w[k * c + j];
+      tb += partial_b[k * c + j];
     }
-  }
-  partial[threadIdx.y][threadIdx.x] = sum;
-  __syncthreads();
-  if (threadIdx.y == 0 && j < cols) {
-    float total = 0.0f;
-    for (int y = 0; y < kRowLanes; ++y) total += partial[y][threadIdx.x];
-    out[j] = total;
+    dw[j] = tw;
+    db[j] = tb;
   }
 }
 
@@ -219,9 +224,9 @@ __global__ void GeluBackwardKernel(float* dy, const float* x, int64_t n) {
   for (int64_t i = GlobalIndex(); i < n; i += GridStride()) {
     const float v = x[i];
     const float th = tanhf(kGeluScale * (v + kGeluCubic * v * v * v));
-    const float grad = 0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) *
-                                                kGeluScale *
-                                                (1.0f + 3.0f * kGeluCubic * v * v);
+    const float grad =
+        0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * kGeluScale *
+                                 (1.0f + 3.0f * kGeluCubic * v * v);
     dy[i] *= grad;
   }
 }
@@ -241,9 +246,9 @@ __global__ void ResidualAddBiasKernel(float* out, const float* resid,
   }
 }
 
-__global__ void SplitHeadsKernel(float* out, const float* in,
-                                 int64_t in_stride, int64_t seq, int64_t heads,
-                                 int64_t hs, int64_t n) {
+__global__ void SplitHeadsKernel(float* out, const float* in, int64_t in_stride,
+                                 int64_t seq, int64_t heads, int64_t hs,
+                                 int64_t n) {
   for (int64_t i = GlobalIndex(); i < n; i += GridStride()) {
     // i indexes out as (b, h, t, d).
     const int64_t d = i % hs;
@@ -273,7 +278,8 @@ __global__ void CausalSoftmaxForwardKernel(float* att, int64_t rows,
     const int64_t i = r % seq;  // the row's position: sees j <= i
     float* row = att + r * seq;
     float max = -INFINITY;
-    for (int64_t j = Lane(); j <= i; j += kWarp) max = fmaxf(max, row[j] * scale);
+    for (int64_t j = Lane(); j <= i; j += kWarp)
+      max = fmaxf(max, row[j] * scale);
     max = WarpMax(max);
     float sum = 0.0f;
     for (int64_t j = Lane(); j <= i; j += kWarp) {
@@ -382,16 +388,32 @@ cudaError_t LaunchLayerNormBackward(float* dx, const float* dout,
   return cudaGetLastError();
 }
 
+int64_t LayerNormParamScratchFloats(int64_t rows, int64_t c) {
+  return 2 * ((rows + kLnChunkRows - 1) / kLnChunkRows) * c;
+}
+
 cudaError_t LaunchLayerNormParamGrads(float* dw, float* db, const float* dout,
                                       const float* x, const float* mean,
                                       const float* rstd, int64_t rows,
-                                      int64_t c, cudaStream_t stream) {
+                                      int64_t c, float* scratch,
+                                      cudaStream_t stream) {
   if (c <= 0) return cudaSuccess;
-  const int64_t blocks = (c + kColumnTile - 1) / kColumnTile;
-  if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
-  LayerNormParamGradsKernel<<<static_cast<unsigned>(blocks),
-                              dim3(kColumnTile, kRowLanes), 0, stream>>>(
-      dw, db, dout, x, mean, rstd, rows, c);
+  if (rows <= 0) {
+    cudaError_t e = cudaMemsetAsync(dw, 0, c * sizeof(float), stream);
+    return e != cudaSuccess ? e
+                            : cudaMemsetAsync(db, 0, c * sizeof(float), stream);
+  }
+  const int64_t tiles = (c + kColumnTile - 1) / kColumnTile;
+  const int64_t chunks = (rows + kLnChunkRows - 1) / kLnChunkRows;
+  if (tiles > 0x7fffffff || chunks > 65535) return cudaErrorInvalidValue;
+  float* partial_w = scratch;
+  float* partial_b = scratch + chunks * c;
+  LayerNormParamPartialsKernel<<<dim3(static_cast<unsigned>(tiles),
+                                      static_cast<unsigned>(chunks)),
+                                 dim3(kColumnTile, kRowLanes), 0, stream>>>(
+      partial_w, partial_b, dout, x, mean, rstd, rows, c);
+  LayerNormParamTotalsKernel<<<Blocks(c), kThreads, 0, stream>>>(
+      dw, db, partial_w, partial_b, chunks, c);
   return cudaGetLastError();
 }
 
@@ -423,19 +445,8 @@ cudaError_t LaunchResidualAddBias(float* out, const float* resid,
                                   cudaStream_t stream) {
   const int64_t n = rows * cols;
   if (n <= 0) return cudaSuccess;
-  ResidualAddBiasKernel<<<Blocks(n), kThreads, 0, stream>>>(out, resid, y,
-                                                            bias, cols, n);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchColumnSum(float* out, const float* m, int64_t rows,
-                            int64_t cols, cudaStream_t stream) {
-  if (cols <= 0) return cudaSuccess;
-  if (rows <= 0) return cudaMemsetAsync(out, 0, cols * sizeof(float), stream);
-  const int64_t blocks = (cols + kColumnTile - 1) / kColumnTile;
-  if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
-  ColumnSumKernel<<<static_cast<unsigned>(blocks), dim3(kColumnTile, kRowLanes),
-                    0, stream>>>(out, m, rows, cols);
+  ResidualAddBiasKernel<<<Blocks(n), kThreads, 0, stream>>>(out, resid, y, bias,
+                                                            cols, n);
   return cudaGetLastError();
 }
 
@@ -454,8 +465,8 @@ cudaError_t LaunchMergeHeads(float* out, int64_t out_stride, const float* in,
                              int64_t hs, cudaStream_t stream) {
   const int64_t n = batch * seq * heads * hs;
   if (n <= 0) return cudaSuccess;
-  MergeHeadsKernel<<<Blocks(n), kThreads, 0, stream>>>(out, out_stride, in,
-                                                       seq, heads, hs, n);
+  MergeHeadsKernel<<<Blocks(n), kThreads, 0, stream>>>(out, out_stride, in, seq,
+                                                       heads, hs, n);
   return cudaGetLastError();
 }
 

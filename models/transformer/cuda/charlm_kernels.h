@@ -55,11 +55,16 @@ cudaError_t LaunchLayerNormBackward(float* dx, const float* dout,
                                     cudaStream_t stream);
 
 // dw[j] = sum over rows of dout * xhat, db[j] = sum over rows of dout
-// (overwritten).
+// (overwritten), in two kernels: sums over chunks of kLnChunkRows rows
+// into `scratch` (LayerNormParamScratchFloats(rows, c) floats), then the
+// chunks' sums in chunk order.
+constexpr int64_t kLnChunkRows = 128;
+int64_t LayerNormParamScratchFloats(int64_t rows, int64_t c);
 cudaError_t LaunchLayerNormParamGrads(float* dw, float* db, const float* dout,
                                       const float* x, const float* mean,
                                       const float* rstd, int64_t rows,
-                                      int64_t c, cudaStream_t stream);
+                                      int64_t c, float* scratch,
+                                      cudaStream_t stream);
 
 // y = gelu(x) elementwise.
 cudaError_t LaunchGeluForward(float* y, const float* x, int64_t n,
@@ -76,9 +81,6 @@ cudaError_t LaunchResidualAddBias(float* out, const float* resid,
                                   const float* y, const float* bias,
                                   int64_t rows, int64_t cols,
                                   cudaStream_t stream);
-// out[j] = sum over rows of m[r][j] (a bias gradient; overwritten).
-cudaError_t LaunchColumnSum(float* out, const float* m, int64_t rows,
-                            int64_t cols, cudaStream_t stream);
 
 // out (batch, heads, seq, hs) from the column block starting at `in` of a
 // (batch*seq) x in_stride matrix: out[b][h][t][d] =

@@ -231,26 +231,28 @@ class CudaCharLmImpl final : public CudaCharLm {
         RS_RETURN_IF_ERROR(make(*buf, floats));
       }
     }
-    for (auto [buf, floats] : {std::pair<DeviceBuffer*, int64_t>{
-                                   &tokens_, batch * (config_.block_size + 1)},
-                               {&resid_out_, n * c},
-                               {&lnf_out_, n * c},
-                               {&lnf_mean_, n},
-                               {&lnf_rstd_, n},
-                               {&logits_, n * config_.vocab_size},
-                               {&row_loss_, n},
-                               {&qkv_, n * 3 * c},
-                               {&tmp_, n * c},
-                               {&yp_, n * c},
-                               {&dresid_, n * c},
-                               {&dln_, n * c},
-                               {&dfc_, n * 4 * c},
-                               {&dyp_, n * c},
-                               {&dqp_, n * c},
-                               {&dkp_, n * c},
-                               {&dvp_, n * c},
-                               {&dp_, scores},
-                               {&dqkv_, n * 3 * c}}) {
+    for (auto [buf, floats] :
+         {std::pair<DeviceBuffer*, int64_t>{&tokens_,
+                                            batch * (config_.block_size + 1)},
+          {&resid_out_, n * c},
+          {&lnf_out_, n * c},
+          {&lnf_mean_, n},
+          {&lnf_rstd_, n},
+          {&logits_, n * config_.vocab_size},
+          {&row_loss_, n},
+          {&qkv_, n * 3 * c},
+          {&tmp_, n * c},
+          {&yp_, n * c},
+          {&dresid_, n * c},
+          {&dln_, n * c},
+          {&dfc_, n * 4 * c},
+          {&dyp_, n * c},
+          {&dqp_, n * c},
+          {&dkp_, n * c},
+          {&dvp_, n * c},
+          {&dp_, scores},
+          {&dqkv_, n * 3 * c},
+          {&ln_scratch_, k::LayerNormParamScratchFloats(n, c)}}) {
       RS_RETURN_IF_ERROR(make(*buf, floats));
     }
     host_row_loss_.resize(n);
@@ -454,7 +456,7 @@ class CudaCharLmImpl final : public CudaCharLm {
                               float* db, float* dx, cudaStream_t stream) {
     RS_RETURN_IF_ERROR(
         Gemm(handles_.cublas(), true, false, in, out, rows, x, dy, dw));
-    RS_CUDA_RETURN_IF_ERROR(k::LaunchColumnSum(db, dy, rows, out, stream));
+    RS_RETURN_IF_ERROR(handles_.ColumnSums(dy, rows, out, db));
     return Gemm(handles_.cublas(), false, true, rows, in, out, dy, w, dx);
   }
 
@@ -464,7 +466,7 @@ class CudaCharLmImpl final : public CudaCharLm {
                                  const float* w, float* dw, float* db,
                                  int64_t rows, int64_t c, cudaStream_t stream) {
     RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormParamGrads(
-        dw, db, dout, x, mean, rstd, rows, c, stream));
+        dw, db, dout, x, mean, rstd, rows, c, ln_scratch_.data(), stream));
     RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormBackward(
         dresid_.data(), dout, x, mean, rstd, w, rows, c, stream));
     return absl::OkStatus();
@@ -491,7 +493,8 @@ class CudaCharLmImpl final : public CudaCharLm {
   // Scratch for up to capacity_ examples per forward.
   int64_t capacity_ = 0;
   std::vector<BlockBuffers> blocks_;
-  DeviceBuffer tokens_;  // int32 ids, rows of block_size + 1
+  DeviceBuffer tokens_;      // int32 ids, rows of block_size + 1
+  DeviceBuffer ln_scratch_;  // LayerNorm parameter gradients' chunk sums
   DeviceBuffer resid_out_, lnf_out_, lnf_mean_, lnf_rstd_;
   DeviceBuffer logits_;          // n x vocab; d(loss)/d(logits) after the loss
   DeviceBuffer row_loss_;        // n
