@@ -21,7 +21,12 @@ all-reduce of the model moves per rank, 2 (N - 1) / N of the model's bytes
 per step (DDP does not report its traffic), and the record says so.
 
 Models: mlp (fc{l}.weight stored in x out, fc{l}.bias, ReLU between
-layers, softmax cross-entropy), matching models/mlp.h. Flags that the
+layers, softmax cross-entropy), matching models/mlp.h; charlm, the
+character transformer of models/transformer/charlm.h, as the PyTorch twin
+experiments/bench/charlm_torch_ref.py writes it (same tensors in the same
+layout, so the exported parameters load one to one; its attention is
+PyTorch's scaled_dot_product_attention, so losses agree to float rounding,
+not bit for bit). Flags that the
 exported data already reflects (widths, optimizer, seeds, data sizes) are
 accepted; flags of ringside strategies that have no DDP counterpart are
 listed in the final record's "ignored_flags".
@@ -48,6 +53,12 @@ try:
 except ImportError:
     print("torch not installed", file=sys.stderr)
     sys.exit(3)
+
+# The character transformer's PyTorch twin, beside this file in the source
+# tree and in compare's runfiles.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "bench"))
+import charlm_torch_ref  # noqa: E402
 
 # Worker flags whose effect is already in the exported data.
 BAKED_IN = {"mlp_widths", "optimizer", "lr", "momentum", "weight_decay",
@@ -145,13 +156,45 @@ class Mlp(torch.nn.Module):
         if layer == 0:
             fail("layout has no fc0.weight: not an MLP")
 
-    def forward(self, x):
+    def forward(self, x, y):
         last = len(self.weights) - 1
         for i, (w, b) in enumerate(zip(self.weights, self.biases)):
             x = torch.addmm(b, x, w)
             if i < last:
                 x = torch.relu(x)
-        return x
+        return F.cross_entropy(x, y)
+
+
+class CharLm(torch.nn.Module):
+    """models/transformer/charlm.h through charlm_torch_ref's forward; its
+    tensors in the export's layout order, checked against the twin's."""
+
+    def __init__(self, meta, params):
+        super().__init__()
+        config = meta.get("model_config", {})
+        layout = meta["layout"]
+        wte = next((t for t in layout if t["name"] == "wte.weight"), None)
+        if wte is None:
+            fail("layout has no wte.weight: not a character transformer")
+        self.args = argparse.Namespace(
+            n_layer=config.get("n_layer"), n_head=config.get("n_head"),
+            n_embd=config.get("n_embd"), block_size=config.get("block_size"),
+            vocab=wte["shape"][0])
+        want = charlm_torch_ref.layout(self.args)
+        got = [(t["name"], tuple(t["shape"])) for t in layout]
+        if got != [(n, tuple(s)) for n, s in want]:
+            fail("the export's charlm layout differs from "
+                 "charlm_torch_ref.py's (model_config "
+                 f"{json.dumps(config)}): first tensors {got[:3]}")
+        self.names = [t["name"] for t in layout]
+        self.tensors = torch.nn.ParameterList(
+            torch.nn.Parameter(params[t["offset"]:t["offset"] + t["size"]]
+                               .reshape(t["shape"]).clone())
+            for t in layout)
+
+    def forward(self, tokens):
+        return charlm_torch_ref.forward(dict(zip(self.names, self.tensors)),
+                                        self.args, tokens)
 
 
 def make_optimizer(config, params):
@@ -199,8 +242,8 @@ def main(argv):
     if meta.get("format") != "ringside-batches-1":
         fail(f"--data_dir={args.data_dir}: not a ringside batch export")
     model_name = meta["model"]
-    if model_name != "mlp":
-        fail(f"model '{model_name}': the DDP peer trains only mlp so far")
+    if model_name not in ("mlp", "charlm"):
+        fail(f"model '{model_name}': the DDP peer trains mlp and charlm")
     for flag, key in (("model", "model"), ("batch_size", "batch_size"),
                       ("steps", "steps"), ("warmup_steps", "warmup_steps")):
         given = getattr(args, flag)
@@ -229,17 +272,26 @@ def main(argv):
     # no_sync (DDP's way), pass j on rows [(j W + r) b, +b) of the step.
     k = meta.get("accumulate_steps", 1)
     params = load(args.data_dir, "params", torch.float32, meta)
-    xs = load(args.data_dir, "train_features", torch.float32, meta)
-    ys = load(args.data_dir, "train_labels", torch.int32, meta).long()
     rows = torch.cat([torch.arange((j * args.world_size + args.rank) * b,
                                    (j * args.world_size + args.rank + 1) * b)
                       for j in range(k)])
-    xs = xs[:, rows].contiguous().to(device)
-    ys = ys[:, rows].contiguous().to(device)
-    eval_x = load(args.data_dir, "eval_features", torch.float32, meta).to(device)
-    eval_y = load(args.data_dir, "eval_labels", torch.int32, meta).long().to(device)
+    # Each set as the model's inputs: (features, labels) or (tokens,).
+    if model_name == "mlp":
+        train = (load(args.data_dir, "train_features", torch.float32, meta),
+                 load(args.data_dir, "train_labels", torch.int32, meta).long())
+        evaluation = (
+            load(args.data_dir, "eval_features", torch.float32, meta),
+            load(args.data_dir, "eval_labels", torch.int32, meta).long())
+        model = Mlp(meta["layout"], params).to(device)
+    else:
+        train = (load(args.data_dir, "train_tokens", torch.int32,
+                      meta).long(),)
+        evaluation = (load(args.data_dir, "eval_tokens", torch.int32,
+                           meta).long(),)
+        model = CharLm(meta, params).to(device)
+    train = tuple(t[:, rows].contiguous().to(device) for t in train)
+    evaluation = tuple(t.to(device) for t in evaluation)
 
-    model = Mlp(meta["layout"], params).to(device)
     ddp = DistributedDataParallel(model)
     optimizer = make_optimizer(meta["optimizer"], ddp.parameters())
     # Linear warm-up as ringside's optimizers apply it: update u (from 1)
@@ -275,9 +327,9 @@ def main(argv):
         optimizer.zero_grad(set_to_none=False)
         losses = []
         for j in range(k):
-            x, y = xs[step, j * b:(j + 1) * b], ys[step, j * b:(j + 1) * b]
+            inputs = tuple(t[step, j * b:(j + 1) * b] for t in train)
             with ddp.no_sync() if j < k - 1 else contextlib.nullcontext():
-                loss = F.cross_entropy(ddp(x), y)
+                loss = ddp(*inputs)
                 (loss / k if k > 1 else loss).backward()
             losses.append(loss.item())
         loss_mean = sum(losses) / k
@@ -305,7 +357,7 @@ def main(argv):
             # As the worker's mid-run evaluation: left out of the times.
             eval_start = time.perf_counter()
             with torch.no_grad():
-                eval_loss = F.cross_entropy(model(eval_x), eval_y).item()
+                eval_loss = model(*evaluation).item()
             sync()
             eval_end = time.perf_counter()
             emit({"event": "eval", "rank": args.rank, "step": step,
@@ -317,7 +369,7 @@ def main(argv):
                 paused_s += eval_end - eval_start
     wall_s = last_end - first_start - paused_s if measured else 0.0
     with torch.no_grad():
-        eval_loss = F.cross_entropy(model(eval_x), eval_y).item()
+        eval_loss = model(*evaluation).item()
     dist.barrier()
     dist.destroy_process_group()
     device_name = (f"cuda: {torch.cuda.get_device_name(device)}"

@@ -11,9 +11,10 @@ absl::StatusOr<DdpPeer> FindDdp(const char* argv0, const DdpOptions& ddp,
   if (!ddp.enabled) {
     return absl::FailedPreconditionError("--noddp was given");
   }
-  if (model != "mlp") {
+  if (model != "mlp" && model != "charlm") {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the DDP peer trains only --model=mlp, not --model=", model));
+        "the DDP peer trains --model=mlp and --model=charlm, not --model=",
+        model, " (a profile's emulated compute has no PyTorch model)"));
   }
   std::string script = ddp.peer_script;
   if (script.empty()) {

@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "models/gradient_profiles.h"
 #include "models/profile_file.h"
+#include "tests/testing/torch_python.h"
 
 namespace ringside {
 namespace {
@@ -26,36 +27,16 @@ std::string Runfile(const std::string& path) {
   return absl::StrCat(std::getenv("TEST_SRCDIR"), "/ringside/", path);
 }
 
-std::string TorchPython() {
-  const char* python = std::getenv("RINGSIDE_TORCH_PYTHON");
-  return python != nullptr && *python != '\0' ? python : "python3";
-}
-
-// Runs `command` through the shell; its exit status, its output in `out`.
-int Run(const std::string& command, std::string* out) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
-    out->append(buffer, n);
-  }
-  const int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-bool Imports(const std::string& module) {
-  std::string out;
-  return Run(absl::StrCat(TorchPython(), " -c 'import ", module, "'"),
-             &out) == 0;
-}
+using testing::RunShell;
+using testing::TorchImports;
+using testing::TorchPython;
 
 absl::StatusOr<GradientProfile> Export(const std::vector<std::string>& args,
                                        const std::string& out_name) {
   const std::string out =
       absl::StrCat(std::getenv("TEST_TMPDIR"), "/", out_name);
   std::string log;
-  const int rc = Run(absl::StrCat(TorchPython(), " ",
+  const int rc = RunShell(absl::StrCat(TorchPython(), " ",
                                   Runfile("tools/export_profile.py"), " ",
                                   absl::StrJoin(args, " "), " --out=", out),
                      &log);
@@ -67,7 +48,7 @@ absl::StatusOr<GradientProfile> Export(const std::vector<std::string>& args,
 }
 
 TEST(ExportProfileTest, ExportsWhatDdpReducesInReadyOrder) {
-  if (!Imports("torch")) {
+  if (!TorchImports("torch")) {
     GTEST_SKIP() << TorchPython() << " has no torch (set "
                  << "RINGSIDE_TORCH_PYTHON to a Python with it)";
   }
@@ -103,7 +84,7 @@ TEST(ExportProfileTest, ExportsWhatDdpReducesInReadyOrder) {
 }
 
 TEST(ExportProfileTest, Resnet50MatchesTheBuiltInProfile) {
-  if (!Imports("torchvision")) {
+  if (!TorchImports("torchvision")) {
     GTEST_SKIP() << TorchPython() << " has no torchvision";
   }
   absl::StatusOr<GradientProfile> p =
