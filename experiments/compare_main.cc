@@ -173,6 +173,14 @@ ABSL_FLAG(bool, ddp, true,
 ABSL_FLAG(std::string, torch_python, "python3",
           "Python with PyTorch for the DDP row, e.g. ~/torchenv/bin/python "
           "(README: making the virtual environment).");
+ABSL_FLAG(std::string, torch_model, "",
+          "With --model=synthetic --profile=FILE: the PyTorch model the "
+          "profile was exported from (module:factory or file.py:factory, "
+          "as tools/export_profile.py takes it); the DDP row trains it with "
+          "real compute on random inputs (--torch_input) beside the "
+          "profile's emulated rows.");
+ABSL_FLAG(std::string, torch_input, "",
+          "With --torch_model: one example's input shape, e.g. 3,224,224.");
 ABSL_FLAG(std::string, ddp_peer, "",
           "The DDP peer script; default: experiments/ddp_peer.py from the "
           "runfiles.");
@@ -225,6 +233,8 @@ compare::CompareOptions OptionsFromFlags(const char* argv0) {
   o.ddp.enabled = absl::GetFlag(FLAGS_ddp);
   o.ddp.torch_python = absl::GetFlag(FLAGS_torch_python);
   o.ddp.peer_script = absl::GetFlag(FLAGS_ddp_peer);
+  o.ddp.torch_model = absl::GetFlag(FLAGS_torch_model);
+  o.ddp.torch_input = absl::GetFlag(FLAGS_torch_input);
   o.plots.enabled = absl::GetFlag(FLAGS_plots);
   o.plots.gnuplot = absl::GetFlag(FLAGS_gnuplot);
   o.links.gbit = absl::GetFlag(FLAGS_link_gbit);

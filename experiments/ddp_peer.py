@@ -20,7 +20,18 @@ global samples / s. bytes_sent and bytes_received are what a ring
 all-reduce of the model moves per rank, 2 (N - 1) / N of the model's bytes
 per step (DDP does not report its traffic), and the record says so.
 
-Models: mlp (fc{l}.weight stored in x out, fc{l}.bias, ReLU between
+With --torch_model=SPEC (`module:factory` or `file.py:factory`, called
+with no arguments) and --input=SHAPE instead of --data_dir it trains the
+user's own PyTorch model, the one tools/export_profile.py exported a
+profile of, beside ringside's emulated rows for that profile: each rank
+feeds torch.randn(batch, *SHAPE) (seeded by step and rank) and trains on
+the mean square of its outputs (bounded on random data) with SGD
+(--lr, --momentum); --batch_size, --steps and --warmup_steps are then
+required. Its compute is real and its data random: the row compares
+communication overhead per step with the emulated rows, not throughput or
+loss, and its final record says so ("data": "random").
+
+Models from an export: mlp (fc{l}.weight stored in x out, fc{l}.bias, ReLU between
 layers, softmax cross-entropy), matching models/mlp.h; charlm, the
 character transformer of models/transformer/charlm.h, as the PyTorch twin
 experiments/bench/charlm_torch_ref.py writes it (same tensors in the same
@@ -54,10 +65,12 @@ except ImportError:
     print("torch not installed", file=sys.stderr)
     sys.exit(3)
 
-# The character transformer's PyTorch twin, beside this file in the source
-# tree and in compare's runfiles.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "bench"))
+# The character transformer's PyTorch twin and (--torch_model) the profile
+# exporter's model loader, beside this file in the source tree and in
+# compare's runfiles.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_HERE, "bench"))
+sys.path.insert(0, os.path.join(_HERE, os.pardir, "tools"))
 import charlm_torch_ref  # noqa: E402
 
 # Worker flags whose effect is already in the exported data.
@@ -87,8 +100,16 @@ def parse_args(argv):
                    default=os.environ.get("MASTER_ADDR", "127.0.0.1"))
     p.add_argument("--master_port", type=int,
                    default=int(os.environ.get("MASTER_PORT", -1)))
-    p.add_argument("--data_dir", required=True,
+    p.add_argument("--data_dir", default="",
                    help="folder written by worker --export_batches")
+    p.add_argument("--torch_model", default="",
+                   help="module:factory or file.py:factory: train this "
+                        "model on random inputs instead of an export")
+    p.add_argument("--input", default="",
+                   help="--torch_model: one example's input shape, e.g. "
+                        "3,224,224")
+    p.add_argument("--lr", type=float, default=0.05)
+    p.add_argument("--momentum", type=float, default=0.9)
     p.add_argument("--model", default=None)
     p.add_argument("--batch_size", type=int, default=None)
     p.add_argument("--steps", type=int, default=None)
@@ -123,6 +144,20 @@ def parse_args(argv):
         fail("--master_port (or MASTER_PORT) is required; rank 0 may pass 0")
     if known.master_port == 0 and known.rank != 0:
         fail("--master_port=0 (pick a free port) only on rank 0")
+    if bool(known.data_dir) == bool(known.torch_model):
+        fail("give exactly one of --data_dir (a worker export) and "
+             "--torch_model (a PyTorch model on random inputs)")
+    if known.torch_model:
+        for flag in ("batch_size", "steps", "warmup_steps"):
+            if getattr(known, flag) is None:
+                fail(f"--torch_model needs --{flag}")
+        try:
+            known.input_shape = [int(d) for d in known.input.split(",") if d]
+        except ValueError:
+            known.input_shape = []
+        if not known.input_shape or min(known.input_shape) <= 0:
+            fail(f"--input={known.input!r}: want one example's shape, "
+                 "positive sizes separated by commas (e.g. 3,224,224)")
     return known, ignored
 
 
@@ -163,6 +198,59 @@ class Mlp(torch.nn.Module):
             if i < last:
                 x = torch.relu(x)
         return F.cross_entropy(x, y)
+
+
+def mean_square(out):
+    """The mean square of every float tensor in a model's output (tensors,
+    tuples, lists, dicts, Hugging Face outputs): a loss that stays bounded
+    on random inputs, where export_profile.py's sum of the outputs (which
+    needs only the gradients' shapes) would be driven to minus infinity."""
+    if torch.is_tensor(out):
+        return out.float().pow(2).mean() if out.is_floating_point() else None
+    if isinstance(out, dict):
+        out = list(out.values())
+    if hasattr(out, "to_tuple"):
+        out = out.to_tuple()
+    if isinstance(out, (list, tuple)):
+        parts = [p for p in (mean_square(o) for o in out) if p is not None]
+        return sum(parts) if parts else None
+    return None
+
+
+class UserModel(torch.nn.Module):
+    """--torch_model: the user's model, trained on its outputs' mean square."""
+
+    def __init__(self, spec):
+        super().__init__()
+        try:
+            import export_profile  # noqa: PLC0415 -- only this mode needs it
+        except ImportError as e:
+            fail(f"--torch_model needs tools/export_profile.py beside "
+                 f"experiments/: {e}")
+        try:
+            self.inner = export_profile.load_callable(spec)()
+        except SystemExit as e:
+            fail(f"--torch_model={spec}: {e}")
+        except Exception as e:  # noqa: BLE001 -- the user's factory failed
+            fail(f"--torch_model={spec}: the factory raised "
+                 f"{type(e).__name__}: {e}")
+        if not isinstance(self.inner, torch.nn.Module):
+            fail(f"--torch_model={spec}: the factory returned a "
+                 f"{type(self.inner).__name__}, not a torch.nn.Module")
+        if not any(p.requires_grad for p in self.inner.parameters()):
+            fail(f"--torch_model={spec}: the model has no trainable "
+                 "parameters")
+
+    def forward(self, x):
+        try:
+            out = self.inner(x)
+        except RuntimeError as e:
+            fail(f"--input: the model does not take a batch of shape "
+                 f"{tuple(x.shape)}: {e}")
+        loss = mean_square(out)
+        if loss is None:
+            fail("the model's output holds no tensor to train on")
+        return loss
 
 
 class CharLm(torch.nn.Module):
@@ -232,8 +320,8 @@ def rendezvous(args, timeout):
     return store
 
 
-def main(argv):
-    args, ignored = parse_args(argv)
+def read_meta(args):
+    """The export's meta.json, checked against the flags."""
     try:
         with open(os.path.join(args.data_dir, "meta.json")) as f:
             meta = json.load(f)
@@ -241,9 +329,9 @@ def main(argv):
         fail(f"--data_dir={args.data_dir}: cannot read meta.json ({e})")
     if meta.get("format") != "ringside-batches-1":
         fail(f"--data_dir={args.data_dir}: not a ringside batch export")
-    model_name = meta["model"]
-    if model_name not in ("mlp", "charlm"):
-        fail(f"model '{model_name}': the DDP peer trains mlp and charlm")
+    if meta["model"] not in ("mlp", "charlm"):
+        fail(f"model '{meta['model']}': the DDP peer trains mlp and charlm "
+             "from an export (--torch_model for other PyTorch models)")
     for flag, key in (("model", "model"), ("batch_size", "batch_size"),
                       ("steps", "steps"), ("warmup_steps", "warmup_steps")):
         given = getattr(args, flag)
@@ -253,6 +341,57 @@ def main(argv):
     if meta["world_size"] != args.world_size:
         fail(f"--world_size={args.world_size} but the export has "
              f"world_size {meta['world_size']}")
+    return meta
+
+
+def load_export(args, meta, b, k, device):
+    """The export's parameters, model and this rank's inputs."""
+    params = load(args.data_dir, "params", torch.float32, meta)
+    rows = torch.cat([torch.arange((j * args.world_size + args.rank) * b,
+                                   (j * args.world_size + args.rank + 1) * b)
+                      for j in range(k)])
+    # Each set as the model's inputs: (features, labels) or (tokens,).
+    if meta["model"] == "mlp":
+        train = (load(args.data_dir, "train_features", torch.float32, meta),
+                 load(args.data_dir, "train_labels", torch.int32, meta).long())
+        evaluation = (
+            load(args.data_dir, "eval_features", torch.float32, meta),
+            load(args.data_dir, "eval_labels", torch.int32, meta).long())
+        model = Mlp(meta["layout"], params).to(device)
+    else:
+        train = (load(args.data_dir, "train_tokens", torch.int32,
+                      meta).long(),)
+        evaluation = (load(args.data_dir, "eval_tokens", torch.int32,
+                           meta).long(),)
+        model = CharLm(meta, params).to(device)
+    train = tuple(t[:, rows].contiguous().to(device) for t in train)
+    evaluation = tuple(t.to(device) for t in evaluation)
+    return params, model, train, evaluation
+
+
+def random_inputs(args, device):
+    """--torch_model: every step's inputs for this rank, seeded by rank."""
+    gen = torch.Generator().manual_seed(1000003 * (args.rank + 1))
+    steps, b = args.steps, args.batch_size
+    train = (torch.randn(steps, b, *args.input_shape, generator=gen),)
+    evaluation = (torch.randn(b, *args.input_shape, generator=gen),)
+    return (tuple(t.to(device) for t in train),
+            tuple(t.to(device) for t in evaluation))
+
+
+def main(argv):
+    args, ignored = parse_args(argv)
+    if args.torch_model:
+        meta = {"model": "torch_model", "batch_size": args.batch_size,
+                "steps": args.steps, "warmup_steps": args.warmup_steps,
+                "world_size": args.world_size, "accumulate_steps": 1,
+                "format": "ringside-batches-1",
+                "optimizer": {"type": "sgd", "lr": args.lr,
+                              "momentum": args.momentum,
+                              "weight_decay": 0.0}}
+    else:
+        meta = read_meta(args)
+    model_name = meta["model"]
 
     torch.set_num_threads(args.threads)
     device = torch.device("cuda", args.rank % max(torch.cuda.device_count(), 1)) \
@@ -271,26 +410,15 @@ def main(argv):
     # Gradient accumulation: k passes a step, the first k - 1 under
     # no_sync (DDP's way), pass j on rows [(j W + r) b, +b) of the step.
     k = meta.get("accumulate_steps", 1)
-    params = load(args.data_dir, "params", torch.float32, meta)
-    rows = torch.cat([torch.arange((j * args.world_size + args.rank) * b,
-                                   (j * args.world_size + args.rank + 1) * b)
-                      for j in range(k)])
-    # Each set as the model's inputs: (features, labels) or (tokens,).
-    if model_name == "mlp":
-        train = (load(args.data_dir, "train_features", torch.float32, meta),
-                 load(args.data_dir, "train_labels", torch.int32, meta).long())
-        evaluation = (
-            load(args.data_dir, "eval_features", torch.float32, meta),
-            load(args.data_dir, "eval_labels", torch.int32, meta).long())
-        model = Mlp(meta["layout"], params).to(device)
+    if model_name == "torch_model":
+        torch.manual_seed(1)  # the same initial parameters on every rank
+        model = UserModel(args.torch_model).to(device)
+        train, evaluation = random_inputs(args, device)
+        params = torch.cat([p.detach().reshape(-1).cpu()
+                            for p in model.parameters() if p.requires_grad])
     else:
-        train = (load(args.data_dir, "train_tokens", torch.int32,
-                      meta).long(),)
-        evaluation = (load(args.data_dir, "eval_tokens", torch.int32,
-                           meta).long(),)
-        model = CharLm(meta, params).to(device)
-    train = tuple(t[:, rows].contiguous().to(device) for t in train)
-    evaluation = tuple(t.to(device) for t in evaluation)
+        params, model, train, evaluation = load_export(args, meta, b, k,
+                                                       device)
 
     ddp = DistributedDataParallel(model)
     optimizer = make_optimizer(meta["optimizer"], ddp.parameters())
@@ -306,7 +434,8 @@ def main(argv):
         ready[0] = time.perf_counter()
 
     for p in model.parameters():
-        p.register_post_accumulate_grad_hook(on_grad)
+        if p.requires_grad:  # frozen ones get no gradient, DDP skips them
+            p.register_post_accumulate_grad_hook(on_grad)
 
     def sync():
         if device.type == "cuda":
@@ -390,7 +519,10 @@ def main(argv):
                      "step (DDP does not report its own)",
           "device": device_name, "timing": "perf_counter",
           "emulated": False, "model_bytes": model_bytes,
-          "num_tensors": len(meta["layout"]),
+          "data": "random" if args.torch_model else "export",
+          "num_tensors": (len(meta["layout"]) if "layout" in meta else
+                          sum(1 for p in model.parameters()
+                              if p.requires_grad)),
           "peer": f"PyTorch {torch.__version__} DDP ({backend})",
           "torch_threads": args.threads, "ignored_flags": ignored})
     return 0

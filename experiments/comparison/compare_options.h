@@ -66,6 +66,11 @@ struct DdpOptions {
   bool enabled = false;      // --ddp
   std::string torch_python;  // --torch_python
   std::string peer_script;   // --ddp_peer; "": the runfiles' ddp_peer.py
+  // --torch_model (module:factory or file.py:factory) and --torch_input
+  // (one example's shape): with --model=synthetic, the DDP row trains this
+  // PyTorch model on random inputs beside the profile's emulated rows.
+  std::string torch_model;
+  std::string torch_input;
 };
 
 // The gnuplot plots.

@@ -15,10 +15,14 @@
 namespace ringside::compare {
 
 // The DDP peer when the row is wanted (`ddp.enabled`) and can run: the
-// model is `model` = mlp, the script (`ddp.peer_script`, else
-// experiments/ddp_peer.py in the runfiles of `argv0`) exists and
-// `ddp.torch_python` imports torch. Otherwise FAILED_PRECONDITION or
-// NOT_FOUND saying why not.
+// model is `model` = mlp or charlm (trained from their export), or
+// synthetic with `ddp.torch_model` and `ddp.torch_input` (the user's
+// PyTorch model on random inputs, carried in the peer); the script
+// (`ddp.peer_script`, else experiments/ddp_peer.py in the runfiles of
+// `argv0`) exists and `ddp.torch_python` imports torch. INVALID_ARGUMENT
+// for --torch_model without --model=synthetic or without --torch_input
+// (compare stops); otherwise FAILED_PRECONDITION or NOT_FOUND saying why
+// the row is absent.
 absl::StatusOr<DdpPeer> FindDdp(const char* argv0, const DdpOptions& ddp,
                                 const std::string& model);
 

@@ -88,6 +88,9 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   p.extra = extra;
   p.worker_args = WorkerArgs(options.workload, p.training, extra);
   p.ddp = FindDdp(argv0, options.ddp, options.workload.model);
+  // Flags that contradict each other stop the run; a missing torch only
+  // drops the row.
+  if (absl::IsInvalidArgument(p.ddp.status())) return p.ddp.status();
   if (!p.ddp.ok()) {
     std::fprintf(stderr, "compare: no PyTorch DDP row: %s\n",
                  std::string(p.ddp.status().message()).c_str());

@@ -157,7 +157,7 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
     std::string name = absl::StrCat("ddp_data_n", n);
     if (!phase.training()) absl::StrAppend(&name, "_w", phase.window_steps);
     const std::string data = (plan.dir / name).string();
-    if (out->ddp_data.count(data) == 0) {
+    if (plan.ddp->torch_model.empty() && out->ddp_data.count(data) == 0) {
       if (absl::Status e = ExportJobData(
               plan.worker_bin, n, options.worker_args, data, absl::Minutes(5));
           !e.ok()) {

@@ -91,8 +91,15 @@ void UseDdpPeer(const DdpPeer& peer, const std::string& data_dir,
   options->num_servers = 0;
   options->rendezvous = true;
   options->timeline.clear();
-  options->worker_args.insert(options->worker_args.begin(),
-                              absl::StrCat("--data_dir=", data_dir));
+  if (peer.torch_model.empty()) {
+    options->worker_args.insert(options->worker_args.begin(),
+                                absl::StrCat("--data_dir=", data_dir));
+  } else {
+    options->worker_args.insert(
+        options->worker_args.begin(),
+        {absl::StrCat("--torch_model=", peer.torch_model),
+         absl::StrCat("--input=", peer.torch_input)});
+  }
 }
 
 }  // namespace ringside

@@ -23,6 +23,10 @@ struct DdpPeer {
   std::string python;         // the interpreter, e.g. ~/torchenv/bin/python
   std::string script;         // experiments/ddp_peer.py
   std::string torch_version;  // what `import torch` reported
+  // Non-empty: the peer trains this PyTorch model (module:factory) on
+  // random inputs of one example's shape `torch_input`, not an export.
+  std::string torch_model;
+  std::string torch_input;
 };
 
 // kDdpStrategy, the row's strategy name in records, CSV and JSON ("ddp"),
@@ -47,7 +51,8 @@ absl::Status ExportJobData(const std::string& worker_bin, int n,
 
 // Turns the options of a job into the DDP peer's: the interpreter and the
 // script as the worker, strategy "ddp", the rendezvous store (the peer's
-// TCPStore), no servers, --data_dir=data_dir before the other worker flags.
+// TCPStore), no servers, --data_dir=data_dir (or, for a peer with a
+// torch_model, --torch_model and --input) before the other worker flags.
 // The peer writes no timeline: `timeline` is cleared.
 void UseDdpPeer(const DdpPeer& peer, const std::string& data_dir,
                 LocalJobOptions* options);

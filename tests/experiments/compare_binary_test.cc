@@ -236,6 +236,55 @@ TEST(CompareTest, DdpDataIsExportedOnceForEveryRound) {
   EXPECT_EQ(ddp_runs, 3);
 }
 
+// --torch_model: the DDP row trains the user's PyTorch model on random
+// inputs beside a profile's emulated rows: nothing exported, the model and
+// its input shape passed to the peer, and the report saying what to
+// compare.
+TEST(CompareTest, DdpRowTrainsTheUsersModelBesideTheProfile) {
+  const std::string dir =
+      std::string(std::getenv("TEST_TMPDIR")) + "/ddp_own_model";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=sps", "--model=synthetic",
+       "--profile=mobilenet_v2", "--emulated_compute_ms=2",
+       "--torch_model=torchvision.models:mobilenet_v2",
+       "--torch_input=3,224,224", "--out_dir=" + dir,
+       "--torch_python=" + Runfile("tests/experiments/fake_torch_python.sh")});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  const json* ddp = nullptr;
+  for (const json& run : j["runs"]) {
+    if (run["strategy"] == "ddp") ddp = &run;
+  }
+  ASSERT_NE(ddp, nullptr);
+  const std::string args = (*ddp)["finals"][0]["args"].get<std::string>();
+  EXPECT_THAT(args, HasSubstr("--torch_model=torchvision.models:mobilenet_v2 "
+                              "--input=3,224,224"));
+  EXPECT_THAT(args, Not(HasSubstr("--data_dir")));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/ddp_data_n2"));
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("with real compute on random inputs of shape "
+                            "(batch, 3,224,224)"));
+  EXPECT_THAT(md, HasSubstr("not their throughput or loss"));
+}
+
+// --torch_model without a synthetic profile, or without its input shape,
+// stops compare with a message naming the flag.
+TEST(CompareTest, TorchModelFlagsThatContradictAreRefused) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  const std::string python =
+      "--torch_python=" + Runfile("tests/experiments/fake_torch_python.sh");
+  Outcome out = RunBinary("compare", {"--workers=1", "--strategies=sps",
+                                      "--torch_model=m:f", "--torch_input=4",
+                                      "--out_dir=" + tmp + "/tm1", python});
+  EXPECT_FALSE(out.status.ok());
+  out = RunBinary("compare",
+                  {"--workers=1", "--strategies=sps", "--model=synthetic",
+                   "--profile=mobilenet_v2", "--torch_model=m:f",
+                   "--out_dir=" + tmp + "/tm2", python});
+  EXPECT_FALSE(out.status.ok());
+}
+
 TEST(CompareTest, SaysWhyTheDdpRowIsAbsent) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/noddp";
   const Outcome out = RunBinary(

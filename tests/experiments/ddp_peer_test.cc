@@ -1,7 +1,8 @@
 // experiments/ddp_peer.py, the PyTorch DDP row, on the character
 // transformer: from the batches a worker exports, DDP (one rank, gloo)
 // trains the same problem as the worker's baseline and ends at its eval
-// loss to float rounding; a malformed export is refused naming the cause.
+// loss to float rounding; a malformed export is refused naming the cause;
+// and a user's own PyTorch model (--torch_model) trains on random inputs.
 // Needs a Python with torch ($RINGSIDE_TORCH_PYTHON, else python3);
 // without it the cases skip, saying so.
 #include <gtest/gtest.h>
@@ -128,6 +129,39 @@ TEST(DdpPeerTest, LayoutThatIsNotTheTwinsIsRefused) {
                      &peer),
             2);
   EXPECT_NE(peer.find("charlm layout differs"), std::string::npos) << peer;
+}
+
+// --torch_model: the user's model on random inputs; a batch shape the
+// model does not take is refused naming --input.
+TEST(DdpPeerTest, TrainsTheUsersModelOnRandomInputs) {
+  if (!TorchImports("torch")) {
+    GTEST_SKIP() << TorchPython() << " has no torch";
+  }
+  const std::string file = TmpDir() + "/my_model.py";
+  std::ofstream(file)
+      << "import torch\n"
+         "def small():\n"
+         "    return torch.nn.Sequential(torch.nn.Linear(6, 16),\n"
+         "                               torch.nn.ReLU(),\n"
+         "                               torch.nn.Linear(16, 3))\n";
+  const std::string peer_cmd = absl::StrCat(
+      TorchPython(), " ", Runfile("experiments/ddp_peer.py"),
+      " --rank=0 --world_size=1 --master_port=0 --torch_model=", file,
+      ":small --batch_size=8 --steps=5 --warmup_steps=1");
+  std::string peer;
+  ASSERT_EQ(RunShell(peer_cmd + " --input=6", &peer), 0) << peer;
+  const nlohmann::json ddp = LastRecord(peer, "final");
+  EXPECT_EQ(ddp["model"], "torch_model");
+  EXPECT_EQ(ddp["data"], "random");
+  EXPECT_EQ(ddp["measured_steps"], 4);
+  EXPECT_EQ(ddp["num_tensors"], 4);
+  EXPECT_EQ(ddp["model_bytes"], (6 * 16 + 16 + 16 * 3 + 3) * 4);
+
+  std::string bad;
+  EXPECT_EQ(RunShell(peer_cmd + " --input=7", &bad), 2);
+  EXPECT_NE(bad.find("--input: the model does not take a batch of shape"),
+            std::string::npos)
+      << bad;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Stand-in for a Python with PyTorch (tests only). `-c CODE` answers
 # compare's import probe; `SCRIPT FLAGS...` plays the DDP peer
-# (experiments/ddp_peer.py): it checks that --data_dir holds an export, rank
+# (experiments/ddp_peer.py): it checks that --data_dir holds an export
+# (unless --torch_model names a model of the user's), rank
 # 0 announces a rendezvous port, and every rank prints one final record
 # echoing the script and its flags.
 if [ "$1" = "-c" ]; then
@@ -9,15 +10,16 @@ if [ "$1" = "-c" ]; then
   exit 0
 fi
 script="$1"; shift
-rank=0; world=1; data=""
+rank=0; world=1; data=""; own=""
 for a in "$@"; do
   case "$a" in
     --rank=*) rank="${a#--rank=}" ;;
     --world_size=*) world="${a#--world_size=}" ;;
     --data_dir=*) data="${a#--data_dir=}" ;;
+    --torch_model=*) own="${a#--torch_model=}" ;;
   esac
 done
-if [ ! -f "$data/meta.json" ]; then
+if [ -z "$own" ] && [ ! -f "$data/meta.json" ]; then
   echo "stand-in peer: no export in '$data'" >&2
   exit 2
 fi
