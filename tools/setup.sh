@@ -12,6 +12,7 @@ PACKAGES=(
   gnuplot-nox iproute2 procps zlib1g-dev libssl-dev
   openssl  # test certificates (tests/testing/test_pki.h)
   python3  # tools/test_case_counts.py; the DDP peer and parity_bench
+  munge slurmctld slurmd slurm-client  # a real one-node Slurm in its test
 )
 
 missing=()
