@@ -12,10 +12,10 @@
 # 3. runs compare --device=cuda --workers=1 (every strategy that supports
 #    CUDA, the baseline and, where torch imports, the PyTorch DDP row);
 # 4. runs the GPU compute benchmark where torch imports
-#    (experiments/bench/gpu_compute_bench.py: one CUDA worker's MLP step
-#    against PyTorch eager fp32, eager bf16 autocast and torch.compile on
-#    the same GPU, over a size sweep, in interleaved rounds; and gradient
-#    accumulation's gain);
+#    (experiments/bench/gpu_compute_bench.py: one CUDA worker's step,
+#    MLP sizes and the character transformer at n_embd 256-768, against
+#    PyTorch eager fp32, eager bf16 autocast and torch.compile on the same
+#    GPU, in interleaved rounds; and gradient accumulation's gain);
 # 5. runs charlm_bench on the GPU beside PyTorch eager on the same GPU
 #    (6 layers, block 128, n_embd 256, 512 and 768);
 # 6. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
@@ -149,9 +149,9 @@ if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed
 
 # 4. One worker's compute against PyTorch's three references.
 if "$torch_python" -c 'import torch' >/dev/null 2>&1; then
-  step "gpu_compute_bench: the worker's MLP step beside PyTorch (${torch_python})"
+  step "gpu_compute_bench: the worker's step beside PyTorch (${torch_python})"
   worker=$(worker_binary)
-  timeout 300 "$torch_python" experiments/bench/gpu_compute_bench.py \
+  timeout 420 "$torch_python" experiments/bench/gpu_compute_bench.py \
     --worker="$worker" --out="$work/compute.md" 2>&1 | tee "$work/compute.log"
   if ((PIPESTATUS[0] != 0)); then status=1; computed="FAILED"; else computed="passed"; fi
 else
@@ -206,7 +206,7 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   if [[ -s "$work/compare.md" ]]; then cat "$work/compare.md"; else table_of "$work/compare.log"; fi
   echo
-  echo "## gpu_compute_bench: the worker's MLP step beside PyTorch: ${computed}"
+  echo "## gpu_compute_bench: the worker's step beside PyTorch: ${computed}"
   echo
   if [[ -s "$work/compute.md" ]]; then cat "$work/compute.md"
   elif [[ -s "$work/compute.log" ]]; then table_of "$work/compute.log"; fi

@@ -1,29 +1,42 @@
 #!/usr/bin/env python3
 """One CUDA worker's training step against PyTorch on the same GPU, three
 references in one run: eager fp32, eager with bf16 autocast, and
-torch.compile (fp32), over a sweep of MLP sizes.
+torch.compile (fp32), over a sweep of MLP sizes and of the character
+transformer's widths.
 
   gpu_compute_bench.py --worker=PATH [--rounds=3] [--out=FILE.md]
                        [--cases=WIDTHS@BATCH;...] [--compile_cases=I,J]
+                       [--charlm=256,512,768] [--charlm_layers=6]
+                       [--charlm_block=128] [--charlm_batch=32]
+                       [--charlm_compile=512]
                        [--accumulation=true] [--device=cuda]
 
-Every case runs the same training step on both sides: the MLP of the given
-widths (Linear + ReLU between layers), softmax cross-entropy, SGD with
-momentum 0.9 and lr 0.05, fp32 master weights, TF32 off on both sides. The
-worker runs `--strategy=baseline --device=cuda` (its data set in host
+Every case runs the same training step on both sides, SGD with momentum
+0.9 and lr 0.05, fp32 master weights, TF32 off on both sides:
+  - MLP cases: the MLP of the given widths (Linear + ReLU between layers),
+    softmax cross-entropy;
+  - charlm cases: the character transformer (models/transformer/charlm.h;
+    PyTorch's side is its twin, charlm_torch_ref.py beside this file) at
+    each n_embd, 4 heads, on random tokens of a 65-character vocabulary
+    (the worker trains on its built-in seeded text, whose vocabulary is
+    its own: the output head is a small part of the step).
+The worker runs `--strategy=baseline --device=cuda` (its data set in host
 memory, each batch gathered and copied to the GPU by the worker's input
 pipeline); PyTorch reads each batch from page-locked host memory with
 non_blocking copies (a DataLoader with pin_memory), and reads the loss back
 every step, as the worker does for its step records. Throughput is samples
-per second over the steps after a warm-up; ringside's is the final record's.
+(examples or sequences) per second over the steps after a warm-up;
+ringside's is the final record's.
 
 Rounds are interleaved (round r runs every case and reference in turn), and
 each figure is the median over the rounds with its [min, max]; each ratio is
 ringside's throughput over the reference's in the same round. ringside has
 no bf16 path: its fp32 step stands against PyTorch's bf16 autocast step, the
-precision users train in on such a GPU. With --accumulation, ring on one
-worker at accumulate_steps 4 against 1 (samples/s), at the second case's
-shape (784-2048-2048-10, batch 1024, by default).
+precision users train in on such a GPU. torch.compile runs only at the
+cases named (it compiles for tens of seconds a shape). With
+--accumulation, ring on one worker at accumulate_steps 4 against 1
+(samples/s), at the second case's shape (784-2048-2048-10, batch 1024, by
+default).
 
 --device=cpu runs the same flow on the CPU (the worker with one Eigen
 thread, torch with one thread), to check the script where no GPU is.
@@ -34,6 +47,7 @@ failed (its error in the table), 2 on bad flags or without CUDA.
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -49,6 +63,12 @@ LR = 0.05
 MOMENTUM = 0.9
 # Each measured window aims at this many seconds of fp32 compute.
 WINDOW_S = 0.6
+# The character transformer's fixed shape (charlm_bench's): heads, and
+# PyTorch's vocabulary (the worker's built-in text has its own, about as
+# large; the output head is a small part of the step).
+CHARLM_HEADS = 4
+CHARLM_VOCAB = 65
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_cases(text):
@@ -63,23 +83,13 @@ def step_flops(widths, batch):
     return 6.0 * batch * sum(a * b for a, b in zip(widths, widths[1:]))
 
 
-def steps_for(widths, batch):
-    # About WINDOW_S at 40 TFLOP/s (an H100's fp32 rate, roughly), kept
-    # within [30, 400] steps.
-    est = step_flops(widths, batch) / 40e12
-    return int(min(400, max(30, WINDOW_S / est)))
-
-
-def run_ringside(worker, device, widths, batch, steps, warmup,
+def run_ringside(worker, device, model_flags, batch, steps, warmup,
                  strategy="baseline", accumulate=1):
-    examples = max(4 * batch * accumulate, 2048)
     cmd = [worker, f"--device={device}", f"--strategy={strategy}", "--rank=0",
-           "--world_size=1", "--model=mlp",
-           "--mlp_widths=" + ",".join(map(str, widths)),
-           f"--batch_size={batch}", f"--steps={steps + warmup}",
-           f"--warmup_steps={warmup}", f"--train_examples={examples}",
-           "--eval_examples=256", f"--accumulate_steps={accumulate}",
-           f"--lr={LR}", f"--momentum={MOMENTUM}"]
+           "--world_size=1", *model_flags, f"--batch_size={batch}",
+           f"--steps={steps + warmup}", f"--warmup_steps={warmup}",
+           f"--accumulate_steps={accumulate}", f"--lr={LR}",
+           f"--momentum={MOMENTUM}"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     final = None
     for line in done.stdout.splitlines():
@@ -91,33 +101,25 @@ def run_ringside(worker, device, widths, batch, steps, warmup,
     return final["throughput"], final
 
 
-class TorchRef:
-    """PyTorch's training step for one case; built once, timed per round."""
+class Ref:
+    """PyTorch's training step for one case, built once and timed per
+    round: batches sliced from page-locked host memory and copied
+    non_blocking, SGD with momentum, the loss read every step."""
 
-    def __init__(self, torch, device, widths, batch, mode):
+    def __init__(self, torch, device, batch, mode, inputs, params):
         self.torch = torch
         self.device = device
         self.batch = batch
         self.mode = mode
-        layers = []
-        for i, (a, b) in enumerate(zip(widths, widths[1:])):
-            layers.append(torch.nn.Linear(a, b))
-            if i + 2 < len(widths):
-                layers.append(torch.nn.ReLU())
-        self.model = torch.nn.Sequential(*layers).to(device)
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=LR,
-                                   momentum=MOMENTUM)
-        self.forward = (torch.compile(self.model) if mode == "compile"
-                        else self.model)
-        examples = max(4 * batch, 2048)
-        gen = torch.Generator().manual_seed(1)
-        self.x = torch.randn(examples, widths[0], generator=gen)
-        self.y = torch.randint(0, widths[-1], (examples,), generator=gen)
         if device == "cuda":
-            self.x, self.y = self.x.pin_memory(), self.y.pin_memory()
-        self.examples = examples
-        self.loss_fn = torch.nn.CrossEntropyLoss()
+            inputs = tuple(t.pin_memory() for t in inputs)
+        self.inputs = inputs
+        self.examples = inputs[0].shape[0]
+        self.opt = torch.optim.SGD(params, lr=LR, momentum=MOMENTUM)
         self.cursor = 0
+
+    def loss(self, *batch):
+        raise NotImplementedError
 
     def step(self):
         torch = self.torch
@@ -125,14 +127,15 @@ class TorchRef:
         if begin + self.batch > self.examples:
             begin = 0
         self.cursor = begin + self.batch
-        x = self.x[begin:begin + self.batch].to(self.device, non_blocking=True)
-        y = self.y[begin:begin + self.batch].to(self.device, non_blocking=True)
+        batch = tuple(t[begin:begin + self.batch].to(self.device,
+                                                     non_blocking=True)
+                      for t in self.inputs)
         self.opt.zero_grad(set_to_none=True)
         if self.mode == "bf16":
             with torch.autocast(self.device, dtype=torch.bfloat16):
-                loss = self.loss_fn(self.forward(x), y)
+                loss = self.loss(*batch)
         else:
-            loss = self.loss_fn(self.forward(x), y)
+            loss = self.loss(*batch)
         loss.backward()
         self.opt.step()
         return loss.item()  # every step, as the worker's step records
@@ -150,6 +153,96 @@ class TorchRef:
             self.step()
         self.sync()
         return steps * self.batch / (time.perf_counter() - start)
+
+
+class MlpRef(Ref):
+    """Linear + ReLU layers, softmax cross-entropy."""
+
+    def __init__(self, torch, device, widths, batch, mode):
+        layers = []
+        for i, (a, b) in enumerate(zip(widths, widths[1:])):
+            layers.append(torch.nn.Linear(a, b))
+            if i + 2 < len(widths):
+                layers.append(torch.nn.ReLU())
+        self.model = torch.nn.Sequential(*layers).to(device)
+        self.forward = (torch.compile(self.model) if mode == "compile"
+                        else self.model)
+        examples = max(4 * batch, 2048)
+        gen = torch.Generator().manual_seed(1)
+        inputs = (torch.randn(examples, widths[0], generator=gen),
+                  torch.randint(0, widths[-1], (examples,), generator=gen))
+        self.loss_fn = torch.nn.CrossEntropyLoss()
+        super().__init__(torch, device, batch, mode, inputs,
+                         self.model.parameters())
+
+    def loss(self, x, y):
+        return self.loss_fn(self.forward(x), y)
+
+
+class CharLmRef(Ref):
+    """The character transformer's PyTorch twin (charlm_torch_ref.py, the
+    same architecture as models/transformer/charlm.h) on random tokens."""
+
+    def __init__(self, torch, device, n_embd, layers, block, batch, mode):
+        import charlm_torch_ref  # beside this file
+        self.args = argparse.Namespace(n_layer=layers, n_head=CHARLM_HEADS,
+                                       n_embd=n_embd, block_size=block,
+                                       vocab=CHARLM_VOCAB, seed=1)
+        self.params = charlm_torch_ref.make_params(self.args, device)
+
+        def forward(params, tokens):
+            return charlm_torch_ref.forward(params, self.args, tokens)
+
+        self.forward = torch.compile(forward) if mode == "compile" else forward
+        gen = torch.Generator().manual_seed(1)
+        tokens = torch.randint(0, CHARLM_VOCAB,
+                               (max(4 * batch, 256), block + 1), generator=gen)
+        super().__init__(torch, device, batch, mode, (tokens,),
+                         list(self.params.values()))
+
+    def loss(self, tokens):
+        return self.forward(self.params, tokens)
+
+
+class Case:
+    """One row of the table: the worker's model flags and PyTorch's twin."""
+
+    def __init__(self, label, batch, flops, flags, make_ref, compile_it):
+        self.label = label
+        self.batch = batch
+        # About WINDOW_S at 40 TFLOP/s (an H100's fp32 rate, roughly),
+        # within [30, 400] steps.
+        self.steps = int(min(400, max(30, WINDOW_S / (flops / 40e12))))
+        self.warmup = max(5, self.steps // 5)
+        self.flags = flags
+        self.make_ref = make_ref  # (torch, device, mode) -> Ref
+        self.compile = compile_it
+
+
+def mlp_case(widths, batch, compile_it):
+    examples = max(4 * batch, 2048)
+    return Case(f"mlp {'-'.join(map(str, widths))}", batch,
+                step_flops(widths, batch),
+                ["--model=mlp", "--mlp_widths=" + ",".join(map(str, widths)),
+                 f"--train_examples={examples}", "--eval_examples=256"],
+                lambda torch, device, mode: MlpRef(torch, device, widths,
+                                                   batch, mode),
+                compile_it)
+
+
+def charlm_case(n_embd, layers, block, batch, compile_it):
+    c, t = n_embd, block
+    params = 12 * layers * c * c + CHARLM_VOCAB * c + t * c
+    flops = 6 * params * batch * t + 12 * layers * batch * t * t * c
+    return Case(f"charlm n_embd {n_embd} ({layers} layers, block {block})",
+                batch, flops,
+                ["--model=charlm", f"--n_layer={layers}",
+                 f"--n_head={CHARLM_HEADS}", f"--n_embd={n_embd}",
+                 f"--block_size={block}"],
+                lambda torch, device, mode: CharLmRef(torch, device, n_embd,
+                                                      layers, block, batch,
+                                                      mode),
+                compile_it)
 
 
 def summary(values):
@@ -172,6 +265,13 @@ def main():
     parser.add_argument("--accumulation", default="true")
     parser.add_argument("--out", default="")
     parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    parser.add_argument("--charlm", default="256,512,768",
+                        help="charlm cases: n_embd values ('' for none)")
+    parser.add_argument("--charlm_layers", type=int, default=6)
+    parser.add_argument("--charlm_block", type=int, default=128)
+    parser.add_argument("--charlm_batch", type=int, default=32)
+    parser.add_argument("--charlm_compile", default="512",
+                        help="n_embd values where torch.compile runs")
     args = parser.parse_args()
     try:
         import torch
@@ -187,17 +287,21 @@ def main():
     # full float32).
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    cases = parse_cases(args.cases)
     compile_at = {int(i) for i in filter(None, args.compile_cases.split(","))}
+    cases = [mlp_case(widths, batch, i in compile_at)
+             for i, (widths, batch) in enumerate(parse_cases(args.cases))]
+    charlm_compile = {int(c) for c in
+                      filter(None, args.charlm_compile.split(","))}
+    cases += [charlm_case(int(c), args.charlm_layers, args.charlm_block,
+                          args.charlm_batch, int(c) in charlm_compile)
+              for c in filter(None, args.charlm.split(","))]
     modes = ["fp32", "bf16"]
     refs = {}
     rates = {}  # (case, side) -> [samples/s per round]
     errors = {}
     for r in range(args.rounds):
-        for c, (widths, batch) in enumerate(cases):
-            steps = steps_for(widths, batch)
-            warmup = max(5, steps // 5)
-            sides = ["ringside"] + modes + (["compile"] if c in compile_at
+        for c, case in enumerate(cases):
+            sides = ["ringside"] + modes + (["compile"] if case.compile
                                             else [])
             for side in sides:
                 key = (c, side)
@@ -206,12 +310,13 @@ def main():
                 try:
                     if side == "ringside":
                         value, _ = run_ringside(args.worker, args.device,
-                                                widths, batch, steps, warmup)
+                                                case.flags, case.batch,
+                                                case.steps, case.warmup)
                     else:
                         if key not in refs:
-                            refs[key] = TorchRef(torch, args.device, widths,
-                                                 batch, side)
-                        value = refs[key].throughput(steps, warmup)
+                            refs[key] = case.make_ref(torch, args.device,
+                                                      side)
+                        value = refs[key].throughput(case.steps, case.warmup)
                 except Exception as e:  # noqa: BLE001 -- reported in the table
                     errors[key] = f"{type(e).__name__}: {e}"[:200]
                     continue
@@ -233,37 +338,37 @@ def main():
     lines = [
         f"Device: {where}; torch {torch.__version__}; "
         f"{args.rounds} interleaved rounds; each cell the median over the "
-        "rounds [min, max].",
+        "rounds [min, max]. Samples are examples (MLP) or sequences "
+        "(charlm).",
         "",
-        "| MLP | batch | steps | ringside fp32 samples/s | / eager fp32 | "
+        "| model | batch | steps | ringside fp32 samples/s | / eager fp32 | "
         "/ eager bf16 autocast | / torch.compile fp32 | eager fp32 | "
         "eager bf16 | compile |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for c, (widths, batch) in enumerate(cases):
+    for c, case in enumerate(cases):
         cells = [rate(rates.get((c, "ringside"), []))]
         for side in modes + ["compile"]:
             cells.append(summary(ratios.get((c, side), [])))
         for side in modes + ["compile"]:
             cells.append(rate(rates.get((c, side), [])))
-        lines.append(f"| {'-'.join(map(str, widths))} | {batch} | "
-                     f"{steps_for(widths, batch)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {case.label} | {case.batch} | {case.steps} | " +
+                     " | ".join(cells) + " |")
     for (c, side), error in sorted(errors.items()):
         lines.append(f"\nFAILED: case {c} ({side}): {error}")
 
     if args.accumulation.lower() in ("1", "true", "yes"):
-        widths, batch = cases[min(1, len(cases) - 1)]
-        steps = steps_for(widths, batch)
+        case = cases[min(1, len(cases) - 1)]
         gains = []
         for _ in range(args.rounds):
             try:
-                one, _ = run_ringside(args.worker, args.device, widths, batch,
-                                      steps,
-                                      max(5, steps // 5), strategy="ring")
-                four, _ = run_ringside(args.worker, args.device, widths, batch,
-                                       max(10, steps // 4),
-                                       max(3, steps // 20), strategy="ring",
-                                       accumulate=4)
+                one, _ = run_ringside(args.worker, args.device, case.flags,
+                                      case.batch, case.steps, case.warmup,
+                                      strategy="ring")
+                four, _ = run_ringside(args.worker, args.device, case.flags,
+                                       case.batch, max(10, case.steps // 4),
+                                       max(3, case.steps // 20),
+                                       strategy="ring", accumulate=4)
                 gains.append(four / one)
             except Exception as e:  # noqa: BLE001
                 errors[("accumulation", "ring")] = str(e)[:200]
@@ -271,9 +376,9 @@ def main():
                 break
         lines += [
             "",
-            f"Gradient accumulation, ring on one worker, "
-            f"{'-'.join(map(str, widths))} at batch {batch}: samples/s at "
-            f"accumulate_steps 4 over accumulate_steps 1 = {summary(gains)}.",
+            f"Gradient accumulation, ring on one worker, {case.label} at "
+            f"batch {case.batch}: samples/s at accumulate_steps 4 over "
+            f"accumulate_steps 1 = {summary(gains)}.",
         ]
     text = "\n".join(lines)
     print(text)
