@@ -24,15 +24,16 @@ With --torch_model=SPEC (`module:factory` or `file.py:factory`, called
 with no arguments) and --input=SHAPE instead of --data_dir it trains the
 user's own PyTorch model, the one tools/export_profile.py exported a
 profile of, beside ringside's emulated rows for that profile: each rank
-feeds torch.randn(batch, *SHAPE) (seeded by step and rank) and trains on
-the mean square of its outputs (bounded on random data) with SGD
-(--lr, --momentum); --batch_size, --steps and --warmup_steps are then
+feeds torch.randn(batch, *SHAPE) (seeded by rank; a pool of up to
+RANDOM_BATCHES batches, cycled, so memory does not grow with --steps) and
+trains on the mean square of its outputs (bounded on random data) with
+SGD (--lr, --momentum); --batch_size, --steps and --warmup_steps are then
 required. Its compute is real and its data random: the row compares
 communication overhead per step with the emulated rows, not throughput or
 loss, and its final record says so ("data": "random").
 
-Models from an export: mlp (fc{l}.weight stored in x out, fc{l}.bias, ReLU between
-layers, softmax cross-entropy), matching models/mlp.h; charlm, the
+Models from an export: mlp (fc{l}.weight stored in x out, fc{l}.bias,
+ReLU between layers, softmax cross-entropy), matching models/mlp.h; charlm, the
 character transformer of models/transformer/charlm.h, as the PyTorch twin
 experiments/bench/charlm_torch_ref.py writes it (same tensors in the same
 layout, so the exported parameters load one to one; its attention is
@@ -72,6 +73,9 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(_HERE, "bench"))
 sys.path.insert(0, os.path.join(_HERE, os.pardir, "tools"))
 import charlm_torch_ref  # noqa: E402
+
+# --torch_model: distinct random batches per rank, cycled over the steps.
+RANDOM_BATCHES = 4
 
 # Worker flags whose effect is already in the exported data.
 BAKED_IN = {"mlp_widths", "optimizer", "lr", "momentum", "weight_decay",
@@ -370,10 +374,11 @@ def load_export(args, meta, b, k, device):
 
 
 def random_inputs(args, device):
-    """--torch_model: every step's inputs for this rank, seeded by rank."""
+    """--torch_model: this rank's pool of training batches (step s takes
+    batch s mod the pool's size) and its evaluation batch, seeded by rank."""
     gen = torch.Generator().manual_seed(1000003 * (args.rank + 1))
-    steps, b = args.steps, args.batch_size
-    train = (torch.randn(steps, b, *args.input_shape, generator=gen),)
+    pool, b = min(args.steps, RANDOM_BATCHES), args.batch_size
+    train = (torch.randn(pool, b, *args.input_shape, generator=gen),)
     evaluation = (torch.randn(b, *args.input_shape, generator=gen),)
     return (tuple(t.to(device) for t in train),
             tuple(t.to(device) for t in evaluation))
@@ -456,7 +461,8 @@ def main(argv):
         optimizer.zero_grad(set_to_none=False)
         losses = []
         for j in range(k):
-            inputs = tuple(t[step, j * b:(j + 1) * b] for t in train)
+            # An export holds every step; a random pool is cycled.
+            inputs = tuple(t[step % len(t), j * b:(j + 1) * b] for t in train)
             with ddp.no_sync() if j < k - 1 else contextlib.nullcontext():
                 loss = ddp(*inputs)
                 (loss / k if k > 1 else loss).backward()

@@ -38,10 +38,6 @@ absl::StatusOr<double> ModelHandles::ElapsedSeconds() const {
   return EventSeconds(start_.get(), stop_.get());
 }
 
-}  // namespace ringside
-
-namespace ringside {
-
 absl::Status ModelHandles::ColumnSums(const float* m, int64_t rows,
                                       int64_t cols, float* out) {
   if (rows <= 0 || cols <= 0) return absl::OkStatus();
