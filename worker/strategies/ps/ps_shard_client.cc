@@ -38,13 +38,15 @@ PsShardClient::PsShardClient(const HostPort& server,
       host_(server.host),
       security_(security),
       channel_(MakeChannel(address_, security_, BulkChannelArguments())),
+      pull_channel_(MakeChannel(address_, security_, BulkChannelArguments())),
       stub_(proto::ParameterServer::NewStub(channel_)),
       push_init_method_(MethodName("PushInit").c_str(),
                         grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
       push_method_(MethodName("Push").c_str(),
                    grpc::internal::RpcMethod::CLIENT_STREAMING, channel_),
       pull_method_(MethodName("Pull").c_str(),
-                   grpc::internal::RpcMethod::SERVER_STREAMING, channel_) {}
+                   grpc::internal::RpcMethod::SERVER_STREAMING,
+                   pull_channel_) {}
 
 absl::Status PsShardClient::FromGrpc(const grpc::Status& s,
                                      const char* rpc) const {
@@ -225,7 +227,7 @@ absl::StatusOr<int64_t> PsShardClient::Pull(int rank, int64_t version,
   request.set_version(version);
   std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
       grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
-          channel_.get(), pull_method_, &context, request));
+          pull_channel_.get(), pull_method_, &context, request));
   grpc::ByteBuffer message;
   DecodedChunk chunk;
   int64_t bytes = 0;

@@ -122,6 +122,10 @@ class PsShardClient {
   std::string host_;
   GrpcSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
+  // Pulls run on a connection of their own: on one HTTP/2 connection the
+  // pull's flow-control updates queue behind the push's bytes in the
+  // socket and starve the pull while both stream.
+  std::shared_ptr<grpc::Channel> pull_channel_;
   std::unique_ptr<proto::ParameterServer::Stub> stub_;
   // The bulk methods, called with raw byte buffers.
   const grpc::internal::RpcMethod push_init_method_;
