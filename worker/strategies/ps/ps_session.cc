@@ -173,12 +173,16 @@ void PsSession::BeginStep(int64_t step) {
   for (int s = 0; s < num_servers(); ++s) {
     step_state_.push_back(std::make_unique<ServerStep>());
   }
+  if (pushers_.empty()) {
+    for (int s = 0; s < num_servers(); ++s) {
+      pushers_.push_back(std::make_unique<TaskThread>());
+      pullers_.push_back(std::make_unique<TaskThread>());
+    }
+  }
   for (int s = 0; s < num_servers(); ++s) {
     ServerStep* state = step_state_[s].get();
-    state->puller =
-        std::thread([this, s, step, state] { PullLoop(s, step + 1, *state); });
-    state->pusher =
-        std::thread([this, s, step, state] { PushLoop(s, step, *state); });
+    pullers_[s]->Run([this, s, step, state] { PullLoop(s, step + 1, *state); });
+    pushers_[s]->Run([this, s, step, state] { PushLoop(s, step, *state); });
   }
 }
 
@@ -319,12 +323,13 @@ absl::StatusOr<StepStats> PsSession::FinishStep(int64_t step) {
   }
   StepStats stats;
   absl::Status first_error;
-  for (auto& s : step_state_) {
-    s->pusher.join();
-    if (first_error.ok()) first_error = s->push_status;
+  for (size_t i = 0; i < step_state_.size(); ++i) {
+    pushers_[i]->Wait();
+    if (first_error.ok()) first_error = step_state_[i]->push_status;
   }
-  for (auto& s : step_state_) {
-    s->puller.join();
+  for (size_t i = 0; i < step_state_.size(); ++i) {
+    pullers_[i]->Wait();
+    const std::unique_ptr<ServerStep>& s = step_state_[i];
     if (first_error.ok() && !absl::IsCancelled(s->pull_status)) {
       first_error = s->pull_status;
     }
@@ -393,11 +398,10 @@ void PsSession::Abort() {
     s->queue.closed = true;
   }
   for (size_t i = 0; i < step_state_.size(); ++i) {
-    ServerStep& s = *step_state_[i];
-    if (s.pusher.joinable()) s.pusher.join();
-    if (s.puller.joinable()) {
+    pushers_[i]->Wait();
+    if (pullers_[i]->busy()) {
       servers_[i]->CancelPull();
-      s.puller.join();
+      pullers_[i]->Wait();
     }
   }
   step_state_.clear();

@@ -22,7 +22,9 @@
 // threads write for their own chunks only; they are emitted after the
 // threads are joined. With no timeline the clock is not read.
 //
-// One push thread and one pull thread per server per step. Not thread-safe:
+// One push thread and one pull thread per server, started with the first
+// step and kept (TaskThread); each step hands them its push and pull. Not
+// thread-safe:
 // call from the worker's training thread only (the SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_PS_PS_SESSION_H_
 #define RINGSIDE_WORKER_STRATEGIES_PS_PS_SESSION_H_
@@ -37,6 +39,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/task_thread.h"
 #include "core/ps_chunks.h"
 #include "server/partitioner.h"
 #include "worker/strategies/ps/ps_options.h"
@@ -104,7 +107,6 @@ class PsSession {
   };
   struct ServerStep {
     PushQueue queue;
-    std::thread pusher, puller;
     absl::Status push_status, pull_status;
     int64_t bytes_sent = 0, bytes_received = 0;
     double pull_start_s = -1.0;  // timeline only: when the pull was requested
@@ -145,6 +147,9 @@ class PsSession {
   bool in_step_ = false;
   int64_t step_ = 0;
   std::vector<std::unique_ptr<ServerStep>> step_state_;
+  // Per server, the threads that run each step's PushLoop and PullLoop;
+  // declared last, so destroyed first (Abort has waited for them).
+  std::vector<std::unique_ptr<TaskThread>> pushers_, pullers_;
 };
 
 }  // namespace ringside
