@@ -281,6 +281,14 @@ struct StrategyInfo {
   // strategy meets in the equivalence oracle (tests/worker/
   // registry_oracle_test.cc); 1e-5 = float32 rounding.
   double oracle_tolerance = 1e-5;
+  // For a lossy strategy: sets the options under which it must equal the
+  // exact strategies (its compression off: PowerSGD at full rank), which
+  // the registry's oracle runs it with; empty: its defaults.
+  std::function<void(StrategyOptionSet&)> oracle_options;
+  // How its updates differ from the exact strategies', for the reports'
+  // rankings where no cost formula says it (e.g. "lossy (PowerSGD, low
+  // rank)"); empty: as its formula says, else exact.
+  std::string updates;
 
   StrategyInfo& Store() {
     needs_store = true;
@@ -323,6 +331,14 @@ struct StrategyInfo {
   }
   StrategyInfo& Tolerance(double relative_l2) {
     oracle_tolerance = relative_l2;
+    return *this;
+  }
+  StrategyInfo& Updates(std::string how) {
+    updates = std::move(how);
+    return *this;
+  }
+  StrategyInfo& OracleOptions(std::function<void(StrategyOptionSet&)> set) {
+    oracle_options = std::move(set);
     return *this;
   }
   // Whether `flag` (no "--") is one of this strategy's options.

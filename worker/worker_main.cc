@@ -309,6 +309,7 @@ int Run() {
                  {"study_order", info.study_order},
                  {"modelled_as", info.modelled_as},
                  {"wire_bytes_per_model_byte", info.wire_bytes_per_model_byte},
+                 {"updates", info.updates},
                  {"options", info.options},
                  {"study_flags", info.study_flags},
                  {"variant_options", info.variant_options},

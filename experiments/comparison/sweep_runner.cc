@@ -215,6 +215,7 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   AddServerFinals(result->server_finals, &*row);
   SetEvalCurve(evals, &*row);
   row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
+  row->updates = s.updates;
   // "-" where the run has no validation loss (emulated compute), as in the
   // tables.
   const std::string loss = row->eval_loss.has_value()

@@ -154,6 +154,9 @@ struct ListedStrategy {
   // on the wire per model byte (fp16: 0.5).
   std::string modelled_as;
   double wire_bytes_per_model_byte = 1.0;
+  // How its updates differ from the exact strategies' ("" = as its formula
+  // says; the registry's StrategyInfo::updates).
+  std::string updates;
   // The strategy-specific worker flags it reads (no "--").
   std::vector<std::string> options;
   // Worker flags a study passes before the user's ("--flag=value"; the

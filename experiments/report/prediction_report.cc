@@ -131,6 +131,7 @@ std::string NotCounted(const ReportRow& row, const ReportRow* reference,
 }  // namespace
 
 std::string RowUpdatesLabel(const ReportRow& row) {
+  if (!row.updates.empty()) return row.updates;
   return UpdatesLabel(row.modelled_as.empty() ? row.strategy : row.modelled_as,
                       StalenessOf(row));
 }

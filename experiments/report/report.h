@@ -122,6 +122,9 @@ struct ReportRow {
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;
   double wire_bytes_per_model_byte = 1.0;
+  // How its updates differ from the exact strategies' where the registry
+  // says so ("" = as the cost model's formula says).
+  std::string updates;
   // Memory, the largest over ranks / servers (0 = not reported): bytes a
   // worker holds for parameters + gradients + optimizer state, of them the
   // optimizer state, and its peak RSS; a server's state (parameters,

@@ -16,7 +16,10 @@
 // servers receive in the optimizer config and must apply as the reference
 // does).
 //
-// Default SyncOptions apply: async_ps therefore runs with staleness 0, where
+// A lossy strategy runs with the options its registration gives the oracle
+// (StrategyInfo::oracle_options: its compression off, e.g. PowerSGD at full
+// rank). Otherwise default SyncOptions apply: async_ps therefore runs with
+// staleness 0, where
 // it must equal sps; its tau > 0 behaviour (not equivalent by design) is
 // checked for bounded staleness and convergence in
 // async_ps_strategy_test.cc. hierarchical runs with every rank on one host
@@ -89,6 +92,7 @@ TEST_P(RegistryOracleTest, MeetsItsDeclaredTolerance) {
   setup.accumulate_steps = GetParam().accumulate_steps;
   if (setup.accumulate_steps == 2) setup.eval_every = 3;
   setup.optimizer.lr_warmup_steps = GetParam().lr_warmup_steps;
+  if (info->oracle_options) info->oracle_options(setup.sync.strategy);
   absl::StatusOr<TrainResult> reference = RunReference(setup, n);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, info->name, n);

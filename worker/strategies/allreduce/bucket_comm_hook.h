@@ -47,6 +47,11 @@ class BucketCommHook {
                               std::vector<HookPhase>* phases) = 0;
   // Bytes of one gradient element on the wire (float32: 4, fp16: 2).
   virtual int wire_bytes_per_element() const = 0;
+  // The bytes the Reduce calls since the last call put on the wire per
+  // float32 byte of the gradients they were given (a ring all-reduce's
+  // 2(N−1)/N scaled by this); ring reads it once a step, after the step's
+  // buckets are done. Default: wire_bytes_per_element() / 4.
+  virtual double TakeWireShare() { return wire_bytes_per_element() / 4.0; }
   // Whether Reduce takes buffers on `device` (CUDA device memory).
   virtual bool SupportsDevice(Device device) const = 0;
 };

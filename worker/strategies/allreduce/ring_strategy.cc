@@ -61,10 +61,10 @@ absl::Status RingStrategy::ReduceBucket(const GradientBucket& bucket,
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
   RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->Step(step));
-  // A ring all-reduce's 2(N-1)/N of the buffer, at the hook's element size.
-  const int wire = hook_->wire_bytes_per_element();
-  stats.bytes_sent = stats.bytes_sent * wire / 4;
-  stats.bytes_received = stats.bytes_received * wire / 4;
+  // A ring all-reduce's 2(N-1)/N of the buffer, at the hook's share.
+  const double share = hook_->TakeWireShare();
+  stats.bytes_sent = static_cast<int64_t>(stats.bytes_sent * share);
+  stats.bytes_received = static_cast<int64_t>(stats.bytes_received * share);
   return stats;
 }
 
