@@ -47,13 +47,19 @@ void SeededRandom(uint64_t seed, std::vector<float>& q) {
   for (float& v : q) v = normal(engine);
 }
 
-// Gram-Schmidt on the columns of `p` (rows x r): orthonormal. A column
-// left with under kVanishing of its norm once the earlier columns are taken
-// out (the matrices' span has fewer than r dimensions: a gradient of lower
-// rank) is set to zero rather than normalized, which would turn rounding
-// noise into a direction.
+// Orthonormalizes the columns of `p` (rows x r, r <= rows) as PyTorch's
+// _orthogonalize does: Householder QR's thin Q where r > 2, Gram-Schmidt
+// where r <= 2. In Gram-Schmidt a column left with under kVanishing of its
+// norm once the earlier one is taken out (the gradients span fewer
+// dimensions) is set to zero rather than normalized, which would turn
+// rounding noise into a direction.
 constexpr float kVanishing = 1e-6f;
 void Orthonormalize(MatrixMap p) {
+  if (p.cols() > 2) {
+    const Eigen::HouseholderQR<RowMajor> qr(p);
+    p = qr.householderQ() * RowMajor::Identity(p.rows(), p.cols());
+    return;
+  }
   for (int64_t j = 0; j < p.cols(); ++j) {
     const float before = p.col(j).norm();
     for (int64_t k = 0; k < j; ++k) {

@@ -13,9 +13,10 @@
 //   4. P = M·Q for every compressed matrix (Q: cols × r, from the last step
 //      with warm start, else seeded random; the same on every rank); one
 //      sum all-reduce of the uncompressed tensors and every P, packed;
-//      the uncompressed ones divided by N; each P orthonormalized
-//      (Gram-Schmidt on its columns; a column left with under 1e-4 of its
-//      norm, where the gradients span fewer than r dimensions, is zero).
+//      the uncompressed ones divided by N; each P orthonormalized as
+//      PyTorch does (Householder QR for r > 2, Gram-Schmidt for r <= 2,
+//      where a column left with under 1e-6 of its norm, the gradients
+//      spanning fewer dimensions, is zero).
 //   5. Q = Mᵀ·P, one average all-reduce of every Q, packed; M ≈ P·Qᵀ
 //      written back into the bucket.
 //   6. The error kept for the next step: the input less what was written

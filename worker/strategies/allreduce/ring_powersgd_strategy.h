@@ -6,11 +6,11 @@
 // checkpoints: the error-feedback memory and the warm-start Qs are not
 // saved, so a resumed run would not continue the same one.
 // Its oracle tolerance is 1e-2, as ring_fp16's: at full rank P·Qᵀ equals
-// the mean up to float rounding (SGD + momentum lands within 4e-5 of the
+// the mean up to float rounding (SGD + momentum lands within 1e-6 of the
 // reference), but where a gradient element is exactly 0 (a unit ReLU
 // switched off) the reconstruction leaves rounding noise, which Adam,
 // dividing each update by the gradient's running RMS, turns into a step
-// (2e-3 to 7e-3 with the oracle's MLP).
+// (2e-3 to 4e-3 with the oracle's MLP).
 // Traffic: StepStats bytes are a ring all-reduce's 2(N-1)/N of what the
 // hook packed (the hook's TakeWireShare of the buffer).
 // Not thread-safe (SyncStrategy contract); owns one communication thread.
