@@ -14,6 +14,7 @@
 #include "common/stopwatch.h"
 #include "experiments/comparison/worker_args.h"
 #include "experiments/job/ddp_row.h"
+#include "experiments/report/prediction_report.h"
 #include "experiments/report/progress.h"
 #include "experiments/report/repeats.h"
 #include "worker/stragglers.h"
@@ -319,7 +320,12 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
       out.rows.push_back(WithTrainingRun(MedianRun(timed[i]), *trained[i]));
     }
   }
-  out.target = ChooseTargetLoss(out.rows, plan.target_loss);
+  // Only the exact strategies set the target: a lossy or stale row that
+  // gets less far must not set an easier bar for every row.
+  out.target = ChooseTargetLoss(out.rows, plan.target_loss,
+                                [](const ReportRow& r) {
+                                  return RowUpdatesLabel(r) == "exact";
+                                });
   SetTimesToTarget(out.target, &out.rows);
   return out;
 }

@@ -48,17 +48,18 @@ void SetEvalCurve(const std::vector<json>& records, ReportRow* row) {
       [](const EvalPoint& a, const EvalPoint& b) { return a.step < b.step; });
 }
 
-std::optional<TargetLoss> ChooseTargetLoss(const std::vector<ReportRow>& rows,
-                                           double given) {
+std::optional<TargetLoss> ChooseTargetLoss(
+    const std::vector<ReportRow>& rows, double given,
+    const std::function<bool(const ReportRow&)>& exact) {
   std::optional<double> reached_by_all;
   for (const ReportRow& r : rows) {
-    if (r.curve.empty()) continue;
+    if (r.curve.empty() || (exact && !exact(r))) continue;
     const double lowest = LowestLoss(r.curve);
     if (!reached_by_all || lowest > *reached_by_all) reached_by_all = lowest;
   }
   if (!reached_by_all) return std::nullopt;
   if (given > 0) return TargetLoss{given, true};
-  return TargetLoss{*reached_by_all, false};
+  return TargetLoss{*reached_by_all, false, exact != nullptr};
 }
 
 std::optional<double> TimeToTarget(const ReportRow& row, double target) {
@@ -76,16 +77,21 @@ void SetTimesToTarget(const std::optional<TargetLoss>& target,
 }
 
 std::string TargetLossLine(const TargetLoss& target) {
-  return absl::StrFormat("Target loss %.4f (%s)", target.loss,
-                         target.given ? "--target_loss"
-                                      : "reached by every run; --target_loss "
-                                        "sets it");
+  return absl::StrFormat(
+      "Target loss %.4f (%s)", target.loss,
+      target.given ? "--target_loss"
+      : target.exact_only
+          ? "reached by every exact run; lossy and stale runs do not set "
+            "it; --target_loss sets it"
+          : "reached by every run; --target_loss sets it");
 }
 
 json TargetLossJson(const std::optional<TargetLoss>& target) {
   if (!target) return json();
   return {{"loss", target->loss},
-          {"source", target->given ? "given" : "reached by every run"}};
+          {"source", target->given        ? "given"
+                     : target->exact_only ? "reached by every exact run"
+                                          : "reached by every run"}};
 }
 
 std::string LossCurvesCsv(const std::vector<ReportRow>& rows) {

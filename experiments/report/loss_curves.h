@@ -14,6 +14,7 @@
 #define RINGSIDE_EXPERIMENTS_REPORT_LOSS_CURVES_H_
 
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,12 +36,17 @@ void SetEvalCurve(const std::vector<nlohmann::json>& records, ReportRow* row);
 struct TargetLoss {
   double loss = 0;
   bool given = false;  // --target_loss; false: reached by every run
+  // Not given: only the exact strategies' runs set it (a lossy or stale
+  // row is timed against it, never the one that sets it).
+  bool exact_only = false;
 };
 
-// `given` when > 0, else the largest of the per-row lowest curve losses.
-// nullopt when no row has a curve: there is nothing to time.
-std::optional<TargetLoss> ChooseTargetLoss(const std::vector<ReportRow>& rows,
-                                           double given);
+// `given` when > 0, else the largest of the per-row lowest curve losses
+// over the rows `exact` accepts (all rows when it is empty). nullopt when
+// no such row has a curve: there is nothing to time.
+std::optional<TargetLoss> ChooseTargetLoss(
+    const std::vector<ReportRow>& rows, double given,
+    const std::function<bool(const ReportRow&)>& exact = nullptr);
 
 // train_wall_s of the first point of `row`'s curve with loss <= target;
 // nullopt when none is.

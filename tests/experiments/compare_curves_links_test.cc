@@ -33,7 +33,8 @@ TEST(CompareTest, LossCurvesAndTimeToTarget) {
                           {"FAKE_WORKER_EVAL=1"});
   ASSERT_TRUE(out.status.ok()) << out.status;
   std::string md = ReadFile(dir + "/compare.md");
-  EXPECT_THAT(md, HasSubstr("\nTarget loss 1.2000 (reached by every run; "
+  EXPECT_THAT(md, HasSubstr("\nTarget loss 1.2000 (reached by every exact "
+                            "run; lossy and stale runs do not set it; "
                             "--target_loss sets it). Time to target:"));
   EXPECT_THAT(md, HasSubstr("| Val loss | Time to target (s) |\n"));
   EXPECT_THAT(md, HasSubstr("|   0.5000 |               1.00 |\n"));
@@ -52,7 +53,7 @@ TEST(CompareTest, LossCurvesAndTimeToTarget) {
   json j = json::parse(ReadFile(dir + "/compare.json"));
   EXPECT_EQ(j["config"]["eval_every"], 5);
   EXPECT_EQ(j["target_loss"],
-            json({{"loss", 1.2}, {"source", "reached by every run"}}));
+            json({{"loss", 1.2}, {"source", "reached by every exact run"}}));
   const json& sps = j["report"]["rows"][1];
   ASSERT_EQ(sps["curve"].size(), 2u);
   EXPECT_EQ(sps["curve"][1], json({{"step", 9},

@@ -85,6 +85,32 @@ TEST(LossCurvesTest, TargetIsTheLargestOfThePerRunMinima) {
             json({{"loss", 1.3}, {"source", "reached by every run"}}));
 }
 
+// With a test for exact rows, only they set the target: the lossy row that
+// got least far (1.6) does not; it is still timed against the target.
+TEST(LossCurvesTest, OnlyExactRowsSetTheTarget) {
+  std::vector<ReportRow> rows = {
+      CurveRow("baseline", 1, {{0.5, 2.0}, {1.0, 1.2}}),
+      CurveRow("ring", 2, {{0.3, 1.8}, {0.6, 1.3}}),
+      CurveRow("ring_powersgd", 2, {{0.2, 1.9}, {0.4, 1.6}})};
+  const auto exact = [](const ReportRow& r) {
+    return r.strategy != "ring_powersgd";
+  };
+  const std::optional<TargetLoss> target = ChooseTargetLoss(rows, 0, exact);
+  ASSERT_TRUE(target.has_value());
+  EXPECT_DOUBLE_EQ(target->loss, 1.3);
+  EXPECT_TRUE(target->exact_only);
+  EXPECT_THAT(TargetLossLine(*target),
+              ::testing::HasSubstr("reached by every exact run; lossy and "
+                                   "stale runs do not set it"));
+  EXPECT_EQ(TargetLossJson(target)["source"], "reached by every exact run");
+  SetTimesToTarget(target, &rows);
+  EXPECT_EQ(rows[2].time_to_target_s, std::nullopt);  // never got to 1.3
+  // Without the test every row counts: the lossy one sets 1.6.
+  EXPECT_DOUBLE_EQ(ChooseTargetLoss(rows, 0)->loss, 1.6);
+  // No exact row with a curve: no target.
+  EXPECT_FALSE(ChooseTargetLoss({rows[2]}, 0, exact).has_value());
+}
+
 TEST(LossCurvesTest, GivenTargetWins) {
   const std::vector<ReportRow> rows = {
       CurveRow("ring", 2, {{0.3, 1.8}, {0.6, 1.3}})};
