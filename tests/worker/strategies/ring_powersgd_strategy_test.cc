@@ -51,7 +51,9 @@ TEST_P(RingPowerSgdOracleTest, FullRankMatchesSingleWorker) {
   const double error = RelativeL2(run->params[0], reference->params);
   // SGD adds the reconstruction's rounding only (Adam amplifies it where a
   // gradient element is exactly 0: the strategy's header).
-  if (optimizer == "sgd") EXPECT_LT(error, 1e-5);
+  if (optimizer == "sgd") {
+    EXPECT_LT(error, 1e-5);
+  }
   RecordProperty("relative_l2_error", std::to_string(error));
 }
 
