@@ -149,6 +149,8 @@ absl::Status PsSession::Connect() {
         s == 0 ? 0 : first_chunk_[s - 1] + chunks_per_server_[s - 1]);
     push_lanes_.push_back(absl::StrCat("shard ", s, " push"));
     pull_lanes_.push_back(absl::StrCat("shard ", s, " pull"));
+    pushers_.push_back(std::make_unique<TaskThread>());
+    pullers_.push_back(std::make_unique<TaskThread>());
   }
   tensor_ready_s_.assign(context_.layout.num_tensors(), -1.0);
   chunk_pushed_s_.assign(chunks_.size(), -1.0);
@@ -172,12 +174,6 @@ void PsSession::BeginStep(int64_t step) {
   step_state_.clear();
   for (int s = 0; s < num_servers(); ++s) {
     step_state_.push_back(std::make_unique<ServerStep>());
-  }
-  if (pushers_.empty()) {
-    for (int s = 0; s < num_servers(); ++s) {
-      pushers_.push_back(std::make_unique<TaskThread>());
-      pullers_.push_back(std::make_unique<TaskThread>());
-    }
   }
   for (int s = 0; s < num_servers(); ++s) {
     ServerStep* state = step_state_[s].get();

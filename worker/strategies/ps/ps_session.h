@@ -20,11 +20,10 @@
 //     previous chunk (or the request) until this one is in params.
 // Per-tensor spans are derived from per-chunk times, which each server's
 // threads write for their own chunks only; they are emitted after the
-// threads are joined. With no timeline the clock is not read.
+// threads are done. With no timeline the clock is not read.
 //
-// One push thread and one pull thread per server, started with the first
-// step and kept (TaskThread); each step hands them its push and pull. Not
-// thread-safe:
+// One push thread and one pull thread per server, started by Start and kept
+// (TaskThread); each step hands them its push and pull. Not thread-safe:
 // call from the worker's training thread only (the SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_PS_PS_SESSION_H_
 #define RINGSIDE_WORKER_STRATEGIES_PS_PS_SESSION_H_
@@ -33,7 +32,6 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -79,7 +77,7 @@ class PsSession {
   absl::Status Shutdown();
   // Abandons a step still in flight (an early error between
   // OnGradientReady and FinishStep): its pushes closed, its pulls
-  // cancelled, its threads joined, so nothing writes params or reads grads
+  // cancelled, its threads waited for, so nothing writes params or reads grads
   // once it returns. Tells the servers nothing.
   void Abort();
   // Between steps: the next steps push `grads` and pull into `params`
@@ -122,7 +120,7 @@ class PsSession {
   // The chunks of `server` overlapping [offset, offset + elements).
   std::pair<int, int> ChunksIn(int server, int64_t offset,
                                int64_t elements) const;
-  // Emits the per-tensor PUSH/PULL spans of the step (threads joined).
+  // Emits the per-tensor PUSH/PULL spans of the step (threads done).
   void RecordTensorSpans(int64_t step);
 
   SyncContext context_;
@@ -138,7 +136,7 @@ class PsSession {
   // Timeline only. Lane names per server; per-step times (NowSeconds(), -1
   // when not yet): tensor_ready_s_ written by the training thread,
   // chunk_pushed_s_/chunk_pulled_s_ by the chunk's own server's threads
-  // (distinct elements), read after they are joined.
+  // (distinct elements), read after they are done.
   std::vector<std::string> push_lanes_, pull_lanes_;
   std::vector<double> tensor_ready_s_;
   std::vector<double> chunk_pushed_s_;
@@ -147,8 +145,9 @@ class PsSession {
   bool in_step_ = false;
   int64_t step_ = 0;
   std::vector<std::unique_ptr<ServerStep>> step_state_;
-  // Per server, the threads that run each step's PushLoop and PullLoop;
-  // declared last, so destroyed first (Abort has waited for them).
+  // Per server, the threads that run each step's PushLoop and PullLoop
+  // (made by Connect); declared last, so destroyed first (Abort has waited
+  // for them).
   std::vector<std::unique_ptr<TaskThread>> pushers_, pullers_;
 };
 
