@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "worker/strategies/allreduce/powersgd_options.h"
@@ -32,8 +31,9 @@ struct Compressed {
 // A bucket's state across steps, keyed by its offset in the flat buffer.
 struct BucketState {
   int64_t steps = 0;
-  std::vector<float> error;  // this rank's, the bucket's size
-  std::vector<float> input;  // scratch: the gradients plus the error
+  // This rank's error, the bucket's size; during a Reduce, the input (the
+  // gradients plus the error) until the result is taken from it.
+  std::vector<float> error;
   std::vector<Compressed> matrices;
   std::vector<std::pair<int64_t, int64_t>> plain;  // (offset, size)
   int64_t plain_elements = 0, p_elements = 0, q_elements = 0;
@@ -104,7 +104,7 @@ class PowerSgdHook final : public BucketCommHook {
     const double t0 = timed ? NowSeconds() : 0.0;
     for (size_t i = 0; i < grads.size(); ++i) {
       grads[i] += b.error[i];
-      b.input[i] = grads[i];
+      b.error[i] = grads[i];
     }
     // P = M·Q, packed after the plain tensors.
     int64_t at = 0;
@@ -168,7 +168,7 @@ class PowerSgdHook final : public BucketCommHook {
       q_at += m.cols * r;
     }
     for (size_t i = 0; i < grads.size(); ++i) {
-      b.error[i] = b.input[i] - grads[i];
+      b.error[i] -= grads[i];
     }
     wire_elements_ += b.plain_elements + b.p_elements + b.q_elements;
     if (timed) {
@@ -206,7 +206,6 @@ class PowerSgdHook final : public BucketCommHook {
     BucketState& b = it->second;
     if (!fresh) return b;
     b.error.assign(size, 0.0f);
-    b.input.assign(size, 0.0f);
     const int64_t end = offset + static_cast<int64_t>(size);
     for (int t = 0; t < layout_.num_tensors(); ++t) {
       const TensorSpec& spec = layout_.tensor(t);
