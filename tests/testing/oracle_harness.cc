@@ -104,6 +104,21 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
   return run;
 }
 
+void SetUpForStrategy(const StrategyInfo& info, OracleSetup& setup) {
+  switch (info.servers) {
+    case ServerNeed::kNone:
+      setup.num_servers = 0;
+      break;
+    case ServerNeed::kOne:
+      setup.num_servers = 1;
+      break;
+    case ServerNeed::kSharded:
+      setup.num_servers = 2;
+      break;
+  }
+  if (info.oracle_options) info.oracle_options(setup.sync.strategy);
+}
+
 double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size() || b.empty()) return 1.0;
   double diff = 0, norm = 0;

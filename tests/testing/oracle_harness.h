@@ -57,6 +57,11 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
                                      const std::string& strategy,
                                      int num_workers);
 
+// Prepares `setup` for a registered strategy: the in-process parameter
+// servers its ServerNeed asks for (one: 1, sharded: 2) and, for a lossy
+// one, its options with compression off (StrategyInfo::oracle_options).
+void SetUpForStrategy(const StrategyInfo& info, OracleSetup& setup);
+
 // ||a - b|| / ||b|| (L2); 1 if sizes differ.
 double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
 

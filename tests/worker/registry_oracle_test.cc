@@ -45,18 +45,6 @@ std::vector<std::string> RegisteredNames() {
   return names;
 }
 
-int ServersFor(ServerNeed need) {
-  switch (need) {
-    case ServerNeed::kNone:
-      return 0;
-    case ServerNeed::kOne:
-      return 1;
-    case ServerNeed::kSharded:
-      return 2;
-  }
-  return 0;
-}
-
 // One oracle case: the strategy, passes per step and warm-up updates.
 struct Case {
   std::string strategy;
@@ -88,11 +76,10 @@ TEST_P(RegistryOracleTest, MeetsItsDeclaredTolerance) {
   ASSERT_TRUE(info.ok()) << info.status();
   const int n = info->name == "baseline" ? 1 : 2;
   OracleSetup setup;
-  setup.num_servers = ServersFor(info->servers);
+  SetUpForStrategy(*info, setup);
   setup.accumulate_steps = GetParam().accumulate_steps;
   if (setup.accumulate_steps == 2) setup.eval_every = 3;
   setup.optimizer.lr_warmup_steps = GetParam().lr_warmup_steps;
-  if (info->oracle_options) info->oracle_options(setup.sync.strategy);
   absl::StatusOr<TrainResult> reference = RunReference(setup, n);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, info->name, n);

@@ -43,18 +43,6 @@ std::vector<std::string> RegisteredNames() {
   return names;
 }
 
-int ServersFor(ServerNeed need) {
-  switch (need) {
-    case ServerNeed::kNone:
-      return 0;
-    case ServerNeed::kOne:
-      return 1;
-    case ServerNeed::kSharded:
-      return 2;
-  }
-  return 0;
-}
-
 class CharLmOracleTest
     : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
@@ -64,9 +52,7 @@ TEST_P(CharLmOracleTest, MatchesSingleWorkerWithGlobalBatch) {
   absl::StatusOr<StrategyInfo> info = StrategyRegistry::Find(strategy);
   ASSERT_TRUE(info.ok()) << info.status();
   OracleSetup setup = CharLmSetup(optimizer);
-  setup.num_servers = ServersFor(info->servers);
-  // A lossy strategy with its compression off (registry_oracle_test.cc).
-  if (info->oracle_options) info->oracle_options(setup.sync.strategy);
+  SetUpForStrategy(*info, setup);
   absl::StatusOr<TrainResult> reference = RunReference(setup, kWorkers);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, strategy, kWorkers);
