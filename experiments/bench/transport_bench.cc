@@ -11,7 +11,10 @@
 // ("tcp"), and for the same chunks over bare gRPC streams
 // (experiments/cost/grpc_bulk.h); each ratio to tcp is taken within one
 // repeat (the four measured back to back), and printed as the median and
-// the range over --repeats.
+// the range over --repeats. Each measurement is a window of at least
+// --steps steps and --min_window_s seconds (the measurement protocol,
+// docs/DESIGN.md): a probe run of --steps steps per path, not counted,
+// sizes its steps.
 // Section 2: --shard_workers workers, K in --shard_counts servers: push+pull
 // time per step, its ratio to K=1 (= sps), and the cost model's ratio
 // max(M/B, n·M/(K·B)) / (n·M/B) = max(1/n, 1/K) beside it. On a host whose
@@ -20,7 +23,9 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -53,6 +58,10 @@ ABSL_FLAG(std::vector<std::string>, shard_counts,
           "Server counts K for the sharding section (empty to skip).");
 ABSL_FLAG(int, steps, 4, "Measured steps per configuration.");
 ABSL_FLAG(int, warmup_steps, 1, "Unmeasured steps first.");
+ABSL_FLAG(double, min_window_s, 2.0,
+          "The goodput section's measured window per path and repeat, at "
+          "least (seconds; 0: exactly --steps steps): the steps are sized "
+          "from a probe run of --steps steps.");
 ABSL_FLAG(int, repeats, 3,
           "Repeats of the goodput section's measurements (ratios: median and "
           "range).");
@@ -124,6 +133,18 @@ absl::StatusOr<PsResult> RunPs(int n, int k, const TensorLayout& layout,
   return result;
 }
 
+// Steps for a window of at least `min_window_s` seconds and `min_steps`
+// steps, from a probe of `probe_steps` steps that took `probe_s`, with a
+// tenth to spare (a probe's steps run a little faster than a long
+// window's).
+int WindowSteps(double probe_s, int probe_steps, int min_steps,
+                double min_window_s) {
+  if (min_window_s <= 0 || probe_s <= 0) return min_steps;
+  const double per_step = probe_s / probe_steps;
+  const double wanted = std::ceil(1.1 * min_window_s / per_step);
+  return static_cast<int>(std::clamp<double>(wanted, min_steps, 1e6));
+}
+
 absl::StatusOr<std::vector<int>> Ints(const std::vector<std::string>& texts) {
   std::vector<int> out;
   for (const std::string& t : texts) {
@@ -164,12 +185,13 @@ absl::Status Run() {
   }
   const unsigned cores = std::thread::hardware_concurrency();
   absl::PrintF(
-      "transport_bench: %.0f MiB model in %d tensors, %s chunks, %d "
-      "measured steps (+%d warm-up), loopback, %u cores\n\n",
+      "transport_bench: %.0f MiB model in %d tensors, %s chunks, windows "
+      "of at least %d measured steps and %.1f s (+%d warm-up steps), "
+      "loopback, %u cores\n\n",
       mb, tensors,
       ps.chunk_bytes > 0 ? absl::StrCat(ps.chunk_bytes / 1024, " KiB")
           : "auto-sized (AutoChunkBytes)",
-      steps, warmup, cores);
+      steps, absl::GetFlag(FLAGS_min_window_s), warmup, cores);
 
   const int repeats = absl::GetFlag(FLAGS_repeats);
   if (repeats < 1) return absl::InvalidArgumentError("bad --repeats");
@@ -181,8 +203,9 @@ absl::Status Run() {
       repeats);
   absl::PrintF(
       "| workers | ps/grpc GB/s | ps/tcp GB/s | tcp GB/s | bare grpc GB/s | "
-      "ps/grpc ÷ tcp | ps/tcp ÷ tcp | bare grpc ÷ tcp |\n");
-  absl::PrintF("|---|---|---|---|---|---|---|---|\n");
+      "ps/grpc ÷ tcp | ps/tcp ÷ tcp | bare grpc ÷ tcp | steps: ps/grpc, "
+      "ps/tcp, tcp, bare grpc (windows) |\n");
+  absl::PrintF("|---|---|---|---|---|---|---|---|---|\n");
   const int64_t chunk_bytes =
       ps.chunk_bytes > 0
           ? ps.chunk_bytes
@@ -199,37 +222,75 @@ absl::Status Run() {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
   };
+  const double min_window_s = absl::GetFlag(FLAGS_min_window_s);
   for (int n : worker_counts) {
-    std::vector<double> grpc_ps, tcp_ps, tcp_echo, bare;
+    // The four paths, each a function of its step count: seconds and bytes.
+    using Path = std::function<absl::StatusOr<PsResult>(int)>;
+    const std::vector<Path> paths = {
+        [&](int s) { return RunPs(n, 1, layout, s, warmup, "grpc"); },
+        [&](int s) { return RunPs(n, 1, layout, s, warmup, "tcp"); },
+        [&](int s) -> absl::StatusOr<PsResult> {
+          RS_ASSIGN_OR_RETURN(TcpEchoResult r,
+                              RunTcpEcho(n, layout.total_bytes(), s, warmup,
+                                         absl::Seconds(300)));
+          return PsResult{r.seconds, r.bytes_moved};
+        },
+        [&](int s) -> absl::StatusOr<PsResult> {
+          RS_ASSIGN_OR_RETURN(
+              GrpcBulkResult r,
+              RunGrpcBulk(n, layout.total_bytes(), chunk_bytes, s, warmup,
+                          absl::Seconds(300)));
+          return PsResult{r.seconds, r.bytes_moved};
+        }};
+    std::vector<int> path_steps;
+    for (const Path& path : paths) {
+      int sized = steps;
+      if (min_window_s > 0) {
+        RS_ASSIGN_OR_RETURN(PsResult probe, path(steps));
+        sized = WindowSteps(probe.seconds, steps, steps, min_window_s);
+      }
+      path_steps.push_back(sized);
+    }
+    // Goodput (GB/s) per path, one entry per repeat.
+    std::vector<std::vector<double>> gbps(paths.size());
+    std::vector<double> window_s;
+    for (int r = 0; r < repeats; ++r) {
+      for (size_t i = 0; i < paths.size(); ++i) {
+        RS_ASSIGN_OR_RETURN(PsResult result, paths[i](path_steps[i]));
+        gbps[i].push_back(result.bytes_moved / result.seconds / 1e9);
+        window_s.push_back(result.seconds);
+        // A window that came out short (the probe ran faster than the
+        // steady state) sizes the next repeat's.
+        path_steps[i] = std::max(
+            path_steps[i], WindowSteps(result.seconds, path_steps[i],
+                                       path_steps[i], min_window_s));
+      }
+    }
+    const std::vector<double>& grpc_ps = gbps[0];
+    const std::vector<double>& tcp_ps = gbps[1];
+    const std::vector<double>& tcp_echo = gbps[2];
+    const std::vector<double>& bare = gbps[3];
     std::vector<double> grpc_ratio, tcp_ratio, bare_ratio;
     for (int r = 0; r < repeats; ++r) {
-      RS_ASSIGN_OR_RETURN(PsResult over_grpc,
-                          RunPs(n, 1, layout, steps, warmup, "grpc"));
-      RS_ASSIGN_OR_RETURN(PsResult over_tcp,
-                          RunPs(n, 1, layout, steps, warmup, "tcp"));
-      RS_ASSIGN_OR_RETURN(TcpEchoResult tcp,
-                          RunTcpEcho(n, layout.total_bytes(), steps, warmup,
-                                     absl::Seconds(300)));
-      RS_ASSIGN_OR_RETURN(
-          GrpcBulkResult grpc,
-          RunGrpcBulk(n, layout.total_bytes(), chunk_bytes, steps, warmup,
-                      absl::Seconds(300)));
-      grpc_ps.push_back(over_grpc.bytes_moved / over_grpc.seconds / 1e9);
-      tcp_ps.push_back(over_tcp.bytes_moved / over_tcp.seconds / 1e9);
-      tcp_echo.push_back(tcp.bytes_moved / tcp.seconds / 1e9);
-      bare.push_back(grpc.bytes_moved / grpc.seconds / 1e9);
-      grpc_ratio.push_back(grpc_ps.back() / tcp_echo.back());
-      tcp_ratio.push_back(tcp_ps.back() / tcp_echo.back());
-      bare_ratio.push_back(bare.back() / tcp_echo.back());
+      grpc_ratio.push_back(grpc_ps[r] / tcp_echo[r]);
+      tcp_ratio.push_back(tcp_ps[r] / tcp_echo[r]);
+      bare_ratio.push_back(bare[r] / tcp_echo[r]);
     }
-    absl::PrintF("| %d | %.2f | %.2f | %.2f | %.2f | %s | %s | %s |\n", n,
-                 median(grpc_ps), median(tcp_ps), median(tcp_echo),
-                 median(bare), spread(grpc_ratio), spread(tcp_ratio),
-                 spread(bare_ratio));
+    const auto [shortest, longest] =
+        std::minmax_element(window_s.begin(), window_s.end());
+    absl::PrintF(
+        "| %d | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %d, %d, %d, %d "
+        "(%.1f–%.1f s) |\n",
+        n, median(grpc_ps), median(tcp_ps), median(tcp_echo), median(bare),
+        spread(grpc_ratio), spread(tcp_ratio), spread(bare_ratio),
+        path_steps[0], path_steps[1], path_steps[2], path_steps[3], *shortest,
+        *longest);
     if (json) {
       json->Write({{"section", "goodput"},
                    {"workers", n},
                    {"repeats", repeats},
+                   {"steps", path_steps},
+                   {"window_s", {*shortest, *longest}},
                    {"ps_grpc_gbps", median(grpc_ps)},
                    {"ps_tcp_gbps", median(tcp_ps)},
                    {"tcp_gbps", median(tcp_echo)},
