@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -111,6 +112,34 @@ void HalfSumF16c(uint16_t* c, const uint16_t* a, const uint16_t* b,
 }
 #endif
 
+// float -> bf16, round to nearest even; NaN kept quiet (its sign and top
+// payload bits, as PyTorch's round_to_nearest_even).
+inline uint16_t FloatToBf16One(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) {
+    return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+  }
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+inline float Bf16ToFloatOne(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+// Gloo's reduce-function signature: c = bf16(float(a) + float(b)).
+void Bf16Sum(void* c, const void* a, const void* b, size_t n) {
+  auto* out = static_cast<uint16_t*>(c);
+  const auto* x = static_cast<const uint16_t*>(a);
+  const auto* y = static_cast<const uint16_t*>(b);
+  for (size_t i = 0; i < n; ++i) {
+    out[i] = FloatToBf16One(Bf16ToFloatOne(x[i]) + Bf16ToFloatOne(y[i]));
+  }
+}
+
 // Gloo's reduce-function signature.
 void HalfSum(void* c, const void* a, const void* b, size_t n) {
   auto* out = static_cast<uint16_t*>(c);
@@ -141,8 +170,39 @@ void HalfToFloat(absl::Span<const uint16_t> in, absl::Span<float> out) {
   }
 }
 
+void FloatToBf16(absl::Span<const float> in, absl::Span<uint16_t> out) {
+  for (size_t i = 0; i < in.size(); ++i) out[i] = FloatToBf16One(in[i]);
+}
+
+void Bf16ToFloat(absl::Span<const uint16_t> in, absl::Span<float> out) {
+  for (size_t i = 0; i < in.size(); ++i) out[i] = Bf16ToFloatOne(in[i]);
+}
+
+const char* HalfFormatName(HalfFormat format) {
+  return format == HalfFormat::kBf16 ? "bf16" : "fp16";
+}
+
+void FloatToFormat(HalfFormat format, absl::Span<const float> in,
+                   absl::Span<uint16_t> out) {
+  if (format == HalfFormat::kBf16) {
+    FloatToBf16(in, out);
+  } else {
+    FloatToHalf(in, out);
+  }
+}
+
+void FormatToFloat(HalfFormat format, absl::Span<const uint16_t> in,
+                   absl::Span<float> out) {
+  if (format == HalfFormat::kBf16) {
+    Bf16ToFloat(in, out);
+  } else {
+    HalfToFloat(in, out);
+  }
+}
+
 struct GlooHalfAllReduce::Impl {
   std::shared_ptr<gloo::rendezvous::Context> context;
+  HalfFormat format = HalfFormat::kFp16;
   gloo::AllreduceOptions::Algorithm algorithm;
   std::string algorithm_name;
   absl::Status broken;
@@ -157,7 +217,8 @@ int GlooHalfAllReduce::rank() const { return impl_->context->rank; }
 int GlooHalfAllReduce::size() const { return impl_->context->size; }
 
 absl::StatusOr<std::unique_ptr<GlooHalfAllReduce>> GlooHalfAllReduce::Create(
-    Store& store, int rank, int size, const GlooCollectiveOptions& options) {
+    Store& store, int rank, int size, const GlooCollectiveOptions& options,
+    HalfFormat format) {
   RS_RETURN_IF_ERROR(options.Validate());
   if (size < 1 || rank < 0 || rank >= size) {
     return absl::InvalidArgumentError(
@@ -165,13 +226,15 @@ absl::StatusOr<std::unique_ptr<GlooHalfAllReduce>> GlooHalfAllReduce::Create(
                      rank, ", size ", size));
   }
   auto impl = std::make_unique<Impl>();
+  impl->format = format;
   impl->algorithm = options.algorithm == "ring"
                         ? gloo::AllreduceOptions::Algorithm::RING
                         : gloo::AllreduceOptions::Algorithm::BCUBE;
   impl->algorithm_name = options.algorithm;
   const std::string& prefix = options.store_prefix;
   const std::string where =
-      absl::StrCat("gloo fp16 rendezvous (store prefix \"", prefix,
+      absl::StrCat("gloo ", HalfFormatName(format),
+                   " rendezvous (store prefix \"", prefix,
                    "\", rank ", rank, " of ", size, ")");
   const absl::Time deadline = absl::Now() + options.connect_timeout;
 
@@ -222,8 +285,9 @@ absl::StatusOr<std::unique_ptr<GlooHalfAllReduce>> GlooHalfAllReduce::Create(
 absl::Status GlooHalfAllReduce::AllReduceSum(absl::Span<uint16_t> data,
                                              absl::Duration timeout) {
   const std::string what = absl::StrCat(
-      "fp16 AllReduce (gloo ", impl_->algorithm_name, ", rank ", rank(),
-      " of ", size(), ", ", data.size(), " halves, timeout ",
+      HalfFormatName(impl_->format), " AllReduce (gloo ",
+      impl_->algorithm_name, ", rank ", rank(), " of ", size(), ", ",
+      data.size(), " elements, timeout ",
       absl::FormatDuration(timeout), ")");
   if (!impl_->broken.ok()) {
     return absl::FailedPreconditionError(
@@ -247,7 +311,8 @@ absl::Status GlooHalfAllReduce::AllReduceSum(absl::Span<uint16_t> data,
     gloo::AllreduceOptions opts(impl_->context);
     opts.setOutput(halves, data.size());
     opts.setAlgorithm(impl_->algorithm);
-    opts.setReduceFunction(&HalfSum);
+    opts.setReduceFunction(impl_->format == HalfFormat::kBf16 ? &Bf16Sum
+                                                              : &HalfSum);
     opts.setTag(tag);
     opts.setTimeout(t);
     gloo::allreduce(opts);

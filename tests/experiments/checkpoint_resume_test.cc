@@ -125,6 +125,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_tuple("sps", 1), std::make_tuple("dps", 2),
                       std::make_tuple("ring", 0),
                       std::make_tuple("ring_fp16", 0),
+                      std::make_tuple("ring_bf16", 0),
                       std::make_tuple("fusion", 0),
                       std::make_tuple("hierarchical", 0),
                       std::make_tuple("zero1", 0), std::make_tuple("zero2", 0),

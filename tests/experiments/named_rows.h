@@ -29,6 +29,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"async_ps", {"Async PS", "async_ps"}},
       {"hierarchical", {"Hierarchical", "hierarchical"}},
       {"ring_fp16", {"Ring FP16", "ring_fp16", 1.0}},
+      {"ring_bf16", {"Ring BF16", "ring_fp16", 1.0}},
       {"ring_powersgd", {"Ring PowerSGD", ""}},
       {"zero1", {"ZeRO-1", "zero1"}},
       {"zero2", {"ZeRO-2", "zero2"}},

@@ -124,7 +124,8 @@ TEST_P(EarlyErrorShutdownTest, StrategyStopsBeforeTheBuffersAreFreed) {
 
 INSTANTIATE_TEST_SUITE_P(ThreadedStrategies, EarlyErrorShutdownTest,
                          ::testing::Values("sps", "dps", "async_ps", "ring",
-                                           "ring_fp16", "hierarchical",
+                                           "ring_fp16", "ring_bf16",
+                                           "hierarchical",
                                            "fusion", "zero1", "zero2",
                                            "zero3"));
 

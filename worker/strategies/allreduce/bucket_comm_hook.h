@@ -7,7 +7,7 @@
 //
 // MakeAllReduceHook: ring's own, an average all-reduce through ring's
 // collective (Gloo on CPU, NCCL on CUDA). Compression hooks live in their
-// own file pairs (fp16_compression_hook.h).
+// own file pairs (half_compression_hook.h).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_BUCKET_COMM_HOOK_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_BUCKET_COMM_HOOK_H_
 

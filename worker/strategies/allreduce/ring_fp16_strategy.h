@@ -1,6 +1,6 @@
 // RingFp16Strategy ("ring_fp16"): ring (ring_strategy.h: its buckets,
 // overlap with backward, local optimizer and checkpoints) with the fp16
-// compression hook (fp16_compression_hook.h: Horovod's Compression.fp16).
+// compression hook (half_compression_hook.h: Horovod's Compression.fp16).
 // The bucket caps --ring_first_bucket_kb and --ring_bucket_kb count float32
 // bytes, so a 25 MiB bucket is 12.5 MiB on the wire.
 //
@@ -21,7 +21,7 @@
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_FP16_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_FP16_STRATEGY_H_
 
-#include "worker/strategies/allreduce/fp16_compression_hook.h"
+#include "worker/strategies/allreduce/half_compression_hook.h"
 #include "worker/strategies/allreduce/ring_strategy.h"
 
 namespace ringside {

@@ -13,7 +13,7 @@
 // bit-identical parameters.
 // How a bucket is averaged is its BucketCommHook (bucket_comm_hook.h):
 // "ring" all-reduces float32; strategies built on ring with another hook
-// (ring_fp16: fp16_compression_hook.h) keep everything else of ring's,
+// (ring_fp16: half_compression_hook.h) keep everything else of ring's,
 // checkpoints included, under their own name and store prefix.
 // Why buckets: every collective call costs a few wake-ups of the
 // communication and transport threads; on a busy 2-core machine one

@@ -1,8 +1,9 @@
-#include "worker/strategies/allreduce/fp16_compression_hook.h"
+#include "worker/strategies/allreduce/half_compression_hook.h"
 
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "collectives/gloo_half_allreduce.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
@@ -11,8 +12,10 @@
 namespace ringside {
 namespace {
 
-class Fp16CompressionHook final : public BucketCommHook {
+class HalfCompressionHook final : public BucketCommHook {
  public:
+  explicit HalfCompressionHook(HalfFormat format) : format_(format) {}
+
   absl::Status Connect(const SyncContext& context, Store& store,
                        const std::string& store_prefix,
                        Collective&) override {
@@ -21,7 +24,7 @@ class Fp16CompressionHook final : public BucketCommHook {
     RS_ASSIGN_OR_RETURN(
         half_, GlooHalfAllReduce::Create(
                    store, context.rank, context.world_size,
-                   JobGlooOptions(context, store_prefix + "/half")));
+                   JobGlooOptions(context, store_prefix + "/half"), format_));
     halves_.assign(context.layout.total_elements(), 0);
     return absl::OkStatus();
   }
@@ -32,12 +35,13 @@ class Fp16CompressionHook final : public BucketCommHook {
         absl::MakeSpan(halves_).subspan(offset, grads.size());
     const bool timed = phases != nullptr;
     const double t0 = timed ? NowSeconds() : 0.0;
-    FloatToHalf(grads, halves);
+    FloatToFormat(format_, grads, halves);
     const double t1 = timed ? NowSeconds() : 0.0;
     RS_RETURN_IF_ERROR(
-        Annotate(half_->AllReduceSum(halves, timeout_), "fp16 all-reduce"));
+        Annotate(half_->AllReduceSum(halves, timeout_),
+                 absl::StrCat(HalfFormatName(format_), " all-reduce")));
     const double t2 = timed ? NowSeconds() : 0.0;
-    HalfToFloat(halves, grads);
+    FormatToFloat(format_, halves, grads);
     if (world_size_ > 1) {
       const float scale = 1.0f / static_cast<float>(world_size_);
       for (float& g : grads) g *= scale;
@@ -56,16 +60,21 @@ class Fp16CompressionHook final : public BucketCommHook {
   }
 
  private:
+  const HalfFormat format_;
   int world_size_ = 1;
   absl::Duration timeout_;
   std::unique_ptr<GlooHalfAllReduce> half_;
-  std::vector<uint16_t> halves_;  // fp16 image of the grads
+  std::vector<uint16_t> halves_;  // 16-bit image of the grads
 };
 
 }  // namespace
 
 std::unique_ptr<BucketCommHook> MakeFp16CompressionHook() {
-  return std::make_unique<Fp16CompressionHook>();
+  return std::make_unique<HalfCompressionHook>(HalfFormat::kFp16);
+}
+
+std::unique_ptr<BucketCommHook> MakeBf16CompressionHook() {
+  return std::make_unique<HalfCompressionHook>(HalfFormat::kBf16);
 }
 
 }  // namespace ringside
