@@ -289,6 +289,11 @@ struct StrategyInfo {
   // rankings where no cost formula says it (e.g. "lossy (PowerSGD, low
   // rank)"); empty: as its formula says, else exact.
   std::string updates;
+  // Whether its oracle_options make it equal the exact strategies only
+  // with SGD (plain or with momentum: an update linear in the gradient),
+  // not with Adam: local SGD's parameter averaging. The oracles that also
+  // run Adam run such a strategy with SGD only.
+  bool oracle_sgd_only = false;
 
   StrategyInfo& Store() {
     needs_store = true;
@@ -339,6 +344,10 @@ struct StrategyInfo {
   }
   StrategyInfo& OracleOptions(std::function<void(StrategyOptionSet&)> set) {
     oracle_options = std::move(set);
+    return *this;
+  }
+  StrategyInfo& OracleSgdOnly() {
+    oracle_sgd_only = true;
     return *this;
   }
   // Whether `flag` (no "--") is one of this strategy's options.

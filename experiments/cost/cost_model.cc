@@ -264,6 +264,8 @@ std::string UpdatesLabel(absl::string_view strategy, int64_t staleness) {
       return "lossy (fp16 gradients)";
     case Updates::kStale:
       return absl::StrCat("stale (τ=", staleness, ")");
+    case Updates::kLocal:
+      return "local (parameters averaged every H steps)";
     case Updates::kExact:
       break;
   }

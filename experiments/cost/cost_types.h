@@ -251,10 +251,11 @@ struct Prediction {
 // kExact, the same update to float rounding (what the equivalence oracle
 // checks at 1e-5); kLossy, gradients rounded on the wire (ring_fp16's
 // fp16); kStale, gradients applied up to τ_s steps late (async_ps with a
-// staleness bound τ_s ≥ 1). Rankings by throughput keep the exact ones
-// apart from the others, whose samples can buy less loss: only a time to
-// a target loss puts them on one scale.
-enum class Updates { kExact, kLossy, kStale };
+// staleness bound τ_s ≥ 1); kLocal, each worker's own gradients applied for
+// H steps between parameter averages (local_sgd, diloco). Rankings by
+// throughput keep the exact ones apart from the others, whose samples can
+// buy less loss: only a time to a target loss puts them on one scale.
+enum class Updates { kExact, kLossy, kStale, kLocal };
 
 // Bytes one worker and one parameter server hold (0: the strategy has no
 // servers) by a strategy's memory formula.

@@ -31,6 +31,8 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"ring_fp16", {"Ring FP16", "ring_fp16", 1.0}},
       {"ring_bf16", {"Ring BF16", "ring_fp16", 1.0}},
       {"ring_powersgd", {"Ring PowerSGD", ""}},
+      {"local_sgd", {"Local SGD", "local_sgd"}},
+      {"diloco", {"DiLoCo", "diloco"}},
       {"zero1", {"ZeRO-1", "zero1"}},
       {"zero2", {"ZeRO-2", "zero2"}},
       {"zero3", {"ZeRO-3", "zero3"}},

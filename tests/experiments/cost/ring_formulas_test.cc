@@ -1,6 +1,6 @@
 // The all-reduce family's formulas on hand-worked cases: baseline, ring
-// (DDP's buckets), ring_fp16, hierarchical and fusion, at one worker and
-// without latency too.
+// (DDP's buckets), ring_fp16, hierarchical, fusion, local_sgd and diloco,
+// at one worker and without latency too.
 #include "experiments/cost/cost_model.h"
 
 #include <string>
@@ -179,6 +179,34 @@ TEST(CostModelTest, ZeroLatencyLeavesTheBandwidthTerms) {
   EXPECT_NEAR(Predict("ring", in).comm_s, 1.5, kEps);
   EXPECT_NEAR(Predict("fusion", in).comm_s, 1.5, kEps);
   EXPECT_NEAR(Predict("sps", in).comm_s, 4.008, kEps);
+}
+
+// local_sgd and diloco: one all-reduce of the parameters every H steps.
+// With H = 4 (the run's --local_steps): bandwidth 2(n−1)/n · M/B / H =
+// 1.5/4 = 0.375 s, latency 2(n−1)α / H = 6 ms / 4 = 1.5 ms a step; the
+// strategy's default H = 8 where the run names none; nothing overlaps.
+TEST(CostModelTest, LocalSgdAveragesOnceEveryHSteps) {
+  CostInputs in = Round();
+  in.strategy_options = {{"local_steps", "4"}};
+  for (const char* s : {"local_sgd", "diloco"}) {
+    const Prediction p = Predict(s, in);
+    EXPECT_NEAR(p.bandwidth_s, 0.375, kEps) << s;
+    EXPECT_NEAR(p.latency_s, 1.5e-3, kEps) << s;
+    EXPECT_NEAR(p.step_s, 1.3765, kEps) << s;
+    EXPECT_EQ(UpdatesOf(s, 0), Updates::kLocal) << s;
+  }
+  in.strategy_options.clear();
+  EXPECT_NEAR(Predict("local_sgd", in).bandwidth_s, 1.5 / 8, kEps);
+  in.cpu = RoundCpu();
+  in.strategy_options = {{"local_steps", "4"}};
+  // (2·3/4 · M · a_b + 2(n−1) · c_s) / H = (0.15 + 0.006) / 4.
+  EXPECT_NEAR(Predict("local_sgd", in).cpu_s, 0.039, kEps);
+  in.workers = 1;
+  EXPECT_NEAR(Predict("local_sgd", in).comm_s, 0, kEps);
+  EXPECT_EQ(MemoryFormula("local_sgd"), "(3 + s)·P");
+  EXPECT_EQ(MemoryFormula("diloco"), "(4 + s)·P");
+  EXPECT_EQ(UpdatesLabel("diloco", 0),
+            "local (parameters averaged every H steps)");
 }
 
 }  // namespace
