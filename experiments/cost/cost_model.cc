@@ -260,8 +260,11 @@ Updates UpdatesOf(absl::string_view strategy, int64_t staleness) {
 
 std::string UpdatesLabel(absl::string_view strategy, int64_t staleness) {
   switch (UpdatesOf(strategy, staleness)) {
-    case Updates::kLossy:
-      return "lossy (fp16 gradients)";
+    case Updates::kLossy: {
+      const StrategyFormula* formula = FormulaRegistry::Find(strategy);
+      const std::string note = formula ? formula->LossyNote() : "";
+      return note.empty() ? "lossy" : absl::StrCat("lossy (", note, ")");
+    }
     case Updates::kStale:
       return absl::StrCat("stale (τ=", staleness, ")");
     case Updates::kLocal:

@@ -31,6 +31,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"ring_fp16", {"Ring FP16", "ring_fp16", 1.0}},
       {"ring_bf16", {"Ring BF16", "ring_fp16", 1.0}},
       {"ring_powersgd", {"Ring PowerSGD", ""}},
+      {"ring_topk", {"Ring Top-k", "ring_topk"}},
       {"local_sgd", {"Local SGD", "local_sgd"}},
       {"diloco", {"DiLoCo", "diloco"}},
       {"zero1", {"ZeRO-1", "zero1"}},

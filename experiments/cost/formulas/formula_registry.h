@@ -97,6 +97,9 @@ class StrategyFormula {
   virtual Updates UpdatesAt(int64_t staleness) const {
     return Updates::kExact;
   }
+  // For a lossy one: what it loses, for the label "lossy (...)" (ring_fp16:
+  // "fp16 gradients").
+  virtual std::string LossyNote() const { return ""; }
 
   // The memory formula in cost_model.h's symbols ("2P + s·P/n") and its
   // bytes per rank for P, s, n >= 1 and K >= 1 (checked by the caller).

@@ -60,6 +60,7 @@ class RingFp16Formula : public ReplicatedFormula {
   Updates UpdatesAt(int64_t staleness) const override {
     return Updates::kLossy;
   }
+  std::string LossyNote() const override { return "fp16 gradients"; }
 };
 
 }  // namespace

@@ -209,5 +209,25 @@ TEST(CostModelTest, LocalSgdAveragesOnceEveryHSteps) {
             "local (parameters averaged every H steps)");
 }
 
+// ring_topk: per bucket an all-gather of k (index, value) pairs a rank:
+// with ρ = 0.01, K = 0.01 · M/4 = 2.5e6 pairs = 2e7 bytes a rank, (n−1) ·
+// 2e7 / B = 0.06 s; latency b_r · (n−1)α, b_r = min(T, 40 buckets of
+// 25 MiB) = 10: 10 · 3 ms = 0.03 s; lossy, "top-k sparsified".
+TEST(CostModelTest, RingTopkAllGathersItsPairs) {
+  CostInputs in = Round();
+  in.strategy_options = {{"topk_ratio", "0.01"}};
+  const Prediction p = Predict("ring_topk", in);
+  EXPECT_NEAR(p.bandwidth_s, 0.06, kEps);
+  EXPECT_NEAR(p.latency_s, 0.03, kEps);
+  EXPECT_EQ(UpdatesLabel("ring_topk", 0), "lossy (top-k sparsified)");
+  EXPECT_EQ(UpdatesLabel("ring_fp16", 0), "lossy (fp16 gradients)");
+  // Ratio 1: every element with its index, (n−1) · 8 · M/4 / B = 6 s
+  // against ring's 1.5 s: sparse pairs pay only below 1/(2n) or so.
+  in.strategy_options = {{"topk_ratio", "1"}};
+  EXPECT_NEAR(Predict("ring_topk", in).bandwidth_s, 6.0, kEps);
+  in.workers = 1;
+  EXPECT_NEAR(Predict("ring_topk", in).comm_s, 0, kEps);
+}
+
 }  // namespace
 }  // namespace ringside

@@ -1,0 +1,28 @@
+// RingTopkStrategy ("ring_topk"): ring (ring_strategy.h: its buckets,
+// overlap with backward and local optimizer) with top-k sparsification and
+// error feedback as its bucket hook (topk_hook.h), --topk_ratio in
+// topk_options.h (1% by default). Lossy below ratio 1. No checkpoints: the
+// error-feedback memory is not saved, so a resumed run would not continue
+// the same one.
+// Its oracle tolerance is 1e-2, as the other compression hooks': at ratio 1
+// it sends every element and equals ring up to the order of the sum
+// (the registry oracle runs it so).
+// Traffic: StepStats bytes are a ring all-reduce's 2(N-1)/N of the buffer
+// times the hook's TakeWireShare (an all-gather of the pairs).
+// Not thread-safe (SyncStrategy contract); owns one communication thread.
+#ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_TOPK_STRATEGY_H_
+#define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_TOPK_STRATEGY_H_
+
+#include "worker/strategies/allreduce/ring_strategy.h"
+#include "worker/strategies/allreduce/topk_hook.h"
+
+namespace ringside {
+
+class RingTopkStrategy final : public RingStrategy {
+ public:
+  RingTopkStrategy() : RingStrategy("ring_topk", MakeTopkHook()) {}
+};
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_TOPK_STRATEGY_H_
