@@ -294,6 +294,11 @@ struct StrategyInfo {
   // not with Adam: local SGD's parameter averaging. The oracles that also
   // run Adam run such a strategy with SGD only.
   bool oracle_sgd_only = false;
+  // False for a lossy strategy with no setting that equals the exact
+  // strategies (sign compression: one bit per element at any setting):
+  // the oracles check that its ranks agree and that it trains, and record
+  // its gap, instead of oracle_tolerance.
+  bool exact_setting = true;
 
   StrategyInfo& Store() {
     needs_store = true;
@@ -348,6 +353,10 @@ struct StrategyInfo {
   }
   StrategyInfo& OracleSgdOnly() {
     oracle_sgd_only = true;
+    return *this;
+  }
+  StrategyInfo& NoExactSetting() {
+    exact_setting = false;
     return *this;
   }
   // Whether `flag` (no "--") is one of this strategy's options.

@@ -32,6 +32,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"ring_bf16", {"Ring BF16", "ring_fp16", 1.0}},
       {"ring_powersgd", {"Ring PowerSGD", ""}},
       {"ring_topk", {"Ring Top-k", "ring_topk"}},
+      {"ring_sign", {"Ring Sign", "ring_sign"}},
       {"local_sgd", {"Local SGD", "local_sgd"}},
       {"diloco", {"DiLoCo", "diloco"}},
       {"zero1", {"ZeRO-1", "zero1"}},

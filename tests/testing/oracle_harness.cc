@@ -154,4 +154,37 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult MeetsItsOracle(const StrategyInfo& info,
+                                          const OracleSetup& setup,
+                                          int num_workers,
+                                          const OracleRun& run,
+                                          const TrainResult& reference) {
+  if (info.exact_setting) {
+    return MatchesReference(run, reference, info.oracle_tolerance)
+           << " (" << info.name << " declares tolerance "
+           << info.oracle_tolerance << ")";
+  }
+  OracleSetup one = setup;
+  one.steps = 1;
+  absl::StatusOr<TrainResult> one_step = RunReference(one, num_workers);
+  if (!one_step.ok()) {
+    return ::testing::AssertionFailure()
+           << "the one-step reference: " << one_step.status();
+  }
+  for (size_t r = 0; r < run.params.size(); ++r) {
+    if (run.params[r] != run.params[0]) {
+      return ::testing::AssertionFailure()
+             << "rank " << r << " holds different parameters from rank 0";
+    }
+    if (!(run.eval_loss[r] < one_step->eval_loss)) {
+      return ::testing::AssertionFailure()
+             << info.name << " rank " << r << ": eval loss "
+             << run.eval_loss[r] << " after " << setup.steps
+             << " steps is not below the reference's " << one_step->eval_loss
+             << " after one: it does not train";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace ringside::testing

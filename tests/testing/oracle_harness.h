@@ -72,6 +72,18 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
                                             const TrainResult& reference,
                                             double tolerance = 1e-5);
 
+// A registered strategy's verdict on `run` (of `setup` on `num_workers`
+// workers): MatchesReference within its oracle_tolerance; for one with no
+// exact setting (StrategyInfo::exact_setting false: sign compression),
+// every rank bit-identical and each rank's eval loss below the reference's
+// after one step of `setup` (it trains), its gap left to the caller to
+// record.
+::testing::AssertionResult MeetsItsOracle(const StrategyInfo& info,
+                                          const OracleSetup& setup,
+                                          int num_workers,
+                                          const OracleRun& run,
+                                          const TrainResult& reference);
+
 }  // namespace ringside::testing
 
 #endif  // RINGSIDE_TESTS_TESTING_ORACLE_HARNESS_H_

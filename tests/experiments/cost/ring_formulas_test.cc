@@ -229,5 +229,15 @@ TEST(CostModelTest, RingTopkAllGathersItsPairs) {
   EXPECT_NEAR(Predict("ring_topk", in).comm_s, 0, kEps);
 }
 
+// ring_sign: per bucket an all-gather of the bits and a scale per tensor:
+// S = M/32 + 4T = 31 250 040 bytes a rank, (n−1) · S / B = 0.09375012 s;
+// latency as ring_topk's (b_r = 10 all-gathers of 3 steps): 0.03 s.
+TEST(CostModelTest, RingSignAllGathersBitsAndScales) {
+  const Prediction p = Predict("ring_sign", Round());
+  EXPECT_NEAR(p.bandwidth_s, 3 * 31250040.0 / 1e9, kEps);
+  EXPECT_NEAR(p.latency_s, 0.03, kEps);
+  EXPECT_EQ(UpdatesLabel("ring_sign", 0), "lossy (sign, 1 bit)");
+}
+
 }  // namespace
 }  // namespace ringside
