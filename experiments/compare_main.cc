@@ -59,8 +59,11 @@ ABSL_FLAG(std::vector<std::string>, workers,
           "baseline (always 1 worker) runs once per N.");
 ABSL_FLAG(int, servers, 4, "Servers K for 'sharded' strategies (sps: 1).");
 ABSL_FLAG(std::string, strategies, "",
-          "Comma-separated strategies; default: all registered (baseline, "
-          "sps, dps, ring, fusion first). The baseline always runs first. "
+          "Comma-separated strategies; default: every registered one in the "
+          "default sweep (baseline, sps, dps, ring, fusion first; not "
+          "ring_bf16, ring_topk, ring_sign, local_sgd, diloco, whose point "
+          "needs a slow link: --preset=slow_link); all: every registered "
+          "one. The baseline always runs first. "
           "NAME@FLAG=VALUE[@...] runs NAME with its own worker flags (its "
           "options, or batch_size, accumulate_steps, lr_warmup_steps, "
           "lr_scaling), e.g. async_ps@staleness=0,async_ps@staleness=8 or "

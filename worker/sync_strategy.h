@@ -299,6 +299,11 @@ struct StrategyInfo {
   // the oracles check that its ranks agree and that it trains, and record
   // its gap, instead of oracle_tolerance.
   bool exact_setting = true;
+  // Whether a study (compare) runs it when no --strategies names the
+  // strategies: false for the variants whose point needs a slow link
+  // (compression and local steps on the main job's loopback cost compute
+  // and save nothing); --strategies=all or naming it runs it.
+  bool default_sweep = true;
 
   StrategyInfo& Store() {
     needs_store = true;
@@ -357,6 +362,10 @@ struct StrategyInfo {
   }
   StrategyInfo& NoExactSetting() {
     exact_setting = false;
+    return *this;
+  }
+  StrategyInfo& NotInDefaultSweep() {
+    default_sweep = false;
     return *this;
   }
   // Whether `flag` (no "--") is one of this strategy's options.

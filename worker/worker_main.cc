@@ -310,6 +310,7 @@ int Run() {
                  {"modelled_as", info.modelled_as},
                  {"wire_bytes_per_model_byte", info.wire_bytes_per_model_byte},
                  {"updates", info.updates},
+                 {"default_sweep", info.default_sweep},
                  {"options", info.options},
                  {"study_flags", info.study_flags},
                  {"variant_options", info.variant_options},

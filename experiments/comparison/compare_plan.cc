@@ -75,9 +75,15 @@ absl::StatusOr<std::vector<ListedStrategy>> Plan(
     by_name[s.name] = s;
     names.push_back(s.name);
   }
-  std::vector<std::string> wanted = names;
-  if (!strategies.empty()) {
+  std::vector<std::string> wanted;
+  if (strategies == "all") {
+    wanted = names;
+  } else if (!strategies.empty()) {
     wanted = absl::StrSplit(strategies, ',', absl::SkipWhitespace());
+  } else {
+    for (const ListedStrategy& s : registered) {
+      if (s.default_sweep) wanted.push_back(s.name);
+    }
   }
   std::vector<ListedStrategy> plan;
   if (by_name.count("baseline") == 0) {

@@ -16,7 +16,8 @@
 namespace ringside::compare {
 
 // The strategies to run, baseline first, out of `registered` (worker
-// --list_strategies) as `strategies` (--strategies; "": all of them)
+// --list_strategies) as `strategies` (--strategies; "": those in the
+// default sweep, ListedStrategy::default_sweep; "all": every one)
 // chooses. An entry NAME@FLAG=VALUE passes --FLAG=VALUE to NAME's runs and
 // names it in the row ("SPS [b=8]"; a flag the variant states, as the
 // row's "(τ=8)" does, is left out of the name), so that two settings never

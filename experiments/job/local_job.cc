@@ -451,6 +451,7 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     info.modelled_as = j.value("modelled_as", "");
     info.wire_bytes_per_model_byte = j.value("wire_bytes_per_model_byte", 1.0);
     info.updates = j.value("updates", "");
+    info.default_sweep = j.value("default_sweep", true);
     info.cuda_runs = j.value("cuda_runs", true);
     info.cuda = j.value("cuda", "");
     for (auto [field, out] :

@@ -157,6 +157,9 @@ struct ListedStrategy {
   // How its updates differ from the exact strategies' ("" = as its formula
   // says; the registry's StrategyInfo::updates).
   std::string updates;
+  // Whether a sweep runs it when no strategies are named (the registry's
+  // StrategyInfo::default_sweep).
+  bool default_sweep = true;
   // The strategy-specific worker flags it reads (no "--").
   std::vector<std::string> options;
   // Worker flags a study passes before the user's ("--flag=value"; the

@@ -333,6 +333,30 @@ TEST(CompareTest, ChosenStrategiesRunAfterTheBaseline) {
               HasSubstr("Calibration (measured on this machine"));
 }
 
+TEST(CompareTest, DefaultSweepLeavesOutTheOptInStrategiesAllRunsThem) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  auto strategies_of = [](const std::string& dir) {
+    std::vector<std::string> names;
+    const json j = json::parse(ReadFile(dir + "/compare.json"));
+    for (const json& row : j["report"]["rows"]) names.push_back(row["strategy"]);
+    return names;
+  };
+  Outcome out = RunBinary("compare",
+                          {"--workers=2", "--repeats=0", "--nocalibrate",
+                           "--out_dir=" + tmp + "/default_sweep"},
+                          {"FAKE_WORKER_OPT_IN=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(strategies_of(tmp + "/default_sweep"),
+              ::testing::ElementsAre("baseline", "sps", "dps"));
+  out = RunBinary("compare",
+                  {"--workers=2", "--repeats=0", "--nocalibrate",
+                   "--strategies=all", "--out_dir=" + tmp + "/all_sweep"},
+                  {"FAKE_WORKER_OPT_IN=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(strategies_of(tmp + "/all_sweep"),
+              ::testing::ElementsAre("baseline", "sps", "dps", "ring_topk"));
+}
+
 TEST(CompareTest, CudaWorkersLeaveOutWhatTheyCannotRun) {
   // The fake worker lists dps as not running on CUDA workers.
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/cuda";

@@ -6,6 +6,8 @@
 # --model=synthetic: the final record says "emulated":true.
 # --export_batches=DIR: writes DIR/meta.json and exits (the DDP row's data);
 # with FAKE_WORKER_EXPORTS=FILE it also appends DIR to FILE.
+# FAKE_WORKER_OPT_IN=1: also lists ring_topk outside the default sweep
+# ("default_sweep":false).
 # FAKE_WORKER_ASYNC=1: also lists async_ps (study flag --staleness=2) and
 # hierarchical; their final records carry a variant as the real ones do
 # ("τ=<--staleness>", "<hosts>×<--local_size or world>").
@@ -24,6 +26,7 @@ for a in "$@"; do
       echo '{"name":"sps","servers":"one","display_name":"SPS","study_order":1,"modelled_as":"sps","options":["chunk_kb"]}'
       echo '{"name":"dps","servers":"sharded","display_name":"DPS","study_order":2,"modelled_as":"dps","options":["chunk_kb"],"cuda_runs":false,"cuda":"not supported (a test)"}'
       [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"],"study_flags":["--staleness=2"],"variant_options":["staleness"]}'
+      [ -n "$FAKE_WORKER_OPT_IN" ] && echo '{"name":"ring_topk","servers":"none","display_name":"Ring Top-k","study_order":15,"default_sweep":false}'
       [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none","display_name":"Hierarchical","study_order":6,"options":["local_size"],"variant_options":["local_size"]}'
       exit 0 ;;
     --export_batches=*)

@@ -37,7 +37,8 @@ TEST(PresetsTest, ShippedPresetsAreFoundInTheRunfiles) {
   const std::vector<std::string> dirs = PresetDirs(program_invocation_name, "");
   ASSERT_FALSE(dirs.empty());
   const std::vector<std::string> names = ListPresets(dirs);
-  for (const char* want : {"study4", "comm_bound", "compute_bound"}) {
+  for (const char* want :
+       {"study4", "comm_bound", "compute_bound", "slow_link"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
     absl::StatusOr<std::string> path = FindPreset(want, dirs);
     ASSERT_TRUE(path.ok()) << path.status();

@@ -160,6 +160,7 @@ RINGSIDE_REGISTER_STRATEGY(
     LocalSgd,
     StrategyInfo("local_sgd", ServerNeed::kNone)
         .Store()
+        .NotInDefaultSweep()
         .Describe("local SGD: H local optimizer steps on each worker's own "
                   "gradients, then the parameters averaged with one "
                   "all-reduce (Stich 2019; Lin et al. 2020's post-local SGD "
@@ -180,6 +181,7 @@ RINGSIDE_REGISTER_STRATEGY(
     DiLoCo,
     StrategyInfo("diloco", ServerNeed::kNone)
         .Store()
+        .NotInDefaultSweep()
         .Describe("DiLoCo: H inner steps of the worker's optimizer, then the "
                   "averaged outer gradient applied by an outer Nesterov SGD "
                   "(Douillard et al. 2023: outer lr 0.7, momentum 0.9, inner "

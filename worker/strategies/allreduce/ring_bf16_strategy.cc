@@ -9,6 +9,7 @@ RINGSIDE_REGISTER_STRATEGY(
     RingBf16Strategy,
     StrategyInfo("ring_bf16", ServerNeed::kNone)
         .Store()
+        .NotInDefaultSweep()
         .Describe("ring all-reduce of gradient buckets (ring's) with bf16 "
                   "compression (PyTorch DDP's bf16_compress_hook; Gloo on "
                   "CPU, 2 bytes per element on the wire; lossy)")

@@ -6,6 +6,7 @@ RINGSIDE_REGISTER_STRATEGY(
     RingSignStrategy,
     StrategyInfo("ring_sign", ServerNeed::kNone)
         .Store()
+        .NotInDefaultSweep()
         .Describe("ring's gradient buckets with scaled sign compression and "
                   "error feedback (EF-SignSGD, Karimireddy et al. 2019: one "
                   "bit per element and an L1 scale per tensor, "

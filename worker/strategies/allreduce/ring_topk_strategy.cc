@@ -8,6 +8,7 @@ RINGSIDE_REGISTER_STRATEGY(
     RingTopkStrategy,
     StrategyInfo("ring_topk", ServerNeed::kNone)
         .Store()
+        .NotInDefaultSweep()
         .Describe("ring's gradient buckets with top-k sparsification and "
                   "error feedback (Stich et al. 2018: 1% of each tensor's "
                   "elements, --topk_ratio; indices and values all-gathered; "
