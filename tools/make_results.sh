@@ -14,9 +14,14 @@
 #      (the PyTorch pairs say "not run" without torch);
 #   5. validate_predictions: the cost model against runs on shaped links
 #      drawn from a seed derived from the commit (needs root and network
-#      namespaces; otherwise the section says why it is missing).
+#      namespaces; otherwise the section says why it is missing);
+#   6. compare --preset=slow_link: the communication-efficient strategies
+#      against the exact ones by time to the target loss on 0.1 and 1
+#      Gbit/s links (TinyShakespeare from ../shared/data where it is, else
+#      the built-in text; needs network namespaces too).
 # It also writes the main job's n = 4 table into README.md between the
-# "results:n4" markers, so the README quotes this file.
+# "results:n4" markers and section 6's table between "results:slow_link",
+# so the README quotes this file.
 #
 #   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
 #                         [--out=docs/RESULTS.md] [--quick]
@@ -64,34 +69,53 @@ else
 fi
 vp_strategies=sps,dps,ring,fusion,zero2
 
-echo "make_results: 1/5 the main job" >&2
+echo "make_results: 1/6 the main job" >&2
 main_cmd=(compare "--torch_python=$torch_python" "--repeats=$repeats")
 "$bin/experiments/compare" "--torch_python=$torch_python" \
   "--repeats=$repeats" --out_dir="$work/main" \
   --results_md="$work/doc/main.md" >/dev/null
 
-echo "make_results: 2/5 event_loop_bench" >&2
+echo "make_results: 2/6 event_loop_bench" >&2
 elb_cmd=(event_loop_bench "--repeats=$elb_repeats")
 "$bin/experiments/bench/event_loop_bench" "--repeats=$elb_repeats" \
   >"$work/event_loop.md"
 
-echo "make_results: 3/5 collective_bench" >&2
+echo "make_results: 3/6 collective_bench" >&2
 for loop in paced normal; do
   "$bin/experiments/bench/collective_bench" --backends=ours,gloo \
     --min_bytes=4K "--max_bytes=$cb_max" --step_factor=16 --iters=50 \
     "--gloo_event_loop=$loop" >"$work/collective_$loop.txt"
 done
 
-echo "make_results: 4/5 parity_bench" >&2
+echo "make_results: 4/6 parity_bench" >&2
 python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
   "--torch_python=$torch_python" "--rounds=$parity_rounds" \
   >"$work/parity.md"
 
-echo "make_results: 5/5 validate_predictions" >&2
+echo "make_results: 5/6 validate_predictions" >&2
 python3 experiments/bench/validate_predictions.py --bin_dir="$bin" \
   "--configs=$vp_configs" "--real_configs=$vp_real" \
   "--strategies=$vp_strategies" \
   >"$work/validate.md" || echo "(validate_predictions exited $?)" >>"$work/validate.md"
+
+echo "make_results: 6/6 the slow_link preset" >&2
+text_args=()
+text_name="the built-in synthetic text"
+if [ -f ../shared/data/tinyshakespeare.txt ]; then
+  text_args=(-- "--text=$(cd ../shared/data && pwd)/tinyshakespeare.txt")
+  text_name="TinyShakespeare"
+fi
+slow_steps=80
+$quick && slow_steps=20
+slow_cmd=(compare --preset=slow_link "--steps=$slow_steps" "--repeats=$repeats")
+if "$bin/experiments/compare" --preset=slow_link "--steps=$slow_steps" \
+     "--repeats=$repeats" --noddp --out_dir="$work/slow" "${text_args[@]}" \
+     >/dev/null 2>"$work/slow.err"; then
+  python3 tools/slow_link_summary.py "$work/slow" >"$work/slow.md"
+else
+  { echo "(compare --preset=slow_link failed; its last lines:)"; echo '```'
+    tail -n 5 "$work/slow.err"; echo '```'; } >"$work/slow.md"
+fi
 
 # The assembled file: a header, then each section with its command.
 {
@@ -103,8 +127,9 @@ python3 experiments/bench/validate_predictions.py --bin_dir="$bin" \
   echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')),"
   echo "$(awk '/MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo) RAM, $(uname -sr)."
   echo "The sections are, in order: the main job, Gloo's event-loop policies,"
-  echo "ringside's collective against raw Gloo, and parity with what a user"
-  echo "would pick instead, and the cost model's predictions out of sample."
+  echo "ringside's collective against raw Gloo, parity with what a user"
+  echo "would pick instead, the cost model's predictions out of sample, and"
+  echo "the communication-efficient strategies by time to a target loss."
   echo
   echo "## 1. The main job"
   echo
@@ -152,6 +177,19 @@ python3 experiments/bench/validate_predictions.py --bin_dir="$bin" \
   echo
   sed -e 's/^## Predictions out of sample/Predictions out of sample/' \
     -e 's/^### /#### /' -e 's/^## /### /' "$work/validate.md"
+  echo
+  echo "## 6. Communicating less, judged by time to a target loss"
+  echo
+  echo "\`${slow_cmd[*]} -- --text=…\` on $text_name: the character"
+  echo "transformer at n = 2 (Adam, lr 0.003, the preset's worker flags, one"
+  echo "learning rate for every row) on shaped 0.1 and 1 Gbit/s links. Time to"
+  echo "target: training seconds until rank 0's validation loss first reached"
+  echo "the target the exact runs set; vs Ring > 1: sooner than ring on that"
+  echo "link; \"never\": not within the run. Each link's whole report (the"
+  echo "traffic per worker, the loss curves) is compare's; this table is"
+  echo "\`tools/slow_link_summary.py\`'s."
+  echo
+  cat "$work/slow.md"
 } >"$work/doc/RESULTS.md"
 
 # The images: compare copied its plots beside main.md, into results/.
@@ -161,7 +199,7 @@ if [ -d "$work/doc/results" ]; then cp -r "$work/doc/results" "$out_dir/results"
 cp "$work/doc/RESULTS.md" "$out"
 
 # README.md: the main job's n = 4 utilization table between the markers.
-python3 - "$work/doc/main.md" README.md <<'EOF'
+python3 - "$work/doc/main.md" README.md "$work/slow.md" <<'EOF'
 import re, sys
 main, readme = sys.argv[1], sys.argv[2]
 text = open(main).read()
@@ -175,6 +213,13 @@ if begin not in r or end not in r:
     sys.exit("make_results: README.md lacks the results:n4 markers")
 head, rest = r.split(begin, 1)
 _, tail = rest.split(end, 1)
-open(readme, "w").write(head + begin + "\n```\n" + table + "\n```\n" + end + tail)
+r = head + begin + "\n```\n" + table + "\n```\n" + end + tail
+slow = open(sys.argv[3]).read().strip()
+begin, end = "<!-- results:slow_link -->", "<!-- /results:slow_link -->"
+if begin not in r or end not in r:
+    sys.exit("make_results: README.md lacks the results:slow_link markers")
+head, rest = r.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(readme, "w").write(head + begin + "\n" + slow + "\n" + end + tail)
 EOF
-echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4 table" >&2
+echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4 and slow_link tables" >&2

@@ -252,6 +252,9 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
     if (IsNumber(f0, "ring_critical_bytes")) {
       row.ring_critical_bytes = f0["ring_critical_bytes"].get<double>() / steps;
     }
+    if (IsNumber(f0, "bytes_sent")) {
+      row.bytes_sent_per_step = f0["bytes_sent"].get<double>() / steps;
+    }
   }
   // The bucket caps and chunk the run used, where its strategy has them.
   for (const auto& [key, field] :
@@ -431,8 +434,22 @@ json JsonReport(const std::vector<ReportRow>& rows) {
     row["total_runs"] = spread ? json(r.run_total_utilization) : json();
     row["throughput_spread"] = spread ? json(*spread) : json();
     row["wide_spread"] = spread.has_value() && *spread > kWideSpread;
+    row["bytes_sent_per_step"] =
+        r.bytes_sent_per_step >= 0 ? json(r.bytes_sent_per_step) : json();
+    const std::optional<double> ratio = AllReduceShare(r);
+    row["vs_allreduce_bytes"] = ratio ? json(*ratio) : json();
   }
   return out;
+}
+
+std::optional<double> AllReduceShare(const ReportRow& row) {
+  const int n = row.workers();
+  if (n < 2 || row.model_bytes <= 0 || row.bytes_sent_per_step < 0) {
+    return std::nullopt;
+  }
+  const double all_reduce =
+      2.0 * (n - 1) / n * static_cast<double>(row.model_bytes);
+  return row.bytes_sent_per_step / all_reduce;
 }
 
 }  // namespace ringside

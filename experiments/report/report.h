@@ -100,6 +100,9 @@ struct ReportRow {
   // Sharded strategies: the bytes per step their rings keep the busiest
   // link sending (rank 0's ring_critical_bytes / measured steps; 0: none).
   double ring_critical_bytes = 0;
+  // The payload bytes rank 0 sent per measured step (its final record's
+  // bytes_sent / measured steps; < 0: not reported).
+  double bytes_sent_per_step = -1;
   // Strategies that bucket their gradients: the caps they ran with (bytes;
   // < 0: not reported, the cost model's defaults or flags hold).
   double ring_bucket_bytes = -1;
@@ -225,6 +228,11 @@ std::string CsvTable(const std::vector<ReportRow>& rows);
 // train_wall_s, loss}]}]}; speedup/scaling_eff null without a baseline,
 // eval_loss and time_to_target_s null without one.
 nlohmann::json JsonReport(const std::vector<ReportRow>& rows);
+
+// What `row` sent per step against a ring all-reduce of its model,
+// 2(n−1)/n·M (the exact strategies' bytes; < 1: it sends less); nullopt
+// at n < 2 or where the record lacks the bytes or the model's size.
+std::optional<double> AllReduceShare(const ReportRow& row);
 
 }  // namespace ringside
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "experiments/cost/cost_model.h"
+#include "experiments/report/prediction_report.h"
 
 namespace ringside {
 
@@ -339,6 +340,34 @@ std::string MemoryMarkdown(const std::vector<ReportRow>& rows) {
       "final record's memory_saving: counted_not_realised).\n");
 }
 
+std::string TrafficMarkdown(const std::vector<ReportRow>& rows) {
+  std::vector<std::vector<std::string>> cells = {
+      {"Parallel type", "n", "PrmSrv", "Sent per step (MB)",
+       "vs an all-reduce of the model", "Updates"}};
+  for (const ReportRow& r : rows) {
+    if (r.workers() < 2 || r.bytes_sent_per_step < 0) continue;
+    const std::optional<double> share = AllReduceShare(r);
+    cells.push_back(
+        {ParallelTypeLabel(r), absl::StrCat(r.workers()),
+         absl::StrCat(r.prm_srv),
+         absl::StrFormat("%.3f", r.bytes_sent_per_step / 1e6),
+         share ? absl::StrFormat("%.3f (1/%.1f)", *share,
+                                 *share > 0 ? 1 / *share : 0.0)
+               : std::string("-"),
+         RowUpdatesLabel(r)});
+  }
+  if (cells.size() == 1) return "";
+  return absl::StrCat(
+      MarkdownGrid(cells),
+      "\nSent per step: the payload bytes rank 0 sent per measured step "
+      "(its final record's bytes_sent over its measured steps); beside it "
+      "the share of a ring all-reduce of the model, 2(n−1)/n·M, what the "
+      "exact all-reduce strategies send (a parameter server's worker "
+      "sends M). Updates: \"exact\" or how the row's updates differ; "
+      "fewer bytes that buy less loss per step show in the Time to target "
+      "column, not here.\n");
+}
+
 std::string SweepMarkdown(const std::vector<ReportRow>& rows,
                           const std::vector<int>& workers,
                           const SweepDocument& doc) {
@@ -381,6 +410,9 @@ std::string SweepMarkdown(const std::vector<ReportRow>& rows,
   }
   if (const std::string memory = MemoryMarkdown(rows); !memory.empty()) {
     absl::StrAppend(&out, "\n## Memory per rank (MB)\n\n", memory);
+  }
+  if (const std::string traffic = TrafficMarkdown(rows); !traffic.empty()) {
+    absl::StrAppend(&out, "\n## Traffic per worker\n\n", traffic);
   }
   if (!doc.cost_model.empty()) {
     absl::StrAppend(&out, "\n## Cost model vs measured\n\n", doc.cost_model);

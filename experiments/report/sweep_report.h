@@ -127,6 +127,12 @@ std::optional<MemoryPerRank> FormulaMemory(const ReportRow& r);
 // row reports memory.
 std::string MemoryMarkdown(const std::vector<ReportRow>& rows);
 
+// The traffic table: per row at n >= 2 the bytes rank 0 sent per step,
+// that against a ring all-reduce of the model (AllReduceShare) and how its
+// updates compare with the exact strategies'; "" when no row reports its
+// bytes.
+std::string TrafficMarkdown(const std::vector<ReportRow>& rows);
+
 // The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +
 // ComputeSentence), Run and Command lines; the target loss (when given);
 // "## Utilization, n = N" with the study table per n of `workers`; "##

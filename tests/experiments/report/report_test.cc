@@ -176,6 +176,7 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"wall_s", 0.5},
                                      {"model_bytes", 4000},
                                      {"num_tensors", 6},
+                                     {"bytes_sent", 12000},
                                      {"ring_bucket_bytes", 0},
                                      {"ring_first_bucket_bytes", 1024},
                                      {"warmup_steps", 2},
@@ -205,6 +206,7 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_DOUBLE_EQ(row->step_s, 0.125);
   EXPECT_EQ(row->model_bytes, 4000);
   EXPECT_EQ(row->num_tensors, 6);
+  EXPECT_DOUBLE_EQ(row->bytes_sent_per_step, 3000);  // rank 0's, per step
   EXPECT_EQ(row->ring_bucket_bytes, 0);  // the caps it ran with
   EXPECT_EQ(row->ring_first_bucket_bytes, 1024);
   EXPECT_EQ(row->ps_chunk_bytes, -1);  // not reported: ring has none

@@ -284,6 +284,32 @@ TEST(SweepReportTest, MemoryPerRankInMarkdownAndCsv) {
   EXPECT_FALSE(FormulaMemory(rows[3]).has_value());
 }
 
+TEST(SweepReportTest, TrafficPerWorkerAgainstAnAllReduceOfTheModel) {
+  std::vector<ReportRow> rows = Sweep();
+  EXPECT_EQ(TrafficMarkdown(rows), "") << "no row reports its bytes";
+  // n = 2: a ring all-reduce of a 4 MB model sends 2·1/2·4 = 4 MB a rank.
+  for (int i : {0, 3, 4}) rows[i].model_bytes = 4'000'000;
+  rows[0].bytes_sent_per_step = 0;          // the baseline (n = 1): no row
+  rows[3].bytes_sent_per_step = 4'000'000;  // sps n=2: M
+  rows[4].bytes_sent_per_step = 125'000;    // ring n=2, as if compressed
+  rows[4].updates = "lossy (a test)";
+  const std::string traffic = TrafficMarkdown(rows);
+  EXPECT_THAT(traffic, HasSubstr("| SPS           |   2 |      1 |          "
+                                 "    4.000 |                 1.000 (1/1.0) "
+                                 "|          exact |"));
+  EXPECT_THAT(traffic, HasSubstr("| Ring          |   2 |      0 |          "
+                                 "    0.125 |                0.031 (1/32.0) "
+                                 "| lossy (a test) |"));
+  EXPECT_THAT(traffic, Not(HasSubstr("Baseline")));
+  EXPECT_THAT(SweepMarkdown(rows, {1, 2, 4}, {}),
+              HasSubstr("\n## Traffic per worker\n\n| Parallel type"));
+  const json j = JsonReport(rows);
+  EXPECT_DOUBLE_EQ(j["rows"][4]["bytes_sent_per_step"].get<double>(), 125e3);
+  EXPECT_DOUBLE_EQ(j["rows"][4]["vs_allreduce_bytes"].get<double>(), 0.03125);
+  EXPECT_TRUE(j["rows"][5]["bytes_sent_per_step"].is_null());
+  EXPECT_TRUE(j["rows"][0]["vs_allreduce_bytes"].is_null()) << "n = 1";
+}
+
 TEST(SweepReportTest, FormulaMemoryFollowsTheRowsFormulaNAndK) {
   ReportRow zero1 = testing::NamedRow("zero1");
   zero1.utilization = {0.5, 0.5, 0.5, 0.5};  // n = 4
