@@ -62,8 +62,8 @@ TEST(PredictBinaryTest, DefaultProfilePrintsTablesAndWritesJson) {
   // ResNet-50: 25,557,032 float32 parameters.
   EXPECT_EQ(j["inputs"]["model_bytes"].get<double>(), 4.0 * 25557032);
   EXPECT_EQ(j["inputs"]["num_tensors"], 161);
-  // baseline once + 10 strategies × n ∈ {1, 2, 4, 8}.
-  EXPECT_EQ(j["predictions"].size(), 41u);
+  // baseline once + 14 strategies × n ∈ {1, 2, 4, 8}.
+  EXPECT_EQ(j["predictions"].size(), 57u);
   EXPECT_EQ(j["inputs"]["optimizer_state_per_param"], 1.0);  // momentum
   EXPECT_THAT(run.output, HasSubstr("| zero3    |     8 |"));
 }
