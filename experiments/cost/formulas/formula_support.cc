@@ -175,4 +175,38 @@ void RunBucketAllReduces(const CostInputs& in, const Prediction& p,
   run.busy_s = r.busy_s;
 }
 
+void GatheredBucketsFormula::Terms(const CostInputs& in, Prediction& p) const {
+  if (in.workers <= 1) return;
+  const double n = static_cast<double>(in.workers);
+  const CpuCosts& c = in.cpu;
+  const double gathered = (n - 1) * GatheredBytes(in);
+  const double buckets = static_cast<double>(RingAllReduces(in));
+  p.bandwidth_s = gathered / in.bandwidth_Bps;
+  p.latency_s = buckets * (n - 1) * in.latency_s;
+  p.streamed_cpu_s =
+      gathered * c.allgather_byte_s + buckets * (n - 1) * c.collective_step_s;
+  p.cpu_s = p.streamed_cpu_s + c.collective_wake_s;
+}
+
+double GatheredBucketsFormula::BytesSentPerStep(const CostInputs& in) const {
+  const double n = static_cast<double>(in.workers);
+  return n * (n - 1) * GatheredBytes(in);
+}
+
+bool GatheredBucketsFormula::SimulateBackward(const CostInputs& in,
+                                              const Prediction& p,
+                                              const BackwardBudget& budget,
+                                              BackwardRun& run) const {
+  if (in.workers <= 1) return false;  // nothing to communicate
+  RunBucketAllReduces(in, p, budget, static_cast<double>(in.workers - 1), run);
+  return true;
+}
+
+MemoryPerRank GatheredBucketsFormula::Memory(double P, double s, int64_t n,
+                                             int64_t k) const {
+  MemoryPerRank m;
+  m.worker_bytes = (3 + s) * P;
+  return m;
+}
+
 }  // namespace ringside

@@ -117,6 +117,30 @@ void RunBucketAllReduces(const CostInputs& in, const Prediction& p,
                          const BackwardBudget& budget, double steps_per_call,
                          BackwardRun& run);
 
+// The formulas of ring's compression hooks that all-gather what each rank
+// sends (ring_topk, ring_sign), per DDP bucket (b_r of them), G bytes a
+// rank a step (GatheredBytes):
+//   comm      n = 1: 0; else (n−1) · G/B + b_r · (n−1)α (ring all-gathers)
+//   CPU       n > 1: (n−1) · G · g_b + b_r · (n−1) · c_s + l_w
+//   memory    worker (3 + s)·P (an error-feedback memory besides)
+//   W         n(n−1) · G; backward: ring's buckets, all of O; lossy.
+class GatheredBucketsFormula : public StrategyFormula {
+ public:
+  void Terms(const CostInputs& in, Prediction& p) const final;
+  double BytesSentPerStep(const CostInputs& in) const final;
+  bool SimulateBackward(const CostInputs& in, const Prediction& p,
+                        const BackwardBudget& budget,
+                        BackwardRun& run) const final;
+  Updates UpdatesAt(int64_t staleness) const final { return Updates::kLossy; }
+  std::string MemoryFormula() const final { return "(3 + s)·P"; }
+  MemoryPerRank Memory(double P, double s, int64_t n,
+                       int64_t k) const final;
+
+ protected:
+  // G: the bytes one rank contributes to a step's all-gathers.
+  virtual double GatheredBytes(const CostInputs& in) const = 0;
+};
+
 // The formulas of the strategies whose every worker holds the whole
 // parameters, gradients and optimizer state (baseline, ring, ring_fp16,
 // fusion, hierarchical): their memory, worker (2 + s)·P.

@@ -19,6 +19,7 @@
 #include "gloo/types.h"
 #include "tests/testing/oracle_harness.h"
 #include "tests/testing/rank_threads.h"
+#include "tests/testing/strategy_steps.h"
 
 namespace ringside::testing {
 namespace {
@@ -53,47 +54,15 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values("ring", "halving_doubling"),
                        ::testing::Values("sgd", "adam")));
 
-// One FinishStep of `strategy` on N ranks as threads with gradients
-// grads_of(rank); returns each rank's stats and averaged gradients.
-struct OneStep {
-  std::vector<StepStats> stats;
-  std::vector<std::vector<float>> grads;
-};
-OneStep RunOneStep(const std::string& strategy, int n,
-                   const std::function<std::vector<float>(int)>& grads_of) {
-  InMemoryStore store;
-  const TensorLayout layout =
-      *TensorLayout::FromShapes({{"w", {3, 4}}, {"b", {4}}});
-  OneStep out;
-  out.stats.resize(n);
-  out.grads.resize(n);
-  ExpectAllOk(RunRanks(n, [&](int r) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<SyncStrategy>> s =
-        StrategyRegistry::Create(strategy);
-    if (!s.ok()) return s.status();
-    std::vector<float> params(layout.total_elements(), 0.5f);
-    std::vector<float> grads = grads_of(r);
-    SyncContext context;
-    context.rank = r;
-    context.world_size = n;
-    context.layout = layout;
-    context.params = absl::MakeSpan(params);
-    context.grads = absl::MakeSpan(grads);
-    context.optimizer.type = "sgd";
-    context.optimizer.lr = 0.01f;
-    context.options.store = &store;
-    context.options.rpc_timeout = absl::Seconds(20);
-    context.options.connect_timeout = absl::Seconds(10);
-    if (absl::Status st = (*s)->Init(context); !st.ok()) return st;
-    (*s)->OnGradientReady(1);
-    (*s)->OnGradientReady(0);
-    absl::StatusOr<StepStats> stats = (*s)->FinishStep(0);
-    if (!stats.ok()) return stats.status();
-    out.stats[r] = *stats;
-    out.grads[r] = grads;
-    return (*s)->Shutdown();
-  }));
-  return out;
+// One FinishStep of `strategy` on N ranks as threads (a 3x4 "w" and a
+// 4-float "b") with gradients grads_of(rank): each rank's averaged
+// gradients and stats.
+StrategySteps RunOneStep(
+    const std::string& strategy, int n,
+    const std::function<std::vector<float>(int)>& grads_of) {
+  return RunStrategySteps(
+      strategy, n, *TensorLayout::FromShapes({{"w", {3, 4}}, {"b", {4}}}), 1,
+      [&](int r, int) { return grads_of(r); });
 }
 
 TEST(RingFp16StrategyTest, SumsInFp16AndMovesHalfOfRingsBytes) {
@@ -108,27 +77,27 @@ TEST(RingFp16StrategyTest, SumsInFp16AndMovesHalfOfRingsBytes) {
     g[1] = 0.1f;
     return g;
   };
-  OneStep fp16 = RunOneStep("ring_fp16", kN, grads_of);
-  OneStep ring = RunOneStep("ring", kN, grads_of);
+  StrategySteps fp16 = RunOneStep("ring_fp16", kN, grads_of);
+  StrategySteps ring = RunOneStep("ring", kN, grads_of);
   ASSERT_EQ(fp16.grads.size(), static_cast<size_t>(kN));
   for (int r = 0; r < kN; ++r) {
-    ASSERT_EQ(fp16.grads[r].size(), 16u);
-    EXPECT_EQ(fp16.grads[r][0], 0.5f) << "fp16 sum 1 + 2^-11 = 1, / 2";
-    EXPECT_NE(ring.grads[r][0], 0.5f) << "float32 keeps the 2^-11";
+    ASSERT_EQ(fp16.grads[r][0].size(), 16u);
+    EXPECT_EQ(fp16.grads[r][0][0], 0.5f) << "fp16 sum 1 + 2^-11 = 1, / 2";
+    EXPECT_NE(ring.grads[r][0][0], 0.5f) << "float32 keeps the 2^-11";
     uint16_t h;
     float tenth;
     FloatToHalf({0.1f}, absl::MakeSpan(&h, 1));
     HalfToFloat({h}, absl::MakeSpan(&tenth, 1));
-    EXPECT_EQ(fp16.grads[r][1], tenth) << "(h(0.1) + h(0.1)) / 2 = h(0.1)";
+    EXPECT_EQ(fp16.grads[r][0][1], tenth) << "(h(0.1) + h(0.1)) / 2 = h(0.1)";
     for (int i = 2; i < 16; ++i) {
-      EXPECT_EQ(fp16.grads[r][i], ring.grads[r][i]) << "element " << i;
+      EXPECT_EQ(fp16.grads[r][0][i], ring.grads[r][0][i]) << "element " << i;
     }
-    EXPECT_EQ(fp16.grads[r], fp16.grads[0]) << "ranks agree";
+    EXPECT_EQ(fp16.grads[r][0], fp16.grads[0][0]) << "ranks agree";
     // 16 floats: ring moves 2(N-1)/N * 64 bytes each way, fp16 half that.
-    EXPECT_EQ(ring.stats[r].bytes_sent, 64);
-    EXPECT_EQ(fp16.stats[r].bytes_sent, 32);
-    EXPECT_EQ(fp16.stats[r].bytes_received, 32);
-    EXPECT_EQ(2 * fp16.stats[r].bytes_sent, ring.stats[r].bytes_sent);
+    EXPECT_EQ(ring.stats[r][0].bytes_sent, 64);
+    EXPECT_EQ(fp16.stats[r][0].bytes_sent, 32);
+    EXPECT_EQ(fp16.stats[r][0].bytes_received, 32);
+    EXPECT_EQ(2 * fp16.stats[r][0].bytes_sent, ring.stats[r][0].bytes_sent);
   }
 }
 

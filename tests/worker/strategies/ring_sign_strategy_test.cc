@@ -13,9 +13,8 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/in_memory_store.h"
 #include "tests/testing/oracle_harness.h"
-#include "tests/testing/rank_threads.h"
+#include "tests/testing/strategy_steps.h"
 
 namespace ringside::testing {
 namespace {
@@ -48,52 +47,14 @@ INSTANTIATE_TEST_SUITE_P(WorkersAndOptimizers, RingSignOracleTest,
                          ::testing::Combine(::testing::Values(1, 2, 4),
                                             ::testing::Values("sgd", "adam")));
 
-// Two FinishSteps of ring_sign on 2 ranks as threads, a 40-float "w" (two
-// words of bits) and a 3-float "b" in one bucket, with gradients
-// grads_of(rank, step); each step's averaged gradients and bytes per rank.
-struct Steps {
-  std::vector<std::vector<std::vector<float>>> grads;  // [rank][step]
-  std::vector<std::vector<int64_t>> bytes;
-};
-Steps RunSteps(int n, int steps,
-               const std::function<std::vector<float>(int, int)>& grads_of) {
-  InMemoryStore store;
-  const TensorLayout layout =
-      *TensorLayout::FromShapes({{"w", {4, 10}}, {"b", {3}}});
-  Steps out;
-  out.grads.resize(n);
-  out.bytes.resize(n);
-  ExpectAllOk(RunRanks(n, [&](int r) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<SyncStrategy>> s =
-        StrategyRegistry::Create("ring_sign");
-    if (!s.ok()) return s.status();
-    std::vector<float> params(layout.total_elements(), 0.0f);
-    std::vector<float> grads(layout.total_elements());
-    SyncContext context;
-    context.rank = r;
-    context.world_size = n;
-    context.layout = layout;
-    context.params = absl::MakeSpan(params);
-    context.grads = absl::MakeSpan(grads);
-    context.optimizer.type = "sgd";
-    context.optimizer.lr = 0.01f;  // the parameters are not checked
-    context.options.store = &store;
-    context.options.rpc_timeout = absl::Seconds(20);
-    context.options.connect_timeout = absl::Seconds(10);
-    if (absl::Status st = (*s)->Init(context); !st.ok()) return st;
-    for (int t = 0; t < steps; ++t) {
-      const std::vector<float> g = grads_of(r, t);
-      std::copy(g.begin(), g.end(), grads.begin());  // the span stays valid
-      (*s)->OnGradientReady(1);
-      (*s)->OnGradientReady(0);
-      absl::StatusOr<StepStats> stats = (*s)->FinishStep(t);
-      if (!stats.ok()) return stats.status();
-      out.grads[r].push_back(grads);
-      out.bytes[r].push_back(stats->bytes_sent);
-    }
-    return (*s)->Shutdown();
-  }));
-  return out;
+// `steps` FinishSteps of ring_sign on N ranks as threads, a 40-float "w"
+// (two words of bits) and a 3-float "b" in one bucket.
+StrategySteps RunSteps(
+    int n, int steps,
+    const std::function<std::vector<float>(int, int)>& grads_of) {
+  return RunStrategySteps(
+      "ring_sign", n, *TensorLayout::FromShapes({{"w", {4, 10}}, {"b", {3}}}),
+      steps, grads_of);
 }
 
 TEST(RingSignStrategyTest, SendsScaledSignsAndFeedsTheRestBack) {
@@ -113,7 +74,7 @@ TEST(RingSignStrategyTest, SendsScaledSignsAndFeedsTheRestBack) {
     }
     return g;
   };
-  const Steps run = RunSteps(kN, 2, grads_of);
+  const StrategySteps run = RunSteps(kN, 2, grads_of);
   for (int r = 0; r < kN; ++r) {
     const std::vector<float>& s0 = run.grads[r][0];
     // w: (1.05·sign + 1·(−1)) / 2: +0.025 where rank 0 is +, w[5]: −1.025.
@@ -132,7 +93,7 @@ TEST(RingSignStrategyTest, SendsScaledSignsAndFeedsTheRestBack) {
     EXPECT_EQ(run.grads[r][1], run.grads[0][1]) << "ranks agree";
     // Words: w 1 + 2, b 1 + 1 = 5, all-gathered over 2 ranks: 20 bytes
     // each way (ring's would be 2·1/2 · 43 · 4 = 172).
-    EXPECT_EQ(run.bytes[r][0], 20);
+    EXPECT_EQ(run.stats[r][0].bytes_sent, 20);
   }
 }
 

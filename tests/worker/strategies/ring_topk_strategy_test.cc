@@ -14,9 +14,8 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives/in_memory_store.h"
 #include "tests/testing/oracle_harness.h"
-#include "tests/testing/rank_threads.h"
+#include "tests/testing/strategy_steps.h"
 #include "worker/strategies/allreduce/topk_options.h"
 
 namespace ringside::testing {
@@ -70,56 +69,18 @@ TEST(RingTopkOracleTest, OnePercentIsLossyButTrains) {
   RecordProperty("relative_l2_error_1pct", std::to_string(error));
 }
 
-// One or two FinishSteps of ring_topk on N ranks as threads, a 10-float
-// "w" and a 4-float "b" in one bucket, with gradients grads_of(rank, step);
-// returns each step's averaged gradients per rank and the bytes sent.
-struct Steps {
-  std::vector<std::vector<std::vector<float>>> grads;  // [rank][step]
-  std::vector<std::vector<int64_t>> bytes;             // [rank][step]
-};
-Steps RunSteps(int n, int steps, double ratio,
-               const std::function<std::vector<float>(int, int)>& grads_of) {
-  InMemoryStore store;
-  const TensorLayout layout =
-      *TensorLayout::FromShapes({{"w", {2, 5}}, {"b", {4}}});
-  Steps out;
-  out.grads.resize(n);
-  out.bytes.resize(n);
-  ExpectAllOk(RunRanks(n, [&](int r) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<SyncStrategy>> s =
-        StrategyRegistry::Create("ring_topk");
-    if (!s.ok()) return s.status();
-    std::vector<float> params(layout.total_elements(), 0.0f);
-    std::vector<float> grads(layout.total_elements());
-    SyncContext context;
-    context.rank = r;
-    context.world_size = n;
-    context.layout = layout;
-    context.params = absl::MakeSpan(params);
-    context.grads = absl::MakeSpan(grads);
-    context.optimizer.type = "sgd";
-    context.optimizer.momentum = 0;
-    context.optimizer.lr = 0.01f;  // the parameters are not checked
-    context.options.store = &store;
-    context.options.rpc_timeout = absl::Seconds(20);
-    context.options.connect_timeout = absl::Seconds(10);
-    TopkOptions topk;
-    topk.ratio = ratio;
-    context.options.strategy.Set(topk);
-    if (absl::Status st = (*s)->Init(context); !st.ok()) return st;
-    for (int t = 0; t < steps; ++t) {
-      const std::vector<float> g = grads_of(r, t);
-      std::copy(g.begin(), g.end(), grads.begin());  // the span stays valid
-      (*s)->OnGradientReady(1);
-      (*s)->OnGradientReady(0);
-      absl::StatusOr<StepStats> stats = (*s)->FinishStep(t);
-      if (!stats.ok()) return stats.status();
-      out.grads[r].push_back(grads);
-      out.bytes[r].push_back(stats->bytes_sent);
-    }
-    return (*s)->Shutdown();
-  }));
-  return out;
+// `steps` FinishSteps of ring_topk at `ratio` on N ranks as threads, a
+// 10-float "w" and a 4-float "b" in one bucket.
+StrategySteps RunSteps(
+    int n, int steps, double ratio,
+    const std::function<std::vector<float>(int, int)>& grads_of) {
+  StrategyOptionSet options;
+  TopkOptions topk;
+  topk.ratio = ratio;
+  options.Set(topk);
+  return RunStrategySteps(
+      "ring_topk", n, *TensorLayout::FromShapes({{"w", {2, 5}}, {"b", {4}}}),
+      steps, grads_of, options);
 }
 
 TEST(RingTopkStrategyTest, SendsEachTensorsLargestAndFeedsTheRestBack) {
@@ -142,7 +103,7 @@ TEST(RingTopkStrategyTest, SendsEachTensorsLargestAndFeedsTheRestBack) {
     }
     return g;
   };
-  const Steps run = RunSteps(kN, 2, 0.2, grads_of);
+  const StrategySteps run = RunSteps(kN, 2, 0.2, grads_of);
   for (int r = 0; r < kN; ++r) {
     const std::vector<float>& s0 = run.grads[r][0];
     // Rank 0 sends w[3] = 5, w[7] = -6, b[2] = 2; rank 1 w[3] = 1, w[9] =
@@ -164,7 +125,7 @@ TEST(RingTopkStrategyTest, SendsEachTensorsLargestAndFeedsTheRestBack) {
     EXPECT_EQ(run.grads[r][1], run.grads[0][1]) << "ranks agree";
     // 3 pairs (6 floats) all-gathered over 2 ranks: 24 bytes each way, of
     // ring's 56 (2·1/2 of 14 floats).
-    EXPECT_EQ(run.bytes[r][0], 24);
+    EXPECT_EQ(run.stats[r][0].bytes_sent, 24);
   }
 }
 
@@ -175,7 +136,7 @@ TEST(RingTopkStrategyTest, RatioOneSendsEverything) {
     for (int i = 0; i < 14; ++i) g[i] = static_cast<float>((i + 1) * (r + 1));
     return g;
   };
-  const Steps run = RunSteps(kN, 1, 1.0, grads_of);
+  const StrategySteps run = RunSteps(kN, 1, 1.0, grads_of);
   for (int r = 0; r < kN; ++r) {
     for (int i = 0; i < 14; ++i) {
       EXPECT_FLOAT_EQ(run.grads[r][0][i], 2.0f * (i + 1)) << i;

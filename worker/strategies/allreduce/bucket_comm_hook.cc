@@ -1,5 +1,7 @@
 #include "worker/strategies/allreduce/bucket_comm_hook.h"
 
+#include <algorithm>
+
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 
@@ -36,6 +38,23 @@ class AllReduceHook final : public BucketCommHook {
 
 std::unique_ptr<BucketCommHook> MakeAllReduceHook() {
   return std::make_unique<AllReduceHook>();
+}
+
+std::vector<BucketPart> BucketParts(const TensorLayout& layout,
+                                    int64_t offset, int64_t size) {
+  std::vector<BucketPart> parts;
+  const int64_t end = offset + size;
+  for (int t = 0; t < layout.num_tensors(); ++t) {
+    const TensorSpec& spec = layout.tensor(t);
+    if (spec.offset + spec.size <= offset || spec.offset >= end) continue;
+    BucketPart part;
+    part.tensor = t;
+    part.begin = std::max(spec.offset, offset) - offset;
+    part.size = std::min(spec.offset + spec.size, end) - offset - part.begin;
+    part.whole = spec.offset >= offset && spec.offset + spec.size <= end;
+    parts.push_back(part);
+  }
+  return parts;
 }
 
 }  // namespace ringside

@@ -20,6 +20,7 @@
 #include "absl/types/span.h"
 #include "collectives/collective.h"
 #include "collectives/store.h"
+#include "core/tensor_layout.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -57,6 +58,45 @@ class BucketCommHook {
 };
 
 std::unique_ptr<BucketCommHook> MakeAllReduceHook();
+
+// What the compression hooks share.
+//
+// One tensor's part of the bucket at `offset` of `size` elements: the
+// tensor's index, where its part starts within the bucket, how many
+// elements it has there, and whether the whole tensor lies inside.
+struct BucketPart {
+  int tensor = 0;
+  int64_t begin = 0;
+  int64_t size = 0;
+  bool whole = false;
+};
+// The parts of every tensor the bucket overlaps, in layout order.
+std::vector<BucketPart> BucketParts(const TensorLayout& layout,
+                                    int64_t offset, int64_t size);
+
+// A hook's wire share between TakeWireShare calls: the elements a ring
+// all-reduce would have to move for the same bytes on the wire, per
+// element reduced (an all-gather of g floats a rank moves what a ring
+// all-reduce of n·g/2 does).
+class WireShare {
+ public:
+  void Add(int64_t reduced, double ring_equivalent) {
+    reduced_ += reduced;
+    ring_equivalent_ += ring_equivalent;
+  }
+  // The share since the last Take (1 when nothing was reduced); resets.
+  double Take() {
+    const double share =
+        reduced_ > 0 ? ring_equivalent_ / static_cast<double>(reduced_) : 1.0;
+    reduced_ = 0;
+    ring_equivalent_ = 0;
+    return share;
+  }
+
+ private:
+  int64_t reduced_ = 0;
+  double ring_equivalent_ = 0;
+};
 
 }  // namespace ringside
 

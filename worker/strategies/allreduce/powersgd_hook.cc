@@ -92,10 +92,10 @@ class PowerSgdHook final : public BucketCommHook {
                       std::vector<HookPhase>* phases) override {
     BucketState& b = StateOf(grads.size(), offset);
     const bool timed = phases != nullptr;
-    reduced_elements_ += static_cast<int64_t>(grads.size());
     if (b.steps++ < options_.start_step) {
       const double start = timed ? NowSeconds() : 0.0;
-      wire_elements_ += static_cast<int64_t>(grads.size());
+      wire_.Add(static_cast<int64_t>(grads.size()),
+                static_cast<double>(grads.size()));
       absl::Status s =
           collective_->AllReduce(grads, ReduceOp::kAverage, timeout_);
       if (timed) phases->push_back({"ALLREDUCE", start, NowSeconds()});
@@ -170,7 +170,9 @@ class PowerSgdHook final : public BucketCommHook {
     for (size_t i = 0; i < grads.size(); ++i) {
       b.error[i] -= grads[i];
     }
-    wire_elements_ += b.plain_elements + b.p_elements + b.q_elements;
+    wire_.Add(static_cast<int64_t>(grads.size()),
+              static_cast<double>(b.plain_elements + b.p_elements +
+                                  b.q_elements));
     if (timed) {
       phases->push_back({"COMPRESS", t0, t1});
       phases->push_back({"ALLREDUCE_P", t1, t2});
@@ -182,14 +184,7 @@ class PowerSgdHook final : public BucketCommHook {
   }
 
   int wire_bytes_per_element() const override { return 4; }
-  double TakeWireShare() override {
-    const double share =
-        reduced_elements_ > 0 ? static_cast<double>(wire_elements_) /
-                                    static_cast<double>(reduced_elements_)
-                              : 1.0;
-    wire_elements_ = reduced_elements_ = 0;
-    return share;
-  }
+  double TakeWireShare() override { return wire_.Take(); }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu;
   }
@@ -206,13 +201,13 @@ class PowerSgdHook final : public BucketCommHook {
     BucketState& b = it->second;
     if (!fresh) return b;
     b.error.assign(size, 0.0f);
-    const int64_t end = offset + static_cast<int64_t>(size);
-    for (int t = 0; t < layout_.num_tensors(); ++t) {
+    for (const BucketPart& part :
+         BucketParts(layout_, offset, static_cast<int64_t>(size))) {
+      const int t = part.tensor;
       const TensorSpec& spec = layout_.tensor(t);
-      if (spec.offset + spec.size <= offset || spec.offset >= end) continue;
-      const int64_t begin = std::max(spec.offset, offset) - offset;
-      const int64_t stop = std::min(spec.offset + spec.size, end) - offset;
-      const bool whole = spec.offset >= offset && spec.offset + spec.size <= end;
+      const int64_t begin = part.begin;
+      const int64_t stop = part.begin + part.size;
+      const bool whole = part.whole;
       const int64_t rows = spec.shape.empty() ? 1 : spec.shape[0];
       const int64_t cols = rows > 0 ? spec.size / rows : 0;
       const int64_t r =
@@ -250,8 +245,7 @@ class PowerSgdHook final : public BucketCommHook {
   Collective* collective_ = nullptr;
   TensorLayout layout_;
   std::unordered_map<int64_t, BucketState> buckets_;
-  // Elements put on the wire and elements reduced since TakeWireShare.
-  int64_t wire_elements_ = 0, reduced_elements_ = 0;
+  WireShare wire_;
 };
 
 }  // namespace

@@ -109,8 +109,11 @@ class SignHook final : public BucketCommHook {
       const float inverse_n = 1.0f / static_cast<float>(world_size_);
       for (float& g : grads) g *= inverse_n;
     }
-    reduced_elements_ += static_cast<int64_t>(grads.size());
-    wire_halves_ += world_size_ * static_cast<int64_t>(words);
+    // An all-gather of `words` floats a rank: a ring all-reduce of
+    // n·words/2.
+    wire_.Add(static_cast<int64_t>(grads.size()),
+              0.5 * static_cast<double>(world_size_) *
+                  static_cast<double>(words));
     if (timed) {
       phases->push_back({"COMPRESS", t0, t1});
       phases->push_back({"ALLGATHER", t1, t2});
@@ -120,15 +123,7 @@ class SignHook final : public BucketCommHook {
   }
 
   int wire_bytes_per_element() const override { return 4; }
-  double TakeWireShare() override {
-    // An all-gather of g words a rank: a ring all-reduce of n·g/2.
-    const double share = reduced_elements_ > 0
-                             ? 0.5 * static_cast<double>(wire_halves_) /
-                                   static_cast<double>(reduced_elements_)
-                             : 1.0;
-    wire_halves_ = reduced_elements_ = 0;
-    return share;
-  }
+  double TakeWireShare() override { return wire_.Take(); }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu;
   }
@@ -140,17 +135,11 @@ class SignHook final : public BucketCommHook {
     BucketState& b = it->second;
     if (!fresh) return b;
     b.error.assign(size, 0.0f);
-    const int64_t end = offset + static_cast<int64_t>(size);
     int64_t words = 0;
-    for (int t = 0; t < layout_.num_tensors(); ++t) {
-      const TensorSpec& spec = layout_.tensor(t);
-      if (spec.offset + spec.size <= offset || spec.offset >= end) continue;
-      Piece p;
-      p.begin = std::max(spec.offset, offset) - offset;
-      p.size = std::min(spec.offset + spec.size, end) - offset - p.begin;
-      p.word = words;
-      words += WordsOf(p.size);
-      b.pieces.push_back(p);
+    for (const BucketPart& part :
+         BucketParts(layout_, offset, static_cast<int64_t>(size))) {
+      b.pieces.push_back({part.begin, part.size, words});
+      words += WordsOf(part.size);
     }
     b.send.assign(words, 0.0f);
     b.received.assign(words * world_size_, 0.0f);
@@ -162,9 +151,7 @@ class SignHook final : public BucketCommHook {
   Collective* collective_ = nullptr;
   TensorLayout layout_;
   std::unordered_map<int64_t, BucketState> buckets_;
-  // Words all-gathered times N (twice ring-equivalent elements) and
-  // elements reduced since TakeWireShare.
-  int64_t wire_halves_ = 0, reduced_elements_ = 0;
+  WireShare wire_;
 };
 
 }  // namespace

@@ -130,8 +130,9 @@ class TopkHook final : public BucketCommHook {
     for (size_t j = 0; j < b.send.size(); j += 2) {
       b.error[FloatAsIndex(b.send[j])] = 0.0f;
     }
-    reduced_elements_ += static_cast<int64_t>(grads.size());
-    wire_elements_ += world_size_ * b.k_total;
+    // An all-gather of 2k floats a rank: a ring all-reduce of n·k.
+    wire_.Add(static_cast<int64_t>(grads.size()),
+              static_cast<double>(world_size_ * b.k_total));
     if (timed) {
       phases->push_back({"COMPRESS", t0, t1});
       phases->push_back({"ALLGATHER", t1, t2});
@@ -141,14 +142,7 @@ class TopkHook final : public BucketCommHook {
   }
 
   int wire_bytes_per_element() const override { return 4; }
-  double TakeWireShare() override {
-    const double share =
-        reduced_elements_ > 0 ? static_cast<double>(wire_elements_) /
-                                    static_cast<double>(reduced_elements_)
-                              : 1.0;
-    wire_elements_ = reduced_elements_ = 0;
-    return share;
-  }
+  double TakeWireShare() override { return wire_.Take(); }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu;
   }
@@ -160,13 +154,11 @@ class TopkHook final : public BucketCommHook {
     BucketState& b = it->second;
     if (!fresh) return b;
     b.error.assign(size, 0.0f);
-    const int64_t end = offset + static_cast<int64_t>(size);
-    for (int t = 0; t < layout_.num_tensors(); ++t) {
-      const TensorSpec& spec = layout_.tensor(t);
-      if (spec.offset + spec.size <= offset || spec.offset >= end) continue;
+    for (const BucketPart& part :
+         BucketParts(layout_, offset, static_cast<int64_t>(size))) {
       Piece p;
-      p.begin = std::max(spec.offset, offset) - offset;
-      p.size = std::min(spec.offset + spec.size, end) - offset - p.begin;
+      p.begin = part.begin;
+      p.size = part.size;
       p.k = std::min<int64_t>(
           p.size, std::max<int64_t>(
                       1, static_cast<int64_t>(std::ceil(
@@ -185,9 +177,7 @@ class TopkHook final : public BucketCommHook {
   Collective* collective_ = nullptr;
   TensorLayout layout_;
   std::unordered_map<int64_t, BucketState> buckets_;
-  // Ring-equivalent elements on the wire and elements reduced since
-  // TakeWireShare.
-  int64_t wire_elements_ = 0, reduced_elements_ = 0;
+  WireShare wire_;
 };
 
 }  // namespace
