@@ -16,7 +16,9 @@
 // CPU buffers only (the CUDA backend stages such strategies through host
 // memory).
 //
-// Phases (timeline): COMPRESS (error feedback, scales, bits), ALLGATHER,
+// The all-gather, the sum in rank order, the division and the phases are
+// GatherHook's (gather_hook.h). Phases (timeline): COMPRESS (error
+// feedback, scales, bits), ALLGATHER,
 // DECOMPRESS (the scaled signs' sum, error).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_SIGN_HOOK_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_SIGN_HOOK_H_

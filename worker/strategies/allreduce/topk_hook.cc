@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "common/stopwatch.h"
+#include "worker/strategies/allreduce/gather_hook.h"
 #include "worker/strategies/allreduce/topk_options.h"
 
 namespace ringside {
@@ -32,8 +32,7 @@ struct BucketState {
   // This rank's error, the bucket's size; during a Reduce, the input (the
   // gradients plus the error) until the sent elements are taken from it.
   std::vector<float> error;
-  std::vector<float> send;      // 2·k_total: (index bits, value) pairs
-  std::vector<float> received;  // N × send
+  std::vector<float> send;       // 2·k_total: (index bits, value) pairs
   std::vector<float> magnitude;  // scratch for the selection
 };
 
@@ -82,29 +81,27 @@ void SelectTopK(const float* values, int64_t begin, int64_t size, int64_t k,
   }
 }
 
-class TopkHook final : public BucketCommHook {
+class TopkHook final : public GatherHook {
  public:
-  absl::Status Connect(const SyncContext& context, Store&, const std::string&,
-                       Collective& collective) override {
+  TopkHook() : GatherHook("top-k") {}
+
+ protected:
+  absl::Status Configure(const SyncContext& context) override {
     options_ = context.options.strategy.Get<TopkOptions>();
     RS_RETURN_IF_ERROR(options_.Validate());
-    world_size_ = context.world_size;
-    timeout_ = context.options.rpc_timeout;
-    collective_ = &collective;
-    layout_ = context.layout;
-    if (layout_.total_elements() > std::numeric_limits<int32_t>::max()) {
+    if (layout().total_elements() > std::numeric_limits<int32_t>::max()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "ring_topk: ", layout_.total_elements(),
+          "ring_topk: ", layout().total_elements(),
           " parameters are more than its int32 indices address"));
     }
     return absl::OkStatus();
   }
 
-  absl::Status Reduce(absl::Span<float> grads, int64_t offset,
-                      std::vector<HookPhase>* phases) override {
+  // Error feedback, each tensor part's top k as pairs; the elements sent
+  // leave no error.
+  absl::Span<const float> Compress(absl::Span<const float> grads,
+                                   int64_t offset) override {
     BucketState& b = StateOf(grads.size(), offset);
-    const bool timed = phases != nullptr;
-    const double t0 = timed ? NowSeconds() : 0.0;
     for (size_t i = 0; i < grads.size(); ++i) {
       b.error[i] += grads[i];
     }
@@ -114,37 +111,17 @@ class TopkHook final : public BucketCommHook {
                  out);
       out += 2 * p.k;
     }
-    const double t1 = timed ? NowSeconds() : 0.0;
-    RS_RETURN_IF_ERROR(Annotate(
-        collective_->AllGather(b.send, absl::MakeSpan(b.received), timeout_),
-        "top-k all-gather"));
-    const double t2 = timed ? NowSeconds() : 0.0;
-    std::fill(grads.begin(), grads.end(), 0.0f);
-    for (size_t j = 0; j < b.received.size(); j += 2) {
-      grads[FloatAsIndex(b.received[j])] += b.received[j + 1];
-    }
-    const float inverse_n = 1.0f / static_cast<float>(world_size_);
-    if (world_size_ > 1) {
-      for (float& g : grads) g *= inverse_n;
-    }
     for (size_t j = 0; j < b.send.size(); j += 2) {
       b.error[FloatAsIndex(b.send[j])] = 0.0f;
     }
-    // An all-gather of 2k floats a rank: a ring all-reduce of n·k.
-    wire_.Add(static_cast<int64_t>(grads.size()),
-              static_cast<double>(world_size_ * b.k_total));
-    if (timed) {
-      phases->push_back({"COMPRESS", t0, t1});
-      phases->push_back({"ALLGATHER", t1, t2});
-      phases->push_back({"DECOMPRESS", t2, NowSeconds()});
-    }
-    return absl::OkStatus();
+    return b.send;
   }
 
-  int wire_bytes_per_element() const override { return 4; }
-  double TakeWireShare() override { return wire_.Take(); }
-  bool SupportsDevice(Device device) const override {
-    return device == Device::kCpu;
+  void Decompress(absl::Span<const float> message,
+                  absl::Span<float> bucket) override {
+    for (size_t j = 0; j < message.size(); j += 2) {
+      bucket[FloatAsIndex(message[j])] += message[j + 1];
+    }
   }
 
  private:
@@ -155,7 +132,7 @@ class TopkHook final : public BucketCommHook {
     if (!fresh) return b;
     b.error.assign(size, 0.0f);
     for (const BucketPart& part :
-         BucketParts(layout_, offset, static_cast<int64_t>(size))) {
+         BucketParts(layout(), offset, static_cast<int64_t>(size))) {
       Piece p;
       p.begin = part.begin;
       p.size = part.size;
@@ -167,17 +144,11 @@ class TopkHook final : public BucketCommHook {
       b.pieces.push_back(p);
     }
     b.send.assign(2 * b.k_total, 0.0f);
-    b.received.assign(2 * b.k_total * world_size_, 0.0f);
     return b;
   }
 
   TopkOptions options_;
-  int world_size_ = 1;
-  absl::Duration timeout_;
-  Collective* collective_ = nullptr;
-  TensorLayout layout_;
   std::unordered_map<int64_t, BucketState> buckets_;
-  WireShare wire_;
 };
 
 }  // namespace

@@ -25,8 +25,10 @@
 // CPU buffers only (the CUDA backend stages such strategies through host
 // memory).
 //
-// Phases (timeline): COMPRESS (error feedback, selection, packing),
-// ALLGATHER, DECOMPRESS (the sparse sum, error).
+// The all-gather, the sum in rank order, the division and the phases are
+// GatherHook's (gather_hook.h). Phases (timeline): COMPRESS (error
+// feedback, selection, packing),
+// ALLGATHER, DECOMPRESS (the sparse sum).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_TOPK_HOOK_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_TOPK_HOOK_H_
 

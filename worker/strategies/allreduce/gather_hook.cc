@@ -1,0 +1,52 @@
+#include "worker/strategies/allreduce/gather_hook.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "common/stopwatch.h"
+
+namespace ringside {
+
+absl::Status GatherHook::Connect(const SyncContext& context, Store&,
+                                 const std::string&, Collective& collective) {
+  world_size_ = context.world_size;
+  timeout_ = context.options.rpc_timeout;
+  collective_ = &collective;
+  layout_ = context.layout;
+  return Configure(context);
+}
+
+absl::Status GatherHook::Reduce(absl::Span<float> grads, int64_t offset,
+                                std::vector<HookPhase>* phases) {
+  const bool timed = phases != nullptr;
+  const double t0 = timed ? NowSeconds() : 0.0;
+  const absl::Span<const float> message = Compress(grads, offset);
+  const double t1 = timed ? NowSeconds() : 0.0;
+  received_.resize(message.size() * world_size_);
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->AllGather(message, absl::MakeSpan(received_), timeout_),
+      absl::StrCat(what_, " all-gather")));
+  const double t2 = timed ? NowSeconds() : 0.0;
+  std::fill(grads.begin(), grads.end(), 0.0f);
+  for (int r = 0; r < world_size_; ++r) {
+    Decompress(absl::MakeConstSpan(received_).subspan(r * message.size(),
+                                                      message.size()),
+               grads);
+  }
+  if (world_size_ > 1) {
+    const float inverse_n = 1.0f / static_cast<float>(world_size_);
+    for (float& g : grads) g *= inverse_n;
+  }
+  wire_.Add(static_cast<int64_t>(grads.size()),
+            0.5 * static_cast<double>(world_size_) *
+                static_cast<double>(message.size()));
+  if (timed) {
+    phases->push_back({"COMPRESS", t0, t1});
+    phases->push_back({"ALLGATHER", t1, t2});
+    phases->push_back({"DECOMPRESS", t2, NowSeconds()});
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ringside
