@@ -73,17 +73,28 @@ else
   mapfile -t targets < <(cuda_targets)
   echo "run_tests: compiling the CUDA configuration with ${nvcc}:" \
        "bazel --output_base=${cuda_base} build --config=cuda ${targets[*]}"
-  if bazel --output_base="$cuda_base" build --config=cuda "${cpu_config[@]}" -- "${targets[@]}"; then
+  # Its compiler output (thousands of lines of Eigen's warnings) goes to a
+  # log, shown only when the build fails, so the run's last lines stay its
+  # results.
+  cuda_log=$(mktemp)
+  if bazel --output_base="$cuda_base" build --config=cuda "${cpu_config[@]}" -- "${targets[@]}" >"$cuda_log" 2>&1; then
     cuda="built"
+    grep -E "^(INFO: (Elapsed|Build completed)|ERROR)" "$cuda_log" | tail -n 3
   else
     cuda="FAILED"
+    tail -n 200 "$cuda_log"
     echo "run_tests: FAILED: the CUDA configuration does not compile" \
          "(bazel --output_base=${cuda_base} build --config=cuda //...;" \
-         "errors above)"
+         "its last 200 lines above)"
     rc=1
   fi
+  rm -f "$cuda_log"
   # Its server is not needed any more: free its memory.
   bazel --output_base="$cuda_base" shutdown >/dev/null 2>&1 || true
 fi
+# The failed cases once more, next to the totals, where a reader of the
+# run's last lines looks.
+echo "$counts" | awk '/^run_tests: failed test cases/ {on = 1; print; next}
+                      on && /^  / {print; next} {on = 0}'
 echo "$(echo "$counts" | tail -n 1); CUDA build: ${cuda}"
 exit "$rc"
