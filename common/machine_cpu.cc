@@ -34,11 +34,16 @@ absl::StatusOr<MachineCpuTimes> ParseProcStatCpuLine(absl::string_view line,
         absl::StrCat("machine CPU: unexpected /proc/stat line '", line, "'"));
   }
   if (!(fields >> steal)) steal = 0;  // kernels before 2.6.11
-  const double tick = 1.0 / static_cast<double>(ticks_per_second);
+  // Ticks divided by the rate (not times its reciprocal): each figure is
+  // the correctly rounded seconds, the same double as any other reading
+  // of those ticks.
+  const auto seconds = [ticks_per_second](long long ticks) {
+    return static_cast<double>(ticks) / static_cast<double>(ticks_per_second);
+  };
   MachineCpuTimes t;
-  t.busy_s = (user + nice + system + irq + softirq) * tick;
-  t.interrupt_s = (irq + softirq) * tick;
-  t.steal_s = steal * tick;
+  t.busy_s = seconds(user + nice + system + irq + softirq);
+  t.interrupt_s = seconds(irq + softirq);
+  t.steal_s = seconds(steal);
   return t;
 }
 
