@@ -103,7 +103,8 @@ def draw(rng, max_link_s):
 
 
 # A row whose predicted CPU demand keeps this share of the cores busy or
-# more is core-bound.
+# more is core-bound (compare's report uses the same share,
+# experiments/cost/cost_types.h's kCoreBoundShare).
 CORE_BOUND_SHARE = 0.8
 
 

@@ -194,6 +194,13 @@ struct CostInputs {
   CpuCosts cpu;
 };
 
+// A prediction whose processes' CPU demand keeps at least this share of
+// the cores busy (Prediction::core_share) is core-bound: the cores, not
+// the link, decide its step, and the model prices their contention only
+// as a bound (cost_model.h). The report and validate_predictions.py
+// (CORE_BOUND_SHARE) keep such rows apart.
+inline constexpr double kCoreBoundShare = 0.8;
+
 struct Prediction {
   std::string strategy;  // one of CostModelStrategies()
   int64_t workers = 1;   // n the prediction is for (1 for baseline)

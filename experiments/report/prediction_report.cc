@@ -125,6 +125,19 @@ std::string NotCounted(const ReportRow& row, const ReportRow* reference,
         "price",
         row.workers(), std::max(1, row.compute_threads), row.prm_srv, cores);
   }
+  // The prediction's own estimate, from the reference's compute and the
+  // calibration (nothing of this row's run): its processes keep most of
+  // the cores busy, so they contend for them, which the model prices only
+  // as a perfectly packed bound.
+  if (run.prediction && run.prediction->core_share >= kCoreBoundShare) {
+    return absl::StrFormat(
+        "outside the model's domain: core-bound, its predicted CPU demand "
+        "keeps %.0f%% of the %d cores busy (its compute, its collectives' "
+        "or rounds' CPU and the link's copies), and processes contending "
+        "for the cores run short of the perfectly packed bound the model "
+        "prices",
+        100 * run.prediction->core_share, cores);
+  }
   return "";
 }
 

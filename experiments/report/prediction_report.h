@@ -18,7 +18,11 @@
 // would only restate the reference; rows outside the model's domain: real
 // compute whose workers' compute threads and servers outnumber the cores
 // (the model prices each worker's compute alone on its device, and does
-// not model processes sharing cores).
+// not model processes sharing cores), and core-bound rows, whose predicted
+// CPU demand keeps kCoreBoundShare of the cores busy or more (contending
+// processes run short of the perfectly packed cores' bound the model
+// prices; validate_predictions.py keeps them apart too). Their errors stay
+// in the table, marked.
 //
 // Each row is predicted by the formula its registry entry names
 // (ReportRow::modelled_as; a strategy whose registry entry says it moves

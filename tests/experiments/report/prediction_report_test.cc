@@ -440,6 +440,40 @@ TEST(PredictionReportTest, RowsThatRestateTheReferenceOrShareCoresAreNotCounted)
             "");
 }
 
+// Core-bound rows are outside the model's domain too: with the machine's
+// 2 cores calibrated, two workers' 20 ms of compute each keep the cores
+// busy through the predicted step (their demand is at least 40 ms of CPU
+// over a step of about 21 ms on 2 cores), so ring at n = 2 is not counted
+// and says why; with 4 cores it keeps half of them busy and is counted.
+TEST(PredictionReportTest, CoreBoundRowsAreNotCounted) {
+  for (const int cores : {2, 4}) {
+    SCOPED_TRACE(cores);
+    CostInputs link = Link();
+    link.cpu.cores = cores;
+    const std::vector<PredictedRun> runs = PredictRuns(
+        {Measured("baseline", 1, 0, 0.020, 0.020),
+         Measured("ring", 2, 0, 0.020, 0.030)},
+        link, cores);
+    ASSERT_TRUE(runs[1].prediction.has_value());
+    const double share = runs[1].prediction->core_share;
+    if (cores == 2) {
+      EXPECT_GE(share, kCoreBoundShare);
+      EXPECT_THAT(runs[1].not_counted,
+                  HasSubstr("outside the model's domain: core-bound, its "
+                            "predicted CPU demand keeps"));
+      EXPECT_THAT(runs[1].not_counted, HasSubstr("of the 2 cores busy"));
+      EXPECT_EQ(SummarizeErrors(runs).modelled, 0);
+      EXPECT_THAT(PredictionMarkdown(runs, link, "given"),
+                  HasSubstr("- Ring n=2: not counted (outside the model's "
+                            "domain: core-bound"));
+    } else {
+      EXPECT_LT(share, kCoreBoundShare);
+      EXPECT_EQ(runs[1].not_counted, "");
+      EXPECT_EQ(SummarizeErrors(runs).modelled, 1);
+    }
+  }
+}
+
 // PyTorch DDP's rows take PyTorch's compute: the DDP run at n = 1.
 TEST(PredictionReportTest, DdpRowsArePredictedFromDdpAtOneWorker) {
   ReportRow ddp1 = Measured("ddp", 1, 0, 0.025, 0.025);
