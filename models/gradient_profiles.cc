@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -111,6 +113,25 @@ absl::StatusOr<GradientProfile> FindGradientProfile(absl::string_view name) {
   return absl::InvalidArgumentError(
       absl::StrCat("unknown gradient profile '", name,
                    "' (known: ", GradientProfileNameList(), ")"));
+}
+
+absl::StatusOr<GradientProfile> ScaledProfile(GradientProfile profile,
+                                              double scale) {
+  if (!std::isfinite(scale) || scale < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--emulation_scale must be a finite number >= 1, got ", scale));
+  }
+  if (scale == 1) return profile;
+  for (auto& [name, shape] : profile.tensors) {
+    int64_t size = 1;
+    for (int64_t d : shape) size *= d;
+    shape = {std::max<int64_t>(
+        1, std::llround(static_cast<double>(size) / scale))};
+  }
+  profile.published_parameters = profile.num_parameters();
+  absl::StrAppend(&profile.description, " (emulation scale ", scale,
+                  ": 1/", scale, " of each tensor's elements)");
+  return profile;
 }
 
 }  // namespace ringside

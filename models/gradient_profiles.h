@@ -96,6 +96,16 @@ std::string GradientProfileNameList();
 // --strategy or --model), or on a malformed mix, naming the item.
 absl::StatusOr<GradientProfile> FindGradientProfile(absl::string_view name);
 
+// The profile at emulation scale S (compare --emulation_scale): every
+// tensor keeps its name and place in the order but holds 1/S of its
+// elements, rounded to the nearest and at least one, as one dimension, so
+// the bytes shrink S-fold while the tensor count (the per-message costs)
+// stays; published_parameters becomes the scaled sum and the description
+// says the scale. A measured compute is kept as it is (the time is not
+// scaled). INVALID_ARGUMENT unless S is finite and >= 1.
+absl::StatusOr<GradientProfile> ScaledProfile(GradientProfile profile,
+                                              double scale);
+
 }  // namespace ringside
 
 #endif  // RINGSIDE_MODELS_GRADIENT_PROFILES_H_

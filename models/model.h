@@ -73,6 +73,9 @@ class Model {
   // a real model's device time) rather than a real model's arithmetic;
   // every output of a run on such a model says so.
   virtual bool emulated() const { return false; }
+  // The wall time one ForwardBackward is emulated to take, before any
+  // straggler factor (ScaleEmulatedCompute); 0 when none is emulated.
+  virtual double EmulatedComputeSeconds() const { return 0; }
   // Stragglers (worker/stragglers.h): makes later ForwardBackward calls
   // take `factor` (> 0) times the emulated compute time; false (default)
   // when this model emulates none, so its compute cannot be scaled.

@@ -42,6 +42,8 @@ absl::StatusOr<ModelBundle> MakeMlp(const ModelOptions& options) {
 absl::StatusOr<ModelBundle> MakeSynthetic(const ModelOptions& options) {
   RS_ASSIGN_OR_RETURN(GradientProfile profile,
                       FindGradientProfile(options.profile));
+  RS_ASSIGN_OR_RETURN(profile,
+                      ScaledProfile(std::move(profile), options.emulation_scale));
   SyntheticModelOptions model_options;
   model_options.emulated_compute_s = options.emulated_compute_ms / 1000.0;
   model_options.compute_scale = options.compute_scale;
@@ -92,6 +94,12 @@ absl::StatusOr<ModelBundle> MakeCharLm(const ModelOptions& options) {
 std::string ModelNames() { return "mlp, synthetic, charlm"; }
 
 absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options) {
+  if (options.emulation_scale != 1 && options.name != "synthetic") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--emulation_scale=", options.emulation_scale,
+        " needs --model=synthetic (a real model's tensors cannot shrink; "
+        "got --model=", options.name, ")"));
+  }
   if (options.name == "mlp") return MakeMlp(options);
   if (options.name == "synthetic") return MakeSynthetic(options);
   if (options.name == "charlm") return MakeCharLm(options);

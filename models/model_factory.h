@@ -54,6 +54,9 @@ struct ModelOptions {
   // "synthetic" only: multiplies the compute a profile file measured (used
   // when emulated_compute_ms is 0), > 0.
   double compute_scale = 1.0;
+  // "synthetic" only: the emulation scale S >= 1 (ScaledProfile): each
+  // tensor holds 1/S of its elements; 1: the profile as it is.
+  double emulation_scale = 1.0;
   // "charlm" only.
   CharLmModelOptions charlm;
   // Synthetic data: training examples (one epoch), held-out examples, and

@@ -25,6 +25,12 @@ ABSL_FLAG(double, compute_scale, 1.0,
           "compute and --emulated_compute_ms=0: its forward, backward and "
           "gradient-ready times are multiplied by this (> 0), standing in "
           "for a faster or slower device.");
+ABSL_FLAG(double, emulation_scale, 1.0,
+          "--model=synthetic: every tensor holds 1/S of its elements (at "
+          "least one), so a run moves S times fewer bytes; compare "
+          "--emulation_scale also divides the link's bandwidth and the "
+          "byte thresholds by S, which keeps a full-size run's transfer "
+          "times (>= 1; 1: full size).");
 ABSL_FLAG(int64_t, train_examples, 16384, "Synthetic training examples.");
 ABSL_FLAG(int64_t, eval_examples, 1024, "Synthetic held-out examples.");
 ABSL_FLAG(uint64_t, data_seed, 1, "Seed of the data and its order.");
@@ -53,6 +59,7 @@ absl::StatusOr<ModelOptions> ModelOptionsFromFlags() {
   m.profile = absl::GetFlag(FLAGS_profile);
   m.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
   m.compute_scale = absl::GetFlag(FLAGS_compute_scale);
+  m.emulation_scale = absl::GetFlag(FLAGS_emulation_scale);
   m.train_examples = absl::GetFlag(FLAGS_train_examples);
   m.eval_examples = absl::GetFlag(FLAGS_eval_examples);
   m.data_seed = absl::GetFlag(FLAGS_data_seed);

@@ -125,6 +125,14 @@ void SyntheticModel::BatchMoments(const Batch& batch, double* mean,
   *variance = sq / static_cast<double>(batch.size);
 }
 
+double SyntheticModel::EmulatedComputeSeconds() const {
+  if (UsesProfileCompute()) {
+    return (profile_.compute->forward_s + profile_.compute->backward_s) *
+           options_.compute_scale;
+  }
+  return options_.emulated_compute_s;
+}
+
 bool SyntheticModel::ScaleEmulatedCompute(double factor) {
   if ((options_.emulated_compute_s <= 0 && !UsesProfileCompute()) ||
       !(factor > 0)) {

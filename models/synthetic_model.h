@@ -88,6 +88,9 @@ class SyntheticModel : public Model {
   // not this, sets the step time.
   double FlopsPerExample() const override;
   bool emulated() const override { return true; }
+  // T, or the profile's measured forward + backward times compute_scale
+  // (T = 0); 0 when neither.
+  double EmulatedComputeSeconds() const override;
   // Scales the emulated compute (true), when there is any: T > 0 or a
   // profile's measured compute.
   bool ScaleEmulatedCompute(double factor) override;

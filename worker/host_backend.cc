@@ -80,6 +80,9 @@ absl::StatusOr<std::vector<float>> HostBackend::FinalParams() {
 nlohmann::json HostBackend::RecordFields() const {
   return {
       {"emulated", model_.emulated()},
+      // What the emulated compute is meant to take a step (0: none), for
+      // the report's check that it held.
+      {"emulated_compute_s", model_.EmulatedComputeSeconds()},
       {"device", "cpu"},
       {"timing", "steady_clock"},
       // Threads of Eigen's matrix products (--eigen_threads).

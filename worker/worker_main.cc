@@ -51,6 +51,7 @@
 #include "worker/batch_export.h"
 #include "worker/cuda_trainer.h"
 #include "worker/device_selection.h"
+#include "worker/emulation_scale.h"
 #include "worker/stragglers.h"
 #include "worker/strategy_options.h"
 #include "worker/sync_flags.h"
@@ -187,6 +188,12 @@ absl::StatusOr<Setup> ReadFlags() {
   absl::StatusOr<ModelOptions> model = ModelOptionsFromFlags();
   if (!model.ok()) return model.status();
   s.model = *std::move(model);
+  // An emulated run at scale S: the byte thresholds shrink with the
+  // tensors, before the strategies' options read them.
+  if (absl::Status e = ScaleByteThresholdFlags(s.model.emulation_scale);
+      !e.ok()) {
+    return e;
+  }
   s.optimizer.type = absl::GetFlag(FLAGS_optimizer);
   s.optimizer.lr = absl::GetFlag(FLAGS_lr);
   s.optimizer.momentum = absl::GetFlag(FLAGS_momentum);

@@ -1,5 +1,7 @@
 #include "models/gradient_profiles.h"
 
+#include <cmath>
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -178,6 +180,42 @@ TEST(GradientProfilesTest, TensorMixSpelledOut) {
     absl::StatusOr<GradientProfile> refused = FindGradientProfile(bad);
     EXPECT_FALSE(refused.ok()) << bad;
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
+// Emulation scale S: the same tensors in the same order, each 1/S of its
+// elements (rounded, at least one) as one dimension, the published count
+// the scaled sum; GPT-2 small at S = 64 moves 1/64 of its bytes with its
+// 148 tensors. S = 1 is the profile; below 1 is refused.
+TEST(GradientProfilesTest, ScaledProfileShrinksEveryTensorKeepingItsPlace) {
+  absl::StatusOr<GradientProfile> mix = FindGradientProfile("tensors:1000,64*3,10");
+  ASSERT_TRUE(mix.ok()) << mix.status();
+  absl::StatusOr<GradientProfile> scaled = ScaledProfile(*mix, 64);
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  ASSERT_EQ(scaled->num_tensors(), 5);
+  EXPECT_EQ(scaled->tensors[0].second, std::vector<int64_t>{16});  // 15.6
+  EXPECT_EQ(scaled->tensors[1].second, std::vector<int64_t>{1});
+  EXPECT_EQ(scaled->tensors[4].second, std::vector<int64_t>{1});  // >= 1
+  EXPECT_EQ(scaled->tensors[2].first, "t2");
+  EXPECT_EQ(scaled->published_parameters, 16 + 3 + 1);
+  EXPECT_NE(scaled->description.find("emulation scale 64"), std::string::npos);
+  ASSERT_TRUE(scaled->Layout().ok());
+
+  absl::StatusOr<GradientProfile> gpt2 = FindGradientProfile("gpt2");
+  ASSERT_TRUE(gpt2.ok()) << gpt2.status();
+  absl::StatusOr<GradientProfile> small = ScaledProfile(*gpt2, 64);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->num_tensors(), gpt2->num_tensors());
+  EXPECT_NEAR(static_cast<double>(small->num_parameters()),
+              gpt2->num_parameters() / 64.0, gpt2->num_tensors());
+
+  absl::StatusOr<GradientProfile> same = ScaledProfile(*mix, 1);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->tensors, mix->tensors);
+  for (const double bad : {0.5, 0.0, -1.0, std::nan("")}) {
+    EXPECT_EQ(ScaledProfile(*mix, bad).status().code(),
+              absl::StatusCode::kInvalidArgument)
         << bad;
   }
 }

@@ -70,6 +70,25 @@ TEST(ModelFactoryTest, BadSyntheticOptionsAreInvalidArgument) {
   EXPECT_EQ(MakeModel(o).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// --emulation_scale shrinks the synthetic model's tensors and is refused
+// for a real model, naming it.
+TEST(ModelFactoryTest, EmulationScaleOnlyForTheSyntheticModel) {
+  ModelOptions o;
+  o.name = "synthetic";
+  o.profile = "tensors:6400,640";
+  o.emulation_scale = 64;
+  absl::StatusOr<ModelBundle> b = MakeModel(o);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->model->layout().total_elements(), 100 + 10);
+  o.name = "mlp";
+  absl::StatusOr<ModelBundle> mlp = MakeModel(o);
+  EXPECT_EQ(mlp.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(mlp.status().message().find("--emulation_scale=64 needs "
+                                        "--model=synthetic"),
+            std::string::npos)
+      << mlp.status();
+}
+
 TEST(ModelFactoryTest, UnknownNameListsKnownOnes) {
   ModelOptions o;
   o.name = "resnet";

@@ -1,0 +1,40 @@
+// The worker's share of an emulated run at scale S (--emulation_scale,
+// models/gradient_profiles.h's ScaledProfile): the strategies' byte
+// thresholds shrink with the tensors, so that a bucket, a chunk, a zero3
+// unit or a fusion buffer holds the same tensors as at full size.
+//
+// ScaleByteThresholdFlags divides the current value of every byte-valued
+// strategy flag linked into this binary by S (kByteThresholdFlags: the
+// ring buckets, the parameter servers' chunks, zero3's units, fusion's
+// threshold), whether it was given or is its default, before the option
+// structs read them (SyncOptionsFromFlags). 0 keeps its meaning (off, one
+// per tensor, automatic); any other value becomes at least one unit (1 KiB;
+// fusion's 4 bytes, a multiple of 4). Call once, after flag parsing, from
+// the main thread.
+#ifndef RINGSIDE_WORKER_EMULATION_SCALE_H_
+#define RINGSIDE_WORKER_EMULATION_SCALE_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace ringside {
+
+// A byte-valued flag: its name and its unit in bytes (1024 for *_kb).
+struct ByteThresholdFlag {
+  const char* name;
+  int64_t unit_bytes;
+};
+inline constexpr ByteThresholdFlag kByteThresholdFlags[] = {
+    {"ring_bucket_kb", 1024},       {"ring_first_bucket_kb", 1024},
+    {"chunk_kb", 1024},             {"zero3_unit_kb", 1024},
+    {"fusion_threshold_bytes", 1},
+};
+
+// INVALID_ARGUMENT unless `scale` is finite and >= 1, or when a flag's
+// value is not an integer; scale 1 changes nothing.
+absl::Status ScaleByteThresholdFlags(double scale);
+
+}  // namespace ringside
+
+#endif  // RINGSIDE_WORKER_EMULATION_SCALE_H_
