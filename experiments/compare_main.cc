@@ -106,6 +106,14 @@ ABSL_FLAG(std::string, profile, "resnet50",
 ABSL_FLAG(double, emulated_compute_ms, 0,
           "--model=synthetic: emulated compute per step (ms) passed to the "
           "workers; the outputs say 'emulated'.");
+ABSL_FLAG(double, emulation_scale, 1,
+          "--model=synthetic on shaped links: emulate at scale S >= 1, every "
+          "tensor with 1/S of its elements, every link shaped at 1/S of "
+          "--link_gbit, the buckets, chunks, zero3 units and fusion "
+          "threshold 1/S of theirs, compute time and latency kept: a "
+          "full-size run's transfer times and compute/communication "
+          "ratio while the cores move S times fewer bytes (per-byte CPU "
+          "costs shrink with them; the report says so). 1: full size.");
 ABSL_FLAG(std::string, worker_args, "",
           "Extra worker flags, separated by spaces (for presets), e.g. "
           "\"--mlp_widths=64,2048,10 --optimizer=adam\"; flags after -- come "
@@ -208,6 +216,7 @@ compare::CompareOptions OptionsFromFlags(const char* argv0) {
                   ? compare::UserPath(absl::GetFlag(FLAGS_profile)).string()
                   : absl::GetFlag(FLAGS_profile);
   w.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
+  w.emulation_scale = absl::GetFlag(FLAGS_emulation_scale);
   w.device = absl::GetFlag(FLAGS_device);
   w.batch_size = absl::GetFlag(FLAGS_batch_size);
   w.steps = absl::GetFlag(FLAGS_steps);
@@ -243,6 +252,7 @@ compare::CompareOptions OptionsFromFlags(const char* argv0) {
   o.links.gbit = absl::GetFlag(FLAGS_link_gbit);
   o.links.latency_us = absl::GetFlag(FLAGS_link_latency_us);
   o.links.tcp_congestion = absl::GetFlag(FLAGS_link_tcp_congestion);
+  o.links.emulation_scale = w.emulation_scale;
   o.out_dir = absl::GetFlag(FLAGS_out_dir);
   o.results_md = absl::GetFlag(FLAGS_results_md);
   o.training_flags = [](int max_workers) {
@@ -262,6 +272,12 @@ int RunAll(const char* argv0, const std::vector<std::string>& extra,
     std::fprintf(stderr, "compare: %s\n", s.ToString().c_str());
     return 1;
   };
+  if (const double s = options.workload.emulation_scale;
+      s != 1 && options.workload.model != "synthetic") {
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+        "--emulation_scale=", s, " needs --model=synthetic (a real model's "
+        "tensors cannot shrink; got --model=", options.workload.model, ")")));
+  }
   if (options.workload.model == "synthetic") {  // a bad profile fails now
     if (absl::Status s = FindGradientProfile(options.workload.profile).status();
         !s.ok()) {

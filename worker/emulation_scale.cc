@@ -11,7 +11,15 @@
 
 namespace ringside {
 
-absl::Status ScaleByteThresholdFlags(double scale) {
+int64_t ScaledByteThreshold(int64_t value, double scale, int64_t unit_bytes) {
+  if (value <= 0) return value;  // 0: off, per tensor or automatic
+  int64_t scaled = std::llround(static_cast<double>(value) / scale);
+  if (unit_bytes == 1) scaled -= scaled % 4;
+  return std::max<int64_t>(scaled, unit_bytes == 1 ? 4 : 1);
+}
+
+absl::Status ScaleByteThresholdFlags(
+    double scale, const std::function<bool(const std::string&)>& reads) {
   if (!std::isfinite(scale) || scale < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--emulation_scale must be a finite number >= 1, got ", scale));
@@ -20,16 +28,14 @@ absl::Status ScaleByteThresholdFlags(double scale) {
   for (const ByteThresholdFlag& f : kByteThresholdFlags) {
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(f.name);
     if (flag == nullptr) continue;  // its strategy is not linked in
+    if (reads && !reads(f.name)) continue;
     int64_t value = 0;
     if (!absl::SimpleAtoi(flag->CurrentValue(), &value)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--", f.name, "=", flag->CurrentValue(), " is not an integer"));
     }
-    if (value <= 0) continue;  // 0: off, per tensor or automatic
-    int64_t scaled = std::llround(static_cast<double>(value) / scale);
-    // fusion's threshold counts bytes and must stay a multiple of 4.
-    if (f.unit_bytes == 1) scaled -= scaled % 4;
-    scaled = std::max<int64_t>(scaled, f.unit_bytes == 1 ? 4 : 1);
+    if (value <= 0) continue;
+    const int64_t scaled = ScaledByteThreshold(value, scale, f.unit_bytes);
     std::string error;
     if (!flag->ParseFrom(absl::StrCat(scaled), &error)) {
       return absl::InternalError(

@@ -15,6 +15,8 @@
 #define RINGSIDE_WORKER_EMULATION_SCALE_H_
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -31,9 +33,19 @@ inline constexpr ByteThresholdFlag kByteThresholdFlags[] = {
     {"fusion_threshold_bytes", 1},
 };
 
+// One threshold at scale S >= 1: `value` (in bytes or in units of
+// `unit_bytes`, a ByteThresholdFlag's) / S rounded to the nearest, at
+// least one unit; 0 or less stays as it is. Byte counts (unit 1) are
+// rounded down to a multiple of 4, at least 4 (fusion's threshold).
+int64_t ScaledByteThreshold(int64_t value, double scale, int64_t unit_bytes);
+
+// Scales the flags `reads` accepts (the chosen strategy's options; null:
+// every one), so that a flag another strategy reads keeps its default (the
+// worker refuses a changed flag its strategy does not read).
 // INVALID_ARGUMENT unless `scale` is finite and >= 1, or when a flag's
 // value is not an integer; scale 1 changes nothing.
-absl::Status ScaleByteThresholdFlags(double scale);
+absl::Status ScaleByteThresholdFlags(
+    double scale, const std::function<bool(const std::string&)>& reads = {});
 
 }  // namespace ringside
 

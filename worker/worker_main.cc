@@ -190,7 +190,13 @@ absl::StatusOr<Setup> ReadFlags() {
   s.model = *std::move(model);
   // An emulated run at scale S: the byte thresholds shrink with the
   // tensors, before the strategies' options read them.
-  if (absl::Status e = ScaleByteThresholdFlags(s.model.emulation_scale);
+  const absl::StatusOr<StrategyInfo> chosen =
+      StrategyRegistry::Find(absl::GetFlag(FLAGS_strategy));
+  if (absl::Status e = ScaleByteThresholdFlags(
+          s.model.emulation_scale,
+          [&chosen](const std::string& flag) {
+            return chosen.ok() && chosen->Reads(flag);
+          });
       !e.ok()) {
     return e;
   }

@@ -22,6 +22,7 @@ struct WorkloadOptions {
   std::string model;               // --model: mlp or synthetic
   std::string profile;             // --profile (synthetic only)
   double emulated_compute_ms = 0;  // --emulated_compute_ms (synthetic only)
+  double emulation_scale = 1;      // --emulation_scale S (synthetic only)
   std::string device;              // --device: cpu or cuda
   int batch_size = 0;              // --batch_size, per worker
   int steps = 0;                   // --steps, per worker
@@ -84,6 +85,7 @@ struct LinkOptions {
   std::vector<std::string> gbit;        // --link_gbit, unparsed
   std::vector<std::string> latency_us;  // --link_latency_us, unparsed
   std::string tcp_congestion;           // --link_tcp_congestion
+  double emulation_scale = 1;           // --emulation_scale: shaped at 1/S
 };
 
 struct CompareOptions {

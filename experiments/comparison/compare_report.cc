@@ -45,6 +45,11 @@ std::string RunLine(const WorkloadOptions& workload, int servers,
       absl::StrAppend(&model, workload.emulated_compute_ms,
                       " ms emulated compute per step)");
     }
+    if (workload.emulation_scale > 1) {
+      absl::StrAppend(&model, " at emulation scale S = ",
+                      workload.emulation_scale,
+                      " (1/S of its bytes on links of 1/S the bandwidth)");
+    }
   }
   std::string line = absl::StrCat(
       "model ", model, "; workers n = ", absl::StrJoin(workers, ", "),
@@ -160,6 +165,39 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
   }
   for (const std::string& net : out.networks) {
     notes.push_back("Network: " + net);
+  }
+  if (const double s = plan.workload.emulation_scale; s > 1) {
+    notes.push_back(absl::StrCat(
+        "Emulation scale S = ", s, ": every tensor held 1/", s,
+        " of its elements and every link was shaped at 1/", s,
+        " of the bandwidth it stands for (", plan.network.Describe(),
+        "), the ring buckets, parameter-server chunks, zero3 units and "
+        "fusion threshold 1/", s,
+        " of theirs; compute time, latency and the tensor count were kept. "
+        "So each transfer takes a full-size run's time and the compute/"
+        "communication ratio is a full-size run's, while the cores move ",
+        s,
+        " times fewer bytes. What the scaling cannot keep: per-byte CPU "
+        "costs (copies, summing, the optimizer, the emulated model's own "
+        "arithmetic) shrink ",
+        s,
+        "-fold while per-message costs stay, so a strategy whose CPU per "
+        "byte would bind at full size looks better here. Bytes and memory "
+        "in the tables are the scaled run's (times ",
+        s, " for full size)."));
+  }
+  if (const std::vector<std::string> misses = EmulatedComputeMisses(out.rows);
+      !misses.empty()) {
+    notes.push_back(absl::StrCat(
+        "Note: emulated compute did not hold its time (measured compute per "
+        "step more than ",
+        static_cast<int>(100 * kEmulatedComputeTolerance),
+        "% off what it emulated) in ", absl::StrJoin(misses, ", "),
+        ": the synthetic model's own arithmetic, its optimizer and the "
+        "cores' contention (or stragglers' --slow_ranks and "
+        "--compute_jitter, by design) took longer than the emulated time, "
+        "so these rows' utilization and step are not the emulated "
+        "device's; a larger --emulation_scale shrinks that arithmetic."));
   }
   if (std::any_of(out.rows.begin(), out.rows.end(),
                   [](const ReportRow& r) { return r.emulated; })) {

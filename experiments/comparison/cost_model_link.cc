@@ -1,6 +1,7 @@
 #include "experiments/comparison/cost_model_link.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -11,6 +12,7 @@
 #include "experiments/comparison/worker_args.h"
 #include "experiments/cost/formulas/formula_registry.h"
 #include "experiments/cost/link_estimate.h"
+#include "worker/emulation_scale.h"
 
 namespace ringside::compare {
 
@@ -57,6 +59,19 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
             absl::StrCat("bad --", flag, "=", *v));
       }
       *field = kb * 1024;
+    }
+  }
+  // An emulated run at scale S: the workers divide these thresholds by S
+  // before using them (worker/emulation_scale.h), and so does the model.
+  // (Each run's record carries its own buckets and chunk, which
+  // PredictRuns prefers.)
+  if (const double s = network.emulation_scale; s > 1) {
+    in.fusion_threshold_bytes = static_cast<double>(ScaledByteThreshold(
+        static_cast<int64_t>(in.fusion_threshold_bytes), s, 1));
+    for (double* kb_field :
+         {&in.bucket_bytes, &in.first_bucket_bytes, &in.ps_chunk_bytes}) {
+      *kb_field = 1024.0 * static_cast<double>(ScaledByteThreshold(
+                               std::llround(*kb_field / 1024), s, 1024));
     }
   }
   // Every formula's own options the workers are given.

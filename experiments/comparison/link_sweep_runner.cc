@@ -1,5 +1,6 @@
 #include "experiments/comparison/link_sweep_runner.h"
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -69,6 +70,11 @@ absl::StatusOr<std::vector<NetworkShape>> LinkShapes(const LinkOptions& links) {
     }
     return std::vector<double>(values.begin(), values.end());
   };
+  if (!std::isfinite(links.emulation_scale) || links.emulation_scale < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--emulation_scale must be a finite number >= 1, got ",
+        links.emulation_scale));
+  }
   RS_ASSIGN_OR_RETURN(const std::vector<double> gbits,
                       numbers("link_gbit", links.gbit));
   RS_ASSIGN_OR_RETURN(const std::vector<double> latencies,
@@ -77,11 +83,15 @@ absl::StatusOr<std::vector<NetworkShape>> LinkShapes(const LinkOptions& links) {
   for (double gbit : gbits) {
     if (gbit == 0 && gbits.size() > 1) {  // unshaped, once, no latency
       shapes.emplace_back();
+      shapes.back().emulation_scale = links.emulation_scale;  // refused
+      RS_RETURN_IF_ERROR(shapes.back().Validate());
       continue;
     }
     for (double latency : latencies) {
       NetworkShape shape;
-      shape.link_gbit = gbit;
+      // Shaped at 1/S of the link the run stands for.
+      shape.link_gbit = gbit / links.emulation_scale;
+      shape.emulation_scale = links.emulation_scale;
       shape.link_latency_us = latency;
       shape.tcp_congestion = links.tcp_congestion;
       RS_RETURN_IF_ERROR(shape.Validate());

@@ -44,6 +44,7 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
   if (plan.workload.model == "synthetic") {
     config["profile"] = plan.workload.profile;
     config["emulated_compute_ms"] = plan.workload.emulated_compute_ms;
+    config["emulation_scale"] = plan.workload.emulation_scale;
   }
   json plot_files = json::array();
   for (const ReportImage& image : r.images) plot_files.push_back(image.path);

@@ -28,6 +28,10 @@ std::vector<std::string> WorkerArgs(const WorkloadOptions& workload,
     args.push_back(absl::StrCat("--profile=", workload.profile));
     args.push_back(
         absl::StrCat("--emulated_compute_ms=", workload.emulated_compute_ms));
+    if (workload.emulation_scale != 1) {
+      args.push_back(
+          absl::StrCat("--emulation_scale=", workload.emulation_scale));
+    }
   }
   if (workload.device != "cpu") {
     args.push_back(absl::StrCat("--device=", workload.device));

@@ -46,6 +46,17 @@ absl::Status NetworkShape::Validate() const {
         " needs --link_gbit > 0 (shaping runs each process in its own "
         "network namespace)"));
   }
+  if (!std::isfinite(emulation_scale) || emulation_scale < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--emulation_scale must be a finite number >= 1, got ",
+        emulation_scale));
+  }
+  if (emulation_scale > 1 && link_gbit == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--emulation_scale=", emulation_scale,
+        " needs shaped links (--link_gbit > 0): it divides the links' "
+        "bandwidth by the scale, and loopback's cannot be divided"));
+  }
   if (tcp_congestion.empty() || tcp_congestion.size() > 16 ||
       !std::all_of(tcp_congestion.begin(), tcp_congestion.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
@@ -61,7 +72,12 @@ absl::Status NetworkShape::Validate() const {
 std::string NetworkShape::Describe() const {
   if (!enabled()) return "unshaped";
   return absl::StrCat(
-      link_gbit, " Gbit/s links, ",
+      link_gbit, " Gbit/s links",
+      emulation_scale > 1
+          ? absl::StrCat(" (standing for ", represented_gbit(),
+                         " Gbit/s at emulation scale ", emulation_scale, ")")
+          : std::string(),
+      ", ",
       link_latency_us > 0 ? absl::StrCat(link_latency_us, " us latency")
                           : std::string("no added latency"),
       sets_tcp_congestion() ? absl::StrCat(", TCP ", tcp_congestion)

@@ -32,6 +32,15 @@ struct NetworkShape {
   // rows ran 9-26% slower than the probe's B predicted, against 0-5% with
   // reno or cubic (docs/RESULTS.md). 1-16 of [a-z0-9_].
   std::string tcp_congestion = "reno";
+  // An emulated run at scale S (compare --emulation_scale): its tensors
+  // hold 1/S of their bytes and link_gbit, the rate the links are shaped
+  // at, is 1/S of the link the run stands for (represented_gbit), so
+  // transfers take a full-size run's time. 1: no scaling. Must be finite
+  // and >= 1; > 1 needs link_gbit > 0 (loopback's speed cannot be scaled).
+  double emulation_scale = 1;
+
+  // The link the run stands for: link_gbit · emulation_scale.
+  double represented_gbit() const { return link_gbit * emulation_scale; }
 
   bool enabled() const { return link_gbit > 0; }
   // Whether the namespaces get tcp_congestion (not "host").
@@ -39,7 +48,9 @@ struct NetworkShape {
   // INVALID_ARGUMENT naming the flag (--link_gbit / --link_latency_us).
   absl::Status Validate() const;
   // "1 Gbit/s links, 50 us latency, TCP reno", "10 Gbit/s links, no added
-  // latency, TCP reno" ("TCP as the host's" for "host").
+  // latency, TCP reno" ("TCP as the host's" for "host"); at an emulation
+  // scale, "0.015625 Gbit/s links (standing for 1 Gbit/s at emulation scale
+  // 64), ...".
   std::string Describe() const;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -196,6 +197,10 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         std::max(row.worker_optimizer_bytes, bytes("optimizer_state_bytes"));
     row.worker_peak_rss_bytes =
         std::max(row.worker_peak_rss_bytes, bytes("peak_rss_bytes"));
+    if (IsNumber(f, "emulated_compute_s")) {
+      row.emulated_compute_s =
+          std::max(row.emulated_compute_s, f["emulated_compute_s"].get<double>());
+    }
   }
   if (IsNumber(finals[0], "optimizer_state_per_param")) {
     row.optimizer_state_per_param =
@@ -312,6 +317,23 @@ std::optional<double> ThroughputSpread(const ReportRow& row) {
       ThroughputRunRange(row);
   if (!range || row.throughput <= 0) return std::nullopt;
   return (range->second - range->first) / row.throughput;
+}
+
+std::vector<std::string> EmulatedComputeMisses(
+    const std::vector<ReportRow>& rows) {
+  std::vector<std::string> misses;
+  for (const ReportRow& r : rows) {
+    if (!r.emulated || r.emulated_compute_s <= 0 || r.compute_step_s <= 0) {
+      continue;
+    }
+    const double off = r.compute_step_s / r.emulated_compute_s - 1;
+    if (std::abs(off) <= kEmulatedComputeTolerance) continue;
+    misses.push_back(absl::StrFormat(
+        "%s n=%d (%.1f ms a step against %.1f ms emulated, %+.0f%%)",
+        ParallelTypeLabel(r), r.workers(), 1e3 * r.compute_step_s,
+        1e3 * r.emulated_compute_s, 100 * off));
+  }
+  return misses;
 }
 
 double TotalUtilization(const ReportRow& row) {

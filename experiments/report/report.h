@@ -72,6 +72,10 @@ struct ReportRow {
   std::vector<EvalPoint> curve;
   std::optional<double> time_to_target_s;
   bool emulated = false;            // any worker ran emulated compute
+  // What the emulated compute was meant to take a step (the largest of the
+  // ranks' final records' emulated_compute_s; 0: none or not recorded),
+  // against which compute_step_s shows whether it held.
+  double emulated_compute_s = 0;
   std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
   std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
   // Per measured step (0 when the records lack them): compute (forward +
@@ -194,6 +198,16 @@ std::optional<double> ThroughputSpread(const ReportRow& row);
 
 // Spreads wider than this share are marked "(wide)" in the tables.
 inline constexpr double kWideSpread = 0.10;
+
+// Emulated compute is meant to hold its time whatever else runs: it sleeps
+// for what its arithmetic leaves. The rows whose measured compute per step
+// (the slowest rank's, ReportRow::compute_step_s) differs from the time
+// they emulated (emulated_compute_s) by more than this share do not hold
+// it, as EmulatedComputeMisses lists them: "Ring n=4 (680.0 ms a step
+// against 20.0 ms emulated, +3300%)".
+inline constexpr double kEmulatedComputeTolerance = 0.05;
+std::vector<std::string> EmulatedComputeMisses(
+    const std::vector<ReportRow>& rows);
 
 // Sum of the row's utilizations (a fraction; 4 workers at 90% = 3.6).
 double TotalUtilization(const ReportRow& row);

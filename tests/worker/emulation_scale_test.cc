@@ -44,6 +44,18 @@ TEST(EmulationScaleTest, SmallValuesKeepOneUnitAndFusionAMultipleOfFour) {
   EXPECT_EQ(absl::GetFlag(FLAGS_fusion_threshold_bytes), 4);
 }
 
+// Only the flags the chosen strategy reads: the others keep their values.
+TEST(EmulationScaleTest, OnlyTheFlagsTheStrategyReads) {
+  absl::FlagSaver saver;
+  absl::SetFlag(&FLAGS_ring_bucket_kb, 25600);
+  absl::SetFlag(&FLAGS_fusion_threshold_bytes, int64_t{64} << 20);
+  ASSERT_TRUE(ScaleByteThresholdFlags(64, [](const std::string& flag) {
+                return flag == "ring_bucket_kb";
+              }).ok());
+  EXPECT_EQ(absl::GetFlag(FLAGS_ring_bucket_kb), 400);
+  EXPECT_EQ(absl::GetFlag(FLAGS_fusion_threshold_bytes), int64_t{64} << 20);
+}
+
 TEST(EmulationScaleTest, ScaleOneChangesNothingAndBelowOneIsRefused) {
   absl::FlagSaver saver;
   absl::SetFlag(&FLAGS_ring_bucket_kb, 25600);

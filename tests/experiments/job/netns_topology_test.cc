@@ -67,6 +67,27 @@ TEST(NetworkShapeTest, Describes) {
             "0.1 Gbit/s links, 2.5 us latency, TCP as the host's");
 }
 
+// An emulated run at scale S: the links are shaped at link_gbit, which
+// stands for S times that; the scale needs shaped links and is >= 1.
+TEST(NetworkShapeTest, EmulationScaleNeedsShapedLinksAndIsDescribed) {
+  NetworkShape scaled = Shape(0.015625, 0);
+  scaled.emulation_scale = 64;
+  ASSERT_TRUE(scaled.Validate().ok());
+  EXPECT_DOUBLE_EQ(scaled.represented_gbit(), 1.0);
+  EXPECT_EQ(scaled.Describe(),
+            "0.015625 Gbit/s links (standing for 1 Gbit/s at emulation scale "
+            "64), no added latency, TCP reno");
+  NetworkShape loopback;
+  loopback.emulation_scale = 64;
+  EXPECT_THAT(std::string(loopback.Validate().message()),
+              HasSubstr("--emulation_scale=64 needs shaped links"));
+  for (const double bad : {0.5, -1.0, std::nan("")}) {
+    NetworkShape s = Shape(1, 0);
+    s.emulation_scale = bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(s.Validate())) << bad;
+  }
+}
+
 TEST(NetworkShapeTest, RejectsABadCongestionControlName) {
   for (const char* bad : {"", "Cubic", "cubic;rm", "a_name_far_too_long"}) {
     NetworkShape s = Shape(1, 0);

@@ -219,6 +219,36 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_EQ(ParallelTypeLabel(*row), "Ring (emulated)");
 }
 
+// The time the emulated compute was meant to take is the largest rank's
+// record; rows whose measured compute is more than 5% off it are listed,
+// rows within it, real compute and rows without the field are not.
+TEST(ReportTest, EmulatedComputeThatDidNotHoldItsTimeIsListed) {
+  const std::vector<json> finals = {
+      {{"event", "final"}, {"rank", 0}, {"utilization", 0.5},
+       {"throughput", 10.0}, {"measured_steps", 4}, {"compute_s", 0.88},
+       {"wall_s", 1.0}, {"emulated", true}, {"emulated_compute_s", 0.2}},
+      {{"event", "final"}, {"rank", 1}, {"utilization", 0.5},
+       {"throughput", 10.0}, {"measured_steps", 4}, {"compute_s", 0.8},
+       {"emulated", true}, {"emulated_compute_s", 0.2}}};
+  absl::StatusOr<ReportRow> slow = RowFromFinals("ring", 0, finals);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_DOUBLE_EQ(slow->emulated_compute_s, 0.2);
+  ReportRow held = *slow;
+  held.strategy = "sps";
+  held.display_name = "SPS";
+  held.compute_step_s = 0.208;  // +4%
+  ReportRow real = *slow;
+  real.emulated = false;
+  ReportRow unrecorded = *slow;
+  unrecorded.emulated_compute_s = 0;
+  const std::vector<std::string> misses =
+      EmulatedComputeMisses({*slow, held, real, unrecorded});
+  ASSERT_EQ(misses.size(), 1u);
+  EXPECT_EQ(misses[0],
+            "Ring (emulated) n=2 (220.0 ms a step against 200.0 ms emulated, "
+            "+10%)");
+}
+
 // Memory: the largest worker (params + grads + optimizer state) and peak
 // RSS over ranks; the largest server's state and peak RSS over servers.
 // The compute's CPU time per step is the slowest rank's (the one whose
