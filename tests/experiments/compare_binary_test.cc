@@ -285,6 +285,32 @@ TEST(CompareTest, TorchModelFlagsThatContradictAreRefused) {
   EXPECT_FALSE(out.status.ok());
 }
 
+// --emulation_scale needs the synthetic model and shaped links; each
+// refusal names what was wrong, before any run.
+TEST(CompareTest, EmulationScaleIsRefusedWithoutSyntheticModelOrShapedLinks) {
+  const std::string tmp = std::getenv("TEST_TMPDIR");
+  Outcome out = RunBinary("compare", {"--workers=1", "--strategies=sps",
+                                      "--emulation_scale=8",
+                                      "--out_dir=" + tmp + "/es1"});
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_THAT(std::string(out.status.message()), HasSubstr("--emulation_scale=8 needs "
+                                    "--model=synthetic"));
+  out = RunBinary("compare",
+                  {"--workers=1", "--strategies=sps", "--model=synthetic",
+                   "--profile=mobilenet_v2", "--emulation_scale=8",
+                   "--out_dir=" + tmp + "/es2"});
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_THAT(std::string(out.status.message()), HasSubstr("--emulation_scale=8 needs shaped links "
+                                    "(--link_gbit > 0)"));
+  out = RunBinary("compare",
+                  {"--workers=1", "--strategies=sps", "--model=synthetic",
+                   "--profile=mobilenet_v2", "--emulation_scale=0.5",
+                   "--link_gbit=1", "--out_dir=" + tmp + "/es3"});
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_THAT(std::string(out.status.message()), HasSubstr("--emulation_scale must be a finite "
+                                    "number >= 1, got 0.5"));
+}
+
 TEST(CompareTest, SaysWhyTheDdpRowIsAbsent) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/noddp";
   const Outcome out = RunBinary(
