@@ -16,13 +16,15 @@ namespace {
 // The training flags a --strategies entry may set for its own run besides
 // the strategy's options, with their short labels in the row's name: the
 // batch per worker and the passes per step (the study's batch sizes, the
-// compute-to-communication ratio), the warm-up and the scaling rule.
+// compute-to-communication ratio), the warm-up, the scaling rule and the
+// synthetic model's emulated compute (a faster device or precision).
 const std::map<std::string, std::string>& RunTrainingFlags() {
-  static const auto* flags =
-      new std::map<std::string, std::string>{{"batch_size", "b"},
-                                             {"accumulate_steps", "k"},
-                                             {"lr_warmup_steps", "warm-up"},
-                                             {"lr_scaling", "lr"}};
+  static const auto* flags = new std::map<std::string, std::string>{
+      {"batch_size", "b"},
+      {"accumulate_steps", "k"},
+      {"lr_warmup_steps", "warm-up"},
+      {"lr_scaling", "lr"},
+      {"emulated_compute_ms", "compute_ms"}};
   return *flags;
 }
 
@@ -92,7 +94,9 @@ absl::StatusOr<std::vector<ListedStrategy>> Plan(
   plan.push_back(by_name["baseline"]);
   for (const std::string& entry : wanted) {
     const std::string name = entry.substr(0, entry.find('@'));
-    if (name == "baseline") continue;
+    // The plain baseline runs first anyway; one with run flags (another
+    // emulated compute) is a reference row of its own, at n = 1.
+    if (entry == "baseline") continue;
     if (by_name.count(name) == 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown strategy '", name,

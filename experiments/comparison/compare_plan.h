@@ -2,8 +2,10 @@
 // --strategies and --workers: the baseline first, then each entry in the
 // order given (all registered strategies in the registry's study order when
 // none is given), an entry carrying its own worker flags as
-// NAME@FLAG=VALUE[@...]; the worker counts ascending and distinct. Pure
-// functions of their arguments: no I/O, safe from any thread.
+// NAME@FLAG=VALUE[@...] (baseline@FLAG=VALUE: a further single-worker
+// reference, e.g. at another emulated compute); the worker counts
+// ascending and distinct. Pure functions of their arguments: no I/O, safe
+// from any thread.
 #ifndef RINGSIDE_EXPERIMENTS_COMPARISON_COMPARE_PLAN_H_
 #define RINGSIDE_EXPERIMENTS_COMPARISON_COMPARE_PLAN_H_
 
@@ -22,7 +24,8 @@ namespace ringside::compare {
 // names it in the row ("SPS [b=8]"; a flag the variant states, as the
 // row's "(τ=8)" does, is left out of the name), so that two settings never
 // share a row name. FLAG is an option NAME reads or one of the training
-// flags batch_size, accumulate_steps, lr_warmup_steps, lr_scaling.
+// flags batch_size, accumulate_steps, lr_warmup_steps, lr_scaling,
+// emulated_compute_ms.
 // NOT_FOUND when no baseline is registered; INVALID_ARGUMENT for an unknown
 // NAME or a FLAG NAME does not read.
 absl::StatusOr<std::vector<ListedStrategy>> Plan(

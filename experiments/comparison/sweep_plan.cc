@@ -101,9 +101,14 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
     if (!made.ok()) return Annotate(made.status(), "cost model");
     p.link = *made;
   }
-  p.runs = {{p.strategies[0], 1}};
+  // The baselines (the plain one, then any with run flags) once, at
+  // n = 1: they are the references the other rows are predicted from.
+  for (const ListedStrategy& s : p.strategies) {
+    if (s.name == "baseline") p.runs.push_back({s, 1});
+  }
   for (int n : p.sweep) {
     for (size_t i = 1; i < p.strategies.size(); ++i) {
+      if (p.strategies[i].name == "baseline") continue;
       p.runs.push_back({p.strategies[i], n});
     }
     if (p.ddp.ok()) p.runs.push_back({DdpListing(), n});

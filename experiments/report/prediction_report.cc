@@ -82,15 +82,24 @@ std::string ReferenceName(const ReportRow& row) {
   return row.strategy == kDdpStrategy ? "PyTorch DDP" : "Baseline";
 }
 
+// Whether two rows emulated the same compute per step (both none counts).
+bool SameEmulatedCompute(const ReportRow& a, const ReportRow& b) {
+  return std::abs(a.emulated_compute_s - b.emulated_compute_s) <=
+         1e-9 * std::max(a.emulated_compute_s, b.emulated_compute_s);
+}
+
 // The sweep's single-worker run of the same compute as `row`: the first
-// "baseline" row for ringside's rows, the first one-worker "ddp" row for
-// PyTorch DDP's (its compute is PyTorch's); nullptr when there is none.
+// "baseline" row that emulated what `row` emulated (a sweep may hold a
+// baseline per emulated compute, compare's baseline@emulated_compute_ms)
+// for ringside's rows, the first one-worker "ddp" row for PyTorch DDP's
+// (its compute is PyTorch's); nullptr when there is none.
 const ReportRow* ReferenceOf(const ReportRow& row,
                              const std::vector<ReportRow>& rows) {
   const bool ddp = row.strategy == kDdpStrategy;
   for (const ReportRow& r : rows) {
     if (r.workers() != 1) continue;
-    if (ddp ? r.strategy == kDdpStrategy : r.strategy == "baseline") {
+    if (ddp ? r.strategy == kDdpStrategy
+            : r.strategy == "baseline" && SameEmulatedCompute(r, row)) {
       return &r;
     }
   }
@@ -217,8 +226,14 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
       if (reference == nullptr || reference->compute_step_s <= 0) {
         run.why_not = reference == nullptr
                           ? absl::StrCat("no single-worker reference run (",
-                                         ReferenceName(row),
-                                         " n=1) to take the compute from")
+                                         ReferenceName(row), " n=1",
+                                         row.emulated_compute_s > 0
+                                             ? absl::StrFormat(
+                                                   " at %.1f ms of emulated "
+                                                   "compute",
+                                                   1e3 * row.emulated_compute_s)
+                                             : std::string(),
+                                         ") to take the compute from")
                           : "the reference run's records lack its compute";
       } else {
         in.compute_s = reference->compute_step_s;

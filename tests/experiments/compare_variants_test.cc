@@ -78,7 +78,8 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
   EXPECT_THAT(std::string(out.status.message()),
               HasSubstr("'local_size=2' is not FLAG=VALUE for a flag async_ps "
                         "reads (staleness, chunk_kb, accumulate_steps, "
-                        "batch_size, lr_scaling, lr_warmup_steps)"));
+                        "batch_size, emulated_compute_ms, lr_scaling, "
+                        "lr_warmup_steps)"));
   // Training flags per run: the study's two batch sizes, named in the rows.
   out = RunBinary("compare", {"--workers=2",
                               "--strategies=sps@batch_size=8,sps@batch_size=16",
@@ -89,6 +90,34 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
   const json j = json::parse(ReadFile(dir + "/compare.json"));
   EXPECT_THAT(j["runs"][2]["finals"][0]["args"].get<std::string>(),
               HasSubstr("--batch_size=16"));
+}
+
+// Another emulated compute per row (a faster precision): NAME@
+// emulated_compute_ms=X runs with it, named in the row; baseline@... is a
+// reference row of its own, run once at n = 1 beside the plain baseline.
+TEST(CompareTest, RowsAtAnotherEmulatedComputeWithTheirOwnBaseline) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/fast";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--model=synthetic", "--profile=mobilenet_v2",
+       "--emulated_compute_ms=20",
+       "--strategies=baseline@emulated_compute_ms=5,sps,sps@emulated_"
+       "compute_ms=5",
+       "--out_dir=" + dir});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("| SPS [compute_ms=5] (emulated) "));
+  EXPECT_THAT(md, HasSubstr("| Baseline [compute_ms=5] (emulated) "));
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  ASSERT_EQ(j["runs"].size(), 4u);  // two baselines at n = 1, two sps
+  EXPECT_EQ(j["runs"][0]["workers"], 1);
+  EXPECT_EQ(j["runs"][1]["workers"], 1);
+  EXPECT_EQ(j["runs"][1]["strategy"], "baseline");
+  EXPECT_THAT(j["runs"][1]["finals"][0]["args"].get<std::string>(),
+              HasSubstr("--emulated_compute_ms=5"));
+  EXPECT_EQ(j["runs"][3]["workers"], 2);
+  EXPECT_THAT(j["runs"][3]["finals"][0]["args"].get<std::string>(),
+              HasSubstr("--emulated_compute_ms=5"));
 }
 
 // Straggler ranks a run does not have are left out of it: the baseline

@@ -440,6 +440,29 @@ TEST(PredictionReportTest, RowsThatRestateTheReferenceOrShareCoresAreNotCounted)
             "");
 }
 
+// A row that emulated another compute (a faster precision) takes its t_c
+// from the baseline that emulated the same; without one it has none and
+// says so, rather than borrowing another compute's.
+TEST(PredictionReportTest, EmulatedRowsTakeTheBaselineOfTheirOwnCompute) {
+  auto emulated = [](const std::string& s, int n, double c, double step) {
+    ReportRow r = Measured(s, n, 0, c, step);
+    r.emulated = true;
+    r.emulated_compute_s = c;
+    return r;
+  };
+  const std::vector<PredictedRun> runs = PredictRuns(
+      {emulated("baseline", 1, 0.200, 0.200),
+       emulated("baseline", 1, 0.050, 0.050), emulated("ring", 2, 0.050, 0.060),
+       emulated("ring", 2, 0.200, 0.210), emulated("ring", 2, 0.025, 0.030)},
+      Link());
+  EXPECT_NEAR(runs[2].compute_s, 0.050, 1e-12);
+  EXPECT_NEAR(runs[3].compute_s, 0.200, 1e-12);
+  EXPECT_FALSE(runs[4].prediction.has_value());
+  EXPECT_THAT(runs[4].why_not,
+              HasSubstr("no single-worker reference run (Baseline n=1 at 25.0 "
+                        "ms of emulated compute)"));
+}
+
 // Core-bound rows are outside the model's domain too: with the machine's
 // 2 cores calibrated, two workers' 20 ms of compute each keep the cores
 // busy through the predicted step (their demand is at least 40 ms of CPU
