@@ -18,10 +18,13 @@
 #   6. compare --preset=slow_link: the communication-efficient strategies
 #      against the exact ones by time to the target loss on 0.1 and 1
 #      Gbit/s links (TinyShakespeare from ../shared/data where it is, else
-#      the built-in text; needs network namespaces too).
+#      the built-in text; needs network namespaces too);
+#   7. compare --preset=study_gpt2: the GPT-2 study's 4-GPU table, emulated
+#      at scale 64 from published V100 and PCIe 3.0 figures, beside the
+#      study's own numbers (tools/study_table.py; shaped links too).
 # It also writes the main job's n = 4 table into README.md between the
-# "results:n4" markers and section 6's table between "results:slow_link",
-# so the README quotes this file.
+# "results:n4" markers, section 6's table between "results:slow_link" and
+# section 7's between "results:study", so the README quotes this file.
 #
 #   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
 #                         [--out=docs/RESULTS.md] [--quick]
@@ -69,36 +72,36 @@ else
 fi
 vp_strategies=sps,dps,ring,fusion,zero2
 
-echo "make_results: 1/6 the main job" >&2
+echo "make_results: 1/7 the main job" >&2
 main_cmd=(compare "--torch_python=$torch_python" "--repeats=$repeats")
 "$bin/experiments/compare" "--torch_python=$torch_python" \
   "--repeats=$repeats" --out_dir="$work/main" \
   --results_md="$work/doc/main.md" >/dev/null
 
-echo "make_results: 2/6 event_loop_bench" >&2
+echo "make_results: 2/7 event_loop_bench" >&2
 elb_cmd=(event_loop_bench "--repeats=$elb_repeats")
 "$bin/experiments/bench/event_loop_bench" "--repeats=$elb_repeats" \
   >"$work/event_loop.md"
 
-echo "make_results: 3/6 collective_bench" >&2
+echo "make_results: 3/7 collective_bench" >&2
 for loop in paced normal; do
   "$bin/experiments/bench/collective_bench" --backends=ours,gloo \
     --min_bytes=4K "--max_bytes=$cb_max" --step_factor=16 --iters=50 \
     "--gloo_event_loop=$loop" >"$work/collective_$loop.txt"
 done
 
-echo "make_results: 4/6 parity_bench" >&2
+echo "make_results: 4/7 parity_bench" >&2
 python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
   "--torch_python=$torch_python" "--rounds=$parity_rounds" \
   >"$work/parity.md"
 
-echo "make_results: 5/6 validate_predictions" >&2
+echo "make_results: 5/7 validate_predictions" >&2
 python3 experiments/bench/validate_predictions.py --bin_dir="$bin" \
   "--configs=$vp_configs" "--real_configs=$vp_real" \
   "--strategies=$vp_strategies" \
   >"$work/validate.md" || echo "(validate_predictions exited $?)" >>"$work/validate.md"
 
-echo "make_results: 6/6 the slow_link preset" >&2
+echo "make_results: 6/7 the slow_link preset" >&2
 text_args=()
 text_name="the built-in synthetic text"
 if [ -f ../shared/data/tinyshakespeare.txt ]; then
@@ -117,6 +120,16 @@ else
     tail -n 5 "$work/slow.err"; echo '```'; } >"$work/slow.md"
 fi
 
+echo "make_results: 7/7 the study_gpt2 preset" >&2
+study_cmd=(compare --preset=study_gpt2 "--repeats=$repeats")
+if "$bin/experiments/compare" --preset=study_gpt2 "--repeats=$repeats" \
+     --noddp --out_dir="$work/study" >/dev/null 2>"$work/study.err"; then
+  python3 tools/study_table.py "$work/study" >"$work/study.md"
+else
+  { echo "(compare --preset=study_gpt2 failed; its last lines:)"; echo '```'
+    tail -n 5 "$work/study.err"; echo '```'; } >"$work/study.md"
+fi
+
 # The assembled file: a header, then each section with its command.
 {
   echo "# ringside results"
@@ -129,7 +142,8 @@ fi
   echo "The sections are, in order: the main job, Gloo's event-loop policies,"
   echo "ringside's collective against raw Gloo, parity with what a user"
   echo "would pick instead, the cost model's predictions out of sample, and"
-  echo "the communication-efficient strategies by time to a target loss."
+  echo "the communication-efficient strategies by time to a target loss,"
+  echo "and the GPT-2 study's table, emulated."
   echo
   echo "## 1. The main job"
   echo
@@ -190,6 +204,21 @@ fi
   echo "\`tools/slow_link_summary.py\`'s."
   echo
   cat "$work/slow.md"
+  echo
+  echo "## 7. The study's table, emulated"
+  echo
+  echo "\`${study_cmd[*]}\`: GPT-2 small's 148 tensors on 4 workers whose"
+  echo "compute (1567 ms a step in fp32, 196 ms in mixed precision: the"
+  echo "model's FLOPs at 8 × 1024 tokens over a V100 at 30% of its peak) and"
+  echo "links (PCIe 3.0 x16, 126 Gbit/s) come from published figures, listed"
+  echo "with their sources in \`experiments/presets/study_gpt2.flags\`, fixed"
+  echo "before any run; emulated at scale 64 (every tensor and link 1/64,"
+  echo "the compute kept). Beside it the study's own table (arXiv 2206.06356,"
+  echo "4 GPUs); targets: per-worker utilization within 10 points and the"
+  echo "Totals within 0.4 for SPS and for DPS (ring). The whole report is"
+  echo "compare's; this table is \`tools/study_table.py\`'s."
+  echo
+  cat "$work/study.md"
 } >"$work/doc/RESULTS.md"
 
 # The images: compare copied its plots beside main.md, into results/.
@@ -199,7 +228,7 @@ if [ -d "$work/doc/results" ]; then cp -r "$work/doc/results" "$out_dir/results"
 cp "$work/doc/RESULTS.md" "$out"
 
 # README.md: the main job's n = 4 utilization table between the markers.
-python3 - "$work/doc/main.md" README.md "$work/slow.md" <<'EOF'
+python3 - "$work/doc/main.md" README.md "$work/slow.md" "$work/study.md" <<'EOF'
 import re, sys
 main, readme = sys.argv[1], sys.argv[2]
 text = open(main).read()
@@ -220,6 +249,13 @@ if begin not in r or end not in r:
     sys.exit("make_results: README.md lacks the results:slow_link markers")
 head, rest = r.split(begin, 1)
 _, tail = rest.split(end, 1)
-open(readme, "w").write(head + begin + "\n" + slow + "\n" + end + tail)
+r = head + begin + "\n" + slow + "\n" + end + tail
+study = open(sys.argv[4]).read().strip()
+begin, end = "<!-- results:study -->", "<!-- /results:study -->"
+if begin not in r or end not in r:
+    sys.exit("make_results: README.md lacks the results:study markers")
+head, rest = r.split(begin, 1)
+_, tail = rest.split(end, 1)
+open(readme, "w").write(head + begin + "\n" + study + "\n" + end + tail)
 EOF
-echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4 and slow_link tables" >&2
+echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4, slow_link and study tables" >&2

@@ -259,13 +259,15 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   out->runs.back()["network"] = result->network;
   if (plan.network.enabled()) out->networks.insert(result->network);
   // Oversubscribed: the workers' compute threads and the servers
-  // outnumber the cores.
-  const int threads = n * std::max(1, row->compute_threads);
+  // outnumber the cores. Emulated compute sleeps and takes no core (the
+  // report checks that it held its time, EmulatedComputeMisses).
+  const int threads = row->emulated ? 0 : n * std::max(1, row->compute_threads);
   if (phase.training() && plan.cores > 0 &&
       threads + options.num_servers > plan.cores) {
     out->oversubscribed.push_back(absl::StrCat(
-        s.name, " n=", n, " (", Count(threads, "compute thread"),
-        options.num_servers > 0 ? " + " : "",
+        s.name, " n=", n, " (",
+        threads > 0 ? Count(threads, "compute thread") : std::string(),
+        threads > 0 && options.num_servers > 0 ? " + " : "",
         options.num_servers > 0 ? Count(options.num_servers, "server") : "",
         ")"));
   }

@@ -38,7 +38,7 @@ TEST(PresetsTest, ShippedPresetsAreFoundInTheRunfiles) {
   ASSERT_FALSE(dirs.empty());
   const std::vector<std::string> names = ListPresets(dirs);
   for (const char* want :
-       {"study4", "comm_bound", "compute_bound", "slow_link"}) {
+       {"study4", "comm_bound", "compute_bound", "slow_link", "study_gpt2"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
     absl::StatusOr<std::string> path = FindPreset(want, dirs);
     ASSERT_TRUE(path.ok()) << path.status();

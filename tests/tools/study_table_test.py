@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""tools/study_table.py on a compare.json it makes up: each emulated row
+beside the study's, the targets met or missed as the numbers say, the
+mixed-precision speed-ups and the cost model's account of a miss."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = os.path.join(os.environ.get("TEST_SRCDIR", ""), "ringside", "tools",
+                      "study_table.py")
+if not os.path.exists(SCRIPT):  # run by hand from the checkout
+    SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "tools",
+                          "study_table.py")
+
+
+def row(strategy, name, prm_srv, utilization, throughput):
+    return {"strategy": strategy, "parallel_type": name, "prm_srv": prm_srv,
+            "utilization": utilization, "total": sum(utilization),
+            "throughput": throughput, "workers": len(utilization)}
+
+
+def compare_json():
+    rows = [row("baseline", "Baseline (emulated)", 0, [1.0], 5.0),
+            row("sps", "SPS (emulated)", 1, [0.9] * 4, 18.0),
+            row("ring", "Ring (emulated)", 0, [0.93, 0.93, 0.9, 0.93], 20.0),
+            row("fusion", "Fusion (emulated)", 0, [0.99] * 4, 20.0),
+            row("ring_fp16", "Ring FP16 [compute_ms=196] (emulated)", 0,
+                [0.95] * 4, 150.0)]
+    runs = [{"strategy": "sps", "workers": 4, "compute_s": 1.5,
+             "own_compute_s": 1.5, "predicted_step_s": 1.7,
+             "measured_step_s": 1.75, "error": -0.03}]
+    return {"report": {"utilization": [{"workers": 4,
+                                        "table": {"rows": rows}}]},
+            "cost_model": {"runs": runs}}
+
+
+class StudyTableTest(unittest.TestCase):
+    def run_script(self, data):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "compare.json"), "w") as f:
+                json.dump(data, f)
+            return subprocess.run([sys.executable, SCRIPT, d],
+                                  capture_output=True, text=True)
+
+    def test_rows_beside_the_study_with_their_targets(self):
+        out = self.run_script(compare_json())
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        sps = next(l for l in lines if l.startswith("| SPS (emulated)"))
+        self.assertIn("17%, 13%, 11%, 14%", sps)
+        self.assertIn("**no**", sps)  # 90% against 11-17%
+        ring = next(l for l in lines if l.startswith("| Ring (emulated)"))
+        self.assertIn("as the study's DPS (PyTorch DDP)", ring)
+        self.assertTrue(ring.endswith("| yes |"), ring)  # within 10 points
+        base = next(l for l in lines if l.startswith("| Baseline"))
+        self.assertIn("not a target", base)
+        self.assertIn("(no study row)",
+                      next(l for l in lines if l.startswith("| Fusion (")))
+        self.assertIn("7.5x the throughput (the study: Apex made DDP about "
+                      "2x faster)", out.stdout)
+        # The miss, as the model sees it: 200 ms beyond the compute, and
+        # 1.5 s / 0.1375 - 1.5 s = 9.4 s needed for the study's 14%.
+        self.assertIn("the cost model predicted 1700 ms a step", out.stdout)
+        self.assertIn("would need 9.4 s a step beyond this compute",
+                      out.stdout)
+
+    def test_a_ring_outside_ten_points_misses(self):
+        data = compare_json()
+        data["report"]["utilization"][0]["table"]["rows"][2]["utilization"] = \
+            [0.99, 0.99, 0.75, 0.99]
+        out = self.run_script(data)
+        ring = next(l for l in out.stdout.splitlines()
+                    if l.startswith("| Ring (emulated)"))
+        self.assertIn("**no**", ring)  # GPU2 75% against 89%
+
+    def test_no_four_worker_table_fails(self):
+        data = compare_json()
+        data["report"]["utilization"][0]["workers"] = 2
+        out = self.run_script(data)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("no n = 4 table", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""The GPT-2 data-parallel study's table beside ringside's emulation of it.
+
+  tools/study_table.py OUT_DIR    # a `compare --preset=study_gpt2` run
+
+Reads OUT_DIR/compare.json and prints markdown: the study's utilization
+table (arXiv 2206.06356, 4 GPUs, GPT-2 small) row by row beside the
+emulated rows that stand for them (the study's SPS, PyTorch DataParallel,
+beside ringside's sps; its DPS, PyTorch DDP, beside ring; Horovod beside
+fusion), ringside's further rows, the targets (per-worker utilization
+within 10 points, Totals within 0.4) met or missed, the mixed-precision
+(Apex) speed-ups against the study's, and for every miss what the cost
+model says the step holds. Exit status 1 when the file has no n = 4 table.
+"""
+
+import json
+import os
+import sys
+
+# The study's table (its Table of GPU utilization, 4 GPUs in one node):
+# per-GPU utilization in percent and the Total it reports.
+STUDY = {
+    "baseline": ("Baseline", [85], 0.94),
+    "sps": ("SPS (PyTorch DataParallel)", [17, 13, 11, 14], 0.55),
+    "ring": ("DPS (PyTorch DDP)", [94, 94, 89, 94], 3.71),
+}
+# Its mixed-precision finding: Apex made DDP about 2x and Horovod about 4x
+# faster.
+STUDY_APEX = {"ring": 2.0, "fusion": 4.0}
+POINTS = 10     # per-worker utilization target, percentage points
+TOTAL = 0.4     # Total target
+
+
+def rows_at(report, n):
+    for table in report["utilization"]:
+        if table["workers"] == n:
+            return table["table"]["rows"]
+    return None
+
+
+def percent(u):
+    return f"{100 * u:.0f}%"
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    with open(os.path.join(argv[1], "compare.json")) as f:
+        j = json.load(f)
+    rows = rows_at(j["report"], 4)
+    if rows is None:
+        print("(no n = 4 table in compare.json)")
+        return 1
+    # The fp32 rows are the first of each strategy; the Apex rows carry
+    # "[compute_ms=" in their names.
+    fp32 = {}
+    apex = {}
+    for r in rows:
+        target = apex if "[compute_ms=" in r["parallel_type"] else fp32
+        target.setdefault(r["strategy"], r)
+
+    out = []
+    out.append("| Parallel type | PrmSrv | GPU0 | GPU1 | GPU2 | GPU3 | Total "
+               "| The study: GPU0–3 | The study: Total | Within target |")
+    out.append("| :-- | --: | --: | --: | --: | --: | --: | :-- | --: | :-- |")
+    misses = []
+    for strategy in ["baseline", "sps", "ring", "fusion", "dps"]:
+        r = fp32.get(strategy)
+        if r is None:
+            continue
+        u = r["utilization"] + [None] * (4 - len(r["utilization"]))
+        cells = [r["parallel_type"], str(r["prm_srv"])]
+        cells += [percent(x) if x is not None else "0" for x in u[:4]]
+        cells.append(f"{r['total']:.2f}")
+        if strategy in STUDY:
+            label, study_u, study_total = STUDY[strategy]
+            cells[0] = f"{r['parallel_type']}, as the study's {label}"
+            cells.append(", ".join(f"{x}%" for x in study_u))
+            cells.append(f"{study_total:.2f}")
+            if strategy == "baseline":
+                ok = None  # the issue's targets are SPS's and DPS's
+            else:
+                ok = (all(abs(100 * a - b) <= POINTS
+                          for a, b in zip(r["utilization"], study_u)) and
+                      abs(r["total"] - study_total) <= TOTAL)
+            cells.append("not a target" if ok is None else
+                         "yes" if ok else "**no**")
+            if ok is False:
+                misses.append((strategy, r, study_u, study_total))
+        else:
+            cells += ["–", "–", "(no study row)"]
+        out.append("| " + " | ".join(cells) + " |")
+    for r in apex.values():
+        u = r["utilization"] + [None] * (4 - len(r["utilization"]))
+        cells = [r["parallel_type"], str(r["prm_srv"])]
+        cells += [percent(x) if x is not None else "0" for x in u[:4]]
+        cells += [f"{r['total']:.2f}", "–", "–", "(mixed precision)"]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+
+    # The Apex effect: each exact strategy's fp32 step against its
+    # mixed-precision row's (the same strategy, or ring_fp16 for ring:
+    # Apex's DDP all-reduces fp16 gradients).
+    lines = []
+    for strategy, mixed_name in (("ring", "ring_fp16"), ("fusion", "fusion")):
+        a, b = fp32.get(strategy), apex.get(mixed_name)
+        if a is None or b is None:
+            continue
+        speedup = b["throughput"] / a["throughput"]
+        lines.append(
+            f"- {b['parallel_type']} against {a['parallel_type']}: "
+            f"{speedup:.1f}x the throughput (the study: Apex made "
+            f"{'DDP' if strategy == 'ring' else 'Horovod'} about "
+            f"{STUDY_APEX[strategy]:.0f}x faster).")
+    if lines:
+        out.append("Mixed precision (the rows at the mixed-precision compute):")
+        out.append("")
+        out.extend(lines)
+        out.append("")
+
+    # Each miss, as the cost model sees the emulated step.
+    cost = {}
+    for r in j["cost_model"].get("runs", []):
+        if r["workers"] == 4:
+            cost.setdefault(r["strategy"], r)
+    for strategy, r, study_u, study_total in misses:
+        c = cost.get(strategy)
+        if c is None or not c.get("predicted_step_s"):
+            continue
+        compute = c["compute_s"]
+        beyond = c["measured_step_s"] - c["own_compute_s"]
+        study_mean = sum(study_u) / len(study_u) / 100
+        needed = compute / study_mean - compute
+        out.append(
+            f"- {r['parallel_type']}: the cost model predicted "
+            f"{1e3 * c['predicted_step_s']:.0f} ms a step "
+            f"({c['error']:+.0%} against the {1e3 * c['measured_step_s']:.0f}"
+            f" ms measured), {1e3 * (c['predicted_step_s'] - compute):.0f} ms "
+            f"of it beyond the {1e3 * compute:.0f} ms of compute; the run "
+            f"spent {1e3 * beyond:.0f} ms a step beyond its compute. The "
+            f"study's {100 * study_mean:.0f}% mean utilization would need "
+            f"{needed:.1f} s a step beyond this compute, "
+            f"{needed / max(beyond, 1e-9):.0f}x what these links took. So "
+            f"the gap lies outside what the emulation and the model hold: "
+            f"DataParallel's own work beside the bytes (the module "
+            f"replicated from GPU0 every step, inputs scattered and outputs "
+            f"gathered on GPU0, its threads under one Python interpreter), "
+            f"for which the cost model has no term.")
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
