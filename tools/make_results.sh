@@ -227,35 +227,30 @@ rm -rf "$out_dir/results"
 if [ -d "$work/doc/results" ]; then cp -r "$work/doc/results" "$out_dir/results"; fi
 cp "$work/doc/RESULTS.md" "$out"
 
-# README.md: the main job's n = 4 utilization table between the markers.
+# README.md: the main job's n = 4 utilization table, section 6's and
+# section 7's tables, each between its markers.
 python3 - "$work/doc/main.md" README.md "$work/slow.md" "$work/study.md" <<'EOF'
 import re, sys
-main, readme = sys.argv[1], sys.argv[2]
+main, readme, slow, study = sys.argv[1:5]
 text = open(main).read()
 m = re.search(r"^## Utilization, n = 4 workers\n\n(.*?)\n\n", text, re.S | re.M)
 if not m:
     sys.exit("make_results: no n = 4 table in the main job's report")
-table = m.group(1).strip()
 r = open(readme).read()
-begin, end = "<!-- results:n4 -->", "<!-- /results:n4 -->"
-if begin not in r or end not in r:
-    sys.exit("make_results: README.md lacks the results:n4 markers")
-head, rest = r.split(begin, 1)
-_, tail = rest.split(end, 1)
-r = head + begin + "\n```\n" + table + "\n```\n" + end + tail
-slow = open(sys.argv[3]).read().strip()
-begin, end = "<!-- results:slow_link -->", "<!-- /results:slow_link -->"
-if begin not in r or end not in r:
-    sys.exit("make_results: README.md lacks the results:slow_link markers")
-head, rest = r.split(begin, 1)
-_, tail = rest.split(end, 1)
-r = head + begin + "\n" + slow + "\n" + end + tail
-study = open(sys.argv[4]).read().strip()
-begin, end = "<!-- results:study -->", "<!-- /results:study -->"
-if begin not in r or end not in r:
-    sys.exit("make_results: README.md lacks the results:study markers")
-head, rest = r.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(readme, "w").write(head + begin + "\n" + study + "\n" + end + tail)
+
+
+def between(r, name, content):
+    begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+    if begin not in r or end not in r:
+        sys.exit(f"make_results: README.md lacks the results:{name} markers")
+    head, rest = r.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return head + begin + "\n" + content + "\n" + end + tail
+
+
+r = between(r, "n4", "```\n" + m.group(1).strip() + "\n```")
+r = between(r, "slow_link", open(slow).read().strip())
+r = between(r, "study", open(study).read().strip())
+open(readme, "w").write(r)
 EOF
 echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4, slow_link and study tables" >&2
