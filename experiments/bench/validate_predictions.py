@@ -165,10 +165,15 @@ def compare_args(config, out_dir, strategies):
 
 def rows_of(report, workers):
     """(strategy, predicted, measured, runs, core_share) of the counted
-    rows at n (core_share None where the model had no core count)."""
+    rows at n and of the core-bound ones (compare leaves those out of its
+    own count; here they are reported apart), core_share None where the
+    model had no core count."""
     rows = []
     for r in report.get("cost_model", {}).get("runs", []):
-        if r.get("workers") != workers or not r.get("counted"):
+        core_bound_only = (r.get("predicted_step_s") is not None and
+                           "core-bound" in (r.get("not_counted") or ""))
+        if r.get("workers") != workers or not (r.get("counted") or
+                                               core_bound_only):
             continue
         runs = r.get("measured_step_runs_s") or [r["measured_step_s"]]
         rows.append((r["strategy"], r["predicted_step_s"],

@@ -111,6 +111,22 @@ class StatisticsTest(unittest.TestCase):
         # The fastest agrees in the first (sps is not faster) and the
         # second (ring is predicted and measured fastest).
         self.assertIn("2 of 2 configurations (100%)", text)
+    def test_rows_of_keeps_the_core_bound_rows_compare_leaves_out(self):
+        def run(strategy, counted, not_counted, share):
+            return {"strategy": strategy, "workers": 2, "counted": counted,
+                    "not_counted": not_counted, "predicted_step_s": 1.0,
+                    "measured_step_s": 1.1, "core_share": share}
+        report = {"cost_model": {"runs": [
+            run("ring", True, None, 0.3),
+            run("zero2", False, "outside the model's domain: core-bound, its "
+                "predicted CPU demand keeps 95% of the 2 cores busy", 0.95),
+            run("sps", False, "outside the model's domain: 2 worker(s) × 1 "
+                "compute thread(s) + 1 server(s) on 2 cores", 0.5),
+            run("fusion", True, None, 0.2) | {"workers": 4}]}}
+        self.assertEqual([r[0] for r in vp.rows_of(report, 2)],
+                         ["ring", "zero2"])
+        self.assertEqual(vp.rows_of(report, 2)[1][4], 0.95)
+
 
 if __name__ == "__main__":
     unittest.main()
