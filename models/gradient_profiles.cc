@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/emulation_scale_check.h"
 #include "models/builtin_profiles.h"
 #include "models/profile_file.h"
 
@@ -117,10 +118,7 @@ absl::StatusOr<GradientProfile> FindGradientProfile(absl::string_view name) {
 
 absl::StatusOr<GradientProfile> ScaledProfile(GradientProfile profile,
                                               double scale) {
-  if (!std::isfinite(scale) || scale < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--emulation_scale must be a finite number >= 1, got ", scale));
-  }
+  if (absl::Status s = CheckEmulationScale(scale); !s.ok()) return s;
   if (scale == 1) return profile;
   for (auto& [name, shape] : profile.tensors) {
     int64_t size = 1;

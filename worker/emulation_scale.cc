@@ -8,6 +8,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/emulation_scale_check.h"
 
 namespace ringside {
 
@@ -20,10 +21,7 @@ int64_t ScaledByteThreshold(int64_t value, double scale, int64_t unit_bytes) {
 
 absl::Status ScaleByteThresholdFlags(
     double scale, const std::function<bool(const std::string&)>& reads) {
-  if (!std::isfinite(scale) || scale < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--emulation_scale must be a finite number >= 1, got ", scale));
-  }
+  if (absl::Status s = CheckEmulationScale(scale); !s.ok()) return s;
   if (scale == 1) return absl::OkStatus();
   for (const ByteThresholdFlag& f : kByteThresholdFlags) {
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(f.name);

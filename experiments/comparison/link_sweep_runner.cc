@@ -1,6 +1,5 @@
 #include "experiments/comparison/link_sweep_runner.h"
 
-#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <set>
@@ -9,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/emulation_scale_check.h"
 #include "common/status_macros.h"
 #include "experiments/comparison/compare_report.h"
 #include "experiments/comparison/cost_model_link.h"
@@ -70,11 +70,8 @@ absl::StatusOr<std::vector<NetworkShape>> LinkShapes(const LinkOptions& links) {
     }
     return std::vector<double>(values.begin(), values.end());
   };
-  if (!std::isfinite(links.emulation_scale) || links.emulation_scale < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--emulation_scale must be a finite number >= 1, got ",
-        links.emulation_scale));
-  }
+  // Before the division below, which a bad scale would make meaningless.
+  RS_RETURN_IF_ERROR(CheckEmulationScale(links.emulation_scale));
   RS_ASSIGN_OR_RETURN(const std::vector<double> gbits,
                       numbers("link_gbit", links.gbit));
   RS_ASSIGN_OR_RETURN(const std::vector<double> latencies,

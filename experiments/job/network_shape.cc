@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/emulation_scale_check.h"
 
 namespace ringside {
 
@@ -46,10 +47,8 @@ absl::Status NetworkShape::Validate() const {
         " needs --link_gbit > 0 (shaping runs each process in its own "
         "network namespace)"));
   }
-  if (!std::isfinite(emulation_scale) || emulation_scale < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--emulation_scale must be a finite number >= 1, got ",
-        emulation_scale));
+  if (absl::Status s = CheckEmulationScale(emulation_scale); !s.ok()) {
+    return s;
   }
   if (emulation_scale > 1 && link_gbit == 0) {
     return absl::InvalidArgumentError(absl::StrCat(
