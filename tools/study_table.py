@@ -78,7 +78,7 @@ def main(argv):
             cells.append(", ".join(f"{x}%" for x in study_u))
             cells.append(f"{study_total:.2f}")
             if strategy == "baseline":
-                ok = None  # the targets are SPS's and DPS's
+                ok = None  # the targets are SPS's and DPS's alone
             else:
                 ok = (all(abs(100 * a - b) <= POINTS
                           for a, b in zip(r["utilization"], study_u)) and
