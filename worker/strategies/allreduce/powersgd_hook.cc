@@ -10,14 +10,14 @@
 
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/strategies/allreduce/powersgd_kernels.h"
 #include "worker/strategies/allreduce/powersgd_options.h"
 
 namespace ringside {
 namespace {
 
-using RowMajor =
-    Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using MatrixMap = Eigen::Map<RowMajor>;
+using RowMajor = RowMajorMatrix;
+using MatrixMap = RowMajorMap;
 
 // One compressed tensor of a bucket: its matrix view and its Q.
 struct Compressed {
@@ -102,10 +102,7 @@ class PowerSgdHook final : public BucketCommHook {
       return Annotate(s, "all-reduce (before PowerSGD starts)");
     }
     const double t0 = timed ? NowSeconds() : 0.0;
-    for (size_t i = 0; i < grads.size(); ++i) {
-      grads[i] += b.error[i];
-      b.error[i] = grads[i];
-    }
+    AddError(grads, absl::MakeSpan(b.error));
     // P = M·Q, packed after the plain tensors.
     int64_t at = 0;
     for (const auto& [begin, size] : b.plain) {
@@ -119,7 +116,7 @@ class PowerSgdHook final : public BucketCommHook {
       }
       MatrixMap mat(grads.data() + m.offset, m.rows, m.cols);
       MatrixMap q(m.q.data(), m.cols, r);
-      MatrixMap(b.packed_p.data() + at, m.rows, r).noalias() = mat * q;
+      LowRankProject(mat, q, MatrixMap(b.packed_p.data() + at, m.rows, r));
       at += m.rows * r;
     }
     const double t1 = timed ? NowSeconds() : 0.0;
@@ -143,8 +140,8 @@ class PowerSgdHook final : public BucketCommHook {
       MatrixMap p(b.packed_p.data() + at, m.rows, r);
       Orthonormalize(p);
       MatrixMap mat(grads.data() + m.offset, m.rows, m.cols);
-      MatrixMap(b.packed_q.data() + q_at, m.cols, r).noalias() =
-          mat.transpose() * p;
+      LowRankBackProject(mat, p, MatrixMap(b.packed_q.data() + q_at, m.cols, r),
+                         scratch_);
       at += m.rows * r;
       q_at += m.cols * r;
     }
@@ -161,15 +158,13 @@ class PowerSgdHook final : public BucketCommHook {
       const int64_t r = m.rank;
       MatrixMap p(b.packed_p.data() + at, m.rows, r);
       MatrixMap q(b.packed_q.data() + q_at, m.cols, r);
-      MatrixMap(grads.data() + m.offset, m.rows, m.cols).noalias() =
-          p * q.transpose();
+      LowRankReconstruct(p, q, MatrixMap(grads.data() + m.offset, m.rows,
+                                         m.cols));
       std::copy_n(b.packed_q.data() + q_at, m.cols * r, m.q.data());
       at += m.rows * r;
       q_at += m.cols * r;
     }
-    for (size_t i = 0; i < grads.size(); ++i) {
-      b.error[i] -= grads[i];
-    }
+    TakeResult(grads, absl::MakeSpan(b.error));
     wire_.Add(static_cast<int64_t>(grads.size()),
               static_cast<double>(b.plain_elements + b.p_elements +
                                   b.q_elements));
@@ -245,6 +240,7 @@ class PowerSgdHook final : public BucketCommHook {
   Collective* collective_ = nullptr;
   TensorLayout layout_;
   std::unordered_map<int64_t, BucketState> buckets_;
+  RowMajor scratch_;  // LowRankBackProject's
   WireShare wire_;
 };
 
