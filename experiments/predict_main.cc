@@ -253,6 +253,24 @@ absl::StatusOr<std::vector<double>> BackwardBytes(
   return bytes;
 }
 
+// The profile's model into `in` (M, T and the tensors' shapes) and its
+// tensors' bytes in backward's order into `backward_bytes` (BackwardBytes).
+absl::Status SetProfileModel(const GradientProfile& profile, CostInputs& in,
+                             std::vector<double>& backward_bytes) {
+  in.model_bytes = 4.0 * static_cast<double>(profile.num_parameters());
+  in.num_tensors = profile.num_tensors();
+  absl::StatusOr<TensorLayout> layout = profile.Layout();
+  if (!layout.ok()) return layout.status();
+  in.tensor_shapes.clear();
+  for (int i = 0; i < layout->num_tensors(); ++i) {
+    in.tensor_shapes.push_back(layout->tensor(i).shape);
+  }
+  absl::StatusOr<std::vector<double>> bytes = BackwardBytes(profile);
+  if (!bytes.ok()) return bytes.status();
+  backward_bytes = *std::move(bytes);
+  return absl::OkStatus();
+}
+
 // The proportional schedule of `backward_bytes` over the last of `passes`
 // passes of in.compute_s (the earlier ones report nothing); none for empty
 // bytes.
@@ -282,14 +300,13 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   if (!profile_name.empty()) {
     absl::StatusOr<GradientProfile> profile = FindGradientProfile(profile_name);
     if (!profile.ok()) return profile.status();
-    in.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
-    in.num_tensors = profile->num_tensors();
     *model_label = profile->name == profile_name
                        ? profile_name
                        : absl::StrCat(profile->name, " (", profile_name, ")");
-    absl::StatusOr<std::vector<double>> bytes = BackwardBytes(*profile);
-    if (!bytes.ok()) return bytes.status();
-    backward_bytes = *std::move(bytes);
+    if (absl::Status s = SetProfileModel(*profile, in, backward_bytes);
+        !s.ok()) {
+      return s;
+    }
   }
   if (absl::GetFlag(FLAGS_model_bytes) < 0 ||
       absl::GetFlag(FLAGS_tensors) < 0) {
@@ -300,11 +317,13 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
     in.model_bytes = static_cast<double>(absl::GetFlag(FLAGS_model_bytes));
     *model_label = "explicit";
     backward_bytes.clear();  // not the profile's tensors
+    in.tensor_shapes.clear();
   }
   if (absl::GetFlag(FLAGS_tensors) > 0) {
     in.num_tensors = absl::GetFlag(FLAGS_tensors);
     *model_label = "explicit";
     backward_bytes.clear();
+    in.tensor_shapes.clear();
   }
   if (in.model_bytes <= 0) {
     return absl::InvalidArgumentError(
@@ -412,15 +431,12 @@ int RunCluster() {
                    std::string(profile.status().message()).c_str());
       return 2;
     }
-    base.model_bytes = 4.0 * static_cast<double>(profile->num_parameters());
-    base.num_tensors = profile->num_tensors();
-    absl::StatusOr<std::vector<double>> bytes = BackwardBytes(*profile);
-    if (!bytes.ok()) {
+    if (absl::Status s = SetProfileModel(*profile, base, backward_bytes);
+        !s.ok()) {
       std::fprintf(stderr, "bad flags: %s\n",
-                   std::string(bytes.status().message()).c_str());
+                   std::string(s.message()).c_str());
       return 2;
     }
-    backward_bytes = *std::move(bytes);
   } else {
     base.model_bytes = static_cast<double>(cluster->model_bytes);
     base.num_tensors = cluster->tensors;

@@ -414,6 +414,12 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       FinalRecord(job, backend.model_name(), context.layout.total_bytes(),
                   strategy.start_step(), result.eval_loss, backend.StashBytes(),
                   metrics, backend.RecordFields());
+  // The model's tensors, for the cost model's formulas that read shapes.
+  nlohmann::json shapes = nlohmann::json::array();
+  for (int i = 0; i < context.layout.num_tensors(); ++i) {
+    shapes.push_back(context.layout.tensor(i).shape);
+  }
+  result.final_record["tensor_shapes"] = std::move(shapes);
   if (time_readiness) {
     if (nlohmann::json ready = ready_times.Json(); !ready.is_null()) {
       result.final_record["gradient_ready"] = std::move(ready);

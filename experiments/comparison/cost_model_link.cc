@@ -132,6 +132,7 @@ SweepCalibration CalibrateAfterBaseline(const CalibrationRequest& request,
   CalibrationOptions options;
   options.model_bytes = row.model_bytes;
   options.num_tensors = row.num_tensors;
+  options.tensor_shapes = row.tensor_shapes;
   options.cores = request.cores;
   options.servers = std::max(1, request.servers);
   // The calls start as a step's first collective does: behind the compute

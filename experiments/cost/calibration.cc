@@ -88,6 +88,9 @@ absl::StatusOr<PsCalibration> TimePs(int servers, int64_t bytes,
 // each way; sets the medians of both in `c`.
 constexpr int kRefaultRounds = 15;
 constexpr int64_t kMaxRefaultBytes = int64_t{64} << 20;
+// The most bytes the compression benchmarks (PowerSGD's, top-k's, sign's)
+// work on (their memory and time).
+constexpr int64_t kMaxLowRankBytes = int64_t{64} << 20;
 absl::Status TimeRefault(int64_t bytes, Calibration* c) {
   const int64_t page = sysconf(_SC_PAGESIZE);
   bytes = std::max(page, bytes / page * page);
@@ -262,6 +265,29 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   c.cpu.ps_round_cpu_byte_s = c.ps_round_cpu.byte_s;
   c.cpu.ps_round_cpu_worker_byte_s = c.ps_round_cpu.worker_byte_s;
   c.cpu.copy_byte_s = TimeCopy(c.benchmark_bytes);
+  const calibration_bench::LowRankTimes lowrank =
+      calibration_bench::TimeLowRankCompression(
+          o.tensor_shapes, 2,
+          std::min(c.benchmark_bytes, kMaxLowRankBytes) / 4);
+  c.lowrank_matrices = lowrank.matrices;
+  c.lowrank_rank = lowrank.rank;
+  c.lowrank_multiply_adds = lowrank.multiply_adds;
+  c.lowrank_elements = lowrank.elements;
+  c.lowrank_products_s = lowrank.products_s;
+  c.lowrank_feedback_s = lowrank.feedback_s;
+  c.cpu.lowrank_multiply_add_s = lowrank.products_s / lowrank.multiply_adds;
+  c.cpu.error_feedback_element_s = lowrank.feedback_s / lowrank.elements;
+  const calibration_bench::GatherCompressionTimes gather =
+      calibration_bench::TimeGatherCompression(
+          o.tensor_shapes, tensors,
+          std::min(c.benchmark_bytes, kMaxLowRankBytes) / 4, 0.01);
+  c.gather_elements = gather.elements;
+  c.topk_s = gather.topk_s;
+  c.sign_pack_s = gather.sign_pack_s;
+  c.sign_add_s = gather.sign_add_s;
+  c.cpu.topk_element_s = gather.topk_s / gather.elements;
+  c.cpu.sign_pack_element_s = gather.sign_pack_s / gather.elements;
+  c.cpu.sign_add_element_s = gather.sign_add_s / gather.elements;
   c.cpu.cores = o.cores;
   c.wall_s = clock.ElapsedSeconds();
   return c;
@@ -314,6 +340,17 @@ std::string CalibrationLine(const Calibration& c) {
                       1e3 * c.ps_round_cpu.round_1_cpu_s,
                       1e3 * c.ps_round_cpu.round_2_cpu_s),
       "; copies ", ns(c.cpu.copy_byte_s),
+      absl::StrFormat("; PowerSGD (rank %d, %d matrices) %.3f ns per "
+                      "multiply-add, error feedback %.2f ns per element",
+                      c.lowrank_rank, c.lowrank_matrices,
+                      1e9 * c.cpu.lowrank_multiply_add_s,
+                      1e9 * c.cpu.error_feedback_element_s),
+      absl::StrFormat("; top-k %.2f ns per element (ratio 0.01); sign %.2f "
+                      "ns per element packed, %.2f ns per element and rank "
+                      "added",
+                      1e9 * c.cpu.topk_element_s,
+                      1e9 * c.cpu.sign_pack_element_s,
+                      1e9 * c.cpu.sign_add_element_s),
       "; servers' CPU shared by ",
       c.cpu.cores > 0 ? absl::StrCat(c.cpu.cores, " cores") : "no limit", ".");
 }
@@ -329,6 +366,16 @@ nlohmann::json CalibrationJson(const Calibration& c) {
             {"half_allreduce_small_s", c.half_allreduce_small_s},
             {"half_allreduce_small_busy_s", c.half_allreduce_small_busy_s},
             {"half_convert_s", c.half_convert_s},
+            {"lowrank_matrices", c.lowrank_matrices},
+            {"lowrank_rank", c.lowrank_rank},
+            {"lowrank_multiply_adds", c.lowrank_multiply_adds},
+            {"lowrank_elements", c.lowrank_elements},
+            {"lowrank_products_s", c.lowrank_products_s},
+            {"lowrank_feedback_s", c.lowrank_feedback_s},
+            {"gather_elements", c.gather_elements},
+            {"topk_s", c.topk_s},
+            {"sign_pack_s", c.sign_pack_s},
+            {"sign_add_s", c.sign_add_s},
             {"reduce_scatter_s", c.reduce_scatter_s},
             {"reduce_scatter_small_s", c.reduce_scatter_small_s},
             {"allgather_s", c.allgather_s},

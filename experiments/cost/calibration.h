@@ -74,6 +74,20 @@
 //   copies            one memcpy of M bytes between two buffers (the median
 //                     of 7), per byte: async_ps's training thread copies
 //                     its gradient out and the newest parameters in.
+//   PowerSGD          its three thin products (powersgd_kernels.h) and
+//                     its error-feedback passes on the model's matrices
+//                     (CalibrationOptions::tensor_shapes, up to 64 MiB of
+//                     them; not known: one square matrix of min(M, 64 MiB))
+//                     at rank 2, the hook's default (medians of 7 each):
+//                     per multiply-add (3·rows·cols·2 a matrix) and per
+//                     element; other ranks are priced at the same rate
+//                     per multiply-add.
+//   top-k and sign    the all-gather hooks' compression (gather_kernels.h)
+//                     on min(M, 64 MiB) split as the model's tensors
+//                     (medians of 7): top-k's at ratio 0.01 per element
+//                     (the selection is linear in the elements at any
+//                     ratio), sign's packing and one rank's unpacking per
+//                     element.
 //
 // Costs are clipped at 0. `cores` (the caller's) is how many servers' CPU
 // work can proceed at once on this machine.
@@ -86,6 +100,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -102,6 +117,9 @@ struct CalibrationOptions {
   // in [0, 1]): the compute a step's first collective follows.
   double busy_before_call_s = 2e-3;
   absl::Duration timeout = absl::Seconds(120);
+  // The tensors' shapes in the layout's order (the baseline's record's);
+  // empty: not known.
+  std::vector<std::vector<int64_t>> tensor_shapes;
 };
 
 // One parameter-server calibration: its rounds (seconds) and the costs
@@ -138,6 +156,15 @@ struct Calibration {
   int64_t small_bytes = 0;
   // ring_fp16's conversions of the benchmark's floats to fp16 and back.
   double half_convert_s = 0;
+  // PowerSGD's products and error-feedback passes on lowrank_matrices
+  // matrices at lowrank_rank, and the multiply-adds and elements they
+  // covered.
+  int64_t lowrank_matrices = 0, lowrank_rank = 0;
+  double lowrank_multiply_adds = 0, lowrank_elements = 0;
+  double lowrank_products_s = 0, lowrank_feedback_s = 0;
+  // The all-gather hooks' compression on gather_elements elements.
+  double gather_elements = 0;
+  double topk_s = 0, sign_pack_s = 0, sign_add_s = 0;
   // Writing refault_bytes into resident pages and into given-back ones.
   double resident_write_s = 0, refault_write_s = 0;
   int64_t refault_bytes = 0;

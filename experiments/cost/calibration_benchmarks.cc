@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -26,6 +28,8 @@
 #include "worker/strategies/ps/local_ps_worker.h"
 #include "worker/strategies/ps/ps_options.h"
 #include "worker/strategies/ps/ps_session.h"
+#include "worker/strategies/allreduce/gather_kernels.h"
+#include "worker/strategies/allreduce/powersgd_kernels.h"
 #include "worker/sync_strategy.h"
 
 namespace ringside {
@@ -179,6 +183,8 @@ class ComputeStandIns {
 constexpr int kPsClusters = 2;
 constexpr int kCopyRounds = 7;
 constexpr int kConvertRounds = 7;
+constexpr int kLowRankRounds = 7;
+constexpr int kGatherRounds = 7;
 
 }  // namespace
 
@@ -319,6 +325,140 @@ double TimeHalfConversions(int64_t floats) {
     seconds.push_back(watch.ElapsedSeconds());
   }
   return Median(seconds);
+}
+
+LowRankTimes TimeLowRankCompression(
+    const std::vector<std::vector<int64_t>>& shapes, int64_t rank,
+    int64_t max_elements) {
+  std::vector<std::pair<int64_t, int64_t>> matrices;  // (rows, cols)
+  int64_t total = 0;
+  for (const std::vector<int64_t>& shape : shapes) {
+    if (shape.size() < 2) continue;
+    int64_t elements = 1;
+    for (int64_t d : shape) elements *= d;
+    if (total + elements > max_elements) continue;
+    matrices.emplace_back(shape[0], elements / shape[0]);
+    total += elements;
+  }
+  if (matrices.empty()) {
+    const int64_t side = std::max<int64_t>(
+        1, static_cast<int64_t>(std::sqrt(static_cast<double>(max_elements))));
+    matrices.emplace_back(side, side);
+  }
+  LowRankTimes t;
+  t.rank = rank;
+  RowMajorMatrix scratch;
+  for (const auto& [rows, cols] : matrices) {
+    const int64_t r = std::max<int64_t>(1, std::min({rank, rows, cols}));
+    const RowMajorMatrix start = RowMajorMatrix::Random(rows, cols);
+    RowMajorMatrix m(rows, cols), error = RowMajorMatrix::Zero(rows, cols);
+    const absl::Span<float> mv(m.data(), static_cast<size_t>(m.size()));
+    const absl::Span<float> ev(error.data(), static_cast<size_t>(m.size()));
+    RowMajorMatrix p(rows, r), q = RowMajorMatrix::Random(cols, r);
+    RowMajorMap mm(m.data(), rows, cols), pm(p.data(), rows, r),
+        qm(q.data(), cols, r);
+    std::vector<double> products, feedback;
+    for (int i = 0; i < kLowRankRounds; ++i) {
+      m = start;
+      Stopwatch watch;
+      AddError(mv, ev);
+      feedback.push_back(watch.ElapsedSeconds());
+      watch.Reset();
+      LowRankProject(mm, qm, pm);
+      LowRankBackProject(mm, pm, qm, scratch);
+      LowRankReconstruct(pm, qm, mm);
+      products.push_back(watch.ElapsedSeconds());
+      watch.Reset();
+      TakeResult(mv, ev);
+      feedback.back() += watch.ElapsedSeconds();
+      q /= std::max(1.0f, q.norm());  // bounded from round to round
+    }
+    ++t.matrices;
+    t.multiply_adds += 3.0 * static_cast<double>(rows) *
+                       static_cast<double>(cols) * static_cast<double>(r);
+    t.elements += static_cast<double>(rows) * static_cast<double>(cols);
+    t.products_s += Median(products);
+    t.feedback_s += Median(feedback);
+  }
+  return t;
+}
+
+GatherCompressionTimes TimeGatherCompression(
+    const std::vector<std::vector<int64_t>>& shapes, int64_t tensors,
+    int64_t max_elements, double topk_ratio) {
+  std::vector<int64_t> parts;
+  int64_t total = 0;
+  for (const std::vector<int64_t>& shape : shapes) {
+    int64_t elements = 1;
+    for (int64_t d : shape) elements *= d;
+    if (total + elements > max_elements) continue;
+    parts.push_back(elements);
+    total += elements;
+  }
+  if (parts.empty()) {
+    const int64_t t = std::max<int64_t>(1, tensors);
+    parts.assign(static_cast<size_t>(t), std::max<int64_t>(1, max_elements / t));
+    total = parts[0] * t;
+  }
+  std::vector<float> grads(static_cast<size_t>(total)), error(grads.size(), 0);
+  // Gradient-like values: distinct, continuous (ties would make the
+  // selection faster than on real gradients).
+  std::mt19937_64 engine(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : grads) v = normal(engine);
+  int64_t pairs = 0, words = 0;
+  for (int64_t size : parts) {
+    pairs += std::min<int64_t>(
+        size, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                       topk_ratio * static_cast<double>(size)))));
+    words += SignWords(size);
+  }
+  std::vector<float> send(static_cast<size_t>(2 * pairs)),
+      message(static_cast<size_t>(words)), out(grads.size(), 0);
+  std::vector<float> magnitude;
+  std::vector<double> topk, pack, add;
+  for (int i = 0; i < kGatherRounds; ++i) {
+    Stopwatch watch;
+    for (size_t j = 0; j < grads.size(); ++j) error[j] += grads[j];
+    float* at = send.data();
+    int64_t begin = 0;
+    for (int64_t size : parts) {
+      const int64_t k = std::min<int64_t>(
+          size, std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                         topk_ratio * static_cast<double>(size)))));
+      SelectTopK(error.data() + begin, begin, size, k, magnitude, at);
+      at += 2 * k;
+      begin += size;
+    }
+    for (size_t j = 0; j < send.size(); j += 2) {
+      error[static_cast<size_t>(FloatAsIndex(send[j]))] = 0.0f;
+    }
+    topk.push_back(watch.ElapsedSeconds());
+    watch.Reset();
+    float* word = message.data();
+    begin = 0;
+    for (int64_t size : parts) {
+      PackSigns(grads.data() + begin, size, error.data() + begin, word);
+      word += SignWords(size);
+      begin += size;
+    }
+    pack.push_back(watch.ElapsedSeconds());
+    watch.Reset();
+    word = message.data();
+    begin = 0;
+    for (int64_t size : parts) {
+      AddSigns(word, size, out.data() + begin);
+      word += SignWords(size);
+      begin += size;
+    }
+    add.push_back(watch.ElapsedSeconds());
+  }
+  GatherCompressionTimes t;
+  t.elements = static_cast<double>(total);
+  t.topk_s = Median(topk);
+  t.sign_pack_s = Median(pack);
+  t.sign_add_s = Median(add);
+  return t;
 }
 
 }  // namespace calibration_bench

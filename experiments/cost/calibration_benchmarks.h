@@ -88,6 +88,40 @@ double TimeCopy(int64_t bytes);
 // kConvertRounds.
 double TimeHalfConversions(int64_t floats);
 
+// PowerSGD's compute (powersgd_kernels.h) at `rank` on the matrices of
+// `shapes` (tensors of 2+ dimensions as rows × the rest, in order, each
+// that still fits in `max_elements` in all; none: one matrix of about
+// max_elements with rows ≈ cols): its three thin products and its
+// error-feedback passes (AddError, TakeResult), each the sum over the matrices of the median of
+// kLowRankRounds, in seconds, with the multiply-adds (3·rows·cols·r a
+// matrix) and elements they covered.
+struct LowRankTimes {
+  int64_t matrices = 0, rank = 0;
+  double multiply_adds = 0, elements = 0;
+  double products_s = 0;
+  double feedback_s = 0;
+};
+LowRankTimes TimeLowRankCompression(
+    const std::vector<std::vector<int64_t>>& shapes, int64_t rank,
+    int64_t max_elements);
+
+// The all-gather hooks' compression (gather_kernels.h) on about
+// `max_elements` floats split as the model's tensors are (`shapes`' sizes
+// in order, each that still fits; none: T = `tensors` equal parts): top-k
+// at `topk_ratio` (the error added, SelectTopK per part, the sent
+// elements' error cleared) and sign's PackSigns and one rank's AddSigns
+// per part, each the median of kGatherRounds, in seconds, with the
+// elements they covered.
+struct GatherCompressionTimes {
+  double elements = 0;
+  double topk_s = 0;
+  double sign_pack_s = 0;
+  double sign_add_s = 0;
+};
+GatherCompressionTimes TimeGatherCompression(
+    const std::vector<std::vector<int64_t>>& shapes, int64_t tensors,
+    int64_t max_elements, double topk_ratio);
+
 }  // namespace calibration_bench
 }  // namespace ringside
 

@@ -95,7 +95,13 @@ std::vector<CpuCostField> CpuCostFields() {
           {"ps_round_cpu_byte_s", &CpuCosts::ps_round_cpu_byte_s, true},
           {"ps_round_cpu_worker_byte_s",
            &CpuCosts::ps_round_cpu_worker_byte_s, true},
-          {"copy_byte_s", &CpuCosts::copy_byte_s, true}};
+          {"copy_byte_s", &CpuCosts::copy_byte_s, true},
+          {"lowrank_multiply_add_s", &CpuCosts::lowrank_multiply_add_s, true},
+          {"error_feedback_element_s", &CpuCosts::error_feedback_element_s,
+           true},
+          {"topk_element_s", &CpuCosts::topk_element_s, true},
+          {"sign_pack_element_s", &CpuCosts::sign_pack_element_s, true},
+          {"sign_add_element_s", &CpuCosts::sign_add_element_s, true}};
 }
 
 }  // namespace
@@ -172,6 +178,13 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
   }
   if (in.servers < 1) {
     return Bad("servers (K)", static_cast<double>(in.servers), ">= 1");
+  }
+  for (const std::vector<int64_t>& shape : in.tensor_shapes) {
+    for (int64_t d : shape) {
+      if (d < 1) {
+        return Bad("a tensor_shapes dimension", static_cast<double>(d), ">= 1");
+      }
+    }
   }
   if (!(in.bandwidth_Bps > 0) || std::isinf(in.bandwidth_Bps)) {
     return Bad("bandwidth (B)", in.bandwidth_Bps, "> 0 and finite");

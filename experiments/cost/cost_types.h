@@ -71,6 +71,20 @@ struct CpuCosts {
   // thread copies its gradient out and the newest parameters in, M bytes
   // each, every step)
   double copy_byte_s = 0;
+  // p_m: one multiply-add of PowerSGD's thin products (M·Q, Mᵀ·P and
+  // P·Qᵀ of a rows × cols gradient matrix M at rank r: 3·rows·cols·r of
+  // them a step), and p_e: one element of its error-feedback passes over
+  // a compressed bucket (the error added, kept, and the result taken
+  // from it); measured at rank 2 (calibration.h)
+  double lowrank_multiply_add_s = 0;
+  double error_feedback_element_s = 0;
+  // p_k: top-k's compression per element (the error added, the selection,
+  // the sent elements' error cleared), measured at ratio 0.01; p_s and
+  // p_a: sign's packing per element, and adding one rank's signs per
+  // element (each rank's message is added on every rank) (calibration.h)
+  double topk_element_s = 0;
+  double sign_pack_element_s = 0;
+  double sign_add_element_s = 0;
   // C: servers whose CPU work can run at once (the cores of the machine
   // they share); 0: all K.
   int cores = 0;
@@ -85,6 +99,9 @@ struct CpuCosts {
            ps_sharded_worker_byte_s > 0 || ps_sharded_server_byte_s > 0 ||
            ps_sharded_round_s > 0 || ps_round_cpu_byte_s > 0 ||
            ps_round_cpu_worker_byte_s > 0 || copy_byte_s > 0 ||
+           lowrank_multiply_add_s > 0 || error_feedback_element_s > 0 ||
+           topk_element_s > 0 || sign_pack_element_s > 0 ||
+           sign_add_element_s > 0 ||
            ps_worker_byte_s > 0 || ps_server_byte_s > 0 || ps_round_s > 0;
   }
 };
@@ -126,6 +143,10 @@ struct CostInputs {
   double model_bytes = 0;
   // T: number of gradient tensors, >= 1.
   int64_t num_tensors = 1;
+  // The gradient tensors' shapes in the layout's order (the model's, as the
+  // worker's final record or a profile gives them; the formulas that
+  // compress matrices read them: ring_powersgd); empty: not known.
+  std::vector<std::vector<int64_t>> tensor_shapes;
   // n: data-parallel workers, >= 1.
   int64_t workers = 1;
   // K: parameter servers of dps, >= 1 (sps always has one).

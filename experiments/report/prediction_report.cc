@@ -182,6 +182,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.compute_emulated = row.emulated;
     in.model_bytes = static_cast<double>(row.model_bytes);
     in.num_tensors = row.num_tensors;
+    in.tensor_shapes = row.tensor_shapes;
     in.workers = row.workers();
     in.servers = std::max(1, row.prm_srv);
     in.ranks_per_host = RanksPerHostOf(row);

@@ -254,6 +254,21 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
             {t["bytes"].get<double>(), t["ready_s"].get<double>()});
       }
     }
+    if (f0.contains("tensor_shapes") && f0["tensor_shapes"].is_array()) {
+      for (const json& shape : f0["tensor_shapes"]) {
+        std::vector<int64_t> dims;
+        bool ok = shape.is_array();
+        for (const json& d : ok ? shape : json::array()) {
+          ok = ok && d.is_number_integer() && d.get<int64_t>() >= 1;
+          if (ok) dims.push_back(d.get<int64_t>());
+        }
+        if (!ok) {
+          row.tensor_shapes.clear();  // malformed: none rather than part
+          break;
+        }
+        row.tensor_shapes.push_back(std::move(dims));
+      }
+    }
     if (IsNumber(f0, "ring_critical_bytes")) {
       row.ring_critical_bytes = f0["ring_critical_bytes"].get<double>() / steps;
     }

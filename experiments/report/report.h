@@ -101,6 +101,9 @@ struct ReportRow {
   // step and gradient tensors.
   int64_t model_bytes = 0;
   int64_t num_tensors = 0;
+  // The gradient tensors' shapes in the layout's order (rank 0's record's
+  // tensor_shapes; empty: not reported).
+  std::vector<std::vector<int64_t>> tensor_shapes;
   // Sharded strategies: the bytes per step their rings keep the busiest
   // link sending (rank 0's ring_critical_bytes / measured steps; 0: none).
   double ring_critical_bytes = 0;

@@ -30,7 +30,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"hierarchical", {"Hierarchical", "hierarchical"}},
       {"ring_fp16", {"Ring FP16", "ring_fp16", 1.0}},
       {"ring_bf16", {"Ring BF16", "ring_fp16", 1.0}},
-      {"ring_powersgd", {"Ring PowerSGD", ""}},
+      {"ring_powersgd", {"Ring PowerSGD", "ring_powersgd"}},
       {"ring_topk", {"Ring Top-k", "ring_topk"}},
       {"ring_sign", {"Ring Sign", "ring_sign"}},
       {"local_sgd", {"Local SGD", "local_sgd"}},

@@ -62,8 +62,22 @@ TEST(PredictBinaryTest, DefaultProfilePrintsTablesAndWritesJson) {
   // ResNet-50: 25,557,032 float32 parameters.
   EXPECT_EQ(j["inputs"]["model_bytes"].get<double>(), 4.0 * 25557032);
   EXPECT_EQ(j["inputs"]["num_tensors"], 161);
-  // baseline once + 14 strategies × n ∈ {1, 2, 4, 8}.
-  EXPECT_EQ(j["predictions"].size(), 57u);
+  // baseline once + 15 strategies × n ∈ {1, 2, 4, 8}.
+  EXPECT_EQ(j["predictions"].size(), 61u);
+  // ring_powersgd reads the profile's shapes: its rank-2 factors move a
+  // small share of ring's bytes (the convolutions' 4-D kernels as
+  // matrices, the biases and norms whole).
+  double ring_s = 0, powersgd_s = 0;
+  for (const nlohmann::json& p : j["predictions"]) {
+    if (p["workers"] != 8) continue;
+    if (p["strategy"] == "ring") ring_s = p["bandwidth_s"].get<double>();
+    if (p["strategy"] == "ring_powersgd") {
+      powersgd_s = p["bandwidth_s"].get<double>();
+    }
+  }
+  EXPECT_GT(ring_s, 0);
+  EXPECT_GT(powersgd_s, 0);
+  EXPECT_LT(powersgd_s, 0.2 * ring_s);
   EXPECT_EQ(j["inputs"]["optimizer_state_per_param"], 1.0);  // momentum
   EXPECT_THAT(run.output, HasSubstr("| zero3    |     8 |"));
 }

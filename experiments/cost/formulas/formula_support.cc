@@ -176,6 +176,7 @@ void RunBucketAllReduces(const CostInputs& in, const Prediction& p,
 }
 
 void GatheredBucketsFormula::Terms(const CostInputs& in, Prediction& p) const {
+  p.cpu_s = CompressionSeconds(in);
   if (in.workers <= 1) return;
   const double n = static_cast<double>(in.workers);
   const CpuCosts& c = in.cpu;
@@ -185,7 +186,7 @@ void GatheredBucketsFormula::Terms(const CostInputs& in, Prediction& p) const {
   p.latency_s = buckets * (n - 1) * in.latency_s;
   p.streamed_cpu_s =
       gathered * c.allgather_byte_s + buckets * (n - 1) * c.collective_step_s;
-  p.cpu_s = p.streamed_cpu_s + c.collective_wake_s;
+  p.cpu_s += p.streamed_cpu_s + c.collective_wake_s;
 }
 
 double GatheredBucketsFormula::BytesSentPerStep(const CostInputs& in) const {

@@ -120,8 +120,11 @@ void RunBucketAllReduces(const CostInputs& in, const Prediction& p,
 // The formulas of ring's compression hooks that all-gather what each rank
 // sends (ring_topk, ring_sign), per DDP bucket (b_r of them), G bytes a
 // rank a step (GatheredBytes):
-//   comm      n = 1: 0; else (n−1) · G/B + b_r · (n−1)α (ring all-gathers)
-//   CPU       n > 1: (n−1) · G · g_b + b_r · (n−1) · c_s + l_w
+//   comm      n = 1: the compression only; else (n−1) · G/B + b_r · (n−1)α
+//             (ring all-gathers)
+//   CPU       the compression (CompressionSeconds) at every n (the hooks
+//             compress at n = 1 too); n > 1 besides: (n−1) · G · g_b +
+//             b_r · (n−1) · c_s + l_w
 //   memory    worker (3 + s)·P (an error-feedback memory besides)
 //   W         n(n−1) · G; backward: ring's buckets, all of O; lossy.
 class GatheredBucketsFormula : public StrategyFormula {
@@ -139,6 +142,8 @@ class GatheredBucketsFormula : public StrategyFormula {
  protected:
   // G: the bytes one rank contributes to a step's all-gathers.
   virtual double GatheredBytes(const CostInputs& in) const = 0;
+  // The compression's CPU seconds a step on one rank (calibrated).
+  virtual double CompressionSeconds(const CostInputs& in) const = 0;
 };
 
 // The formulas of the strategies whose every worker holds the whole

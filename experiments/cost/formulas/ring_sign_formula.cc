@@ -1,10 +1,11 @@
 // ring_sign: per bucket (ring's buckets), one all-gather of every rank's
 // sign bits and per-tensor scales, G ≈ M/32 + 4T bytes a rank per step, in
 // the all-gather hooks' terms (GatheredBucketsFormula, formula_support.h):
-//   comm      n = 1: 0; else (n−1) · G/B + b_r · (n−1)α
-//   CPU       n > 1: (n−1) · G · g_b + b_r · (n−1) · c_s + l_w; the
-//             packing and the n ranks' unpacking (about n·M/4 elements a
-//             step) are not calibrated and not priced
+//   comm      n = 1: the compression only; else (n−1) · G/B + b_r · (n−1)α
+//   CPU       (M/4) · (p_s + n · p_a) at every n: the packing and the n
+//             ranks' signs added (calibrated); n > 1 besides: (n−1) · G ·
+//             g_b + b_r · (n−1) · c_s + l_w. The bucket's zeroing and
+//             division are not priced
 //   memory    worker (3 + s)·P: parameters, gradients, optimizer state and
 //             the error-feedback memory
 //   W         n(n−1) · G bytes sent by all the ranks
@@ -27,6 +28,11 @@ class RingSignFormula final : public GatheredBucketsFormula {
  protected:
   double GatheredBytes(const CostInputs& in) const override {
     return in.model_bytes / 32 + 4.0 * static_cast<double>(in.num_tensors);
+  }
+  double CompressionSeconds(const CostInputs& in) const override {
+    const double n = static_cast<double>(in.workers);
+    return in.model_bytes / 4 *
+           (in.cpu.sign_pack_element_s + n * in.cpu.sign_add_element_s);
   }
 };
 

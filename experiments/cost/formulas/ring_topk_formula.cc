@@ -3,10 +3,12 @@
 // --topk_ratio, the strategy's default 0.01 where the run names none):
 // K ≈ max(ρ·M/4, T) pairs, G = 8K bytes a rank per step, in the all-gather
 // hooks' terms (GatheredBucketsFormula, formula_support.h):
-//   comm      n = 1: 0; else (n−1) · 8K/B + b_r · (n−1)α
-//   CPU       n > 1: (n−1) · 8K · g_b + b_r · (n−1) · c_s + l_w; the
-//             selection (nth_element over every element, about M/4 a step)
-//             and the sparse sum are not calibrated and not priced
+//   comm      n = 1: the compression only; else (n−1) · 8K/B + b_r · (n−1)α
+//   CPU       (M/4) · p_k at every n: the error feedback and the
+//             selection (nth_element over every element), calibrated at
+//             ratio 0.01; n > 1 besides: (n−1) · 8K · g_b + b_r · (n−1) ·
+//             c_s + l_w. The sparse sum of the n ranks' pairs (n·K adds)
+//             and the bucket's zeroing and division are not priced
 //   memory    worker (3 + s)·P: parameters, gradients, optimizer state and
 //             the error-feedback memory
 //   W         n(n−1) · 8K bytes sent by all the ranks
@@ -35,6 +37,9 @@ class RingTopkFormula final : public GatheredBucketsFormula {
     const double pairs = std::max(ratio * in.model_bytes / 4,
                                   static_cast<double>(in.num_tensors));
     return 8 * std::min(pairs, in.model_bytes / 4);
+  }
+  double CompressionSeconds(const CostInputs& in) const override {
+    return in.model_bytes / 4 * in.cpu.topk_element_s;
   }
 };
 

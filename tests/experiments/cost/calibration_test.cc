@@ -23,6 +23,8 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
   options.servers = 2;
   options.busy_before_call_s = 1.5e-3;
   options.timeout = absl::Seconds(60);
+  // The model's matrices (a bias is not one): 128 × 1024 and 64 × 2048.
+  options.tensor_shapes = {{128, 1024}, {1024}, {64, 2048}};
   absl::StatusOr<Calibration> c = Calibrate(options);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->busy_before_call_s, 1.5e-3);
@@ -145,6 +147,36 @@ TEST(CalibrationTest, MeasuresEveryPathOnLoopback) {
               (c->refault_write_s - c->resident_write_s) / (1 << 20), 1e-18);
   EXPECT_THAT(line, HasSubstr("writing into pages given back "));
   EXPECT_EQ(j["refault_byte_s"].get<double>(), c->cpu.refault_byte_s);
+  // PowerSGD's kernels on the model's two matrices at rank 2: 3·E·2
+  // multiply-adds over E = 2 · 131072 elements, and the rates per unit.
+  EXPECT_EQ(c->lowrank_matrices, 2);
+  EXPECT_EQ(c->lowrank_rank, 2);
+  EXPECT_EQ(c->lowrank_elements, 2.0 * 131072);
+  EXPECT_EQ(c->lowrank_multiply_adds, 3.0 * 2 * 2 * 131072);
+  EXPECT_GT(c->lowrank_products_s, 0);
+  EXPECT_GT(c->lowrank_feedback_s, 0);
+  EXPECT_DOUBLE_EQ(c->cpu.lowrank_multiply_add_s,
+                   c->lowrank_products_s / c->lowrank_multiply_adds);
+  EXPECT_DOUBLE_EQ(c->cpu.error_feedback_element_s,
+                   c->lowrank_feedback_s / c->lowrank_elements);
+  EXPECT_THAT(line, HasSubstr("PowerSGD (rank 2, 2 matrices) "));
+  EXPECT_EQ(j["lowrank_multiply_add_s"].get<double>(),
+            c->cpu.lowrank_multiply_add_s);
+  EXPECT_EQ(CpuCostsFromJson(j)->error_feedback_element_s,
+            c->cpu.error_feedback_element_s);
+  // The all-gather hooks' compression on the model's tensors that fit in
+  // the benchmark's 262144 floats: the first two (the third would pass it).
+  EXPECT_EQ(c->gather_elements, 131072.0 + 1024);
+  EXPECT_GT(c->topk_s, 0);
+  EXPECT_GT(c->sign_pack_s, 0);
+  EXPECT_GT(c->sign_add_s, 0);
+  EXPECT_DOUBLE_EQ(c->cpu.topk_element_s, c->topk_s / c->gather_elements);
+  EXPECT_DOUBLE_EQ(c->cpu.sign_pack_element_s,
+                   c->sign_pack_s / c->gather_elements);
+  EXPECT_DOUBLE_EQ(c->cpu.sign_add_element_s,
+                   c->sign_add_s / c->gather_elements);
+  EXPECT_THAT(line, HasSubstr("; top-k "));
+  EXPECT_EQ(j["sign_add_element_s"].get<double>(), c->cpu.sign_add_element_s);
 }
 
 // The derivations on made-up timings, where the clipping shows.

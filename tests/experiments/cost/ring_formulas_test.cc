@@ -239,5 +239,65 @@ TEST(CostModelTest, RingSignAllGathersBitsAndScales) {
   EXPECT_EQ(UpdatesLabel("ring_sign", 0), "lossy (sign, 1 bit)");
 }
 
+// The all-gather hooks' compression, calibrated per element and paid at
+// every n: top-k's M/4 · p_k = 2.5e8 · 1e-11 = 2.5 ms; sign's M/4 · (p_s +
+// n · p_a) = 2.5e8 · (2e-11 + 4 · 1e-11) = 15 ms at n = 4, 7.5 ms at 1.
+TEST(CostModelTest, GatherHooksPayTheirCompressionAtEveryN) {
+  CostInputs in = Round();
+  in.cpu.topk_element_s = 1e-11;
+  in.cpu.sign_pack_element_s = 2e-11;
+  in.cpu.sign_add_element_s = 1e-11;
+  EXPECT_NEAR(Predict("ring_topk", in).cpu_s, 2.5e-3, kEps);
+  EXPECT_NEAR(Predict("ring_sign", in).cpu_s, 15e-3, kEps);
+  in.workers = 1;
+  EXPECT_NEAR(Predict("ring_topk", in).comm_s, 2.5e-3, kEps);
+  EXPECT_NEAR(Predict("ring_sign", in).comm_s, 7.5e-3, kEps);
+  EXPECT_NEAR(Predict("ring_sign", in).step_s, 1.0075, kEps);
+}
+
+// ring_powersgd on a 1000 × 2000 matrix and a bias of 2000 (rank 2, PyTorch's
+// minimum compression rate 2): the matrix goes as P and Q, 2 · (1000 +
+// 2000) = 6000 floats, the bias whole: E_w = 8000 floats a rank a step.
+// Both tensors fill one bucket (8 MB against the first cap of 1 MiB), so
+// c_a = 2 all-reduces (P with the bias, then Q).
+//   bandwidth 2(n−1)/n · 4E_w / B = 1.5 · 32000 / 1e9 = 4.8e-5 s
+//   latency   c_a · 2(n−1)α = 2 · 6 · 1 ms = 0.012 s
+//   CPU       3 · 2e6 · 2 = 1.2e7 multiply-adds at p_m = 1e-10 s and the
+//             bucket's 2 002 000 elements at p_e = 1e-9 s: 3.202 ms,
+//             paid at n = 1 too; n > 1 adds 1.5 · 32000 · a_b + c_a ·
+//             2(n−1) · c_s = 4.8e-6 + 0.012 s
+TEST(CostModelTest, RingPowerSgdSendsTheFactorsAndPaysItsProducts) {
+  CostInputs in = Round();
+  in.tensor_shapes = {{1000, 2000}, {2000}};
+  in.cpu = RoundCpu();
+  in.cpu.lowrank_multiply_add_s = 1e-10;
+  in.cpu.error_feedback_element_s = 1e-9;
+  Prediction p = Predict("ring_powersgd", in);
+  EXPECT_NEAR(p.bandwidth_s, 4.8e-5, kEps);
+  EXPECT_NEAR(p.latency_s, 0.012, kEps);
+  EXPECT_NEAR(p.streamed_cpu_s, 4.8e-6 + 0.012, kEps);
+  EXPECT_NEAR(p.cpu_s, 3.202e-3 + 4.8e-6 + 0.012, kEps);
+  EXPECT_EQ(UpdatesLabel("ring_powersgd", 0), "lossy (PowerSGD, low rank)");
+  EXPECT_EQ(MemoryFormula("ring_powersgd"), "(3 + s)·P");
+  // One worker: no wire, the compression still runs.
+  in.workers = 1;
+  p = Predict("ring_powersgd", in);
+  EXPECT_NEAR(p.comm_s, 3.202e-3, kEps);
+  EXPECT_NEAR(p.step_s, 1.003202, kEps);
+  // A rank the matrix cannot pay for (1000 · 3000 · 2 > 2e6 elements):
+  // sent whole, as ring sends it, in one all-reduce.
+  in.workers = 4;
+  in.strategy_options = {{"powersgd_rank", "1000"}};
+  p = Predict("ring_powersgd", in);
+  EXPECT_NEAR(p.bandwidth_s, 1.5 * 4 * 2002000 / 1e9, kEps);
+  EXPECT_NEAR(p.latency_s, 0.006, kEps);
+  EXPECT_NEAR(p.cpu_s - p.streamed_cpu_s, 0, kEps);  // nothing compressed
+  // Shapes not known: T = 10 square matrices of M/(4T) = 2.5e7 floats
+  // (5000 × 5000), each sent as 2 · 2 · 5000 floats: E_w = 2e5.
+  in = Round();
+  p = Predict("ring_powersgd", in);
+  EXPECT_NEAR(p.bandwidth_s, 1.5 * 4 * 2e5 / 1e9, kEps);
+}
+
 }  // namespace
 }  // namespace ringside

@@ -21,8 +21,8 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
   absl::StatusOr<std::vector<Prediction>> all =
       PredictSweep(CostModelStrategies(), Round(), 1024);
   ASSERT_TRUE(all.ok()) << all.status();
-  // baseline once + 14 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
-  ASSERT_EQ(all->size(), 1u + 14 * 11);
+  // baseline once + 15 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 15 * 11);
   EXPECT_EQ((*all)[0].strategy, "baseline");
   EXPECT_EQ((*all)[1].strategy, "sps");
   EXPECT_EQ((*all)[1].workers, 1);

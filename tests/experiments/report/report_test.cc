@@ -295,6 +295,24 @@ TEST(ReportTest, StrategyOptionsComeFromRankZerosRecord) {
   EXPECT_EQ(row->strategy_options, want);  // a non-text value is skipped
 }
 
+TEST(ReportTest, TensorShapesComeFromRankZerosRecord) {
+  json final_record = {{"event", "final"},
+                       {"rank", 0},
+                       {"utilization", 0.5},
+                       {"throughput", 100.0},
+                       {"measured_steps", 4},
+                       {"tensor_shapes", {{64, 1024}, {1024}, json::array()}}};
+  absl::StatusOr<ReportRow> row = RowFromFinals("ring", 2, {final_record});
+  ASSERT_TRUE(row.ok()) << row.status();
+  const std::vector<std::vector<int64_t>> want = {{64, 1024}, {1024}, {}};
+  EXPECT_EQ(row->tensor_shapes, want);
+  // A malformed shape (a zero dimension) leaves none rather than a part.
+  final_record["tensor_shapes"] = {{64, 1024}, {0}};
+  row = RowFromFinals("ring", 2, {final_record});
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_TRUE(row->tensor_shapes.empty());
+}
+
 TEST(ReportTest, MemoryIsTheLargestRankAndServer) {
   const std::vector<json> finals = {{{"utilization", 0.5},
                                      {"throughput", 10.0},

@@ -14,6 +14,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "2, warm start; Gloo on CPU; lossy)")
         .Display("Ring PowerSGD")
         .StudyOrder(11)
+        .ModelledAs("ring_powersgd")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
                   "allreduce_algorithm", "gloo_event_loop", "powersgd_rank",
                   "powersgd_start_step", "powersgd_min_compression_rate",

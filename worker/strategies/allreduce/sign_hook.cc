@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "worker/strategies/allreduce/gather_hook.h"
+#include "worker/strategies/allreduce/gather_kernels.h"
 
 namespace ringside {
 namespace {
@@ -20,25 +21,12 @@ struct Piece {
   int64_t word = 0;  // where its scale sits in the message
 };
 
-int64_t WordsOf(int64_t size) { return 1 + (size + 31) / 32; }
-
 // A bucket's state across steps, keyed by its offset in the flat buffer.
 struct BucketState {
   std::vector<Piece> pieces;
   std::vector<float> error;     // this rank's, the bucket's size
   std::vector<float> send;   // the message, in words
 };
-
-float BitsAsFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-uint32_t FloatAsBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
 
 class SignHook final : public GatherHook {
  public:
@@ -52,30 +40,8 @@ class SignHook final : public GatherHook {
     BucketState& b = StateOf(grads.size(), offset);
     current_ = &b;
     for (const Piece& p : b.pieces) {
-      float* e = b.error.data() + p.begin;
-      const float* g = grads.data() + p.begin;
-      double l1 = 0;
-      for (int64_t i = 0; i < p.size; ++i) {
-        e[i] += g[i];
-        l1 += std::fabs(e[i]);
-      }
-      const float scale = static_cast<float>(l1 / static_cast<double>(p.size));
-      b.send[p.word] = scale;
-      for (int64_t w = 0; w * 32 < p.size; ++w) {
-        uint32_t bits = 0;
-        const int64_t stop = std::min<int64_t>(32, p.size - w * 32);
-        for (int64_t j = 0; j < stop; ++j) {
-          float& v = e[w * 32 + j];
-          // sign +1 for v >= 0 (bit set), -1 below; the error keeps v − c.
-          if (v >= 0) {
-            bits |= uint32_t{1} << j;
-            v -= scale;
-          } else {
-            v += scale;
-          }
-        }
-        b.send[p.word + 1 + w] = BitsAsFloat(bits);
-      }
+      PackSigns(grads.data() + p.begin, p.size, b.error.data() + p.begin,
+                b.send.data() + p.word);
     }
     return b.send;
   }
@@ -84,15 +50,7 @@ class SignHook final : public GatherHook {
   void Decompress(absl::Span<const float> message,
                   absl::Span<float> bucket) override {
     for (const Piece& p : current_->pieces) {
-      const float scale = message[p.word];
-      float* out = bucket.data() + p.begin;
-      for (int64_t w = 0; w * 32 < p.size; ++w) {
-        const uint32_t bits = FloatAsBits(message[p.word + 1 + w]);
-        const int64_t stop = std::min<int64_t>(32, p.size - w * 32);
-        for (int64_t j = 0; j < stop; ++j) {
-          out[w * 32 + j] += (bits >> j) & 1u ? scale : -scale;
-        }
-      }
+      AddSigns(message.data() + p.word, p.size, bucket.data() + p.begin);
     }
   }
 
@@ -107,7 +65,7 @@ class SignHook final : public GatherHook {
     for (const BucketPart& part :
          BucketParts(layout(), offset, static_cast<int64_t>(size))) {
       b.pieces.push_back({part.begin, part.size, words});
-      words += WordsOf(part.size);
+      words += SignWords(part.size);
     }
     b.send.assign(words, 0.0f);
     return b;

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <functional>
 #include <limits>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "worker/strategies/allreduce/gather_hook.h"
+#include "worker/strategies/allreduce/gather_kernels.h"
 #include "worker/strategies/allreduce/topk_options.h"
 
 namespace ringside {
@@ -35,51 +34,6 @@ struct BucketState {
   std::vector<float> send;       // 2·k_total: (index bits, value) pairs
   std::vector<float> magnitude;  // scratch for the selection
 };
-
-float IndexAsFloat(int32_t index) {
-  float f;
-  std::memcpy(&f, &index, sizeof(f));
-  return f;
-}
-int32_t FloatAsIndex(float f) {
-  int32_t index;
-  std::memcpy(&index, &f, sizeof(index));
-  return index;
-}
-
-// |v|, a NaN counted as the largest (so the ordering stays strict weak).
-float Magnitude(float v) {
-  return std::isnan(v) ? std::numeric_limits<float>::infinity()
-                       : std::fabs(v);
-}
-
-// Appends the k elements of `values` (a piece starting at bucket index
-// `begin`) of largest magnitude to `out` as pairs: those above the k-th
-// largest magnitude, then those equal to it in index order until k.
-void SelectTopK(const float* values, int64_t begin, int64_t size, int64_t k,
-                std::vector<float>& magnitude, float* out) {
-  int64_t taken = 0;
-  auto take = [&](int64_t i) {
-    out[2 * taken] = IndexAsFloat(static_cast<int32_t>(begin + i));
-    out[2 * taken + 1] = values[i];
-    ++taken;
-  };
-  if (k >= size) {
-    for (int64_t i = 0; i < size; ++i) take(i);
-    return;
-  }
-  magnitude.resize(size);
-  for (int64_t i = 0; i < size; ++i) magnitude[i] = Magnitude(values[i]);
-  std::nth_element(magnitude.begin(), magnitude.begin() + (k - 1),
-                   magnitude.end(), std::greater<float>());
-  const float threshold = magnitude[k - 1];
-  for (int64_t i = 0; i < size && taken < k; ++i) {
-    if (Magnitude(values[i]) > threshold) take(i);
-  }
-  for (int64_t i = 0; i < size && taken < k; ++i) {
-    if (Magnitude(values[i]) == threshold) take(i);
-  }
-}
 
 class TopkHook final : public GatherHook {
  public:
