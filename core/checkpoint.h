@@ -80,6 +80,10 @@ int64_t HeldElements(const Checkpoint& checkpoint);
 std::string ShardCheckpointPath(const std::string& dir, int shard,
                                 int num_shards);
 std::string AllReduceCheckpointPath(const std::string& dir);
+// The file of rank `rank` of `num_ranks`' communication-hook state (ring's
+// compression hooks: error feedback) in `dir`.
+std::string HookStateCheckpointPath(const std::string& dir, int rank,
+                                    int num_ranks);
 
 }  // namespace ringside
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 
@@ -35,6 +36,33 @@ class AllReduceHook final : public BucketCommHook {
 };
 
 }  // namespace
+
+absl::Status BucketCommHook::ImportState(absl::Span<const BucketSpan>,
+                                         absl::Span<const float> state) {
+  if (state.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "this hook keeps no state across steps, but ", state.size(),
+      " floats of it were given"));
+}
+
+absl::StatusOr<absl::Span<const float>> HookStateReader::Take(int64_t n) {
+  if (n < 0 || at_ + static_cast<size_t>(n) > state_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        hook_, " state: ", state_.size(), " floats do not hold the ",
+        at_ + static_cast<size_t>(std::max<int64_t>(n, 0)),
+        " these buckets need (another model, bucket sizes or options?)"));
+  }
+  const absl::Span<const float> piece = state_.subspan(at_, n);
+  at_ += static_cast<size_t>(n);
+  return piece;
+}
+
+absl::Status HookStateReader::Done() const {
+  if (at_ == state_.size()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      hook_, " state: ", state_.size(), " floats, but these buckets take ",
+      at_, " (another model, bucket sizes or options?)"));
+}
 
 std::unique_ptr<BucketCommHook> MakeAllReduceHook() {
   return std::make_unique<AllReduceHook>();

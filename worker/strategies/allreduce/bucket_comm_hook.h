@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "collectives/collective.h"
 #include "collectives/store.h"
@@ -30,6 +32,12 @@ struct HookPhase {
   const char* name;
   double start_s;
   double end_s;
+};
+
+// A bucket of the flat buffer: `size` elements from element `offset`.
+struct BucketSpan {
+  int64_t offset = 0;
+  int64_t size = 0;
 };
 
 class BucketCommHook {
@@ -55,6 +63,17 @@ class BucketCommHook {
   virtual double TakeWireShare() { return wire_bytes_per_element() / 4.0; }
   // Whether Reduce takes buffers on `device` (CUDA device memory).
   virtual bool SupportsDevice(Device device) const = 0;
+  // The state this rank's hook carries from one step to the next (error
+  // feedback, warm-start factors), for checkpoints: every bucket's of
+  // `buckets` (ring's, in its order) as floats, a bucket not reduced yet
+  // as it would start; empty (the default): a hook without state.
+  virtual std::vector<float> ExportState(absl::Span<const BucketSpan> buckets) {
+    return {};
+  }
+  // Restores what ExportState returned for the same `buckets` (before the
+  // first Reduce). INVALID_ARGUMENT when `state` does not fit them.
+  virtual absl::Status ImportState(absl::Span<const BucketSpan> buckets,
+                                   absl::Span<const float> state);
 };
 
 std::unique_ptr<BucketCommHook> MakeAllReduceHook();
@@ -73,6 +92,22 @@ struct BucketPart {
 // The parts of every tensor the bucket overlaps, in layout order.
 std::vector<BucketPart> BucketParts(const TensorLayout& layout,
                                     int64_t offset, int64_t size);
+
+// Reads a hook's state (ImportState) piece by piece, in ExportState's
+// order: Take(n) returns the next n floats, Done checks that none is left;
+// both INVALID_ARGUMENT naming the hook when the state does not fit.
+class HookStateReader {
+ public:
+  HookStateReader(std::string hook, absl::Span<const float> state)
+      : hook_(std::move(hook)), state_(state) {}
+  absl::StatusOr<absl::Span<const float>> Take(int64_t n);
+  absl::Status Done() const;
+
+ private:
+  const std::string hook_;
+  absl::Span<const float> state_;
+  size_t at_ = 0;
+};
 
 // A hook's wire share between TakeWireShare calls: the elements a ring
 // all-reduce would have to move for the same bytes on the wire, per

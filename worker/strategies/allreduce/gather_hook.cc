@@ -49,4 +49,26 @@ absl::Status GatherHook::Reduce(absl::Span<float> grads, int64_t offset,
   return absl::OkStatus();
 }
 
+std::vector<float> GatherHook::ExportState(
+    absl::Span<const BucketSpan> buckets) {
+  std::vector<float> state;
+  for (const BucketSpan& b : buckets) {
+    const std::vector<float>& error = ErrorMemory(b.offset, b.size);
+    state.insert(state.end(), error.begin(), error.end());
+  }
+  return state;
+}
+
+absl::Status GatherHook::ImportState(absl::Span<const BucketSpan> buckets,
+                                     absl::Span<const float> state) {
+  HookStateReader reader(what_, state);
+  for (const BucketSpan& b : buckets) {
+    RS_ASSIGN_OR_RETURN(const absl::Span<const float> error,
+                        reader.Take(b.size));
+    std::vector<float>& memory = ErrorMemory(b.offset, b.size);
+    std::copy(error.begin(), error.end(), memory.begin());
+  }
+  return reader.Done();
+}
+
 }  // namespace ringside

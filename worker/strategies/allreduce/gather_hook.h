@@ -33,6 +33,10 @@ class GatherHook : public BucketCommHook {
   bool SupportsDevice(Device device) const final {
     return device == Device::kCpu;
   }
+  // Every bucket's error memory, in `buckets`' order.
+  std::vector<float> ExportState(absl::Span<const BucketSpan> buckets) final;
+  absl::Status ImportState(absl::Span<const BucketSpan> buckets,
+                           absl::Span<const float> state) final;
 
  protected:
   // `what` names the compression in errors ("top-k").
@@ -51,6 +55,9 @@ class GatherHook : public BucketCommHook {
   // bucket zeroed before the first).
   virtual void Decompress(absl::Span<const float> message,
                           absl::Span<float> bucket) = 0;
+  // The error memory of the bucket at `offset` of `size` elements (made
+  // as Compress would make it on the bucket's first Reduce), `size` floats.
+  virtual std::vector<float>& ErrorMemory(int64_t offset, int64_t size) = 0;
 
   const TensorLayout& layout() const { return layout_; }
   int world_size() const { return world_size_; }

@@ -10,6 +10,7 @@
 
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "worker/strategies/allreduce/local_optimizer.h"
 #include "worker/strategies/allreduce/powersgd_kernels.h"
 #include "worker/strategies/allreduce/powersgd_options.h"
 
@@ -182,6 +183,44 @@ class PowerSgdHook final : public BucketCommHook {
   double TakeWireShare() override { return wire_.Take(); }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu;
+  }
+
+  // Per bucket: its step count (StepAsFloats), its error memory, then each
+  // compressed matrix's Q.
+  std::vector<float> ExportState(
+      absl::Span<const BucketSpan> buckets) override {
+    std::vector<float> state;
+    for (const BucketSpan& span : buckets) {
+      BucketState& b = StateOf(static_cast<size_t>(span.size), span.offset);
+      const auto [high, low] = StepAsFloats(b.steps);
+      state.push_back(high);
+      state.push_back(low);
+      state.insert(state.end(), b.error.begin(), b.error.end());
+      for (const Compressed& m : b.matrices) {
+        state.insert(state.end(), m.q.begin(), m.q.end());
+      }
+    }
+    return state;
+  }
+
+  absl::Status ImportState(absl::Span<const BucketSpan> buckets,
+                           absl::Span<const float> state) override {
+    HookStateReader reader("PowerSGD", state);
+    for (const BucketSpan& span : buckets) {
+      BucketState& b = StateOf(static_cast<size_t>(span.size), span.offset);
+      RS_ASSIGN_OR_RETURN(const absl::Span<const float> steps,
+                          reader.Take(2));
+      b.steps = StepFromFloats(steps[0], steps[1]);
+      RS_ASSIGN_OR_RETURN(const absl::Span<const float> error,
+                          reader.Take(span.size));
+      std::copy(error.begin(), error.end(), b.error.begin());
+      for (Compressed& m : b.matrices) {
+        RS_ASSIGN_OR_RETURN(const absl::Span<const float> q,
+                            reader.Take(static_cast<int64_t>(m.q.size())));
+        std::copy(q.begin(), q.end(), m.q.begin());
+      }
+    }
+    return reader.Done();
   }
 
  private:

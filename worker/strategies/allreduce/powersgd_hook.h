@@ -31,6 +31,9 @@
 // CPU buffers only (the CUDA backend stages such strategies through host
 // memory). Not equivalent to ring below full rank: lossy.
 //
+// State across steps (ExportState, for each rank's checkpoint): per bucket
+// its step count, error memory and every compressed matrix's Q.
+//
 // Phases (timeline): COMPRESS (error feedback, P = M·Q), ALLREDUCE_P,
 // ORTHOGONALIZE (and Q = Mᵀ·P), ALLREDUCE_Q, DECOMPRESS (P·Qᵀ, error).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_POWERSGD_HOOK_H_

@@ -18,7 +18,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
                   "allreduce_algorithm", "gloo_event_loop", "powersgd_rank",
                   "powersgd_start_step", "powersgd_min_compression_rate",
-                  "powersgd_warm_start"})
+                  "powersgd_warm_start", "checkpoint_every", "resume"})
         .Updates("lossy (PowerSGD, low rank)")
         .Tolerance(1e-2)
         // Compression off: every matrix at full rank (its rank clamped to

@@ -15,7 +15,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(16)
         .ModelledAs("ring_sign")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
-                  "allreduce_algorithm", "gloo_event_loop"})
+                  "allreduce_algorithm", "gloo_event_loop",
+                  "checkpoint_every", "resume"})
         .Updates("lossy (sign, 1 bit)")
         .NoExactSetting());
 

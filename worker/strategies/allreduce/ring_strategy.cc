@@ -1,11 +1,15 @@
 #include "worker/strategies/allreduce/ring_strategy.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "core/checkpoint.h"
+#include "core/key_range.h"
 #include "worker/strategies/allreduce/job_collective.h"
 #include "worker/strategies/allreduce/local_optimizer.h"
 
@@ -29,7 +33,72 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
       [this](const GradientBucket& bucket, int64_t step) {
         return ReduceBucket(bucket, step);
       });
+  if (context_.options.resume) RS_RETURN_IF_ERROR(ResumeHookState());
   return absl::OkStatus();
+}
+
+std::vector<BucketSpan> RingStrategy::BucketSpans() const {
+  std::vector<BucketSpan> spans;
+  for (const GradientBucket& b : comm_->buckets()) {
+    spans.push_back({b.offset, b.size});
+  }
+  return spans;
+}
+
+absl::Status RingStrategy::MaybeWriteHookState(int64_t step) {
+  const int64_t every = context_.options.checkpoint_every;
+  if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  std::vector<float> state = hook_->ExportState(BucketSpans());
+  if (state.empty()) return absl::OkStatus();
+  Checkpoint c;
+  c.step = step + 1;
+  c.shard = context_.rank;
+  c.num_shards = context_.world_size;
+  c.pieces = {KeyRange{0, context_.layout.total_elements()}};
+  c.layout = context_.layout;
+  c.optimizer = context_.optimizer;
+  c.writer = absl::StrCat(name_, " hook state, rank ", context_.rank, " of ",
+                          context_.world_size);
+  c.params.assign(context_.params.begin(), context_.params.end());
+  c.optimizer_state = std::move(state);
+  return Annotate(
+      WriteCheckpointFile(
+          HookStateCheckpointPath(context_.options.checkpoint_dir,
+                                  context_.rank, context_.world_size),
+          c),
+      absl::StrCat(name_, " hook state after step ", step));
+}
+
+absl::Status RingStrategy::ResumeHookState() {
+  const std::vector<BucketSpan> spans = BucketSpans();
+  if (hook_->ExportState(spans).empty()) return absl::OkStatus();
+  const std::string path = HookStateCheckpointPath(
+      context_.options.checkpoint_dir, context_.rank, context_.world_size);
+  absl::StatusOr<Checkpoint> c = ReadCheckpointFile(path);
+  if (absl::IsNotFound(c.status())) {
+    return absl::NotFoundError(absl::StrCat(
+        name_, " resumes its hook's state (error feedback) from ", path,
+        ", which does not exist: the checkpoint was written by another "
+        "strategy or another number of workers (each rank's state is its "
+        "own; resume with the workers that wrote it)"));
+  }
+  RS_RETURN_IF_ERROR(c.status());
+  RS_RETURN_IF_ERROR(
+      CheckCheckpointMatches(*c, context_.layout, context_.optimizer,
+                             KeyRange{0, context_.layout.total_elements()}));
+  if (c->step != start_step_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, " holds the hook state after step ", c->step,
+        ", but the model's checkpoint is of step ", start_step_,
+        ": a checkpoint interrupted between its files"));
+  }
+  if (!std::equal(c->params.begin(), c->params.end(),
+                  context_.params.begin())) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, "'s parameters differ from the model checkpoint's of the same "
+        "step: the two files come from different runs"));
+  }
+  return Annotate(hook_->ImportState(spans, c->optimizer_state), path);
 }
 
 void RingStrategy::OnGradientReady(int tensor_index) {
@@ -61,6 +130,7 @@ absl::Status RingStrategy::ReduceBucket(const GradientBucket& bucket,
 absl::StatusOr<StepStats> RingStrategy::FinishStep(int64_t step) {
   RS_RETURN_IF_ERROR(comm_->WaitForStep(step, context_.options.rpc_timeout));
   RS_ASSIGN_OR_RETURN(StepStats stats, optimizer_->Step(step));
+  RS_RETURN_IF_ERROR(MaybeWriteHookState(step));
   // A ring all-reduce's 2(N-1)/N of the buffer, at the hook's share.
   const double share = hook_->TakeWireShare();
   stats.bytes_sent = static_cast<int64_t>(stats.bytes_sent * share);

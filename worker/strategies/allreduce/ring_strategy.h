@@ -14,7 +14,9 @@
 // How a bucket is averaged is its BucketCommHook (bucket_comm_hook.h):
 // "ring" all-reduces float32; strategies built on ring with another hook
 // (ring_fp16: half_compression_hook.h) keep everything else of ring's,
-// checkpoints included, under their own name and store prefix.
+// checkpoints included, under their own name and store prefix; a hook
+// with state across steps (error feedback) has every rank write it beside
+// rank 0's checkpoint, in a file of its own, and read it back on resume.
 // Why buckets: every collective call costs a few wake-ups of the
 // communication and transport threads; on a busy 2-core machine one
 // per-tensor call of a 4 KiB bias took 3-4 ms, as long as a 4 MiB weight.
@@ -74,6 +76,17 @@ class RingStrategy : public SyncStrategy {
  private:
   // Reduces `bucket` of `step` through the hook (communication thread).
   absl::Status ReduceBucket(const GradientBucket& bucket, int64_t step);
+  // The buckets as the hook's state is laid out over them.
+  std::vector<BucketSpan> BucketSpans() const;
+  // Every rank, with rank 0's checkpoint after `step` (the same
+  // --checkpoint_every): the hook's state, if it keeps one, in this rank's
+  // HookStateCheckpointPath (core/checkpoint.h), beside this rank's
+  // parameters.
+  absl::Status MaybeWriteHookState(int64_t step);
+  // With --resume, after the model's checkpoint was loaded (start_step_):
+  // this rank's hook state from its file, which must be of the same step,
+  // model, optimizer and number of ranks, and hold the parameters resumed.
+  absl::Status ResumeHookState();
 
   const std::string name_;
   SyncContext context_;

@@ -17,7 +17,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(15)
         .ModelledAs("ring_topk")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
-                  "allreduce_algorithm", "gloo_event_loop", "topk_ratio"})
+                  "allreduce_algorithm", "gloo_event_loop", "topk_ratio",
+                  "checkpoint_every", "resume"})
         .Updates("lossy (top-k sparsified)")
         .Tolerance(1e-2)
         // Compression off: every element sent.

@@ -16,6 +16,9 @@
 // CPU buffers only (the CUDA backend stages such strategies through host
 // memory).
 //
+// State across steps (ExportState, for each rank's checkpoint): every
+// bucket's error memory (GatherHook's).
+//
 // The all-gather, the sum in rank order, the division and the phases are
 // GatherHook's (gather_hook.h). Phases (timeline): COMPRESS (error
 // feedback, scales, bits), ALLGATHER,

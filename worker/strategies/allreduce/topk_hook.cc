@@ -78,6 +78,10 @@ class TopkHook final : public GatherHook {
     }
   }
 
+  std::vector<float>& ErrorMemory(int64_t offset, int64_t size) override {
+    return StateOf(static_cast<size_t>(size), offset).error;
+  }
+
  private:
   // The bucket at `offset` of `size` elements: made on its first Reduce.
   BucketState& StateOf(size_t size, int64_t offset) {
