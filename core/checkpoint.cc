@@ -323,9 +323,9 @@ std::string AllReduceCheckpointPath(const std::string& dir) {
   return absl::StrCat(dir, "/allreduce.ckpt");
 }
 
-std::string HookStateCheckpointPath(const std::string& dir, int rank,
+std::string RankStateCheckpointPath(const std::string& dir, int rank,
                                     int num_ranks) {
-  return absl::StrCat(dir, "/hook-rank-", rank, "-of-", num_ranks, ".ckpt");
+  return absl::StrCat(dir, "/rank-", rank, "-of-", num_ranks, ".ckpt");
 }
 
 }  // namespace ringside

@@ -80,9 +80,11 @@ int64_t HeldElements(const Checkpoint& checkpoint);
 std::string ShardCheckpointPath(const std::string& dir, int shard,
                                 int num_shards);
 std::string AllReduceCheckpointPath(const std::string& dir);
-// The file of rank `rank` of `num_ranks`' communication-hook state (ring's
-// compression hooks: error feedback) in `dir`.
-std::string HookStateCheckpointPath(const std::string& dir, int rank,
+// The file of rank `rank` of `num_ranks`' own state in `dir`, beside the
+// job's checkpoint: what differs from rank to rank (ring's compression
+// hooks' error feedback; local_sgd's and diloco's parameters and optimizer
+// state between averages).
+std::string RankStateCheckpointPath(const std::string& dir, int rank,
                                     int num_ranks);
 
 }  // namespace ringside

@@ -129,6 +129,8 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple("ring_powersgd", 0),
                       std::make_tuple("ring_topk", 0),
                       std::make_tuple("ring_sign", 0),
+                      std::make_tuple("local_sgd", 0),
+                      std::make_tuple("diloco", 0),
                       std::make_tuple("fusion", 0),
                       std::make_tuple("hierarchical", 0),
                       std::make_tuple("zero1", 0), std::make_tuple("zero2", 0),
@@ -152,29 +154,33 @@ TEST(ResumeTest, ResumingWithoutACheckpointIsRefused) {
   }
 }
 
-// Error feedback is each rank's own: a compression hook's checkpoint
-// resumes only on the number of workers that wrote it, and another number
-// is refused naming the missing file.
-TEST(ResumeTest, HookStateResumesOnlyWithTheWorkersThatWroteIt) {
-  const std::string dir = TmpPath("ckpt_topk_workers");
-  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  auto flags = [&](int workers, std::vector<std::string> extra) {
-    std::vector<std::string> f = {"--strategy=ring_topk",
-                                  absl::StrCat("--workers=", workers),
-                                  "--steps=6", "--checkpoint_dir=" + dir};
-    f.insert(f.end(), extra.begin(), extra.end());
-    f.push_back("--");
-    f.insert(f.end(), kModel.begin(), kModel.end());
-    return f;
-  };
-  ASSERT_EQ(Launch(flags(2, {"--checkpoint_every=3"})), 0);
-  std::string err;
-  EXPECT_NE(Launch(flags(3, {"--resume"}), nullptr, &err, absl::Seconds(60)),
-            0);
-  EXPECT_NE(err.find("hook-rank-"), std::string::npos) << err;
-  EXPECT_NE(err.find("resume with the workers that wrote it"),
-            std::string::npos)
-      << err;
+// A rank's own state (a compression hook's error feedback; local_sgd's and
+// diloco's parameters and optimizer state between averages) resumes only
+// on the number of workers that wrote it; another number is refused
+// naming the missing file.
+TEST(ResumeTest, RankStateResumesOnlyWithTheWorkersThatWroteIt) {
+  for (const std::string strategy : {"ring_topk", "diloco"}) {
+    const std::string dir = TmpPath("ckpt_workers_" + strategy);
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    auto flags = [&](int workers, std::vector<std::string> extra) {
+      std::vector<std::string> f = {"--strategy=" + strategy,
+                                    absl::StrCat("--workers=", workers),
+                                    "--steps=6", "--checkpoint_dir=" + dir};
+      f.insert(f.end(), extra.begin(), extra.end());
+      f.push_back("--");
+      f.insert(f.end(), kModel.begin(), kModel.end());
+      return f;
+    };
+    ASSERT_EQ(Launch(flags(2, {"--checkpoint_every=3"})), 0) << strategy;
+    std::string err;
+    EXPECT_NE(
+        Launch(flags(3, {"--resume"}), nullptr, &err, absl::Seconds(60)), 0)
+        << strategy;
+    EXPECT_NE(err.find("rank-0-of-3.ckpt"), std::string::npos)
+        << strategy << ": " << err;
+    EXPECT_NE(err.find("resume with the workers"), std::string::npos)
+        << strategy << ": " << err;
+  }
 }
 
 // The ZeRO stages' flags for `workers` ranks, `steps` steps, and a global

@@ -36,6 +36,12 @@ class HostLocalOptimizer final : public LocalOptimizer {
     return ResumeIfAsked(context_, broadcast, *optimizer_);
   }
   int64_t state_bytes() const override { return optimizer_->state_bytes(); }
+  absl::StatusOr<std::vector<float>> ExportState() override {
+    return ExportOptimizerState(*optimizer_);
+  }
+  absl::Status ImportState(absl::Span<const float> state) override {
+    return ImportOptimizerState(*optimizer_, state);
+  }
 
  private:
   const SyncContext& context_;
@@ -78,16 +84,27 @@ class CudaLocalOptimizer final : public LocalOptimizer {
 
   int64_t state_bytes() const override { return optimizer_->state_bytes(); }
 
+  absl::StatusOr<std::vector<float>> ExportState() override {
+    return Unsupported();
+  }
+  absl::Status ImportState(absl::Span<const float>) override {
+    return Unsupported();
+  }
+
   absl::StatusOr<int64_t> Resume(const RootBroadcast&) override {
     if (!context_.options.resume && context_.options.checkpoint_every == 0) {
       return 0;
     }
+    return Unsupported();
+  }
+
+ private:
+  static absl::Status Unsupported() {
     return absl::UnimplementedError(
         "checkpoint/resume of CUDA workers' local optimizer state is not "
         "supported yet; use a parameter-server strategy or --device=cpu");
   }
 
- private:
   explicit CudaLocalOptimizer(const SyncContext& context)
       : context_(context) {}
   const SyncContext& context_;

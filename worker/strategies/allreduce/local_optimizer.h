@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -86,6 +87,11 @@ class LocalOptimizer {
   virtual absl::StatusOr<int64_t> Resume(const RootBroadcast& broadcast) = 0;
   // Bytes of optimizer state it holds (host or device memory).
   virtual int64_t state_bytes() const = 0;
+  // A copy of its state and its inverse, for a rank's own checkpoint
+  // (local_sgd's); UNIMPLEMENTED on a CUDA device, INVALID_ARGUMENT for
+  // state of another length.
+  virtual absl::StatusOr<std::vector<float>> ExportState() = 0;
+  virtual absl::Status ImportState(absl::Span<const float> state) = 0;
 };
 
 // The start every strategy whose ranks apply the optimizer themselves

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/timeline.h"
+#include "core/checkpoint.h"
+#include "core/key_range.h"
 #include "worker/strategies/allreduce/job_collective.h"
 
 namespace ringside {
@@ -30,11 +33,105 @@ absl::Status LocalSgdStrategy::Init(const SyncContext& context) {
   RS_RETURN_IF_ERROR(diloco_.Validate());
   RS_ASSIGN_OR_RETURN(collective_,
                       ConnectCpuCollective(context_, name_, &own_store_));
+  optimizer_context_ = context_;
+  optimizer_context_.options.checkpoint_every = 0;
+  optimizer_context_.options.resume = false;
   RS_ASSIGN_OR_RETURN(LocalStart start,
-                      StartLocal(context_, collective_.get()));
+                      StartLocal(optimizer_context_, collective_.get()));
   optimizer_ = std::move(start.optimizer);
   global_.assign(context_.params.begin(), context_.params.end());
   if (outer_) velocity_.assign(global_.size(), 0.0f);
+  if (context_.options.resume) RS_RETURN_IF_ERROR(ResumeRankState());
+  return absl::OkStatus();
+}
+
+absl::Status LocalSgdStrategy::MaybeWriteRankState(int64_t step) {
+  const int64_t every = context_.options.checkpoint_every;
+  if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  ScopedSpan span(context_.options.timeline, "step", "CHECKPOINT",
+                  {{"step", step + 1}});
+  Checkpoint c;
+  c.step = step + 1;
+  c.shard = context_.rank;
+  c.num_shards = context_.world_size;
+  c.pieces = {KeyRange{0, context_.layout.total_elements()}};
+  c.layout = context_.layout;
+  c.optimizer = context_.optimizer;
+  c.writer = absl::StrCat(name_, " rank ", context_.rank, " of ",
+                          context_.world_size);
+  c.params.assign(context_.params.begin(), context_.params.end());
+  RS_ASSIGN_OR_RETURN(c.optimizer_state, optimizer_->ExportState());
+  c.optimizer_state.insert(c.optimizer_state.end(), global_.begin(),
+                           global_.end());
+  c.optimizer_state.insert(c.optimizer_state.end(), velocity_.begin(),
+                           velocity_.end());
+  return Annotate(
+      WriteCheckpointFile(
+          RankStateCheckpointPath(context_.options.checkpoint_dir,
+                                  context_.rank, context_.world_size),
+          c),
+      absl::StrCat(name_, " checkpoint after step ", step));
+}
+
+absl::Status LocalSgdStrategy::ResumeRankState() {
+  const std::string path = RankStateCheckpointPath(
+      context_.options.checkpoint_dir, context_.rank, context_.world_size);
+  const size_t inner = static_cast<size_t>(optimizer_->state_bytes() / 4);
+  int64_t step = -1;
+  const absl::Status loaded = [&]() -> absl::Status {
+    RS_ASSIGN_OR_RETURN(Checkpoint c, ReadCheckpointFile(path));
+    RS_RETURN_IF_ERROR(CheckCheckpointMatches(
+        c, context_.layout, context_.optimizer,
+        KeyRange{0, context_.layout.total_elements()}));
+    const size_t want = inner + global_.size() + velocity_.size();
+    if (c.optimizer_state.size() != want) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " holds ", c.optimizer_state.size(), " floats of state, ",
+          name_, " with this optimizer keeps ", want));
+    }
+    const absl::Span<const float> state(c.optimizer_state);
+    RS_RETURN_IF_ERROR(optimizer_->ImportState(state.subspan(0, inner)));
+    std::copy_n(state.begin() + inner, global_.size(), global_.begin());
+    std::copy_n(state.begin() + inner + global_.size(), velocity_.size(),
+                velocity_.begin());
+    std::copy(c.params.begin(), c.params.end(), context_.params.begin());
+    step = c.step;
+    return absl::OkStatus();
+  }();
+  // Every rank takes part whatever it found: rank 0's step, then whether
+  // every rank holds that step.
+  const auto [high, low] = StepAsFloats(std::max<int64_t>(step, 0));
+  std::vector<float> header = {high, low};
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->Broadcast(absl::MakeSpan(header), 0,
+                             context_.options.rpc_timeout),
+      "broadcasting rank 0's resume step"));
+  const int64_t rank0_step = StepFromFloats(header[0], header[1]);
+  std::vector<float> agree = {loaded.ok() && step == rank0_step ? 1.0f : 0.0f};
+  RS_RETURN_IF_ERROR(Annotate(
+      collective_->AllReduce(absl::MakeSpan(agree), ReduceOp::kSum,
+                             context_.options.rpc_timeout),
+      "agreeing on the resume step"));
+  if (absl::IsNotFound(loaded)) {
+    return absl::NotFoundError(absl::StrCat(
+        name_, " resumes each rank's own state from ", path,
+        ", which does not exist: the checkpoint was written by another "
+        "strategy or another number of workers (resume with the workers "
+        "that wrote it)"));
+  }
+  RS_RETURN_IF_ERROR(loaded);
+  if (agree[0] != static_cast<float>(context_.world_size)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        name_, ": this rank's checkpoint is of step ", step,
+        ", rank 0's of ", rank0_step,
+        ", or another rank could not read its own: the ranks' files are "
+        "not of one checkpoint"));
+  }
+  start_step_ = step;
+  unaveraged_steps_ =
+      step <= local_.warmup_steps
+          ? 0
+          : (step - local_.warmup_steps) % local_.local_steps;
   return absl::OkStatus();
 }
 
@@ -87,6 +184,7 @@ absl::StatusOr<StepStats> LocalSgdStrategy::FinishStep(int64_t step) {
     std::copy(context_.params.begin(), context_.params.end(),
               global_.begin());
     stats.bytes_sent = stats.bytes_received = AllReduceBytes();
+    RS_RETURN_IF_ERROR(MaybeWriteRankState(step));
     return stats;
   }
   ++unaveraged_steps_;
@@ -94,6 +192,7 @@ absl::StatusOr<StepStats> LocalSgdStrategy::FinishStep(int64_t step) {
     RS_RETURN_IF_ERROR(Average(step));
     stats.bytes_sent = stats.bytes_received = AllReduceBytes();
   }
+  RS_RETURN_IF_ERROR(MaybeWriteRankState(step));
   return stats;
 }
 
@@ -170,7 +269,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .StudyOrder(13)
         .ModelledAs("local_sgd")
         .Options({"local_steps", "local_sgd_warmup_steps",
-                  "allreduce_algorithm", "gloo_event_loop"})
+                  "allreduce_algorithm", "gloo_event_loop",
+                  "checkpoint_every", "resume"})
         .VariantStates({"local_steps", "local_sgd_warmup_steps"})
         .Updates("local (H steps between averages)")
         .Tolerance(1e-5)
@@ -192,7 +292,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .ModelledAs("diloco")
         .Options({"local_steps", "local_sgd_warmup_steps", "diloco_outer_lr",
                   "diloco_outer_momentum", "allreduce_algorithm",
-                  "gloo_event_loop"})
+                  "gloo_event_loop", "checkpoint_every", "resume"})
         .VariantStates({"local_steps", "local_sgd_warmup_steps",
                         "diloco_outer_lr", "diloco_outer_momentum"})
         .Updates("local (H steps between outer steps)")

@@ -32,9 +32,13 @@
 //
 // Traffic: a ring all-reduce's 2(n−1)/n of the parameters on the steps
 // that average (and on warm-up steps, of the gradients), 0 on the others.
-// Gloo on CPU; a CUDA worker stages it through host memory. No
-// checkpoints (each rank's optimizer state and the outer state would all
-// have to be saved). Timeline: OPTIMIZER and AVERAGE (or ALLREDUCE in the
+// Gloo on CPU; a CUDA worker stages it through host memory.
+// Checkpoints: every --checkpoint_every steps every rank writes its own
+// RankStateCheckpointPath (core/checkpoint.h): its parameters, its
+// optimizer's state, θ_global and diloco's v (the ranks' parameters and
+// optimizer states differ between averages); --resume reads each rank's
+// own, refused unless every rank's is of the same step (so a job resumes
+// with the number of workers that wrote them). Timeline: OPTIMIZER and AVERAGE (or ALLREDUCE in the
 // warm-up) on lane "step".
 // Not thread-safe (SyncStrategy contract).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_LOCAL_SGD_STRATEGY_H_
@@ -67,6 +71,7 @@ class LocalSgdStrategy : public SyncStrategy {
   absl::Status EndEvaluation() override;
   int64_t OptimizerStateBytes() const override;
   nlohmann::json RecordFields() const override;
+  int64_t start_step() const override { return start_step_; }
 
  private:
   // Averages the parameters over the ranks into global_ (diloco: the outer
@@ -75,10 +80,19 @@ class LocalSgdStrategy : public SyncStrategy {
   absl::Status Average(int64_t step);
   // Bytes a ring all-reduce of the whole buffer moves each way per rank.
   int64_t AllReduceBytes() const;
+  // This rank's checkpoint after `step`, when --checkpoint_every says.
+  absl::Status MaybeWriteRankState(int64_t step);
+  // --resume: this rank's state from its file; collective (the ranks agree
+  // on the step or all fail).
+  absl::Status ResumeRankState();
 
   const std::string name_;
   const bool outer_;
   SyncContext context_;
+  // context_ without checkpoints for the local optimizer: the strategy
+  // writes and reads each rank's own state (MaybeWriteRankState).
+  SyncContext optimizer_context_;
+  int64_t start_step_ = 0;
   LocalSgdOptions local_;
   DiLoCoOptions diloco_;
   std::unique_ptr<InMemoryStore> own_store_;  // single-worker jobs only

@@ -63,7 +63,7 @@ absl::Status RingStrategy::MaybeWriteHookState(int64_t step) {
   c.optimizer_state = std::move(state);
   return Annotate(
       WriteCheckpointFile(
-          HookStateCheckpointPath(context_.options.checkpoint_dir,
+          RankStateCheckpointPath(context_.options.checkpoint_dir,
                                   context_.rank, context_.world_size),
           c),
       absl::StrCat(name_, " hook state after step ", step));
@@ -72,7 +72,7 @@ absl::Status RingStrategy::MaybeWriteHookState(int64_t step) {
 absl::Status RingStrategy::ResumeHookState() {
   const std::vector<BucketSpan> spans = BucketSpans();
   if (hook_->ExportState(spans).empty()) return absl::OkStatus();
-  const std::string path = HookStateCheckpointPath(
+  const std::string path = RankStateCheckpointPath(
       context_.options.checkpoint_dir, context_.rank, context_.world_size);
   absl::StatusOr<Checkpoint> c = ReadCheckpointFile(path);
   if (absl::IsNotFound(c.status())) {

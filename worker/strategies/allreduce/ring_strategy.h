@@ -80,7 +80,7 @@ class RingStrategy : public SyncStrategy {
   std::vector<BucketSpan> BucketSpans() const;
   // Every rank, with rank 0's checkpoint after `step` (the same
   // --checkpoint_every): the hook's state, if it keeps one, in this rank's
-  // HookStateCheckpointPath (core/checkpoint.h), beside this rank's
+  // RankStateCheckpointPath (core/checkpoint.h), beside this rank's
   // parameters.
   absl::Status MaybeWriteHookState(int64_t step);
   // With --resume, after the model's checkpoint was loaded (start_step_):
