@@ -6,8 +6,9 @@
 Reads OUT_DIR/compare.json and prints markdown: the study's utilization
 table (arXiv 2206.06356, 4 GPUs, GPT-2 small) row by row beside the
 emulated rows that stand for them (the study's SPS, PyTorch DataParallel,
-beside ringside's sps; its DPS, PyTorch DDP, beside ring; Horovod beside
-fusion), ringside's further rows, the targets (per-worker utilization
+beside ringside's sps with its server beside rank 0, DataParallel's layout,
+or beside plain sps where the run has no such row; its DPS, PyTorch DDP,
+beside ring; Horovod beside fusion), ringside's further rows, the targets (per-worker utilization
 within 10 points, Totals within 0.4) met or missed, the mixed-precision
 (Apex) speed-ups against the study's, and for every miss what the cost
 model says the step holds. Exit status 1 when the file has no n = 4 table.
@@ -38,6 +39,13 @@ def rows_at(report, n):
     return None
 
 
+def key_of(strategy, label):
+    """The row's key: its strategy, "sps_dp" for sps with its server beside
+    rank 0 (the row's name or modelled-as label says so)."""
+    return "sps_dp" if (strategy == "sps" and
+                        "server beside rank 0" in label) else strategy
+
+
 def percent(u):
     return f"{100 * u:.0f}%"
 
@@ -53,18 +61,21 @@ def main(argv):
         return 1
     # The fp32 rows are the first of each strategy; the Apex rows carry
     # "[compute_ms=" in their names.
+    # sps with its server beside rank 0 is keyed "sps_dp".
     fp32 = {}
     apex = {}
     for r in rows:
         target = apex if "[compute_ms=" in r["parallel_type"] else fp32
-        target.setdefault(r["strategy"], r)
+        target.setdefault(key_of(r["strategy"], r["parallel_type"]), r)
+    # The study's SPS: DataParallel's layout where the run has it.
+    study_sps = "sps_dp" if "sps_dp" in fp32 else "sps"
 
     out = []
     out.append("| Parallel type | PrmSrv | GPU0 | GPU1 | GPU2 | GPU3 | Total "
                "| The study: GPU0–3 | The study: Total | Within target |")
     out.append("| :-- | --: | --: | --: | --: | --: | --: | :-- | --: | :-- |")
     misses = []
-    for strategy in ["baseline", "sps", "ring", "fusion", "dps"]:
+    for strategy in ["baseline", "sps_dp", "sps", "ring", "fusion", "dps"]:
         r = fp32.get(strategy)
         if r is None:
             continue
@@ -72,8 +83,10 @@ def main(argv):
         cells = [r["parallel_type"], str(r["prm_srv"])]
         cells += [percent(x) if x is not None else "0" for x in u[:4]]
         cells.append(f"{r['total']:.2f}")
-        if strategy in STUDY:
-            label, study_u, study_total = STUDY[strategy]
+        study_key = "sps" if strategy == study_sps else (
+            None if strategy in ("sps", "sps_dp") else strategy)
+        if study_key in STUDY:
+            label, study_u, study_total = STUDY[study_key]
             cells[0] = f"{r['parallel_type']}, as the study's {label}"
             cells.append(", ".join(f"{x}%" for x in study_u))
             cells.append(f"{study_total:.2f}")
@@ -122,7 +135,7 @@ def main(argv):
     cost = {}
     for r in j["cost_model"].get("runs", []):
         if r["workers"] == 4:
-            cost.setdefault(r["strategy"], r)
+            cost.setdefault(key_of(r["strategy"], r.get("modelled_as", "")), r)
     for strategy, r, study_u, study_total in misses:
         c = cost.get(strategy)
         if c is None or not c.get("predicted_step_s"):

@@ -28,6 +28,11 @@ const std::map<std::string, std::string>& RunTrainingFlags() {
   return *flags;
 }
 
+// The job's own settings a --strategies entry may set (not worker flags):
+// placement=rank0 runs a one-server strategy's server in rank 0's
+// namespace, behind its link (PyTorch DataParallel's layout).
+constexpr absl::string_view kPlacementFlag = "placement";
+
 // One --strategies entry, NAME[@FLAG=VALUE...]: the listing of NAME with
 // its run flags, each named in the row (training flags by their short
 // label, "SPS [b=8]"; the strategy's own by name, "Ring FP16
@@ -42,6 +47,19 @@ absl::StatusOr<ListedStrategy> WithRunFlags(ListedStrategy listed,
   for (size_t i = 1; i < parts.size(); ++i) {
     const size_t eq = parts[i].find('=');
     const std::string flag = parts[i].substr(0, eq);
+    if (flag == kPlacementFlag && eq != std::string::npos) {
+      const std::string value = parts[i].substr(eq + 1);
+      if (value != "rank0" || listed.servers != ServerKind::kOne) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--strategies entry '", entry, "': '", parts[i],
+            "': placement=rank0 (the server beside rank 0, PyTorch "
+            "DataParallel's layout) is the one placement, and only for a "
+            "strategy with one parameter server (sps)"));
+      }
+      listed.servers_beside_rank0 = true;
+      labels.push_back("server beside rank 0");
+      continue;
+    }
     const auto training = RunTrainingFlags().find(flag);
     if (eq == std::string::npos ||
         (!listed.Reads(flag) && training == RunTrainingFlags().end())) {

@@ -103,6 +103,7 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
   options.generate_auth_token = plan.job.generate_auth_token;
   options.relay_stderr = plan.job.relay_stderr;
   options.network = plan.network;
+  options.servers_beside_rank0 = s.servers_beside_rank0;
   if (plan.job.timeline) {
     std::string stem = s.name;
     for (const std::string& flag : s.run_flags) {  // --staleness=2: _staleness2
@@ -110,6 +111,7 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
           &stem, "_",
           absl::StrReplaceAll(flag.substr(2), {{"=", ""}, {"/", ""}}));
     }
+    if (s.servers_beside_rank0) absl::StrAppend(&stem, "_placementrank0");
     if (!(s.name == "baseline" || plan.sweep.size() == 1)) {
       absl::StrAppend(&stem, "_n", n);
     }
@@ -216,6 +218,7 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   AddServerFinals(result->server_finals, &*row);
   SetEvalCurve(evals, &*row);
   row->wire_bytes_per_model_byte = s.wire_bytes_per_model_byte;
+  row->servers_beside_rank0 = s.servers_beside_rank0;
   row->updates = s.updates;
   // "-" where the run has no validation loss (emulated compute), as in the
   // tables.

@@ -151,6 +151,10 @@ struct CostInputs {
   int64_t workers = 1;
   // K: parameter servers of dps, >= 1 (sps always has one).
   int64_t servers = 1;
+  // sps's server beside rank 0, behind its link (PyTorch DataParallel's
+  // layout; compare's placement=rank0): rank 0 reaches it without the
+  // link, and that link carries the other n − 1 workers' bytes.
+  bool servers_beside_rank0 = false;
   // B: bandwidth of every link, bytes/s, > 0 (25 Gbit/s = 3.125e9).
   double bandwidth_Bps = 25e9 / 8;
   // α: latency of one message, seconds, >= 0.

@@ -229,9 +229,15 @@ absl::Status StartServers(const LocalJobOptions& o, const JobNetwork& net,
 absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
   // Declared before the group: the namespaces go after the processes.
   const std::unique_ptr<JobNetwork> net =
-      JobNetwork::Start(o.network, o.host, o.num_servers, o.num_workers);
+      JobNetwork::Start(o.network, o.host, o.num_servers, o.num_workers,
+                        o.servers_beside_rank0);
   result.network = net->Describe();
   for (const std::string& w : net->Warnings()) result.warnings.push_back(w);
+  if (o.servers_beside_rank0 && o.num_servers > 0 && !net->shaped()) {
+    result.warnings.push_back(
+        "servers beside rank 0: the job runs on loopback, where every "
+        "process shares one namespace, so the placement changes nothing");
+  }
   ProcessGroupOptions group_options;
   group_options.deadline = o.deadline;
   group_options.kill_grace = o.kill_grace;

@@ -88,6 +88,11 @@ struct LocalJobOptions {
   // namespaces cannot be made the job runs on loopback and says so in
   // LocalJobResult::warnings. Must be valid. Default: off (loopback).
   NetworkShape network;
+  // With `network` shaped: the servers run in rank 0's namespace, on its
+  // address and behind its link (JobNetwork's servers_beside_rank0:
+  // PyTorch DataParallel's layout). On loopback it changes nothing and
+  // LocalJobResult::warnings says so. Default false.
+  bool servers_beside_rank0 = false;
   // Keep every "step" record in LocalJobResult::steps. Default false.
   bool keep_steps = false;
   // Relay the processes' stderr to ours, prefixed "[label] ". Default true.
@@ -176,6 +181,10 @@ struct ListedStrategy {
   // after every other: compare's --strategies=async_ps@staleness=2 runs
   // one strategy at several settings. Empty in the listing.
   std::vector<std::string> run_flags;
+  // A sweep's entry placed its servers beside rank 0
+  // (LocalJobOptions::servers_beside_rank0; compare's
+  // --strategies=sps@placement=rank0). False in the listing.
+  bool servers_beside_rank0 = false;
 
   bool Reads(const std::string& flag) const;
 };

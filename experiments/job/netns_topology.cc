@@ -460,14 +460,24 @@ std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
 std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
                                               const std::string& host,
                                               int num_servers, int num_workers,
-                                              NetnsTopologyOptions base) {
+                                              bool servers_beside_rank0) {
+  return Start(shape, host, num_servers, num_workers, NetnsTopologyOptions(),
+               servers_beside_rank0);
+}
+
+std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
+                                              const std::string& host,
+                                              int num_servers, int num_workers,
+                                              NetnsTopologyOptions base,
+                                              bool servers_beside_rank0) {
   std::unique_ptr<JobNetwork> net(new JobNetwork);
   net->host_ = host;
-  net->num_servers_ = num_servers;
+  net->servers_beside_rank0_ = servers_beside_rank0 && num_workers > 0;
+  net->num_servers_ = net->servers_beside_rank0_ ? 0 : num_servers;
   if (!shape.enabled()) return net;
   base.shape = shape;
   base.endpoints.clear();
-  for (int s = 0; s < num_servers; ++s) {
+  for (int s = 0; s < net->num_servers_; ++s) {
     base.endpoints.push_back(absl::StrCat("s", s));
   }
   for (int w = 0; w < num_workers; ++w) {
@@ -487,6 +497,7 @@ std::unique_ptr<JobNetwork> JobNetwork::Start(const NetworkShape& shape,
 }
 
 int JobNetwork::Endpoint(Role role, int index) const {
+  if (role == kServer && servers_beside_rank0_) return 0;  // rank 0's
   return role == kServer ? index : num_servers_ + index;
 }
 
@@ -512,12 +523,16 @@ std::string JobNetwork::Describe() const {
   }
   if (!topology_) return "loopback";
   const NetworkShape& shape = topology_->shape();
+  const std::string beside =
+      servers_beside_rank0_ ? "; the servers in rank 0's namespace, behind "
+                              "its link"
+                            : "";
   if (topology_->latency_unavailable().empty()) {
-    return absl::StrCat("netns: ", shape.Describe());
+    return absl::StrCat("netns: ", shape.Describe(), beside);
   }
   NetworkShape bandwidth_only = shape;
   bandwidth_only.link_latency_us = 0;
-  return absl::StrCat("netns: ", bandwidth_only.Describe(), "; the ",
+  return absl::StrCat("netns: ", bandwidth_only.Describe(), beside, "; the ",
                       shape.link_latency_us,
                       " us latency asked for is not emulated: ",
                       topology_->latency_unavailable());

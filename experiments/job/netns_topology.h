@@ -171,7 +171,11 @@ int DeleteLeftoverNamespaces(const std::string& ip, absl::Duration timeout);
 // How a local job's processes reach each other (the hook of local_job):
 // on loopback (all in our namespace, every address `host`), or, when the
 // shape is enabled, each in its own namespace of a NetnsTopology with
-// servers "s<shard>" first and workers "w<rank>" after them.
+// servers "s<shard>" first and workers "w<rank>" after them; with
+// `servers_beside_rank0` the servers have no namespace of their own and
+// run in rank 0's (its address, its link: PyTorch DataParallel's layout,
+// the master copy on GPU0), so rank 0 reaches them without crossing a link
+// and every other worker's traffic crosses rank 0's.
 class JobNetwork {
  public:
   enum Role { kServer, kWorker };
@@ -184,12 +188,17 @@ class JobNetwork {
   static std::unique_ptr<JobNetwork> Start(const NetworkShape& shape,
                                            const std::string& host,
                                            int num_servers, int num_workers,
-                                           NetnsTopologyOptions base);
+                                           NetnsTopologyOptions base,
+                                           bool servers_beside_rank0 = false);
   // The same with the default options (no default argument: GCC 12 took
   // the default's string members for uninitialized in its callers).
   static std::unique_ptr<JobNetwork> Start(const NetworkShape& shape,
                                            const std::string& host,
                                            int num_servers, int num_workers);
+  static std::unique_ptr<JobNetwork> Start(const NetworkShape& shape,
+                                           const std::string& host,
+                                           int num_servers, int num_workers,
+                                           bool servers_beside_rank0);
 
   // The address the others use to reach this process (and the one a server
   // listens on, a worker's transport binds to).
@@ -219,6 +228,7 @@ class JobNetwork {
 
   std::string host_;
   int num_servers_ = 0;
+  bool servers_beside_rank0_ = false;
   std::string fallback_reason_;
   std::unique_ptr<NetnsTopology> topology_;
 };

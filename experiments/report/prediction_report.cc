@@ -185,6 +185,7 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     in.tensor_shapes = row.tensor_shapes;
     in.workers = row.workers();
     in.servers = std::max(1, row.prm_srv);
+    in.servers_beside_rank0 = row.servers_beside_rank0;
     in.ranks_per_host = RanksPerHostOf(row);
     in.staleness = StalenessOf(row);
     in.ring_critical_bytes = row.ring_critical_bytes;
@@ -204,6 +205,9 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
     if (row.wire_bytes_per_model_byte != 1.0) {
       absl::StrAppend(&run.modelled_as, ", M×",
                       absl::StrFormat("%g", row.wire_bytes_per_model_byte));
+    }
+    if (row.servers_beside_rank0) {
+      absl::StrAppend(&run.modelled_as, ", server beside rank 0");
     }
     if (std::find(known.begin(), known.end(), as) == known.end()) {
       run.why_not = "not in the cost model";

@@ -132,6 +132,8 @@ struct ReportRow {
   // bytes on the wire per model byte, from the registry (ListedStrategy).
   std::string modelled_as;
   double wire_bytes_per_model_byte = 1.0;
+  // The row's server ran beside rank 0 (compare's placement=rank0).
+  bool servers_beside_rank0 = false;
   // How its updates differ from the exact strategies' where the registry
   // says so ("" = as the cost model's formula says).
   std::string updates;

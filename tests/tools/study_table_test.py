@@ -26,13 +26,16 @@ def row(strategy, name, prm_srv, utilization, throughput):
 def compare_json():
     rows = [row("baseline", "Baseline (emulated)", 0, [1.0], 5.0),
             row("sps", "SPS (emulated)", 1, [0.9] * 4, 18.0),
+            row("sps", "SPS [server beside rank 0] (emulated)", 1,
+                [0.2, 0.14, 0.12, 0.14], 4.0),
             row("ring", "Ring (emulated)", 0, [0.93, 0.93, 0.9, 0.93], 20.0),
             row("fusion", "Fusion (emulated)", 0, [0.99] * 4, 20.0),
             row("ring_fp16", "Ring FP16 [compute_ms=196] (emulated)", 0,
                 [0.95] * 4, 150.0)]
     runs = [{"strategy": "sps", "workers": 4, "compute_s": 1.5,
              "own_compute_s": 1.5, "predicted_step_s": 1.7,
-             "measured_step_s": 1.75, "error": -0.03}]
+             "measured_step_s": 1.75, "error": -0.03,
+             "modelled_as": "sps"}]
     return {"report": {"utilization": [{"workers": 4,
                                         "table": {"rows": rows}}]},
             "cost_model": {"runs": runs}}
@@ -48,6 +51,23 @@ class StudyTableTest(unittest.TestCase):
 
     def test_rows_beside_the_study_with_their_targets(self):
         out = self.run_script(compare_json())
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        # DataParallel's layout stands for the study's SPS (within 10
+        # points and 0.4 of the Total); plain sps is a further row.
+        dp = next(l for l in lines if l.startswith("| SPS [server beside"))
+        self.assertIn("as the study's SPS (PyTorch DataParallel)", dp)
+        self.assertIn("17%, 13%, 11%, 14%", dp)
+        self.assertTrue(dp.endswith("| yes |"), dp)
+        sps = next(l for l in lines if l.startswith("| SPS (emulated)"))
+        self.assertIn("(no study row)", sps)
+
+    def test_plain_sps_stands_for_the_study_without_the_layout(self):
+        data = compare_json()
+        rows = data["report"]["utilization"][0]["table"]["rows"]
+        data["report"]["utilization"][0]["table"]["rows"] = [
+            r for r in rows if "beside" not in r["parallel_type"]]
+        out = self.run_script(data)
         self.assertEqual(out.returncode, 0, out.stderr)
         lines = out.stdout.splitlines()
         sps = next(l for l in lines if l.startswith("| SPS (emulated)"))
@@ -70,8 +90,9 @@ class StudyTableTest(unittest.TestCase):
 
     def test_a_ring_outside_ten_points_misses(self):
         data = compare_json()
-        data["report"]["utilization"][0]["table"]["rows"][2]["utilization"] = \
-            [0.99, 0.99, 0.75, 0.99]
+        ring = next(r for r in data["report"]["utilization"][0]["table"]
+                    ["rows"] if r["strategy"] == "ring")
+        ring["utilization"] = [0.99, 0.99, 0.75, 0.99]
         out = self.run_script(data)
         ring = next(l for l in out.stdout.splitlines()
                     if l.startswith("| Ring (emulated)"))

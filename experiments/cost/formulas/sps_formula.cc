@@ -1,8 +1,11 @@
 // sps: one parameter server. Every worker pushes M to it and pulls M back,
 // so the server's link carries n·M in and n·M out; d and the chunk
 // pipeline's fill and drain 2·n·C/B (C: --chunk_kb, else AutoChunkBytes)
-// as cost_model.h explains.
-//   comm      d · n·M/B + 2α + 2·n·C/B
+// as cost_model.h explains. With the server beside rank 0
+// (CostInputs::servers_beside_rank0, DataParallel's layout) rank 0's
+// bytes stay off the links and its link carries the others': n' = n − 1
+// in the link terms (n = 1: none).
+//   comm      d · n'·M/B + 2α + 2·n'·C/B (n' = n, or n − 1 beside rank 0)
 //   CPU       M · w + n · M · s + ρ (w, s, ρ of the run's transport:
 //             gRPC's, or the bulk path's with --ps_transport=tcp, PsCpuTerms)
 //   memory    worker 2P (parameters, gradients); the server (2 + s)·P, the
@@ -26,9 +29,10 @@ class SpsFormula : public StrategyFormula {
     const double n = static_cast<double>(in.workers);
     const double M = in.model_bytes;
     p.servers = 1;
-    p.bandwidth_s = DuplexFactor(in) * n * M / in.bandwidth_Bps;
+    const double over_links = in.servers_beside_rank0 ? n - 1 : n;
+    p.bandwidth_s = DuplexFactor(in) * over_links * M / in.bandwidth_Bps;
     p.latency_s = 2.0 * in.latency_s;
-    p.overhead_s = PsPipelineSeconds(in, 1);
+    p.overhead_s = n > 0 ? PsPipelineSeconds(in, 1) * over_links / n : 0;
     const PsCpu ps = PsCpuTerms(in);
     p.streamed_cpu_s = M * ps.worker_byte_s + n * M * ps.server_byte_s;
     p.cpu_s = p.streamed_cpu_s + ps.round_s;

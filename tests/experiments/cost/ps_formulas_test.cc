@@ -30,6 +30,22 @@ TEST(CostModelTest, SingleParameterServer) {
   EXPECT_NEAR(Predict("sps", serial).comm_s, 8.002, kEps);
 }
 
+// DataParallel's layout, the server beside rank 0: rank 0's bytes stay off
+// the links, and rank 0's link carries the other three's: 3 s each way, a
+// pipeline of 2·3·C/B = 0.006 s; one worker crosses no link at all.
+TEST(CostModelTest, ServerBesideRankZeroCarriesTheOthersBytes) {
+  CostInputs in = Round();
+  in.servers_beside_rank0 = true;
+  Prediction p = Predict("sps", in);
+  EXPECT_NEAR(p.bandwidth_s, 3.0, kEps);
+  EXPECT_NEAR(p.overhead_s, 0.006, kEps);
+  EXPECT_NEAR(p.comm_s, 3.008, kEps);
+  in.workers = 1;
+  p = Predict("sps", in);
+  EXPECT_NEAR(p.bandwidth_s, 0.0, kEps);
+  EXPECT_NEAR(p.overhead_s, 0.0, kEps);
+}
+
 // The push/pull pipeline fills and drains once a step: 2·n·C/B, with C the
 // chunk (AutoChunkBytes(M, K) when 0: 1 MiB for a 1e9-byte model), at most
 // a server's range; none when push and pull do not overlap (d = 2).

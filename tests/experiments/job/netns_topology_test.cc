@@ -381,6 +381,31 @@ TEST(JobNetworkTest, ServersThenWorkersEachInTheirNamespace) {
   EXPECT_THAT(net->Warnings(), IsEmpty());
 }
 
+// DataParallel's layout: no namespace of the server's own; it runs in
+// rank 0's, on rank 0's address, and the workers get the first addresses.
+TEST(JobNetworkTest, ServersBesideRankZeroShareItsNamespace) {
+  FakeRunner fake;
+  NetnsTopologyOptions base;
+  base.run = fake.Runner();
+  base.name_prefix = "rsnet-42-8";
+  std::unique_ptr<JobNetwork> net = JobNetwork::Start(
+      Shape(1, 0), "127.0.0.1", 1, 2, base, /*servers_beside_rank0=*/true);
+  ASSERT_TRUE(net->shaped()) << net->fallback_reason();
+  EXPECT_EQ(net->Host(JobNetwork::kWorker, 0), "10.77.0.2");
+  EXPECT_EQ(net->Host(JobNetwork::kServer, 0), "10.77.0.2");
+  EXPECT_EQ(net->Host(JobNetwork::kWorker, 1), "10.77.0.3");
+  std::vector<std::string> server = {"ps_server"};
+  net->Place(JobNetwork::kServer, 0, server);
+  EXPECT_THAT(server, ElementsAre("ip", "netns", "exec", "rsnet-42-8-w0",
+                                  "ps_server"));
+  for (const std::string& command : fake.commands) {
+    EXPECT_EQ(command.find("-s0"), std::string::npos) << command;
+  }
+  EXPECT_THAT(net->Describe(),
+              HasSubstr("; the servers in rank 0's namespace, behind its "
+                        "link"));
+}
+
 TEST(JobNetworkTest, FallsBackToLoopbackSayingWhy) {
   FakeRunner fake;
   fake.fail_on = "netns add";
