@@ -12,27 +12,19 @@
 
 namespace ringside {
 
-// An int32 index or 32 bits travelling in a float's slot, and back.
-inline float IndexAsFloat(int32_t index) {
-  float f;
-  std::memcpy(&f, &index, sizeof(f));
-  return f;
+// An int32 index or 32 bits travelling in a float's slot, and back: the
+// same four bytes read as the other type.
+template <typename To, typename From>
+inline To SameBits(From from) {
+  static_assert(sizeof(To) == sizeof(From), "4 bytes each");
+  To to;
+  std::memcpy(&to, &from, sizeof(to));
+  return to;
 }
-inline int32_t FloatAsIndex(float f) {
-  int32_t index;
-  std::memcpy(&index, &f, sizeof(index));
-  return index;
-}
-inline float BitsAsFloat(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-inline uint32_t FloatAsBits(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof(bits));
-  return bits;
-}
+inline float IndexAsFloat(int32_t index) { return SameBits<float>(index); }
+inline int32_t FloatAsIndex(float f) { return SameBits<int32_t>(f); }
+inline float BitsAsFloat(uint32_t bits) { return SameBits<float>(bits); }
+inline uint32_t FloatAsBits(float f) { return SameBits<uint32_t>(f); }
 
 // Writes the k elements of `values` (a part starting at bucket index
 // `begin`, `size` elements; 1 <= k) of largest magnitude into `out` as k

@@ -7,9 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/timeline.h"
-#include "core/checkpoint.h"
-#include "core/key_range.h"
 #include "worker/strategies/allreduce/job_collective.h"
+#include "worker/strategies/allreduce/rank_state.h"
 
 namespace ringside {
 
@@ -46,48 +45,27 @@ absl::Status LocalSgdStrategy::Init(const SyncContext& context) {
 }
 
 absl::Status LocalSgdStrategy::MaybeWriteRankState(int64_t step) {
-  const int64_t every = context_.options.checkpoint_every;
-  if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  if (!CheckpointDue(context_.options, step)) return absl::OkStatus();
   ScopedSpan span(context_.options.timeline, "step", "CHECKPOINT",
                   {{"step", step + 1}});
-  Checkpoint c;
-  c.step = step + 1;
-  c.shard = context_.rank;
-  c.num_shards = context_.world_size;
-  c.pieces = {KeyRange{0, context_.layout.total_elements()}};
-  c.layout = context_.layout;
-  c.optimizer = context_.optimizer;
-  c.writer = absl::StrCat(name_, " rank ", context_.rank, " of ",
-                          context_.world_size);
-  c.params.assign(context_.params.begin(), context_.params.end());
-  RS_ASSIGN_OR_RETURN(c.optimizer_state, optimizer_->ExportState());
-  c.optimizer_state.insert(c.optimizer_state.end(), global_.begin(),
-                           global_.end());
-  c.optimizer_state.insert(c.optimizer_state.end(), velocity_.begin(),
-                           velocity_.end());
-  return Annotate(
-      WriteCheckpointFile(
-          RankStateCheckpointPath(context_.options.checkpoint_dir,
-                                  context_.rank, context_.world_size),
-          c),
-      absl::StrCat(name_, " checkpoint after step ", step));
+  RS_ASSIGN_OR_RETURN(std::vector<float> state, optimizer_->ExportState());
+  state.insert(state.end(), global_.begin(), global_.end());
+  state.insert(state.end(), velocity_.begin(), velocity_.end());
+  return WriteRankState(context_, step, name_, "checkpoint", std::move(state));
 }
 
 absl::Status LocalSgdStrategy::ResumeRankState() {
-  const std::string path = RankStateCheckpointPath(
-      context_.options.checkpoint_dir, context_.rank, context_.world_size);
   const size_t inner = static_cast<size_t>(optimizer_->state_bytes() / 4);
   int64_t step = -1;
   const absl::Status loaded = [&]() -> absl::Status {
-    RS_ASSIGN_OR_RETURN(Checkpoint c, ReadCheckpointFile(path));
-    RS_RETURN_IF_ERROR(CheckCheckpointMatches(
-        c, context_.layout, context_.optimizer,
-        KeyRange{0, context_.layout.total_elements()}));
+    RS_ASSIGN_OR_RETURN(
+        Checkpoint c,
+        ReadRankState(context_, name_, "each rank's own state"));
     const size_t want = inner + global_.size() + velocity_.size();
     if (c.optimizer_state.size() != want) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, " holds ", c.optimizer_state.size(), " floats of state, ",
-          name_, " with this optimizer keeps ", want));
+          c.writer, "'s file holds ", c.optimizer_state.size(),
+          " floats of state, ", name_, " with this optimizer keeps ", want));
     }
     const absl::Span<const float> state(c.optimizer_state);
     RS_RETURN_IF_ERROR(optimizer_->ImportState(state.subspan(0, inner)));
@@ -112,13 +90,6 @@ absl::Status LocalSgdStrategy::ResumeRankState() {
       collective_->AllReduce(absl::MakeSpan(agree), ReduceOp::kSum,
                              context_.options.rpc_timeout),
       "agreeing on the resume step"));
-  if (absl::IsNotFound(loaded)) {
-    return absl::NotFoundError(absl::StrCat(
-        name_, " resumes each rank's own state from ", path,
-        ", which does not exist: the checkpoint was written by another "
-        "strategy or another number of workers (resume with the workers "
-        "that wrote it)"));
-  }
   RS_RETURN_IF_ERROR(loaded);
   if (agree[0] != static_cast<float>(context_.world_size)) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -8,10 +8,9 @@
 #include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
-#include "core/checkpoint.h"
-#include "core/key_range.h"
 #include "worker/strategies/allreduce/job_collective.h"
 #include "worker/strategies/allreduce/local_optimizer.h"
+#include "worker/strategies/allreduce/rank_state.h"
 
 namespace ringside {
 
@@ -46,59 +45,32 @@ std::vector<BucketSpan> RingStrategy::BucketSpans() const {
 }
 
 absl::Status RingStrategy::MaybeWriteHookState(int64_t step) {
-  const int64_t every = context_.options.checkpoint_every;
-  if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  if (!CheckpointDue(context_.options, step)) return absl::OkStatus();
   std::vector<float> state = hook_->ExportState(BucketSpans());
   if (state.empty()) return absl::OkStatus();
-  Checkpoint c;
-  c.step = step + 1;
-  c.shard = context_.rank;
-  c.num_shards = context_.world_size;
-  c.pieces = {KeyRange{0, context_.layout.total_elements()}};
-  c.layout = context_.layout;
-  c.optimizer = context_.optimizer;
-  c.writer = absl::StrCat(name_, " hook state, rank ", context_.rank, " of ",
-                          context_.world_size);
-  c.params.assign(context_.params.begin(), context_.params.end());
-  c.optimizer_state = std::move(state);
-  return Annotate(
-      WriteCheckpointFile(
-          RankStateCheckpointPath(context_.options.checkpoint_dir,
-                                  context_.rank, context_.world_size),
-          c),
-      absl::StrCat(name_, " hook state after step ", step));
+  return WriteRankState(context_, step, name_, "hook state (error feedback)",
+                        std::move(state));
 }
 
 absl::Status RingStrategy::ResumeHookState() {
   const std::vector<BucketSpan> spans = BucketSpans();
   if (hook_->ExportState(spans).empty()) return absl::OkStatus();
-  const std::string path = RankStateCheckpointPath(
-      context_.options.checkpoint_dir, context_.rank, context_.world_size);
-  absl::StatusOr<Checkpoint> c = ReadCheckpointFile(path);
-  if (absl::IsNotFound(c.status())) {
-    return absl::NotFoundError(absl::StrCat(
-        name_, " resumes its hook's state (error feedback) from ", path,
-        ", which does not exist: the checkpoint was written by another "
-        "strategy or another number of workers (each rank's state is its "
-        "own; resume with the workers that wrote it)"));
-  }
-  RS_RETURN_IF_ERROR(c.status());
-  RS_RETURN_IF_ERROR(
-      CheckCheckpointMatches(*c, context_.layout, context_.optimizer,
-                             KeyRange{0, context_.layout.total_elements()}));
-  if (c->step != start_step_) {
+  RS_ASSIGN_OR_RETURN(
+      const Checkpoint c,
+      ReadRankState(context_, name_, "its hook's state (error feedback)"));
+  if (c.step != start_step_) {
     return absl::FailedPreconditionError(absl::StrCat(
-        path, " holds the hook state after step ", c->step,
+        c.writer, "'s file holds the hook state after step ", c.step,
         ", but the model's checkpoint is of step ", start_step_,
         ": a checkpoint interrupted between its files"));
   }
-  if (!std::equal(c->params.begin(), c->params.end(),
+  if (!std::equal(c.params.begin(), c.params.end(),
                   context_.params.begin())) {
     return absl::FailedPreconditionError(absl::StrCat(
-        path, "'s parameters differ from the model checkpoint's of the same "
-        "step: the two files come from different runs"));
+        c.writer, "'s parameters differ from the model checkpoint's of the "
+        "same step: the two files come from different runs"));
   }
-  return Annotate(hook_->ImportState(spans, c->optimizer_state), path);
+  return Annotate(hook_->ImportState(spans, c.optimizer_state), c.writer);
 }
 
 void RingStrategy::OnGradientReady(int tensor_index) {
