@@ -98,6 +98,11 @@ struct SyncOptions {
   std::string checkpoint_dir;
   int64_t checkpoint_every = 0;
   bool resume = false;
+  // Whether checkpoint_every asks for a checkpoint after `step` (0-based:
+  // every-th, 2·every-th, ... step done).
+  bool CheckpointDue(int64_t step) const {
+    return checkpoint_every > 0 && (step + 1) % checkpoint_every == 0;
+  }
   // The options that belong to one strategy or family, each its own struct
   // beside it (strategy_option_set.h): PsOptions (ps/ps_options.h),
   // AsyncPsOptions, GradientBucketOptions (allreduce/bucket_options.h),

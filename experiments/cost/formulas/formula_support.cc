@@ -123,15 +123,18 @@ MemoryPerRank PsMemory(double P, double s, double k) {
   return m;
 }
 
+bool BucketCloses(const CostInputs& in, bool first, double open_bytes) {
+  return in.bucket_bytes <= 0 ||
+         open_bytes >= (first ? in.first_bucket_bytes : in.bucket_bytes);
+}
+
 std::vector<BackwardCall> BucketCalls(const CostInputs& in) {
   std::vector<BackwardCall> calls;
   BackwardCall open;
   for (const GradientReady& g : in.gradient_ready) {
     open.bytes += g.bytes;
     open.ready_s = std::max(open.ready_s, g.ready_s);
-    const double cap =
-        calls.empty() ? in.first_bucket_bytes : in.bucket_bytes;
-    if (in.bucket_bytes <= 0 || open.bytes >= cap) {
+    if (BucketCloses(in, calls.empty(), open.bytes)) {
       calls.push_back(open);
       open = BackwardCall{};
     }
@@ -205,8 +208,12 @@ bool GatheredBucketsFormula::SimulateBackward(const CostInputs& in,
 
 MemoryPerRank GatheredBucketsFormula::Memory(double P, double s, int64_t n,
                                              int64_t k) const {
+  return WorkerCopiesMemory(3, P, s);
+}
+
+MemoryPerRank WorkerCopiesMemory(double copies, double P, double s) {
   MemoryPerRank m;
-  m.worker_bytes = (3 + s) * P;
+  m.worker_bytes = (copies + s) * P;
   return m;
 }
 

@@ -71,6 +71,11 @@ void ShardedPsTerms(const CostInputs& in, Prediction& p);
 // from one server's per-byte costs.
 double PsCpuDemandSeconds(const CostInputs& in);
 
+// A worker holding `copies` whole buffers (parameters, gradients, an
+// error-feedback memory, ...) and its optimizer state, s per parameter,
+// with no servers: (copies + s)·P.
+MemoryPerRank WorkerCopiesMemory(double copies, double P, double s);
+
 // The parameter servers' memory: a worker 2P, each of k servers
 // (2 + s)·P/k.
 MemoryPerRank PsMemory(double P, double s, double k);
@@ -82,9 +87,13 @@ struct BackwardCall {
   double bytes = 0;
 };
 
-// Buckets in backward's order (gradient_buckets.h's rule): the first
-// closes at first_bucket_bytes, the others at bucket_bytes; one per tensor
-// with bucket_bytes 0.
+// DDP's bucket rule (gradient_buckets.h), tensors taken in backward's
+// order: the open bucket, holding `open_bytes`, closes once it holds at
+// least its cap, first_bucket_bytes for the `first` bucket and
+// bucket_bytes after it; every tensor alone with bucket_bytes 0.
+bool BucketCloses(const CostInputs& in, bool first, double open_bytes);
+
+// Buckets in backward's order (BucketCloses).
 std::vector<BackwardCall> BucketCalls(const CostInputs& in);
 
 // One communication thread running `calls` in order, each taking
@@ -154,9 +163,7 @@ class ReplicatedFormula : public StrategyFormula {
   std::string MemoryFormula() const final { return "(2 + s)·P"; }
   MemoryPerRank Memory(double P, double s, int64_t n,
                        int64_t k) const final {
-    MemoryPerRank m;
-    m.worker_bytes = (2 + s) * P;
-    return m;
+    return WorkerCopiesMemory(2, P, s);
   }
 };
 

@@ -52,9 +52,7 @@ class LocalSgdFormula : public StrategyFormula {
   std::string MemoryFormula() const override { return "(3 + s)·P"; }
   MemoryPerRank Memory(double P, double s, int64_t n,
                        int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (3 + s) * P;
-    return m;
+    return WorkerCopiesMemory(3, P, s);
   }
 
  protected:
@@ -71,9 +69,7 @@ class DiLoCoFormula final : public LocalSgdFormula {
   std::string MemoryFormula() const override { return "(4 + s)·P"; }
   MemoryPerRank Memory(double P, double s, int64_t n,
                        int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (4 + s) * P;
-    return m;
+    return WorkerCopiesMemory(4, P, s);
   }
 };
 

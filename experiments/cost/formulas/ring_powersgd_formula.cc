@@ -78,12 +78,12 @@ LowRankStep StepOf(const CostInputs& in) {
   const std::vector<Matrix> matrices = Matrices(in);
   LowRankStep step;
   // DDP's buckets in backward's order (the layout's last tensor first).
-  double open_bytes = 0, open_elements = 0, open_q = 0;
+  double open_elements = 0, open_q = 0;
   bool first = true;
   auto close = [&] {
     step.allreduces += 1 + (open_q > 0 ? 1 : 0);
     if (open_q > 0) step.feedback_elements += open_elements;
-    open_bytes = open_elements = open_q = 0;
+    open_elements = open_q = 0;
     first = false;
   };
   for (auto m = matrices.rbegin(); m != matrices.rend(); ++m) {
@@ -98,9 +98,7 @@ LowRankStep StepOf(const CostInputs& in) {
       step.wire_elements += elements;
     }
     open_elements += elements;
-    open_bytes += 4 * elements;
-    const double cap = first ? in.first_bucket_bytes : in.bucket_bytes;
-    if (in.bucket_bytes <= 0 || open_bytes >= cap) close();
+    if (BucketCloses(in, first, 4 * open_elements)) close();
   }
   if (open_elements > 0) close();
   return step;
@@ -152,9 +150,7 @@ class RingPowerSgdFormula final : public StrategyFormula {
   std::string MemoryFormula() const override { return "(3 + s)·P"; }
   MemoryPerRank Memory(double P, double s, int64_t n,
                        int64_t k) const override {
-    MemoryPerRank m;
-    m.worker_bytes = (3 + s) * P;
-    return m;
+    return WorkerCopiesMemory(3, P, s);
   }
 };
 

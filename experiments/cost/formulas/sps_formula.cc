@@ -32,7 +32,7 @@ class SpsFormula : public StrategyFormula {
     const double over_links = in.servers_beside_rank0 ? n - 1 : n;
     p.bandwidth_s = DuplexFactor(in) * over_links * M / in.bandwidth_Bps;
     p.latency_s = 2.0 * in.latency_s;
-    p.overhead_s = n > 0 ? PsPipelineSeconds(in, 1) * over_links / n : 0;
+    p.overhead_s = PsPipelineSeconds(in, 1) * over_links / n;
     const PsCpu ps = PsCpuTerms(in);
     p.streamed_cpu_s = M * ps.worker_byte_s + n * M * ps.server_byte_s;
     p.cpu_s = p.streamed_cpu_s + ps.round_s;

@@ -174,8 +174,7 @@ StepStats ApplyAveragedGradients(const SyncContext& context,
 
 absl::Status MaybeWriteCheckpoint(const SyncContext& context,
                                   Optimizer& optimizer, int64_t step) {
-  const int64_t every = context.options.checkpoint_every;
-  if (context.rank != 0 || every <= 0 || (step + 1) % every != 0) {
+  if (context.rank != 0 || !context.options.CheckpointDue(step)) {
     return absl::OkStatus();
   }
   ScopedSpan span(context.options.timeline, "step", "CHECKPOINT",

@@ -45,7 +45,7 @@ absl::Status LocalSgdStrategy::Init(const SyncContext& context) {
 }
 
 absl::Status LocalSgdStrategy::MaybeWriteRankState(int64_t step) {
-  if (!CheckpointDue(context_.options, step)) return absl::OkStatus();
+  if (!context_.options.CheckpointDue(step)) return absl::OkStatus();
   ScopedSpan span(context_.options.timeline, "step", "CHECKPOINT",
                   {{"step", step + 1}});
   RS_ASSIGN_OR_RETURN(std::vector<float> state, optimizer_->ExportState());

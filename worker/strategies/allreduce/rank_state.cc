@@ -16,11 +16,6 @@ std::string PathOf(const SyncContext& context) {
 
 }  // namespace
 
-bool CheckpointDue(const SyncOptions& options, int64_t step) {
-  return options.checkpoint_every > 0 &&
-         (step + 1) % options.checkpoint_every == 0;
-}
-
 absl::Status WriteRankState(const SyncContext& context, int64_t step,
                             const std::string& strategy,
                             const std::string& what,

@@ -18,9 +18,6 @@
 
 namespace ringside {
 
-// Whether --checkpoint_every asks for a checkpoint after `step`.
-bool CheckpointDue(const SyncOptions& options, int64_t step);
-
 // Writes this rank's file after `step` (atomically, checksummed): the
 // parameters and `state`, its writer "<strategy> <what>, rank r of n".
 absl::Status WriteRankState(const SyncContext& context, int64_t step,

@@ -45,7 +45,7 @@ std::vector<BucketSpan> RingStrategy::BucketSpans() const {
 }
 
 absl::Status RingStrategy::MaybeWriteHookState(int64_t step) {
-  if (!CheckpointDue(context_.options, step)) return absl::OkStatus();
+  if (!context_.options.CheckpointDue(step)) return absl::OkStatus();
   std::vector<float> state = hook_->ExportState(BucketSpans());
   if (state.empty()) return absl::OkStatus();
   return WriteRankState(context_, step, name_, "hook state (error feedback)",

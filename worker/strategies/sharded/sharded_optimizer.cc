@@ -159,8 +159,7 @@ absl::StatusOr<StepStats> ShardedOptimizer::StepAndGather(int64_t step) {
 }
 
 absl::Status ShardedOptimizer::MaybeCheckpoint(int64_t step) {
-  const int64_t every = context_.options.checkpoint_every;
-  if (every <= 0 || (step + 1) % every != 0) return absl::OkStatus();
+  if (!context_.options.CheckpointDue(step)) return absl::OkStatus();
   if (device_optimizer_ != nullptr) return CudaCheckpointsRefused();
   ScopedSpan span(context_.options.timeline, "step", "CHECKPOINT",
                   {{"step", step + 1}});
