@@ -81,6 +81,15 @@ ABSL_FLAG(int, repeats, 3,
           "give the slowest and fastest run and the spread. 0: the training "
           "run alone (--steps steps) sets the row, a quick look, not a "
           "measurement.");
+ABSL_FLAG(int, seeds, 1,
+          "Training runs of every row, with seeds 1..N (each run's workers "
+          "get --seed and --data_seed at that seed: other initial "
+          "parameters and data order). The row's validation loss and time "
+          "to target are then the medians over the seeds, and the report's "
+          "seeds table gives each row's range and its final-loss gap to "
+          "the exact strategies seed by seed. The PyTorch DDP row trains "
+          "with the first seed only. 1: one training run, the workers' own "
+          "seeds.");
 ABSL_FLAG(double, min_window_s, 2.0,
           "The shortest measured window of a timing run (s), see --repeats.");
 ABSL_FLAG(int, min_window_steps, 30,
@@ -229,6 +238,7 @@ compare::CompareOptions OptionsFromFlags(const char* argv0) {
   o.sweep.strategies = absl::GetFlag(FLAGS_strategies);
   o.sweep.servers = absl::GetFlag(FLAGS_servers);
   o.sweep.repeats = absl::GetFlag(FLAGS_repeats);
+  o.sweep.seeds = absl::GetFlag(FLAGS_seeds);
   o.sweep.min_window_s = absl::GetFlag(FLAGS_min_window_s);
   o.sweep.min_window_steps = absl::GetFlag(FLAGS_min_window_steps);
   o.sweep.target_loss = absl::GetFlag(FLAGS_target_loss);

@@ -218,10 +218,22 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   if (!ps.ok()) return ps.status();
   in.ps_chunk_bytes = static_cast<double>(ps->chunk_bytes);
   // Every formula's own options, from the flags this binary shares with
-  // the worker.
+  // the worker; a flag left at its default takes the study's setting
+  // (StrategyFormula::study_flags: what compare runs the strategy at).
   for (const std::string& flag : FormulaRegistry::OptionFlags()) {
     if (const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag)) {
       in.strategy_options[flag] = f->CurrentValue();
+    }
+  }
+  for (const std::string& name : FormulaRegistry::Names()) {
+    for (const std::string& study :
+         FormulaRegistry::Find(name)->study_flags()) {
+      const size_t eq = study.find('=');
+      const std::string flag = study.substr(2, eq - 2);
+      const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag);
+      if (f != nullptr && f->CurrentValue() == f->DefaultValue()) {
+        in.strategy_options[flag] = study.substr(eq + 1);
+      }
     }
   }
   OptimizerConfig config;

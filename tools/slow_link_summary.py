@@ -2,7 +2,9 @@
 """slow_link_summary: the time-to-target table of a link sweep (compare
 --preset=slow_link): one line per strategy, per link its time to the exact
 runs' target loss, that against ring's on the same link (> 1: sooner), its
-final validation loss and its throughput.
+final validation loss, its final-loss gap to the exact strategies (per
+seed, with compare --seeds: the median and range over the seeds) and its
+throughput.
 
   python3 tools/slow_link_summary.py OUT_DIR   # compare's --out_dir
 
@@ -22,6 +24,13 @@ def link_gbit(path):
     return float(m.group(1)) if m else float("inf")
 
 
+def gap_cell(gap):
+    """The median gap and its range over the seeds; "-" without one."""
+    if not gap:
+        return "-"
+    return f"{gap['median']:+.3f} ({gap['low']:+.3f} to {gap['high']:+.3f})"
+
+
 def main(out_dir):
     links = sorted(glob.glob(os.path.join(out_dir, "link_*", "compare.json")),
                    key=link_gbit)
@@ -36,7 +45,7 @@ def main(out_dir):
     header = ["Parallel type"]
     for gbit, _ in reports:
         header += [f"{gbit:g} Gbit/s: time to target (s)", "vs Ring",
-                   "val loss", "samples/s"]
+                   "val loss", "gap to exact", "samples/s"]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join([" :-- "] + [" --: "] * (len(header) - 1)) + "|"]
     for name in names:
@@ -46,7 +55,7 @@ def main(out_dir):
                     if r["workers"] > 1}
             row, ring = rows.get(name), rows.get("Ring")
             if row is None:
-                cells += ["not run"] * 4
+                cells += ["not run"] * 5
                 continue
             t = row.get("time_to_target_s")
             t_ring = ring.get("time_to_target_s") if ring else None
@@ -54,6 +63,7 @@ def main(out_dir):
             cells.append(f"{t_ring / t:.2f}×" if t and t_ring else "-")
             loss = row.get("eval_loss")
             cells.append(f"{loss:.4f}" if loss is not None else "-")
+            cells.append(gap_cell(row.get("loss_gap")))
             cells.append(f"{row['throughput']:.1f}")
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")

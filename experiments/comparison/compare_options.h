@@ -39,6 +39,7 @@ struct SweepOptions {
   std::string strategies;            // --strategies; "": all registered
   int servers = 0;                   // --servers K for sharded strategies
   int repeats = 0;                   // --repeats, timing runs per row
+  int seeds = 1;                     // --seeds, training runs per row
   double min_window_s = 0;           // --min_window_s, s
   int min_window_steps = 0;          // --min_window_steps
   double target_loss = 0;            // --target_loss; 0: chosen from the runs

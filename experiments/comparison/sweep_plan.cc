@@ -52,6 +52,11 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
     return absl::InvalidArgumentError(
         absl::StrCat("--repeats must be >= 0 (got ", p.repeats, ")"));
   }
+  p.seeds = options.sweep.seeds;
+  if (p.seeds < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--seeds must be >= 1 (got ", p.seeds, ")"));
+  }
   p.min_window_s = options.sweep.min_window_s;
   p.min_window_steps = options.sweep.min_window_steps;
   if (!(p.min_window_s >= 0) || p.min_window_steps < 1) {
@@ -87,6 +92,14 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   RS_RETURN_IF_ERROR(MakeDir(p.dir));
   p.extra = extra;
   p.worker_args = WorkerArgs(options.workload, p.training, extra);
+  for (const char* flag : {"seed", "data_seed"}) {
+    if (p.seeds > 1 && WorkerFlag(p.worker_args, flag).has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--seeds=", p.seeds, " sets every training run's --seed and "
+          "--data_seed (1 to ", p.seeds, "); drop --", flag,
+          " from the worker flags, or run with --seeds=1"));
+    }
+  }
   p.ddp = FindDdp(argv0, options.ddp, options.workload.model);
   // Flags that contradict each other stop the run; a missing torch only
   // drops the row.

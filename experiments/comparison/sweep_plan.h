@@ -44,6 +44,9 @@ struct SweepPlan {
   std::vector<std::string> not_on_device;
   std::vector<Run> runs;      // in running order, per round
   int repeats = 3;            // timing rounds (--repeats); 0: training only
+  // Training runs per row, seeds 1..seeds (--seeds): each with the
+  // workers' --seed and --data_seed at that seed; 1: the workers' own.
+  int seeds = 1;
   double min_window_s = 2.0;  // --min_window_s
   int min_window_steps = 30;  // --min_window_steps
   std::filesystem::path dir;  // --out_dir

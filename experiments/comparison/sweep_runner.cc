@@ -17,6 +17,7 @@
 #include "experiments/report/prediction_report.h"
 #include "experiments/report/progress.h"
 #include "experiments/report/repeats.h"
+#include "experiments/report/seed_runs.h"
 #include "worker/stragglers.h"
 
 namespace ringside::compare {
@@ -26,11 +27,13 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 // Which run of a row (repeats.h): its training run, the --steps steps every
-// row shares, with evaluation; or timing run `timing` (1-based) of
-// --repeats, measuring `window_steps` steps after the warm-up, without.
+// row shares, with evaluation (with --seeds, one per seed); or timing run
+// `timing` (1-based) of --repeats, measuring `window_steps` steps after
+// the warm-up, without.
 struct RunPhase {
   int timing = 0;  // 0: the training run
   int64_t window_steps = 0;
+  int seed = 0;  // a training run's --seed and --data_seed; 0: the workers'
 
   bool training() const { return timing == 0; }
 };
@@ -84,6 +87,10 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
     }
     break;
   }
+  if (phase.seed > 0) {
+    options.worker_args.push_back(absl::StrCat("--seed=", phase.seed));
+    options.worker_args.push_back(absl::StrCat("--data_seed=", phase.seed));
+  }
   // A timing run: its window after the warm-up, no evaluation (last, so
   // they win over every flag before).
   if (!phase.training()) {
@@ -115,6 +122,7 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
     if (!(s.name == "baseline" || plan.sweep.size() == 1)) {
       absl::StrAppend(&stem, "_n", n);
     }
+    if (phase.seed > 1) absl::StrAppend(&stem, "_seed", phase.seed);
     if (!phase.training()) absl::StrAppend(&stem, "_t", phase.timing);
     const std::string name = absl::StrCat("timeline_", stem, ".json");
     options.timeline = fs::absolute(plan.dir / name).string();
@@ -125,6 +133,7 @@ LocalJobOptions JobOptions(const SweepPlan& plan, const Run& run,
 // The JSON fields that say which run of its row a run was.
 void SetPhase(const RunPhase& phase, json* run) {
   (*run)["phase"] = phase.training() ? "training" : "timing";
+  if (phase.seed > 0) (*run)["seed"] = phase.seed;
   if (!phase.training()) {
     (*run)["timing_run"] = phase.timing;
     (*run)["window_steps"] = phase.window_steps;
@@ -179,6 +188,9 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   }
   if (phase.training()) {
     if (plan.repeats > 0) absl::StrAppend(&what, ", training run");
+    if (phase.seed > 0) {
+      absl::StrAppend(&what, ", seed ", phase.seed, " of ", plan.seeds);
+    }
   } else {
     absl::StrAppend(&what, ", timing run ", phase.timing, " of ", plan.repeats,
                     " (", phase.window_steps, " steps)");
@@ -234,7 +246,7 @@ std::optional<ReportRow> RunOne(const SweepPlan& plan, int i,
   for (const std::string& w : StarvedLoopWarnings(result->finals)) {
     out->starved_loops.push_back(absl::StrCat(what, ": ", w));
   }
-  if (i == 0 && phase.training() && plan.link) {
+  if (i == 0 && phase.training() && phase.seed <= 1 && plan.link) {
     CalibrationRequest request;
     request.enabled = plan.calibrate;
     request.cores = plan.cores;
@@ -283,11 +295,34 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
   SweepOutcome out;
   std::vector<double> durations;
   const int per_round = static_cast<int>(plan.runs.size());
-  const int total = per_round * (1 + plan.repeats);
+  // The DDP row trains with the first seed only (its peer's data is the
+  // first seed's export).
+  auto trains_with = [&plan](int i, int seed) {
+    return seed == 1 || plan.runs[i].strategy.name != kDdpStrategy;
+  };
+  int total = per_round * plan.repeats;
+  for (int seed = 1; seed <= plan.seeds; ++seed) {
+    for (int i = 0; i < per_round; ++i) total += trains_with(i, seed);
+  }
   int index = 0;
   std::vector<std::optional<ReportRow>> trained(plan.runs.size());
+  std::vector<std::vector<std::pair<uint64_t, ReportRow>>> seeded(
+      plan.runs.size());
+  // Seed by seed through all rows, so that the machine's slow spells fall
+  // on every row alike.
+  for (int seed = 1; seed <= plan.seeds; ++seed) {
+    for (int i = 0; i < per_round; ++i) {
+      if (!trains_with(i, seed)) continue;
+      RunPhase phase;
+      phase.seed = plan.seeds > 1 ? seed : 0;
+      std::optional<ReportRow> row =
+          RunOne(plan, i, phase, ++index, total, &durations, &out);
+      if (seed == 1) trained[i] = row;
+      if (row) seeded[i].emplace_back(seed, *std::move(row));
+    }
+  }
   for (int i = 0; i < per_round; ++i) {
-    trained[i] = RunOne(plan, i, RunPhase{}, ++index, total, &durations, &out);
+    if (trained[i]) trained[i] = WithSeedRuns(*trained[i], seeded[i]);
   }
   std::vector<std::vector<ReportRow>> timed(plan.runs.size());
   // Each row's fastest step so far sizes its next window, so that a slow
@@ -332,6 +367,9 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
                                   return RowUpdatesLabel(r) == "exact";
                                 });
   SetTimesToTarget(out.target, &out.rows);
+  SetLossGaps(
+      [](const ReportRow& r) { return RowUpdatesLabel(r) == "exact"; },
+      &out.rows);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // Running a planned compare sweep: every row's training run (with
-// evaluation, for the loss curves), then the plan's timing rounds through
+// evaluation, for the loss curves; with --seeds, one per seed, seed by
+// seed through the rows: experiments/report/seed_runs.h), then the plan's timing rounds through
 // the rows whose training run finished, the baseline in every round, each
 // timing window sized from the row's fastest step so far
 // (experiments/report/repeats.h). A progress line goes to stderr before

@@ -52,27 +52,52 @@ std::optional<TargetLoss> ChooseTargetLoss(
     const std::vector<ReportRow>& rows, double given,
     const std::function<bool(const ReportRow&)>& exact) {
   std::optional<double> reached_by_all;
-  for (const ReportRow& r : rows) {
-    if (r.curve.empty() || (exact && !exact(r))) continue;
-    const double lowest = LowestLoss(r.curve);
+  auto reach = [&reached_by_all](const std::vector<EvalPoint>& curve) {
+    if (curve.empty()) return;
+    const double lowest = LowestLoss(curve);
     if (!reached_by_all || lowest > *reached_by_all) reached_by_all = lowest;
+  };
+  for (const ReportRow& r : rows) {
+    if (exact && !exact(r)) continue;
+    reach(r.curve);
+    for (const SeedRun& s : r.seed_runs) reach(s.curve);
   }
   if (!reached_by_all) return std::nullopt;
   if (given > 0) return TargetLoss{given, true};
   return TargetLoss{*reached_by_all, false, exact != nullptr};
 }
 
-std::optional<double> TimeToTarget(const ReportRow& row, double target) {
-  for (const EvalPoint& p : row.curve) {
+std::optional<double> TimeToTarget(const std::vector<EvalPoint>& curve,
+                                   double target) {
+  for (const EvalPoint& p : curve) {
     if (p.loss <= target) return p.train_wall_s;
   }
   return std::nullopt;
+}
+
+std::optional<double> TimeToTarget(const ReportRow& row, double target) {
+  return TimeToTarget(row.curve, target);
 }
 
 void SetTimesToTarget(const std::optional<TargetLoss>& target,
                       std::vector<ReportRow>* rows) {
   for (ReportRow& r : *rows) {
     r.time_to_target_s = target ? TimeToTarget(r, target->loss) : std::nullopt;
+    if (r.seed_runs.empty()) continue;
+    // The median over the seeds, a seed that never got there slower than
+    // any that did.
+    std::vector<std::optional<double>> times;
+    for (SeedRun& s : r.seed_runs) {
+      s.time_to_target_s =
+          target ? TimeToTarget(s.curve, target->loss) : std::nullopt;
+      times.push_back(s.time_to_target_s);
+    }
+    std::sort(times.begin(), times.end(),
+              [](const std::optional<double>& a,
+                 const std::optional<double>& b) {
+                return a.has_value() && (!b.has_value() || *a < *b);
+              });
+    r.time_to_target_s = times[(times.size() - 1) / 2];
   }
 }
 

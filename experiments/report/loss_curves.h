@@ -42,18 +42,24 @@ struct TargetLoss {
 };
 
 // `given` when > 0, else the largest of the per-row lowest curve losses
-// over the rows `exact` accepts (all rows when it is empty). nullopt when
+// over the rows `exact` accepts (all rows when it is empty), each seed's
+// curve of a row trained with several (ReportRow::seed_runs) counting. nullopt when
 // no such row has a curve: there is nothing to time.
 std::optional<TargetLoss> ChooseTargetLoss(
     const std::vector<ReportRow>& rows, double given,
     const std::function<bool(const ReportRow&)>& exact = nullptr);
 
-// train_wall_s of the first point of `row`'s curve with loss <= target;
-// nullopt when none is.
+// train_wall_s of the first point of `curve` (or `row`'s) with loss <=
+// target; nullopt when none is.
+std::optional<double> TimeToTarget(const std::vector<EvalPoint>& curve,
+                                   double target);
 std::optional<double> TimeToTarget(const ReportRow& row, double target);
 
 // Sets every row's time_to_target_s (TimeToTarget; nullopt for all rows
-// without a target).
+// without a target); for a row trained with several seeds, each seed
+// run's, and the row's the median over them (the lower middle of an even
+// count), a seed that never reached the target counting as slower than
+// any that did.
 void SetTimesToTarget(const std::optional<TargetLoss>& target,
                       std::vector<ReportRow>* rows);
 

@@ -59,6 +59,8 @@ ReportRow WithTrainingRun(ReportRow timing, const ReportRow& training) {
   timing.curve = training.curve;
   timing.eval_loss = training.eval_loss;
   timing.time_to_target_s = training.time_to_target_s;
+  timing.seed_runs = training.seed_runs;
+  timing.loss_gap = training.loss_gap;
   return timing;
 }
 

@@ -45,7 +45,8 @@ int64_t TimingWindowSteps(double step_s, double min_window_s,
                           int64_t min_steps);
 
 // The row of the tables: `timing` (a MedianRun of timing runs) with the
-// training run's loss curve, validation loss and time to the target.
+// training run's loss curve, validation loss, time to the target and seed
+// runs.
 ReportRow WithTrainingRun(ReportRow timing, const ReportRow& training);
 
 }  // namespace ringside

@@ -471,6 +471,20 @@ json JsonReport(const std::vector<ReportRow>& rows) {
     row["total_runs"] = spread ? json(r.run_total_utilization) : json();
     row["throughput_spread"] = spread ? json(*spread) : json();
     row["wide_spread"] = spread.has_value() && *spread > kWideSpread;
+    row["seeds"] = json::array();
+    for (const SeedRun& seed : r.seed_runs) {
+      row["seeds"].push_back(
+          {{"seed", seed.seed},
+           {"eval_loss", seed.eval_loss ? json(*seed.eval_loss) : json()},
+           {"time_to_target_s", seed.time_to_target_s
+                                    ? json(*seed.time_to_target_s)
+                                    : json()}});
+    }
+    row["loss_gap"] =
+        r.loss_gap ? json{{"median", r.loss_gap->median},
+                          {"low", r.loss_gap->low},
+                          {"high", r.loss_gap->high}}
+                   : json();
     row["bytes_sent_per_step"] =
         r.bytes_sent_per_step >= 0 ? json(r.bytes_sent_per_step) : json();
     const std::optional<double> ratio = AllReduceShare(r);

@@ -56,6 +56,24 @@ struct GradientReadyTime {
   double ready_s = 0;
 };
 
+// A figure over several runs: their median (the lower middle of an even
+// count) and the lowest and highest.
+struct ValueSpread {
+  double median = 0;
+  double low = 0;
+  double high = 0;
+};
+
+// One seed's training run of a row (compare --seeds): the seed (the
+// workers' --seed and --data_seed), rank 0's final validation loss, its
+// curve and its time to the sweep's target loss (loss_curves.h).
+struct SeedRun {
+  uint64_t seed = 0;
+  std::optional<double> eval_loss;
+  std::vector<EvalPoint> curve;
+  std::optional<double> time_to_target_s;
+};
+
 struct ReportRow {
   std::string strategy;      // registry name, e.g. "sps"; "baseline" = base
   std::string display_name;  // table label, e.g. "SPS" (the registry's)
@@ -71,6 +89,15 @@ struct ReportRow {
   // SetTimesToTarget; nullopt: not reached, no curve or no target).
   std::vector<EvalPoint> curve;
   std::optional<double> time_to_target_s;
+  // Every seed's training run, in seed order, when compare trained the row
+  // with several seeds (--seeds; empty: one). The row's curve is the first
+  // seed's; its eval_loss and time_to_target_s are then the medians over
+  // the seeds (seed_runs.h).
+  std::vector<SeedRun> seed_runs;
+  // Per seed, the final validation loss less the exact strategies' at the
+  // same worker count and seed, over the seeds (seed_runs.h: SetLossGaps;
+  // nullopt: one seed, no loss or no exact row to compare with).
+  std::optional<ValueSpread> loss_gap;
   bool emulated = false;            // any worker ran emulated compute
   // What the emulated compute was meant to take a step (the largest of the
   // ranks' final records' emulated_compute_s; 0: none or not recorded),
@@ -244,8 +271,10 @@ std::string CsvTable(const std::vector<ReportRow>& rows);
 // {"columns":[..markdown headers..], "rows":[{strategy, parallel_type,
 // prm_srv, workers, utilization[], total, throughput, speedup, scaling_eff,
 // eval_loss, emulated, time_to_target_s, curve:[{step, samples,
-// train_wall_s, loss}]}]}; speedup/scaling_eff null without a baseline,
-// eval_loss and time_to_target_s null without one.
+// train_wall_s, loss}], seeds:[{seed, eval_loss, time_to_target_s}],
+// loss_gap:{median, low, high}, ...}]}; speedup/scaling_eff null without a
+// baseline, eval_loss, time_to_target_s and loss_gap null without one,
+// seeds empty for a row trained with one seed (ReportRow::seed_runs).
 nlohmann::json JsonReport(const std::vector<ReportRow>& rows);
 
 // What `row` sent per step against a ring all-reduce of its model,

@@ -133,6 +133,11 @@ std::string MemoryMarkdown(const std::vector<ReportRow>& rows);
 // bytes.
 std::string TrafficMarkdown(const std::vector<ReportRow>& rows);
 
+// The seeds table: per row trained with several seeds (seed_runs.h) its
+// final loss, its gap to the exact strategies' and its time to target,
+// each as the median and range over the seeds; "" when no row has seeds.
+std::string SeedMarkdown(const std::vector<ReportRow>& rows);
+
 // The whole report in Markdown: heading; Hardware, Compute (ComputeLabel +
 // ComputeSentence), Run and Command lines; the target loss (when given);
 // "## Utilization, n = N" with the study table per n of `workers`; "##

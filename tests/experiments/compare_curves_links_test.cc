@@ -84,6 +84,59 @@ TEST(CompareTest, LossCurvesAndTimeToTarget) {
   EXPECT_TRUE(j["report"]["rows"][0]["time_to_target_s"].is_null());
 }
 
+// --seeds=3: every row trains once per seed (the fake workers' losses rise
+// 0.1 a seed), seed by seed through the rows; the target is the worst
+// exact seed's lowest loss (the baseline's third, 1.4), each row's loss the
+// median over its seeds, and the seeds table gives the ranges.
+TEST(CompareTest, SeedsTrainEveryRowOncePerSeed) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/seeds";
+  const Outcome out = RunBinary(
+      "compare",
+      {"--workers=2", "--strategies=sps", "--steps=10", "--eval_every=5",
+       "--seeds=3", "--repeats=0", "--out_dir=" + dir},
+      {"FAKE_WORKER_EVAL=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["config"]["seeds"], 3);
+  ASSERT_EQ(j["runs"].size(), 6u);
+  const std::vector<std::pair<std::string, int>> order = {
+      {"baseline", 1}, {"sps", 1}, {"baseline", 2},
+      {"sps", 2},      {"baseline", 3}, {"sps", 3}};
+  for (size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(j["runs"][i]["strategy"], order[i].first) << i;
+    EXPECT_EQ(j["runs"][i]["seed"], order[i].second) << i;
+    const std::string seed = std::to_string(order[i].second);
+    EXPECT_THAT(j["runs"][i]["finals"][0]["args"].get<std::string>(),
+                HasSubstr("--seed=" + seed + " --data_seed=" + seed))
+        << i;
+  }
+  EXPECT_DOUBLE_EQ(j["target_loss"]["loss"].get<double>(), 1.4);
+  const json& sps = j["report"]["rows"][1];
+  EXPECT_DOUBLE_EQ(sps["eval_loss"].get<double>(), 0.625);
+  ASSERT_EQ(sps["seeds"].size(), 3u);
+  EXPECT_DOUBLE_EQ(sps["seeds"][2]["eval_loss"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(sps["seeds"][2]["time_to_target_s"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(sps["loss_gap"]["median"].get<double>(), 0.0);
+  const std::string md = ReadFile(dir + "/compare.md");
+  EXPECT_THAT(md, HasSubstr("\n## Final loss over seeds\n"));
+  EXPECT_THAT(md, HasSubstr("| 0.6250 (0.5000 to 0.7500) |"));
+  EXPECT_THAT(md, HasSubstr("|  3 of 3 |"));
+
+  // Seeds the workers' flags would contradict, and no seed at all.
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--seeds=0"},
+        std::vector<std::string>{"--seeds=2", "--", "--seed=7"}}) {
+    std::vector<std::string> args = {"--worker_bin=/no/such/worker",
+                                     "--out_dir=" + dir + "_refused"};
+    args.insert(args.begin(), flags.begin(), flags.end());
+    const Outcome refused = RunBinary("compare", args);
+    EXPECT_THAT(std::string(refused.status.message()), HasSubstr("code 1"));
+    EXPECT_THAT(std::string(refused.status.message()),
+                HasSubstr(flags.size() == 1 ? "--seeds must be >= 1"
+                                            : "drop --seed from the worker"));
+  }
+}
+
 // Without curves (--eval_every=0: the workers evaluate only at the end)
 // there is no target, no column and no loss_curves.csv.
 TEST(CompareTest, NoCurvesWithEvalEveryZero) {

@@ -15,10 +15,12 @@
 # (t + 1) % E == 0 and after the last, samples (t + 1)·world·32,
 # train_wall_s 0.1·(t + 1), loss 1 + 2/(t + 1) for the baseline and
 # 1 + 1/(t + 1) for the others on rank 0 (9 on the other ranks).
+# --seed=K: every eval loss 0.1·(K − 1) higher, the final record's
+# eval_loss 0.5 + 0.125·(K − 1).
 # FAKE_WORKER_COUNTER=FILE: rank 0's wall_s is 0.08, 0.12, 0.16, 0.08, ...
 # over its successive runs (a line appended to FILE per run).
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
-staleness=0; local_size=0; eval_every=0; device=cpu
+staleness=0; local_size=0; eval_every=0; device=cpu; seed=1
 for a in "$@"; do
   case "$a" in
     --list_strategies)
@@ -45,6 +47,7 @@ for a in "$@"; do
     --local_size=*) local_size="${a#--local_size=}" ;;
     --eval_every=*) eval_every="${a#--eval_every=}" ;;
     --device=*) device="${a#--device=}" ;;
+    --seed=*) seed="${a#--seed=}" ;;
   esac
 done
 echo "fake worker $rank/$world: $*" >&2
@@ -57,9 +60,10 @@ echo "{\"event\":\"step\",\"step\":0,\"loss\":1.5}"
 if [ -n "$FAKE_WORKER_EVAL" ] && [ "$eval_every" -gt 0 ]; then
   awk -v steps="$steps" -v every="$eval_every" -v world="$world" \
       -v rank="$rank" -v base="$([ "$strategy" = baseline ] && echo 2 || echo 1)" \
+      -v seed="$seed" \
       'BEGIN { for (t = 0; t < steps; ++t) {
         if ((t + 1) % every != 0 && t != steps - 1) continue
-        loss = rank == 0 ? 1 + base / (t + 1) : 9
+        loss = rank == 0 ? 1 + base / (t + 1) + 0.1 * (seed - 1) : 9
         printf "{\"event\":\"eval\",\"rank\":%d,\"step\":%d,\"samples\":%d,\"train_wall_s\":%g,\"loss\":%g}\n", rank, t, (t + 1) * world * 32, 0.1 * (t + 1), loss
       } }'
 fi
@@ -76,5 +80,5 @@ if [ -n "$FAKE_WORKER_COUNTER" ] && [ "$rank" = 0 ]; then
   echo run >> "$FAKE_WORKER_COUNTER"
   wall=$(awk -v c="$count" 'BEGIN { print 0.08 + 0.04 * (c % 3) }')
 fi
-echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":0.5,\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":$wall,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated,\"device\":\"$device\"$variant}"
+echo "{\"event\":\"final\",\"rank\":$rank,\"strategy\":\"$strategy\",\"world_size\":$world,\"servers\":\"$servers\",\"steps\":$steps,\"args\":\"$*\",\"eval_loss\":$(awk -v s="$seed" 'BEGIN { print 0.5 + 0.125 * (s - 1) }'),\"measured_steps\":4,\"compute_s\":0.04,\"wall_s\":$wall,\"model_bytes\":4000000,\"num_tensors\":8,\"utilization\":0.$((8 - rank)),\"throughput\":$((100 * world)),\"emulated\":$emulated,\"device\":\"$device\"$variant}"
 exit 0

@@ -4,7 +4,8 @@
 // every Q (none where the bucket compresses nothing). A tensor of shape
 // (rows, rest...) is a rows × cols matrix, cols = its elements / rows,
 // compressed at rank r_m = min(r, rows, cols) when it has 2+ dimensions and
-// rows·cols >= ρ_c · r_m·(rows + cols) (r = --powersgd_rank, default 2;
+// rows·cols >= ρ_c · r_m·(rows + cols) (r = --powersgd_rank: default 2,
+// a study's 4, its study_flags;
 // ρ_c = --powersgd_min_compression_rate, default 2), else sent whole. Per
 // step, over the model's tensors (CostInputs::tensor_shapes; not known:
 // T square matrices of M/(4T) elements each): E_w = the plain elements +
@@ -110,6 +111,9 @@ class RingPowerSgdFormula final : public StrategyFormula {
   std::vector<std::string> options() const override {
     return {"ring_bucket_kb", "ring_first_bucket_kb", "powersgd_rank",
             "powersgd_min_compression_rate"};
+  }
+  std::vector<std::string> study_flags() const override {
+    return {"--powersgd_rank=4", "--powersgd_start_step=8"};
   }
   std::string LossyNote() const override { return "PowerSGD, low rank"; }
   Updates UpdatesAt(int64_t) const override { return Updates::kLossy; }

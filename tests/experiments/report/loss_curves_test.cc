@@ -157,6 +157,36 @@ TEST(LossCurvesTest, SetTimesToTargetPerRow) {
   EXPECT_EQ(rows[0].time_to_target_s, std::nullopt);
 }
 
+TEST(LossCurvesTest, EverySeedsCurveSetsTheTargetAndTheRowTakesTheMedian) {
+  ReportRow ring = CurveRow("ring", 2, {{0.5, 1.8}, {1.0, 1.2}});
+  // Three seeds: the third reaches only 1.4, so every exact run reaches
+  // 1.4; the lossy row's seeds reach it at 0.8 s, never and 0.4 s.
+  ring.seed_runs = {{1, 1.2, ring.curve, std::nullopt},
+                    {2, 1.3, {{4, 320, 0.6, 1.3}}, std::nullopt},
+                    {3, 1.4, {{4, 320, 0.7, 1.4}}, std::nullopt}};
+  ReportRow lossy = CurveRow("ring_topk", 2, {{0.8, 1.35}});
+  lossy.seed_runs = {{1, 1.35, lossy.curve, std::nullopt},
+                     {2, 1.9, {{4, 320, 0.5, 1.9}}, std::nullopt},
+                     {3, 1.1, {{4, 320, 0.4, 1.1}}, std::nullopt}};
+  std::vector<ReportRow> rows = {ring, lossy};
+  const std::optional<TargetLoss> target = ChooseTargetLoss(
+      rows, 0, [](const ReportRow& r) { return r.strategy == "ring"; });
+  ASSERT_TRUE(target.has_value());
+  EXPECT_DOUBLE_EQ(target->loss, 1.4);
+  SetTimesToTarget(target, &rows);
+  EXPECT_EQ(rows[1].seed_runs[0].time_to_target_s, std::optional<double>(0.8));
+  EXPECT_EQ(rows[1].seed_runs[1].time_to_target_s, std::nullopt);
+  EXPECT_EQ(rows[1].seed_runs[2].time_to_target_s, std::optional<double>(0.4));
+  // Sorted 0.4, 0.8, never: the median is 0.8.
+  EXPECT_EQ(rows[1].time_to_target_s, std::optional<double>(0.8));
+  // Ring's seeds: 1.0, 0.6, 0.7 s: the median 0.7.
+  EXPECT_EQ(rows[0].time_to_target_s, std::optional<double>(0.7));
+  // Two of three never: the median is never.
+  rows[1].seed_runs[2].curve = {{4, 320, 0.4, 1.5}};
+  SetTimesToTarget(target, &rows);
+  EXPECT_EQ(rows[1].time_to_target_s, std::nullopt);
+}
+
 TEST(LossCurvesTest, LossCurvesCsvOneLinePerPoint) {
   ReportRow async = CurveRow("async_ps", 2, {{0.25, 1.75}});
   async.display_name = "Async PS (τ=2, k)";  // a label that needs quoting

@@ -310,6 +310,35 @@ TEST(SweepReportTest, TrafficPerWorkerAgainstAnAllReduceOfTheModel) {
   EXPECT_TRUE(j["rows"][0]["vs_allreduce_bytes"].is_null()) << "n = 1";
 }
 
+TEST(SweepReportTest, SeedsTableAndJsonGiveEachRowsRangeAndGap) {
+  std::vector<ReportRow> rows = Sweep();
+  EXPECT_EQ(SeedMarkdown(rows), "") << "no row has seeds";
+  EXPECT_THAT(SweepMarkdown(rows, {1, 2, 4}, {}),
+              Not(HasSubstr("Final loss over seeds")));
+  ReportRow& ring = rows[4];
+  ring.updates = "lossy (a test)";
+  ring.seed_runs = {{1, 2.5, {}, 1.25}, {2, 2.75, {}, std::nullopt},
+                    {3, 2.625, {}, 0.75}};
+  ring.loss_gap = ValueSpread{0.125, 0.0625, 0.25};
+  const std::string seeds = SeedMarkdown(rows);
+  EXPECT_THAT(seeds, HasSubstr("| Ring          |   2 | lossy (a test) |     "
+                               "3 | 2.6250 (2.5000 to 2.7500) | +0.1250 "
+                               "(+0.0625 to +0.2500) |                0.75 "
+                               "(0.75 to 1.25) |  2 of 3 |"));
+  EXPECT_THAT(seeds, Not(HasSubstr("SPS")));
+  EXPECT_THAT(SweepMarkdown(rows, {1, 2, 4}, {}),
+              HasSubstr("\n## Final loss over seeds\n\n| Parallel type"));
+  const json j = JsonReport(rows);
+  ASSERT_EQ(j["rows"][4]["seeds"].size(), 3u);
+  EXPECT_EQ(j["rows"][4]["seeds"][2]["seed"], 3);
+  EXPECT_DOUBLE_EQ(j["rows"][4]["seeds"][1]["eval_loss"].get<double>(), 2.75);
+  EXPECT_TRUE(j["rows"][4]["seeds"][1]["time_to_target_s"].is_null());
+  EXPECT_DOUBLE_EQ(j["rows"][4]["loss_gap"]["median"].get<double>(), 0.125);
+  EXPECT_DOUBLE_EQ(j["rows"][4]["loss_gap"]["high"].get<double>(), 0.25);
+  EXPECT_TRUE(j["rows"][3]["seeds"].empty());
+  EXPECT_TRUE(j["rows"][3]["loss_gap"].is_null());
+}
+
 TEST(SweepReportTest, FormulaMemoryFollowsTheRowsFormulaNAndK) {
   ReportRow zero1 = testing::NamedRow("zero1");
   zero1.utilization = {0.5, 0.5, 0.5, 0.5};  // n = 4

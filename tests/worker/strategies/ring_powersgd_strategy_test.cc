@@ -8,7 +8,8 @@
 //    than ring, and keeps ranks bit-identical;
 //  - --powersgd_start_step steps of plain all-reduce first: those steps
 //    equal ring's exactly;
-//  - bad options are refused, naming the flag.
+//  - bad options are refused, naming the flag;
+//  - the row's variant states the rank and the plain steps first.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "collectives/in_memory_store.h"
 #include "tests/testing/oracle_harness.h"
 #include "worker/strategies/allreduce/powersgd_options.h"
+#include "worker/strategies/allreduce/ring_powersgd_strategy.h"
 
 namespace ringside::testing {
 namespace {
@@ -129,6 +132,34 @@ TEST(RingPowerSgdTest, BadOptionsAreRefusedByName) {
   EXPECT_THAT(std::string(options.Validate().message()),
               ::testing::HasSubstr("--powersgd_min_compression_rate"));
   EXPECT_TRUE(PowerSgdOptions().Validate().ok());
+}
+
+TEST(RingPowerSgdTest, VariantStatesTheRankAndThePlainStepsFirst) {
+  for (const auto& [start_step, expected] :
+       {std::pair<int64_t, std::string>{0, "r=2"},
+        std::pair<int64_t, std::string>{8, "r=2, 8 exact first"}}) {
+    InMemoryStore store;
+    const TensorLayout layout = *TensorLayout::FromShapes({{"w", {4, 3}}});
+    std::vector<float> params(layout.total_elements(), 0.5f);
+    std::vector<float> grads(layout.total_elements(), 0.0f);
+    SyncContext context;
+    context.rank = 0;
+    context.world_size = 1;
+    context.layout = layout;
+    context.params = absl::MakeSpan(params);
+    context.grads = absl::MakeSpan(grads);
+    context.optimizer.type = "sgd";
+    context.options.store = &store;
+    PowerSgdOptions options;
+    options.start_step = start_step;
+    context.options.strategy.Set(options);
+    context.options.rpc_timeout = absl::Seconds(20);
+    context.options.connect_timeout = absl::Seconds(10);
+    RingPowerSgdStrategy strategy;
+    ASSERT_TRUE(strategy.Init(context).ok());
+    EXPECT_EQ(strategy.Variant(), expected);
+    EXPECT_TRUE(strategy.Shutdown().ok());
+  }
 }
 
 }  // namespace
