@@ -65,9 +65,11 @@ ABSL_FLAG(std::string, strategies, "",
           "needs a slow link: --preset=slow_link); all: every registered "
           "one. The baseline always runs first. "
           "NAME@FLAG=VALUE[@...] runs NAME with its own worker flags (its "
-          "options, or batch_size, accumulate_steps, lr_warmup_steps, "
-          "lr_scaling), e.g. async_ps@staleness=0,async_ps@staleness=8 or "
-          "ring@batch_size=8,ring@batch_size=16.");
+          "options, or batch_size, accumulate_steps, optimizer, lr, "
+          "momentum, lr_warmup_steps, lr_scaling, emulated_compute_ms), "
+          "e.g. async_ps@staleness=0,async_ps@staleness=8, "
+          "ring@batch_size=8,ring@batch_size=16 or "
+          "ring_topk@optimizer=sgd@lr=0.1.");
 ABSL_FLAG(int, steps, 40, "Training steps per worker.");
 ABSL_FLAG(int, warmup_steps, 5, "Warm-up steps excluded from the measures.");
 ABSL_FLAG(int, repeats, 3,

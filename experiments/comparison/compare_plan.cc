@@ -16,14 +16,19 @@ namespace {
 // The training flags a --strategies entry may set for its own run besides
 // the strategy's options, with their short labels in the row's name: the
 // batch per worker and the passes per step (the study's batch sizes, the
-// compute-to-communication ratio), the warm-up, the scaling rule and the
-// synthetic model's emulated compute (a faster device or precision).
+// compute-to-communication ratio), the optimizer, its learning rate and
+// momentum (a method's own setting, e.g. ring_topk@optimizer=sgd@lr=0.1),
+// the warm-up, the scaling rule and the synthetic model's emulated compute
+// (a faster device or precision).
 const std::map<std::string, std::string>& RunTrainingFlags() {
   static const auto* flags = new std::map<std::string, std::string>{
       {"batch_size", "b"},
       {"accumulate_steps", "k"},
+      {"optimizer", "optimizer"},
+      {"lr", "lr"},
+      {"momentum", "μ"},
       {"lr_warmup_steps", "warm-up"},
-      {"lr_scaling", "lr"},
+      {"lr_scaling", "lr scaling"},
       {"emulated_compute_ms", "compute_ms"}};
   return *flags;
 }

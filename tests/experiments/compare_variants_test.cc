@@ -78,8 +78,8 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
   EXPECT_THAT(std::string(out.status.message()),
               HasSubstr("'local_size=2' is not FLAG=VALUE for a flag async_ps "
                         "reads (staleness, chunk_kb, accumulate_steps, "
-                        "batch_size, emulated_compute_ms, lr_scaling, "
-                        "lr_warmup_steps)"));
+                        "batch_size, emulated_compute_ms, lr, lr_scaling, "
+                        "lr_warmup_steps, momentum, optimizer)"));
   // Training flags per run: the study's two batch sizes, named in the rows.
   out = RunBinary("compare", {"--workers=2",
                               "--strategies=sps@batch_size=8,sps@batch_size=16",
@@ -90,6 +90,20 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
   const json j = json::parse(ReadFile(dir + "/compare.json"));
   EXPECT_THAT(j["runs"][2]["finals"][0]["args"].get<std::string>(),
               HasSubstr("--batch_size=16"));
+  // A method's own optimizer, learning rate and momentum, after the
+  // workers' flags (so they win), named in the row.
+  out = RunBinary("compare",
+                  {"--workers=2",
+                   "--strategies=sps@optimizer=sgd@lr=0.1@momentum=0.5",
+                   "--out_dir=" + dir, "--", "--lr=0.003"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("| SPS [optimizer=sgd, lr=0.1, μ=0.5] "));
+  const std::string args = json::parse(ReadFile(dir + "/compare.json"))
+                               ["runs"][1]["finals"][0]["args"];
+  EXPECT_THAT(args, HasSubstr("--lr=0.003"));
+  EXPECT_THAT(args, HasSubstr("--optimizer=sgd --lr=0.1 --momentum=0.5"));
+  EXPECT_LT(args.find("--lr=0.003"), args.find("--lr=0.1"));
 }
 
 // Another emulated compute per row (a faster precision): NAME@
