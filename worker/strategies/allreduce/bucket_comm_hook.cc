@@ -19,13 +19,7 @@ class AllReduceHook final : public BucketCommHook {
   }
   absl::Status Reduce(absl::Span<float> grads, int64_t,
                       std::vector<HookPhase>* phases) override {
-    const double start = phases != nullptr ? NowSeconds() : 0.0;
-    absl::Status s =
-        collective_->AllReduce(grads, ReduceOp::kAverage, timeout_);
-    if (phases != nullptr) {
-      phases->push_back({"ALLREDUCE", start, NowSeconds()});
-    }
-    return Annotate(s, "all-reduce");
+    return AverageBucket(*collective_, grads, timeout_, "all-reduce", phases);
   }
   int wire_bytes_per_element() const override { return 4; }
   bool SupportsDevice(Device) const override { return true; }
@@ -40,9 +34,9 @@ class AllReduceHook final : public BucketCommHook {
 absl::Status BucketCommHook::ImportState(absl::Span<const BucketSpan>,
                                          absl::Span<const float> state) {
   if (state.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "this hook keeps no state across steps, but ", state.size(),
-      " floats of it were given"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("this hook keeps no state across steps, but ", state.size(),
+                   " floats of it were given"));
 }
 
 absl::StatusOr<absl::Span<const float>> HookStateReader::Take(int64_t n) {
@@ -60,16 +54,26 @@ absl::StatusOr<absl::Span<const float>> HookStateReader::Take(int64_t n) {
 absl::Status HookStateReader::Done() const {
   if (at_ == state_.size()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      hook_, " state: ", state_.size(), " floats, but these buckets take ",
-      at_, " (another model, bucket sizes or options?)"));
+      hook_, " state: ", state_.size(), " floats, but these buckets take ", at_,
+      " (another model, bucket sizes or options?)"));
+}
+
+absl::Status AverageBucket(Collective& collective, absl::Span<float> grads,
+                           absl::Duration timeout, absl::string_view what,
+                           std::vector<HookPhase>* phases) {
+  const double start = phases != nullptr ? NowSeconds() : 0.0;
+  const absl::Status s =
+      collective.AllReduce(grads, ReduceOp::kAverage, timeout);
+  if (phases != nullptr) phases->push_back({"ALLREDUCE", start, NowSeconds()});
+  return Annotate(s, what);
 }
 
 std::unique_ptr<BucketCommHook> MakeAllReduceHook() {
   return std::make_unique<AllReduceHook>();
 }
 
-std::vector<BucketPart> BucketParts(const TensorLayout& layout,
-                                    int64_t offset, int64_t size) {
+std::vector<BucketPart> BucketParts(const TensorLayout& layout, int64_t offset,
+                                    int64_t size) {
   std::vector<BucketPart> parts;
   const int64_t end = offset + size;
   for (int t = 0; t < layout.num_tensors(); ++t) {

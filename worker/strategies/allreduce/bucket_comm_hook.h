@@ -19,6 +19,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "collectives/collective.h"
 #include "collectives/store.h"
@@ -63,6 +65,9 @@ class BucketCommHook {
   virtual double TakeWireShare() { return wire_bytes_per_element() / 4.0; }
   // Whether Reduce takes buffers on `device` (CUDA device memory).
   virtual bool SupportsDevice(Device device) const = 0;
+  // The setting its row names (ring's SyncStrategy::Variant), after
+  // Connect: "r=4, 8 exact first"; "" (the default): none.
+  virtual std::string Variant() const { return ""; }
   // The state this rank's hook carries from one step to the next (error
   // feedback, warm-start factors), for checkpoints: every bucket's of
   // `buckets` (ring's, in its order) as floats, a bucket not reduced yet
@@ -89,6 +94,14 @@ struct BucketPart {
   int64_t size = 0;
   bool whole = false;
 };
+// `grads` averaged over the ranks with one plain float32 all-reduce
+// (ring's own hook; a compression hook before its compression starts),
+// bounded by `timeout`, its "ALLREDUCE" phase appended when `phases` is
+// non-null; an error names `what`.
+absl::Status AverageBucket(Collective& collective, absl::Span<float> grads,
+                           absl::Duration timeout, absl::string_view what,
+                           std::vector<HookPhase>* phases);
+
 // The parts of every tensor the bucket overlaps, in layout order.
 std::vector<BucketPart> BucketParts(const TensorLayout& layout,
                                     int64_t offset, int64_t size);

@@ -5,11 +5,16 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "core/step_floats.h"
+#include "worker/strategies/allreduce/compression_start_options.h"
 
 namespace ringside {
 
 absl::Status GatherHook::Connect(const SyncContext& context, Store&,
                                  const std::string&, Collective& collective) {
+  const auto start = context.options.strategy.Get<CompressionStartOptions>();
+  RS_RETURN_IF_ERROR(start.Validate());
+  start_step_ = start.start_step;
   world_size_ = context.world_size;
   timeout_ = context.options.rpc_timeout;
   collective_ = &collective;
@@ -19,6 +24,14 @@ absl::Status GatherHook::Connect(const SyncContext& context, Store&,
 
 absl::Status GatherHook::Reduce(absl::Span<float> grads, int64_t offset,
                                 std::vector<HookPhase>* phases) {
+  if (steps_[offset]++ < start_step_) {
+    wire_.Add(static_cast<int64_t>(grads.size()),
+              static_cast<double>(grads.size()));
+    return AverageBucket(
+        *collective_, grads, timeout_,
+        absl::StrCat("all-reduce (before ", what_, " compression starts)"),
+        phases);
+  }
   const bool timed = phases != nullptr;
   const double t0 = timed ? NowSeconds() : 0.0;
   const absl::Span<const float> message = Compress(grads, offset);
@@ -49,10 +62,17 @@ absl::Status GatherHook::Reduce(absl::Span<float> grads, int64_t offset,
   return absl::OkStatus();
 }
 
+std::string GatherHook::Variant() const {
+  return start_step_ > 0 ? absl::StrCat(start_step_, " exact first") : "";
+}
+
 std::vector<float> GatherHook::ExportState(
     absl::Span<const BucketSpan> buckets) {
   std::vector<float> state;
   for (const BucketSpan& b : buckets) {
+    const auto [high, low] = StepAsFloats(steps_[b.offset]);
+    state.push_back(high);
+    state.push_back(low);
     const std::vector<float>& error = ErrorMemory(b.offset, b.size);
     state.insert(state.end(), error.begin(), error.end());
   }
@@ -63,6 +83,8 @@ absl::Status GatherHook::ImportState(absl::Span<const BucketSpan> buckets,
                                      absl::Span<const float> state) {
   HookStateReader reader(what_, state);
   for (const BucketSpan& b : buckets) {
+    RS_ASSIGN_OR_RETURN(const absl::Span<const float> steps, reader.Take(2));
+    steps_[b.offset] = StepFromFloats(steps[0], steps[1]);
     RS_ASSIGN_OR_RETURN(const absl::Span<const float> error,
                         reader.Take(b.size));
     std::vector<float>& memory = ErrorMemory(b.offset, b.size);

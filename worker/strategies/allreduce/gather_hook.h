@@ -1,6 +1,9 @@
 // GatherHook: the frame of ring's compression hooks that all-gather what
-// every rank sends (topk_hook.h, sign_hook.h). Per bucket, Reduce has the
-// hook Compress the bucket's gradients into this rank's message, runs one
+// every rank sends (topk_hook.h, sign_hook.h). For each bucket's first
+// --compression_start_step steps (compression_start_options.h) Reduce
+// averages it with a plain float32 all-reduce; after that, per bucket,
+// Reduce has the hook Compress the bucket's gradients into this rank's
+// message, runs one
 // all-gather of every rank's message (the same length on every rank: the
 // layout decides it), zeroes the bucket, has the hook Decompress each
 // rank's message into it in rank order (so every rank holds the same
@@ -14,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,7 +37,10 @@ class GatherHook : public BucketCommHook {
   bool SupportsDevice(Device device) const final {
     return device == Device::kCpu;
   }
-  // Every bucket's error memory, in `buckets`' order.
+  // "8 exact first" with --compression_start_step=8; "" without.
+  std::string Variant() const final;
+  // Per bucket, in `buckets`' order: its step count (StepAsFloats), then
+  // its error memory.
   std::vector<float> ExportState(absl::Span<const BucketSpan> buckets) final;
   absl::Status ImportState(absl::Span<const BucketSpan> buckets,
                            absl::Span<const float> state) final;
@@ -64,6 +71,9 @@ class GatherHook : public BucketCommHook {
 
  private:
   const std::string what_;
+  int64_t start_step_ = 0;  // --compression_start_step
+  // Each bucket's Reduce calls so far, keyed by its offset.
+  std::unordered_map<int64_t, int64_t> steps_;
   int world_size_ = 1;
   absl::Duration timeout_;
   Collective* collective_ = nullptr;

@@ -8,6 +8,7 @@
 #include "common/stopwatch.h"
 #include "common/timeline.h"
 #include "core/checkpoint.h"
+#include "core/step_floats.h"
 #include "device/cuda_event.h"
 #include "models/cuda/cuda_optimizer.h"
 
@@ -148,17 +149,7 @@ Checkpoint WholeModelCheckpoint(const SyncContext& context,
   return c;
 }
 
-constexpr int64_t kLow = int64_t{1} << 24;
-
 }  // namespace
-
-std::pair<float, float> StepAsFloats(int64_t step) {
-  return {static_cast<float>(step / kLow), static_cast<float>(step % kLow)};
-}
-
-int64_t StepFromFloats(float high, float low) {
-  return static_cast<int64_t>(high) * kLow + static_cast<int64_t>(low);
-}
 
 StepStats ApplyAveragedGradients(const SyncContext& context,
                                  Optimizer& optimizer, int64_t step) {

@@ -52,11 +52,6 @@ absl::StatusOr<int64_t> ResumeIfAsked(const SyncContext& context,
                                       const RootBroadcast& broadcast,
                                       Optimizer& optimizer);
 
-// A training step as two floats of 24 bits each (exact for steps below
-// 2^48), to travel through float collectives; StepFromFloats inverts it.
-std::pair<float, float> StepAsFloats(int64_t step);
-int64_t StepFromFloats(float high, float low);
-
 // Enqueues optimizer.Apply on `stream` for each of `pieces` of the flat
 // device buffers `params` and `grads` (state offsets running over the
 // pieces in order) between the timing events `start` and `stop`, waits

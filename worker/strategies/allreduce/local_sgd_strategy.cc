@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/timeline.h"
+#include "core/step_floats.h"
 #include "worker/strategies/allreduce/job_collective.h"
 #include "worker/strategies/allreduce/rank_state.h"
 

@@ -8,9 +8,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
-#include "worker/strategies/allreduce/local_optimizer.h"
+#include "core/step_floats.h"
 #include "worker/strategies/allreduce/powersgd_kernels.h"
 #include "worker/strategies/allreduce/powersgd_options.h"
 
@@ -94,13 +95,10 @@ class PowerSgdHook final : public BucketCommHook {
     BucketState& b = StateOf(grads.size(), offset);
     const bool timed = phases != nullptr;
     if (b.steps++ < options_.start_step) {
-      const double start = timed ? NowSeconds() : 0.0;
       wire_.Add(static_cast<int64_t>(grads.size()),
                 static_cast<double>(grads.size()));
-      absl::Status s =
-          collective_->AllReduce(grads, ReduceOp::kAverage, timeout_);
-      if (timed) phases->push_back({"ALLREDUCE", start, NowSeconds()});
-      return Annotate(s, "all-reduce (before PowerSGD starts)");
+      return AverageBucket(*collective_, grads, timeout_,
+                           "all-reduce (before PowerSGD starts)", phases);
     }
     const double t0 = timed ? NowSeconds() : 0.0;
     AddError(grads, absl::MakeSpan(b.error));
@@ -183,6 +181,15 @@ class PowerSgdHook final : public BucketCommHook {
   double TakeWireShare() override { return wire_.Take(); }
   bool SupportsDevice(Device device) const override {
     return device == Device::kCpu;
+  }
+
+  // "r=4, 8 exact first": the rank and the plain steps before compression.
+  std::string Variant() const override {
+    std::string variant = absl::StrCat("r=", options_.rank);
+    if (options_.start_step > 0) {
+      absl::StrAppend(&variant, ", ", options_.start_step, " exact first");
+    }
+    return variant;
   }
 
   // Per bucket: its step count (StepAsFloats), its error memory, then each

@@ -1,21 +1,8 @@
 #include "worker/strategies/allreduce/ring_powersgd_strategy.h"
 
-#include "absl/strings/str_cat.h"
+#include "worker/strategies/allreduce/powersgd_options.h"
 
 namespace ringside {
-
-absl::Status RingPowerSgdStrategy::Init(const SyncContext& context) {
-  options_ = context.options.strategy.Get<PowerSgdOptions>();
-  return RingStrategy::Init(context);
-}
-
-std::string RingPowerSgdStrategy::Variant() const {
-  std::string variant = absl::StrCat("r=", options_.rank);
-  if (options_.start_step > 0) {
-    absl::StrAppend(&variant, ", ", options_.start_step, " exact first");
-  }
-  return variant;
-}
 
 RINGSIDE_REGISTER_STRATEGY(
     RingPowerSgdStrategy,

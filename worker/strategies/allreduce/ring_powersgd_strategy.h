@@ -19,10 +19,7 @@
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_POWERSGD_STRATEGY_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_RING_POWERSGD_STRATEGY_H_
 
-#include <string>
-
 #include "worker/strategies/allreduce/powersgd_hook.h"
-#include "worker/strategies/allreduce/powersgd_options.h"
 #include "worker/strategies/allreduce/ring_strategy.h"
 
 namespace ringside {
@@ -31,12 +28,6 @@ class RingPowerSgdStrategy final : public RingStrategy {
  public:
   RingPowerSgdStrategy()
       : RingStrategy("ring_powersgd", MakePowerSgdHook()) {}
-  absl::Status Init(const SyncContext& context) override;
-  // "r=4, 8 exact first": the rank and the plain steps before compression.
-  std::string Variant() const override;
-
- private:
-  PowerSgdOptions options_;
 };
 
 }  // namespace ringside

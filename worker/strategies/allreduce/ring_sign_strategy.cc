@@ -16,7 +16,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .ModelledAs("ring_sign")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
                   "allreduce_algorithm", "gloo_event_loop",
-                  "checkpoint_every", "resume"})
+                  "compression_start_step", "checkpoint_every", "resume"})
+        .VariantStates({"compression_start_step"})
         .Updates("lossy (sign, 1 bit)")
         .NoExactSetting());
 

@@ -3,8 +3,9 @@
 // and error feedback as its bucket hook (sign_hook.h: EF-SignSGD), about
 // 1/32 of ring's bytes. Lossy, with no setting that equals the exact
 // strategies (NoExactSetting: the oracles check that its ranks agree and
-// that it trains, and record its gap to the reference). No checkpoints:
-// the error-feedback memory is not saved.
+// that it trains, and record its gap to the reference). Plain steps first
+// with --compression_start_step (compression_start_options.h). Its
+// checkpoints carry the hook's error feedback and step counts.
 // Traffic: StepStats bytes are a ring all-reduce's 2(N-1)/N of the buffer
 // times the hook's TakeWireShare (an all-gather of the bits and scales).
 // Not thread-safe (SyncStrategy contract); owns one communication thread.

@@ -57,6 +57,8 @@ class RingStrategy : public SyncStrategy {
   bool SupportsDevice(Device device) const override {
     return hook_->SupportsDevice(device);
   }
+  // Its hook's setting (BucketCommHook::Variant).
+  std::string Variant() const override { return hook_->Variant(); }
 
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();

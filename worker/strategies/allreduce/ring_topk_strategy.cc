@@ -18,7 +18,8 @@ RINGSIDE_REGISTER_STRATEGY(
         .ModelledAs("ring_topk")
         .Options({"ring_bucket_kb", "ring_first_bucket_kb",
                   "allreduce_algorithm", "gloo_event_loop", "topk_ratio",
-                  "checkpoint_every", "resume"})
+                  "compression_start_step", "checkpoint_every", "resume"})
+        .VariantStates({"compression_start_step"})
         .Updates("lossy (top-k sparsified)")
         .Tolerance(1e-2)
         // Compression off: every element sent.

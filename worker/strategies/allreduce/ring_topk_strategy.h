@@ -1,9 +1,11 @@
 // RingTopkStrategy ("ring_topk"): ring (ring_strategy.h: its buckets,
 // overlap with backward and local optimizer) with top-k sparsification and
 // error feedback as its bucket hook (topk_hook.h), --topk_ratio in
-// topk_options.h (1% by default). Lossy below ratio 1. No checkpoints: the
-// error-feedback memory is not saved, so a resumed run would not continue
-// the same one.
+// topk_options.h (1% by default), plain steps first with
+// --compression_start_step (compression_start_options.h; its row's
+// variant names them). Lossy below ratio 1. Its checkpoints carry the
+// hook's error feedback and step counts, so a resumed run continues the
+// same one.
 // Its oracle tolerance is 1e-2, as the other compression hooks': at ratio 1
 // it sends every element and equals ring up to the order of the sum
 // (the registry oracle runs it so).

@@ -13,6 +13,7 @@
 #include "common/stopwatch.h"
 #include "common/timeline.h"
 #include "core/checkpoint.h"
+#include "core/step_floats.h"
 #include "worker/strategies/sharded/sharded_checkpoint.h"
 #include "worker/strategies/allreduce/job_collective.h"
 #include "worker/strategies/allreduce/local_optimizer.h"
