@@ -40,7 +40,6 @@
 #include "experiments/cost/cluster_file.h"
 #include "experiments/cost/cost_model.h"
 #include "experiments/cost/formulas/formula_registry.h"
-#include "experiments/presets.h"
 #include "models/gradient_profiles.h"
 #include "worker/strategies/allreduce/bucket_options.h"
 #include "worker/strategies/allreduce/hierarchical_options.h"
@@ -190,12 +189,8 @@ absl::StatusOr<std::string> SetCalibration(CostInputs& in) {
 // checks against the registry's): the setting compare runs it at; 0 when
 // they set none.
 int64_t StudyStaleness() {
-  const StrategyFormula* async_ps = FormulaRegistry::Find("async_ps");
-  if (async_ps == nullptr) return 0;
-  std::vector<std::string> args = {"predict"};  // FlagValue skips args[0]
-  const std::vector<std::string> study = async_ps->study_flags();
-  args.insert(args.end(), study.begin(), study.end());
-  const std::optional<std::string> value = FlagValue(args, "staleness");
+  const std::optional<std::string> value =
+      FormulaRegistry::StudyFlag("async_ps", "staleness");
   int64_t tau = 0;
   return value.has_value() && absl::SimpleAtoi(*value, &tau) ? tau : 0;
 }
@@ -218,21 +213,21 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   if (!ps.ok()) return ps.status();
   in.ps_chunk_bytes = static_cast<double>(ps->chunk_bytes);
   // Every formula's own options, from the flags this binary shares with
-  // the worker; a flag left at its default takes the study's setting
-  // (StrategyFormula::study_flags: what compare runs the strategy at).
+  // the worker; one left at its default (or not a flag of this binary)
+  // takes the study's setting (StrategyFormula::study_flags: what compare
+  // runs the strategy at).
   for (const std::string& flag : FormulaRegistry::OptionFlags()) {
     if (const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag)) {
       in.strategy_options[flag] = f->CurrentValue();
     }
   }
   for (const std::string& name : FormulaRegistry::Names()) {
-    for (const std::string& study :
-         FormulaRegistry::Find(name)->study_flags()) {
-      const size_t eq = study.find('=');
-      const std::string flag = study.substr(2, eq - 2);
+    for (const std::string& flag : FormulaRegistry::Find(name)->options()) {
       const absl::CommandLineFlag* f = absl::FindCommandLineFlag(flag);
-      if (f != nullptr && f->CurrentValue() == f->DefaultValue()) {
-        in.strategy_options[flag] = study.substr(eq + 1);
+      const std::optional<std::string> study =
+          FormulaRegistry::StudyFlag(name, flag);
+      if (study && (f == nullptr || f->CurrentValue() == f->DefaultValue())) {
+        in.strategy_options[flag] = *study;
       }
     }
   }

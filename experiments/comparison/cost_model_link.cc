@@ -133,6 +133,12 @@ SweepCalibration CalibrateAfterBaseline(const CalibrationRequest& request,
   options.model_bytes = row.model_bytes;
   options.num_tensors = row.num_tensors;
   options.tensor_shapes = row.tensor_shapes;
+  // PowerSGD's products at the rank the study runs it at.
+  if (const std::optional<std::string> rank =
+          FormulaRegistry::StudyFlag("ring_powersgd", "powersgd_rank")) {
+    int64_t r = 0;
+    if (absl::SimpleAtoi(*rank, &r) && r >= 1) options.lowrank_rank = r;
+  }
   options.cores = request.cores;
   options.servers = std::max(1, request.servers);
   // The calls start as a step's first collective does: behind the compute

@@ -267,7 +267,7 @@ absl::StatusOr<Calibration> Calibrate(const CalibrationOptions& o) {
   c.cpu.copy_byte_s = TimeCopy(c.benchmark_bytes);
   const calibration_bench::LowRankTimes lowrank =
       calibration_bench::TimeLowRankCompression(
-          o.tensor_shapes, 2,
+          o.tensor_shapes, std::max<int64_t>(1, o.lowrank_rank),
           std::min(c.benchmark_bytes, kMaxLowRankBytes) / 4);
   c.lowrank_matrices = lowrank.matrices;
   c.lowrank_rank = lowrank.rank;

@@ -120,6 +120,9 @@ struct CalibrationOptions {
   // The tensors' shapes in the layout's order (the baseline's record's);
   // empty: not known.
   std::vector<std::vector<int64_t>> tensor_shapes;
+  // The rank r PowerSGD's products are timed at (its per-multiply-add cost
+  // depends on r): the rank a study runs ring_powersgd at; >= 1.
+  int64_t lowrank_rank = 2;
 };
 
 // One parameter-server calibration: its rounds (seconds) and the costs

@@ -64,7 +64,8 @@ TEST(PredictBinaryTest, DefaultProfilePrintsTablesAndWritesJson) {
   EXPECT_EQ(j["inputs"]["num_tensors"], 161);
   // baseline once + 15 strategies × n ∈ {1, 2, 4, 8}.
   EXPECT_EQ(j["predictions"].size(), 61u);
-  // ring_powersgd reads the profile's shapes: its rank-2 factors move a
+  // ring_powersgd reads the profile's shapes: its factors at the study's
+  // rank (4, its formula's study flags, which predict takes) move a
   // small share of ring's bytes (the convolutions' 4-D kernels as
   // matrices, the biases and norms whole).
   double ring_s = 0, powersgd_s = 0;

@@ -7,6 +7,8 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
 namespace ringside {
@@ -62,6 +64,17 @@ std::vector<std::string> FormulaRegistry::OptionFlags() {
     }
   }
   return {flags.begin(), flags.end()};
+}
+
+std::optional<std::string> FormulaRegistry::StudyFlag(
+    absl::string_view formula, absl::string_view flag) {
+  const StrategyFormula* f = Find(formula);
+  if (f == nullptr) return std::nullopt;
+  const std::string prefix = absl::StrCat("--", flag, "=");
+  for (const std::string& study : f->study_flags()) {
+    if (absl::StartsWith(study, prefix)) return study.substr(prefix.size());
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> FormulaRegistry::Names() {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,11 @@ class FormulaRegistry {
   // Every registered formula's options() (worker flag names), sorted, each
   // once: the flags whose values CostInputs::strategy_options carries.
   static std::vector<std::string> OptionFlags();
+  // The value `formula`'s study_flags() give `flag` (no "--"): "4" for
+  // ring_powersgd's powersgd_rank; nullopt for an unknown formula or a
+  // flag its study does not set.
+  static std::optional<std::string> StudyFlag(absl::string_view formula,
+                                              absl::string_view flag);
 };
 
 }  // namespace ringside

@@ -11,6 +11,7 @@
 //   each strategy it models (the setting compare runs);
 // - every formula predicts some registered strategy, and is registered
 //   under its own name(), in CostModelStrategies()' order.
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -62,6 +63,17 @@ TEST(FormulaRegistryTest, StudyFlagsAgreeWithEachStrategyItModels) {
         << "formula '" << formula->name() << "' and strategy '" << info.name
         << "' disagree on the study's setting";
   }
+}
+
+TEST(FormulaRegistryTest, StudyFlagReadsAFormulasStudySetting) {
+  EXPECT_EQ(FormulaRegistry::StudyFlag("ring_powersgd", "powersgd_rank"),
+            std::optional<std::string>("4"));
+  EXPECT_EQ(FormulaRegistry::StudyFlag("async_ps", "staleness"),
+            std::optional<std::string>("2"));
+  EXPECT_EQ(FormulaRegistry::StudyFlag("async_ps", "stale"), std::nullopt);
+  EXPECT_EQ(FormulaRegistry::StudyFlag("ring", "ring_bucket_kb"),
+            std::nullopt);
+  EXPECT_EQ(FormulaRegistry::StudyFlag("no_such_formula", "x"), std::nullopt);
 }
 
 TEST(FormulaRegistryTest, EveryFormulaModelsARegisteredStrategy) {
