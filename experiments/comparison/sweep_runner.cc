@@ -360,16 +360,15 @@ SweepOutcome RunSweep(const SweepPlan& plan) {
       out.rows.push_back(WithTrainingRun(MedianRun(timed[i]), *trained[i]));
     }
   }
-  // Only the exact strategies set the target: a lossy or stale row that
-  // gets less far must not set an easier bar for every row.
-  out.target = ChooseTargetLoss(out.rows, plan.target_loss,
-                                [](const ReportRow& r) {
-                                  return RowUpdatesLabel(r) == "exact";
-                                });
+  // Only the exact strategies set the target (a lossy or stale row that
+  // gets less far must not set an easier bar for every row) and are what
+  // the loss gaps are taken against.
+  const auto exact = [](const ReportRow& r) {
+    return RowUpdatesLabel(r) == "exact";
+  };
+  out.target = ChooseTargetLoss(out.rows, plan.target_loss, exact);
   SetTimesToTarget(out.target, &out.rows);
-  SetLossGaps(
-      [](const ReportRow& r) { return RowUpdatesLabel(r) == "exact"; },
-      &out.rows);
+  SetLossGaps(exact, &out.rows);
   return out;
 }
 

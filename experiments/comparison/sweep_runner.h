@@ -1,13 +1,13 @@
-// Running a planned compare sweep: every row's training run (with
-// evaluation, for the loss curves; with --seeds, one per seed, seed by
-// seed through the rows: experiments/report/seed_runs.h), then the plan's timing rounds through
+// Running a planned compare sweep: every row's training run (with evaluation,
+// for the loss curves; with --seeds, one per seed, seed by seed through the
+// rows: experiments/report/seed_runs.h), then the plan's timing rounds through
 // the rows whose training run finished, the baseline in every round, each
 // timing window sized from the row's fastest step so far
-// (experiments/report/repeats.h). A progress line goes to stderr before
-// each run and its result or failure after it; a failing run is recorded
-// and skipped. The baseline's training run calibrates the cost model when
-// the plan has a link. Blocking (it runs the jobs one after another);
-// call from one thread.
+// (experiments/report/repeats.h). A progress line goes to stderr before each
+// run and its result or failure after it; a failing run is recorded and
+// skipped. The baseline's training run calibrates the cost model when the plan
+// has a link. Blocking (it runs the jobs one after another); call from one
+// thread.
 #ifndef RINGSIDE_EXPERIMENTS_COMPARISON_SWEEP_RUNNER_H_
 #define RINGSIDE_EXPERIMENTS_COMPARISON_SWEEP_RUNNER_H_
 

@@ -82,8 +82,11 @@ std::optional<double> TimeToTarget(const ReportRow& row, double target) {
 void SetTimesToTarget(const std::optional<TargetLoss>& target,
                       std::vector<ReportRow>* rows) {
   for (ReportRow& r : *rows) {
-    r.time_to_target_s = target ? TimeToTarget(r, target->loss) : std::nullopt;
-    if (r.seed_runs.empty()) continue;
+    if (r.seed_runs.empty()) {
+      r.time_to_target_s =
+          target ? TimeToTarget(r, target->loss) : std::nullopt;
+      continue;
+    }
     // The median over the seeds, a seed that never got there slower than
     // any that did.
     std::vector<std::optional<double>> times;

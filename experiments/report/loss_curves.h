@@ -43,8 +43,8 @@ struct TargetLoss {
 
 // `given` when > 0, else the largest of the per-row lowest curve losses
 // over the rows `exact` accepts (all rows when it is empty), each seed's
-// curve of a row trained with several (ReportRow::seed_runs) counting. nullopt when
-// no such row has a curve: there is nothing to time.
+// curve of a row trained with several (ReportRow::seed_runs) counting.
+// nullopt when no such row has a curve: there is nothing to time.
 std::optional<TargetLoss> ChooseTargetLoss(
     const std::vector<ReportRow>& rows, double given,
     const std::function<bool(const ReportRow&)>& exact = nullptr);

@@ -34,9 +34,9 @@ class AllReduceHook final : public BucketCommHook {
 absl::Status BucketCommHook::ImportState(absl::Span<const BucketSpan>,
                                          absl::Span<const float> state) {
   if (state.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat("this hook keeps no state across steps, but ", state.size(),
-                   " floats of it were given"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "this hook keeps no state across steps, but ", state.size(),
+      " floats of it were given"));
 }
 
 absl::StatusOr<absl::Span<const float>> HookStateReader::Take(int64_t n) {
@@ -54,8 +54,8 @@ absl::StatusOr<absl::Span<const float>> HookStateReader::Take(int64_t n) {
 absl::Status HookStateReader::Done() const {
   if (at_ == state_.size()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      hook_, " state: ", state_.size(), " floats, but these buckets take ", at_,
-      " (another model, bucket sizes or options?)"));
+      hook_, " state: ", state_.size(), " floats, but these buckets take ",
+      at_, " (another model, bucket sizes or options?)"));
 }
 
 absl::Status AverageBucket(Collective& collective, absl::Span<float> grads,
@@ -72,8 +72,8 @@ std::unique_ptr<BucketCommHook> MakeAllReduceHook() {
   return std::make_unique<AllReduceHook>();
 }
 
-std::vector<BucketPart> BucketParts(const TensorLayout& layout, int64_t offset,
-                                    int64_t size) {
+std::vector<BucketPart> BucketParts(const TensorLayout& layout,
+                                    int64_t offset, int64_t size) {
   std::vector<BucketPart> parts;
   const int64_t end = offset + size;
   for (int t = 0; t < layout.num_tensors(); ++t) {

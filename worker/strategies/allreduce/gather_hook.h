@@ -1,17 +1,15 @@
-// GatherHook: the frame of ring's compression hooks that all-gather what
-// every rank sends (topk_hook.h, sign_hook.h). For each bucket's first
-// --compression_start_step steps (compression_start_options.h) Reduce
-// averages it with a plain float32 all-reduce; after that, per bucket,
-// Reduce has the hook Compress the bucket's gradients into this rank's
-// message, runs one
-// all-gather of every rank's message (the same length on every rank: the
-// layout decides it), zeroes the bucket, has the hook Decompress each
-// rank's message into it in rank order (so every rank holds the same
-// bits) and divides by N. It times the three phases for the timeline
-// (COMPRESS, ALLGATHER, DECOMPRESS) and counts the wire share: an
-// all-gather of g floats a rank moves what a ring all-reduce of n·g/2
-// does. CPU buffers only; 4-byte words on the wire (an index or bits
-// travel in a float's slot).
+// GatherHook: the frame of ring's compression hooks that all-gather what every
+// rank sends (topk_hook.h, sign_hook.h). For each bucket's first
+// --compression_start_step steps (compression_start_options.h) Reduce averages
+// it with a plain float32 all-reduce; after that, per bucket, Reduce has the
+// hook Compress the bucket's gradients into this rank's message, runs one
+// all-gather of every rank's message (the same length on every rank: the layout
+// decides it), zeroes the bucket, has the hook Decompress each rank's message
+// into it in rank order (so every rank holds the same bits) and divides by N.
+// It times the three phases for the timeline (COMPRESS, ALLGATHER, DECOMPRESS)
+// and counts the wire share: an all-gather of g floats a rank moves what a ring
+// all-reduce of n·g/2 does. CPU buffers only; 4-byte words on the wire (an
+// index or bits travel in a float's slot).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_GATHER_HOOK_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_GATHER_HOOK_H_
 
