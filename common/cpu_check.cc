@@ -10,22 +10,35 @@
 //
 // It is linked into every binary and test through @system//:absl, which all
 // of them depend on (third_party/system.BUILD).
+//
+// No libc string function here: under -c opt (_FORTIFY_SOURCE) glibc's
+// always-inline wrappers, compiled for the build's -march, cannot inline
+// into a function compiled for baseline x86-64, and the file fails to build.
 #include <unistd.h>
 
-#include <cstdlib>
-#include <cstring>
+#include <cstddef>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
 namespace {
 
-// Appends `name` to `out` (size `cap`) when `missing`.
+__attribute__((target("arch=x86-64"))) size_t Length(const char* text) {
+  size_t n = 0;
+  while (text[n] != '\0') ++n;
+  return n;
+}
+
+// Appends " " and `name` to `out` (size `cap`, truncating) when `missing`.
 __attribute__((target("arch=x86-64"))) void Note(bool missing,
                                                  const char* name, char* out,
                                                  size_t cap) {
   if (!missing) return;
-  std::strncat(out, " ", cap - std::strlen(out) - 1);
-  std::strncat(out, name, cap - std::strlen(out) - 1);
+  size_t end = Length(out);
+  if (end + 1 < cap) out[end++] = ' ';
+  for (size_t i = 0; name[i] != '\0' && end + 1 < cap; ++i) {
+    out[end++] = name[i];
+  }
+  out[end] = '\0';
 }
 
 __attribute__((constructor(101), target("arch=x86-64"))) void
@@ -80,7 +93,7 @@ RingsideCheckCpu() {
       "tools/run_compare.sh choose it by themselves), slower compute.\n";
 #endif
   ssize_t ignored = write(2, kHead, sizeof(kHead) - 1);
-  ignored = write(2, missing, std::strlen(missing));
+  ignored = write(2, missing, Length(missing));
   ignored = write(2, kTail, sizeof(kTail) - 1);
   (void)ignored;
   _exit(70);  // EX_SOFTWARE-like: not a crash, not a usage error

@@ -8,9 +8,9 @@
 //     and tokens; its loss and gradients are compared with ours). Without
 //     torch the table says "torch not installed" and the rest still runs.
 //
-//   bazel run -c opt //experiments/bench:charlm_bench
-//   bazel run -c opt //experiments/bench:charlm_bench -- --n_embd=64,128 --threads=2
-//   bazel run -c opt --config=cuda //experiments/bench:charlm_bench   # GPU machine
+//   bazel run //experiments/bench:charlm_bench
+//   bazel run //experiments/bench:charlm_bench -- --n_embd=64,128 --threads=2
+//   bazel run --config=cuda //experiments/bench:charlm_bench   # GPU machine
 //
 // stdout: a Markdown table, one row per (device, n_embd): wall time per
 // step (median), the process CPU time per step on the CPU (the compute time

@@ -4,8 +4,8 @@
 // --op=allgatherv times the sharded pair instead (ours; raw Gloo's
 // gloo::allgatherv for the latter; busbw = algbw * (n-1)/n).
 //
-//   bazel run -c opt //experiments/bench:collective_bench
-//   bazel run -c opt //experiments/bench:collective_bench -- --ranks=4
+//   bazel run //experiments/bench:collective_bench
+//   bazel run //experiments/bench:collective_bench -- --ranks=4
 //       --min_bytes=1M --max_bytes=64M --step_factor=2 --backends=ours,mpi
 //
 // Prints one nccl-tests table per backend (size, count, time, algbw, busbw,

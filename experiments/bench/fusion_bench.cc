@@ -14,8 +14,8 @@
 // iteration so drift hits them alike; the medians are compared in the same
 // run. Every rank checks the averages it receives.
 //
-//   bazel run -c opt //experiments/bench:fusion_bench
-//   bazel run -c opt //experiments/bench:fusion_bench -- --ranks=4 --profile=bert-base
+//   bazel run //experiments/bench:fusion_bench
+//   bazel run //experiments/bench:fusion_bench -- --ranks=4 --profile=bert-base
 //
 // Targets: fusion >= 3x faster than ring, and <= 1.1x flat.
 #include <glog/logging.h>

@@ -4,7 +4,7 @@
 // over --repeats so both see the same machine noise, and prints mean step
 // time, sync time per step and the on/off ratio.
 //
-//   bazel run -c opt //experiments/bench:overlap_bench -- --workers=2 --servers=2
+//   bazel run //experiments/bench:overlap_bench -- --workers=2 --servers=2
 #include <glog/logging.h>
 
 #include <cstdio>

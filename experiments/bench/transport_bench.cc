@@ -3,7 +3,7 @@
 // --ps_transport=tcp) against a plain TCP stream measured in the same run,
 // and step time against the number of servers K.
 //
-//   bazel run -c opt //experiments/bench:transport_bench -- --model_mb=64
+//   bazel run //experiments/bench:transport_bench -- --model_mb=64
 //
 // Section 1: N in --workers, one server: push+pull goodput (payload bytes in
 // both directions / s) for sps over gRPC ("ps/grpc") and over the bulk path
