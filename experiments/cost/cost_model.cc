@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -395,6 +396,52 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   p.utilization = in.compute_s / p.step_s;
   p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;
   p.scaling_efficiency = p.speedup / static_cast<double>(p.workers);
+  return p;
+}
+
+absl::StatusOr<Prediction> PredictMeasuredWindow(absl::string_view strategy,
+                                                 const CostInputs& in,
+                                                 int64_t first_step,
+                                                 int64_t steps,
+                                                 PlainStepsInWindow* plain) {
+  if (steps < 1) return Bad("window steps", static_cast<double>(steps), ">= 1");
+  if (first_step < 0) {
+    return Bad("window first step", static_cast<double>(first_step), ">= 0");
+  }
+  absl::StatusOr<Prediction> own = PredictStep(strategy, in);
+  if (!own.ok()) return own;
+  if (plain != nullptr) *plain = PlainStepsInWindow{};
+  const StrategyFormula* formula = FormulaRegistry::Find(strategy);
+  const std::optional<StrategyFormula::PlainFirstSteps> first =
+      formula->plain_first_steps();
+  if (!first) return own;
+  const auto it = in.strategy_options.find(first->option);
+  int64_t count = 0;
+  if (it == in.strategy_options.end() || !absl::SimpleAtoi(it->second, &count)) {
+    return own;
+  }
+  const int64_t in_window =
+      std::clamp<int64_t>(count - first_step, 0, steps);
+  if (in_window == 0) return own;
+  CostInputs plain_in = in;
+  for (const auto& [flag, value] : first->formula_options) {
+    plain_in.strategy_options[flag] = value;
+  }
+  absl::StatusOr<Prediction> plain_step = PredictStep(first->formula, plain_in);
+  if (!plain_step.ok()) return plain_step;
+  Prediction p = *std::move(own);
+  const double own_step_s = p.step_s;
+  p.step_s = (static_cast<double>(in_window) * plain_step->step_s +
+              static_cast<double>(steps - in_window) * own_step_s) /
+             static_cast<double>(steps);
+  p.exposed_comm_s = p.step_s - p.step_compute_s;
+  p.utilization = in.compute_s / p.step_s;
+  p.speedup = static_cast<double>(p.workers) * in.compute_s / p.step_s;
+  p.scaling_efficiency = p.speedup / static_cast<double>(p.workers);
+  if (plain != nullptr) {
+    *plain = PlainStepsInWindow{in_window, first->option, first->formula,
+                                plain_step->step_s, own_step_s};
+  }
   return p;
 }
 

@@ -120,6 +120,11 @@
 // −26%). validate_predictions.py reports the rows whose demand keeps most
 // of the cores busy (core_share >= 0.8) apart.
 //
+// A run's measured window may hold plain steps a strategy takes first
+// (PowerSGD's before it compresses): PredictMeasuredWindow prices those
+// by the formula StrategyFormula::plain_first_steps names and takes the
+// window's mean; PredictStep is the strategy's own, steady step.
+//
 // Then:
 //   utilization        = t_c / step
 //   speedup            = n · t_c / step    (throughput vs one worker)
@@ -187,6 +192,32 @@ std::vector<std::string> CostModelStrategies();
 // inputs or an unknown strategy (listing the known ones).
 absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
                                        const CostInputs& in);
+
+// The plain steps of a measured window (PredictMeasuredWindow): how many
+// of its steps were plain, the option that counted them, the formula that
+// priced one and the two steps' predictions.
+struct PlainStepsInWindow {
+  int64_t steps = 0;  // 0: none (the window is the strategy's own steps)
+  std::string option;
+  std::string formula;
+  double plain_step_s = 0;
+  double own_step_s = 0;
+};
+
+// The mean step of a run's measured window, steps [first_step, first_step
+// + steps): PredictStep's, except where `strategy`'s formula takes plain
+// first steps (StrategyFormula::plain_first_steps; their count is the
+// option's value in in.strategy_options, 0 where absent) and some of them
+// lie in the window: then step_s is the mean of the plain formula's step
+// over those and the strategy's over the rest, with utilization, speedup
+// and scaling efficiency from it; the other terms stay the strategy's own
+// steps'. `plain` (may be null) says what was weighed. INVALID_ARGUMENT as
+// PredictStep's, and for steps < 1 or first_step < 0.
+absl::StatusOr<Prediction> PredictMeasuredWindow(absl::string_view strategy,
+                                                 const CostInputs& in,
+                                                 int64_t first_step,
+                                                 int64_t steps,
+                                                 PlainStepsInWindow* plain);
 
 // Predictions for n = 1, 2, 4, ... up to max_workers (inclusive when a
 // power of two; max_workers itself is always the last n) for each

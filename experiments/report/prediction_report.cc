@@ -78,6 +78,20 @@ std::vector<GradientReady> ReadySchedule(const ReportRow& row) {
 }
 
 // The name of the single-worker run a row's compute is taken from.
+// The row's measured window's mean step (PredictMeasuredWindow) where its
+// record gives the window, else PredictStep's steady step.
+absl::StatusOr<Prediction> PredictRowWindow(const std::string& as,
+                                            const CostInputs& in,
+                                            const ReportRow& row,
+                                            PlainStepsInWindow* plain) {
+  if (row.warmup_steps < 0 || row.measured_steps < 1) {
+    return PredictStep(as, in);
+  }
+  return PredictMeasuredWindow(as, in,
+                               std::max(row.warmup_steps, row.start_step),
+                               row.measured_steps, plain);
+}
+
 std::string ReferenceName(const ReportRow& row) {
   return row.strategy == kDdpStrategy ? "PyTorch DDP" : "Baseline";
 }
@@ -222,7 +236,9 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
         own.compute_s = row.compute_step_s;
         own.compute_cpu_s = row.compute_cpu_step_s;
         own.gradient_ready = ReadySchedule(row);
-        if (absl::StatusOr<Prediction> p = PredictStep(as, own); p.ok()) {
+        if (absl::StatusOr<Prediction> p = PredictRowWindow(as, own, row,
+                                                            nullptr);
+            p.ok()) {
           run.explained = *p;
           absl::StatusOr<double> e = PredictionError(p->step_s, row.step_s);
           if (e.ok()) run.explained_error = *e;
@@ -246,7 +262,9 @@ std::vector<PredictedRun> PredictRuns(const std::vector<ReportRow>& rows,
         // Overlap with backward from when the reference's gradients
         // became ready.
         in.gradient_ready = ReadySchedule(*reference);
-        if (absl::StatusOr<Prediction> p = PredictStep(as, in); !p.ok()) {
+        if (absl::StatusOr<Prediction> p =
+                PredictRowWindow(as, in, row, &run.plain_steps);
+            !p.ok()) {
           run.why_not = std::string(p.status().message());
         } else {
           run.prediction = *p;
@@ -367,6 +385,15 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
     if (!r.caveat.empty()) {
       reasons.push_back(absl::StrCat("- ", r.parallel_type, " n=", r.workers,
                                      ": ", r.caveat, "."));
+    }
+    if (p && r.plain_steps.steps > 0) {
+      const PlainStepsInWindow& w = r.plain_steps;
+      reasons.push_back(absl::StrFormat(
+          "- %s n=%d: %d of its measured steps were plain ones (--%s), "
+          "priced by %s's formula at %s ms a step against its own steps' "
+          "%s ms; its predicted step is the window's mean.",
+          r.parallel_type, r.workers, w.steps, w.option, w.formula,
+          Ms(w.plain_step_s), Ms(w.own_step_s)));
     }
     if (p && r.prediction->step_compute_s < r.compute_s) {
       reasons.push_back(absl::StrFormat(
@@ -491,7 +518,15 @@ json PredictionJson(const std::vector<PredictedRun>& runs,
          {"counted", r.error.has_value() && r.not_counted.empty()},
          {"not_counted", r.not_counted.empty() ? json() : json(r.not_counted)},
          {"why_not", p ? json() : json(r.why_not)},
-         {"caveat", r.caveat.empty() ? json() : json(r.caveat)}});
+         {"caveat", r.caveat.empty() ? json() : json(r.caveat)},
+         {"plain_steps_in_window",
+          r.plain_steps.steps > 0
+              ? json{{"steps", r.plain_steps.steps},
+                     {"option", r.plain_steps.option},
+                     {"formula", r.plain_steps.formula},
+                     {"plain_step_s", r.plain_steps.plain_step_s},
+                     {"own_step_s", r.plain_steps.own_step_s}}
+              : json()}});
   }
   return out;
 }

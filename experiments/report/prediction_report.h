@@ -24,6 +24,12 @@
 // prices; validate_predictions.py keeps them apart too). Their errors stay
 // in the table, marked.
 //
+// A row's prediction is its measured window's mean step: where the
+// strategy takes plain first steps (PowerSGD's --powersgd_start_step) and
+// the window holds some, they are priced by their own formula and
+// weighed in (cost_model.h: PredictMeasuredWindow), and said so below the
+// table.
+//
 // Each row is predicted by the formula its registry entry names
 // (ReportRow::modelled_as; a strategy whose registry entry says it moves
 // a fraction of the model's bytes as another's formula, e.g. "ring, M×0.5",
@@ -74,6 +80,10 @@ struct PredictedRun {
   // ("" = nothing known): async_ps with fewer warm-up steps than its
   // staleness bound τ measured steps that did not wait for a round.
   std::string caveat;
+  // The plain first steps its measured window held (PowerSGD's before it
+  // compresses), which the prediction weighs in (cost_model.h's
+  // PredictMeasuredWindow); steps 0: none.
+  PlainStepsInWindow plain_steps;
   // What its updates are against one worker's (cost_model.h's
   // UpdatesLabel: "exact", "lossy (fp16 gradients)", "stale (τ=2)").
   std::string updates = "exact";
@@ -118,7 +128,8 @@ std::string PredictionMarkdown(const std::vector<PredictedRun>& runs,
 //  compute_s, compute_reference, own_compute_s, measured_step_s,
 //  measured_utilization, predicted_step_s, predicted_utilization, comm_s,
 //  error, explained_step_s, explained_error, counted, not_counted, why_not,
-//  caveat}]} (nulls where none).
+//  caveat, plain_steps_in_window: {steps, option, formula, plain_step_s,
+//  own_step_s}}]} (nulls where none).
 nlohmann::json PredictionJson(const std::vector<PredictedRun>& runs,
                               const CostInputs& link,
                               const std::string& link_source);

@@ -286,6 +286,8 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
   }
   for (const auto& [key, field] :
        {std::pair<const char*, int64_t*>{"warmup_steps", &row.warmup_steps},
+        {"start_step", &row.start_step},
+        {"measured_steps", &row.measured_steps},
         {"staleness", &row.staleness},
         {"model_bytes", &row.model_bytes},
         {"num_tensors", &row.num_tensors}}) {

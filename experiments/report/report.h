@@ -147,8 +147,12 @@ struct ReportRow {
   // When rank 0's gradients became ready in backward (empty: not
   // reported, e.g. a CUDA worker or an older record).
   std::vector<GradientReadyTime> gradient_ready;
-  // Rank 0's warm-up steps, not measured (< 0: not reported).
+  // Rank 0's warm-up steps, not measured (< 0: not reported), the step it
+  // started at (> 0: resumed from a checkpoint) and its measured steps
+  // (0: not reported): the window is [max(warmup, start), + measured).
   int64_t warmup_steps = -1;
+  int64_t start_step = 0;
+  int64_t measured_steps = 0;
   // The staleness bound τ of a strategy that has one (async_ps; < 0: not
   // reported: an older record, whose variant "τ=2" says it).
   int64_t staleness = -1;

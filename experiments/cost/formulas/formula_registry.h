@@ -14,6 +14,7 @@
 #define RINGSIDE_EXPERIMENTS_COST_FORMULAS_FORMULA_REGISTRY_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,22 @@ class StrategyFormula {
   // predict and compare evaluate the same setting (formula_registry_test.cc
   // checks they agree). Default: none.
   virtual std::vector<std::string> study_flags() const { return {}; }
+
+  // The plain steps a run may take before its own kind of step (PowerSGD's
+  // --powersgd_start_step: plain all-reduces first): the option counting
+  // them (one of options()), the formula that prices one such step and
+  // the options it prices it with (local SGD's warm-up: local_sgd at
+  // local_steps=1). This formula's Terms price the later steps only;
+  // PredictMeasuredWindow (cost_model.h) weighs the two over a window.
+  struct PlainFirstSteps {
+    std::string option;
+    std::string formula;
+    std::map<std::string, std::string> formula_options;
+  };
+  // nullopt (the default): every step is of one kind.
+  virtual std::optional<PlainFirstSteps> plain_first_steps() const {
+    return std::nullopt;
+  }
 
   // Fills p's communication terms from `in`: bandwidth_s, latency_s,
   // overhead_s, cpu_s and streamed_cpu_s, and p.servers (and p.workers

@@ -12,9 +12,11 @@
 //   updates   local: each worker's own gradients for H steps (its samples
 //             buy less loss than a synchronous step's; rankings keep it
 //             apart from the exact strategies)
-// The warm-up's exact steps (--local_sgd_warmup_steps) are not priced: a
-// timing window after them runs rounds only. The average is timed as part
-// of the step it follows, so a window's mean step is the formula's.
+// The warm-up's exact steps (--local_sgd_warmup_steps: one all-reduce of
+// the gradients after backward each) are this formula's at H = 1
+// (plain_first_steps); after them a window runs rounds only. The average
+// is timed as part of the step it follows, so a window of whole rounds
+// has the formula's mean step.
 #include "experiments/cost/formulas/formula_registry.h"
 #include "experiments/cost/formulas/formula_support.h"
 
@@ -25,7 +27,11 @@ class LocalSgdFormula : public StrategyFormula {
  public:
   std::string name() const override { return "local_sgd"; }
   std::vector<std::string> options() const override {
-    return {"local_steps"};
+    return {"local_steps", "local_sgd_warmup_steps"};
+  }
+  std::optional<PlainFirstSteps> plain_first_steps() const override {
+    return PlainFirstSteps{
+        "local_sgd_warmup_steps", "local_sgd", {{"local_steps", "1"}}};
   }
   void Terms(const CostInputs& in, Prediction& p) const override {
     if (in.workers <= 1) return;

@@ -24,9 +24,10 @@
 //             matrix, not counted)
 //   W         2(n−1) · 4E_w bytes sent by all the ranks
 //   backward  ring's buckets, all of O
-//   updates   lossy below full rank. The first --powersgd_start_step steps
-//             (plain all-reduces, ring's) are not priced: the formula is
-//             the compressed steps'.
+//   updates   lossy below full rank
+// The first --powersgd_start_step steps are plain all-reduces of ring's
+// buckets, priced by ring's formula (plain_first_steps); these terms are
+// the compressed steps'.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -110,7 +111,10 @@ class RingPowerSgdFormula final : public StrategyFormula {
   std::string name() const override { return "ring_powersgd"; }
   std::vector<std::string> options() const override {
     return {"ring_bucket_kb", "ring_first_bucket_kb", "powersgd_rank",
-            "powersgd_min_compression_rate"};
+            "powersgd_min_compression_rate", "powersgd_start_step"};
+  }
+  std::optional<PlainFirstSteps> plain_first_steps() const override {
+    return PlainFirstSteps{"powersgd_start_step", "ring", {}};
   }
   std::vector<std::string> study_flags() const override {
     return {"--powersgd_rank=4", "--powersgd_start_step=8"};

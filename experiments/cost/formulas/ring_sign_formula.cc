@@ -11,6 +11,8 @@
 //   W         n(n−1) · G bytes sent by all the ranks
 //   backward  ring's buckets, all of O
 //   updates   lossy: one bit per element and a scale per tensor
+// The first --compression_start_step steps are plain all-reduces of ring's
+// buckets, priced by ring's formula (plain_first_steps).
 #include "experiments/cost/formulas/formula_registry.h"
 #include "experiments/cost/formulas/formula_support.h"
 
@@ -21,7 +23,11 @@ class RingSignFormula final : public GatheredBucketsFormula {
  public:
   std::string name() const override { return "ring_sign"; }
   std::vector<std::string> options() const override {
-    return {"ring_bucket_kb", "ring_first_bucket_kb"};
+    return {"ring_bucket_kb", "ring_first_bucket_kb",
+            "compression_start_step"};
+  }
+  std::optional<PlainFirstSteps> plain_first_steps() const override {
+    return PlainFirstSteps{"compression_start_step", "ring", {}};
   }
   std::string LossyNote() const override { return "sign, 1 bit"; }
 

@@ -14,6 +14,8 @@
 //   W         n(n−1) · 8K bytes sent by all the ranks
 //   backward  ring's buckets, all of O
 //   updates   lossy: the elements not sent wait in the error memory
+// The first --compression_start_step steps are plain all-reduces of ring's
+// buckets, priced by ring's formula (plain_first_steps).
 #include <algorithm>
 
 #include "experiments/cost/formulas/formula_registry.h"
@@ -26,7 +28,11 @@ class RingTopkFormula final : public GatheredBucketsFormula {
  public:
   std::string name() const override { return "ring_topk"; }
   std::vector<std::string> options() const override {
-    return {"ring_bucket_kb", "ring_first_bucket_kb", "topk_ratio"};
+    return {"ring_bucket_kb", "ring_first_bucket_kb", "topk_ratio",
+            "compression_start_step"};
+  }
+  std::optional<PlainFirstSteps> plain_first_steps() const override {
+    return PlainFirstSteps{"compression_start_step", "ring", {}};
   }
   std::string LossyNote() const override { return "top-k sparsified"; }
 

@@ -299,5 +299,79 @@ TEST(CostModelTest, RingPowerSgdSendsTheFactorsAndPaysItsProducts) {
   EXPECT_NEAR(p.bandwidth_s, 1.5 * 4 * 2e5 / 1e9, kEps);
 }
 
+// A measured window that holds plain first steps: PowerSGD at
+// --powersgd_start_step=8 measured from step 5 over 75 steps holds steps
+// 5, 6 and 7 plain, each ring's step (2.56 s on Round(), RingPerTensor's
+// case with DDP's buckets off), the other 72 its own; the window's mean
+// weighs them 3 : 72. A window from step 8 on, or an option of 0, holds
+// none; one inside the plain steps is ring's step throughout.
+TEST(CostModelTest, MeasuredWindowWeighsInThePlainFirstSteps) {
+  CostInputs in = Round();
+  in.bucket_bytes = 0;
+  in.strategy_options = {{"powersgd_start_step", "8"},
+                         {"ring_bucket_kb", "0"}};
+  const double ring = Predict("ring", in).step_s;
+  EXPECT_NEAR(ring, 2.56, kEps);
+  const double own = Predict("ring_powersgd", in).step_s;
+  ASSERT_LT(own, ring);
+  PlainStepsInWindow plain;
+  absl::StatusOr<Prediction> p =
+      PredictMeasuredWindow("ring_powersgd", in, 5, 75, &plain);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_NEAR(p->step_s, (3 * ring + 72 * own) / 75, kEps);
+  EXPECT_NEAR(p->utilization, 1.0 / p->step_s, kEps);
+  EXPECT_NEAR(p->speedup, 4.0 / p->step_s, kEps);
+  EXPECT_EQ(plain.steps, 3);
+  EXPECT_EQ(plain.option, "powersgd_start_step");
+  EXPECT_EQ(plain.formula, "ring");
+  EXPECT_NEAR(plain.plain_step_s, ring, kEps);
+  EXPECT_NEAR(plain.own_step_s, own, kEps);
+
+  p = PredictMeasuredWindow("ring_powersgd", in, 8, 72, &plain);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->step_s, own, kEps);
+  EXPECT_EQ(plain.steps, 0);
+  p = PredictMeasuredWindow("ring_powersgd", in, 0, 4, &plain);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->step_s, ring, kEps);
+  EXPECT_EQ(plain.steps, 4);
+  in.strategy_options["powersgd_start_step"] = "0";
+  EXPECT_NEAR(PredictMeasuredWindow("ring_powersgd", in, 0, 75, nullptr)
+                  ->step_s,
+              own, kEps);
+
+  // top-k and sign count theirs with --compression_start_step; local SGD's
+  // warm-up steps are its own formula's at H = 1.
+  in.strategy_options = {{"compression_start_step", "10"},
+                         {"ring_bucket_kb", "0"}};
+  for (const char* s : {"ring_topk", "ring_sign"}) {
+    p = PredictMeasuredWindow(s, in, 0, 20, &plain);
+    ASSERT_TRUE(p.ok()) << s;
+    EXPECT_NEAR(p->step_s, (10 * ring + 10 * Predict(s, in).step_s) / 20,
+                kEps)
+        << s;
+  }
+  in.strategy_options = {{"local_sgd_warmup_steps", "4"},
+                         {"local_steps", "8"}};
+  CostInputs every_step = in;
+  every_step.strategy_options["local_steps"] = "1";
+  p = PredictMeasuredWindow("diloco", in, 0, 20, &plain);
+  ASSERT_TRUE(p.ok());
+  EXPECT_NEAR(p->step_s,
+              (4 * Predict("local_sgd", every_step).step_s +
+               16 * Predict("diloco", in).step_s) / 20,
+              kEps);
+  EXPECT_EQ(plain.formula, "local_sgd");
+
+  // A strategy without plain first steps: PredictStep's; a bad window is
+  // refused.
+  EXPECT_NEAR(PredictMeasuredWindow("ring", in, 0, 3, nullptr)->step_s,
+              Predict("ring", in).step_s, kEps);
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      PredictMeasuredWindow("ring", in, 0, 0, nullptr).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      PredictMeasuredWindow("ring", in, -1, 3, nullptr).status()));
+}
+
 }  // namespace
 }  // namespace ringside

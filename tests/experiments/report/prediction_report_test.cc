@@ -242,6 +242,41 @@ TEST(PredictionReportTest, AsyncPsWarmedUpLessThanItsStalenessIsFlagged) {
   EXPECT_TRUE(j[1]["caveat"].is_null());
 }
 
+// PowerSGD at --powersgd_start_step=8, measured from step 5 over 75 steps:
+// steps 5–7 were ring's plain all-reduces, and the prediction is the
+// window's mean of 3 ring steps and 72 compressed ones, said below the
+// table and in JSON. A record without its window (an older one) gets the
+// compressed step.
+TEST(PredictionReportTest, PlainFirstStepsInTheWindowAreWeighedIn) {
+  ReportRow powersgd = Measured("ring_powersgd", 2, 0, 0.020, 0.030);
+  powersgd.strategy_options = {{"powersgd_start_step", "8"}};
+  powersgd.warmup_steps = 5;
+  powersgd.measured_steps = 75;
+  ReportRow older = powersgd;
+  older.measured_steps = 0;
+  ReportRow ring = Measured("ring", 2, 0, 0.020, 0.030);
+  const std::vector<PredictedRun> runs =
+      PredictWithBaseline({powersgd, older, ring}, Link());
+  ASSERT_TRUE(runs[0].prediction && runs[1].prediction && runs[2].prediction);
+  const double own = runs[1].prediction->step_s;
+  const double plain = runs[2].prediction->step_s;
+  ASSERT_GT(plain, own);
+  EXPECT_EQ(runs[0].plain_steps.steps, 3);
+  EXPECT_NEAR(runs[0].plain_steps.plain_step_s, plain, 1e-12);
+  EXPECT_NEAR(runs[0].prediction->step_s, (3 * plain + 72 * own) / 75,
+              1e-12);
+  EXPECT_EQ(runs[1].plain_steps.steps, 0);
+  EXPECT_THAT(PredictionMarkdown(runs, Link(), "given"),
+              HasSubstr("- Ring PowerSGD n=2: 3 of its measured steps were "
+                        "plain ones (--powersgd_start_step), priced by "
+                        "ring's formula"));
+  const nlohmann::json j = PredictionJson(runs, Link(), "given")["runs"];
+  EXPECT_EQ(j[0]["plain_steps_in_window"]["steps"].get<int>(), 3);
+  EXPECT_EQ(j[0]["plain_steps_in_window"]["formula"].get<std::string>(),
+            "ring");
+  EXPECT_TRUE(j[1]["plain_steps_in_window"].is_null());
+}
+
 // hierarchical's ranks per host come from its variant "h×r": 4 workers as
 // 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth (within the
 // host, the reduce-scatter and all-gather; across, the shards' all-reduce)

@@ -180,6 +180,7 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
                                      {"ring_bucket_bytes", 0},
                                      {"ring_first_bucket_bytes", 1024},
                                      {"warmup_steps", 2},
+                                     {"start_step", 1},
                                      {"staleness", 3},
                                      {"device", "cuda"},
                                      {"model", "synthetic:gpt2"},
@@ -211,6 +212,8 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_EQ(row->ring_first_bucket_bytes, 1024);
   EXPECT_EQ(row->ps_chunk_bytes, -1);  // not reported: ring has none
   EXPECT_EQ(row->warmup_steps, 2);
+  EXPECT_EQ(row->start_step, 1);
+  EXPECT_EQ(row->measured_steps, 4);
   EXPECT_EQ(row->staleness, 3);
   EXPECT_TRUE(row->emulated);
   EXPECT_EQ(row->device, "cuda");
