@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "experiments/cost/formulas/formula_registry.h"
+#include "experiments/cost/formulas/formula_support.h"
 
 namespace ringside {
 namespace {
@@ -415,11 +415,8 @@ absl::StatusOr<Prediction> PredictMeasuredWindow(absl::string_view strategy,
   const std::optional<StrategyFormula::PlainFirstSteps> first =
       formula->plain_first_steps();
   if (!first) return own;
-  const auto it = in.strategy_options.find(first->option);
-  int64_t count = 0;
-  if (it == in.strategy_options.end() || !absl::SimpleAtoi(it->second, &count)) {
-    return own;
-  }
+  const int64_t count =
+      static_cast<int64_t>(OptionNumber(in, first->option, 0));
   const int64_t in_window =
       std::clamp<int64_t>(count - first_step, 0, steps);
   if (in_window == 0) return own;
