@@ -119,6 +119,9 @@ def parse_args(argv):
     p.add_argument("--steps", type=int, default=None)
     p.add_argument("--warmup_steps", type=int, default=None)
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="bf16: the forward under torch.autocast(bfloat16), "
+                        "as the worker's --precision=bf16 (CUDA only)")
     p.add_argument("--eval_every", type=int, default=0,
                    help="evaluate every N steps and after the last (as the "
                         "worker's --eval_every); 0: only at the end")
@@ -139,6 +142,8 @@ def parse_args(argv):
             name = name[2:]
         if name not in BAKED_IN:
             ignored.append(arg)
+    if known.precision == "bf16" and known.device != "cuda":
+        fail("--precision=bf16 needs --device=cuda, as the worker's")
     if known.strategy != "ddp":
         fail(f"--strategy={known.strategy}: this peer runs only 'ddp'")
     if known.rank < 0 or known.world_size < 1 or known.rank >= known.world_size:
@@ -453,6 +458,13 @@ def main(argv):
     first_start = last_end = 0.0
     train_start = None
     evaluating_s = paused_s = 0.0
+    def autocast():
+        # bf16: the worker's mixed precision, PyTorch's way (fp32 master
+        # weights, the optimizer in fp32).
+        if args.precision == "bf16":
+            return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     for step in range(steps):
         sync()
         start = time.perf_counter()
@@ -464,7 +476,8 @@ def main(argv):
             # An export holds every step; a random pool is cycled.
             inputs = tuple(t[step % len(t), j * b:(j + 1) * b] for t in train)
             with ddp.no_sync() if j < k - 1 else contextlib.nullcontext():
-                loss = ddp(*inputs)
+                with autocast():
+                    loss = ddp(*inputs)
                 (loss / k if k > 1 else loss).backward()
             losses.append(loss.item())
         loss_mean = sum(losses) / k
@@ -491,7 +504,7 @@ def main(argv):
                                     step == steps - 1):
             # As the worker's mid-run evaluation: left out of the times.
             eval_start = time.perf_counter()
-            with torch.no_grad():
+            with torch.no_grad(), autocast():
                 eval_loss = model(*evaluation).item()
             sync()
             eval_end = time.perf_counter()
@@ -503,7 +516,7 @@ def main(argv):
             if step >= warmup and step < steps - 1:
                 paused_s += eval_end - eval_start
     wall_s = last_end - first_start - paused_s if measured else 0.0
-    with torch.no_grad():
+    with torch.no_grad(), autocast():
         eval_loss = model(*evaluation).item()
     dist.barrier()
     dist.destroy_process_group()
@@ -523,7 +536,8 @@ def main(argv):
           "bytes_received": ring_bytes * measured,
           "traffic": "ring all-reduce volume, 2(N-1)/N x model bytes per "
                      "step (DDP does not report its own)",
-          "device": device_name, "timing": "perf_counter",
+          "device": device_name, "precision": args.precision,
+          "timing": "perf_counter",
           "emulated": False, "model_bytes": model_bytes,
           "data": "random" if args.torch_model else "export",
           "num_tensors": (len(meta["layout"]) if "layout" in meta else

@@ -10,7 +10,9 @@
 #    instead of skipping (tests/testing/gpu_skip.h); cases needing more GPUs
 #    than the machine has stay skipped, and are listed as such;
 # 3. runs compare --device=cuda --workers=1 (every strategy that supports
-#    CUDA, the baseline and, where torch imports, the PyTorch DDP row);
+#    CUDA, the baseline and, where torch imports, the PyTorch DDP row), and
+#    baseline and ring again with --precision=bf16 (the DDP row under
+#    autocast);
 # 4. runs the GPU compute benchmark where torch imports
 #    (experiments/bench/gpu_compute_bench.py: one CUDA worker's step,
 #    MLP sizes and the character transformer at n_embd 256-768, against
@@ -146,6 +148,13 @@ run_compare --device=cuda --workers=1 --out_dir="$work/compare" --plots=false \
   --torch_python="$torch_python" --results_md="$work/compare.md" \
   2>&1 | tee "$work/compare.log"
 if ((PIPESTATUS[0] != 0)); then status=1; compare="FAILED"; else compare="passed"; fi
+# 3b. The same in bf16 mixed precision (the MLP; the DDP row under autocast).
+step "compare --device=cuda --workers=1 --strategies=baseline,ring -- --precision=bf16"
+run_compare --device=cuda --workers=1 --strategies=baseline,ring \
+  --out_dir="$work/compare_bf16" --plots=false --torch_python="$torch_python" \
+  --results_md="$work/compare_bf16.md" -- --precision=bf16 \
+  2>&1 | tee "$work/compare_bf16.log"
+if ((PIPESTATUS[0] != 0)); then status=1; compare_bf16="FAILED"; else compare_bf16="passed"; fi
 
 # 4. One worker's compute against PyTorch's three references.
 if "$torch_python" -c 'import torch' >/dev/null 2>&1; then
@@ -205,6 +214,10 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo "## compare --device=cuda --workers=1: ${compare}"
   echo
   if [[ -s "$work/compare.md" ]]; then cat "$work/compare.md"; else table_of "$work/compare.log"; fi
+  echo
+  echo "## compare --device=cuda --workers=1 -- --precision=bf16: ${compare_bf16}"
+  echo
+  if [[ -s "$work/compare_bf16.md" ]]; then cat "$work/compare_bf16.md"; else table_of "$work/compare_bf16.log"; fi
   echo
   echo "## gpu_compute_bench: the worker's step beside PyTorch: ${computed}"
   echo

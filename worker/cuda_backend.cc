@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "device/cuda_device.h"
 #include "device/cuda_event.h"
+#include "models/precision.h"
 
 namespace ringside {
 
@@ -134,6 +135,7 @@ nlohmann::json CudaBackend::RecordFields() const {
   nlohmann::json fields = {
       {"emulated", false},
       {"device", "cuda"},
+      {"precision", PrecisionName(model_.precision())},
       {"timing", "cuda_events"},
       {"gpu", model_.device()},
       {"gpu_name", gpu_name_},

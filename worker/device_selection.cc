@@ -47,6 +47,25 @@ int LocalRankFromEnv(int rank) {
   return rank;
 }
 
+absl::Status CheckPrecision(Precision precision, Device device,
+                            absl::string_view model) {
+  if (precision == Precision::kFp32) return absl::OkStatus();
+  if (device != Device::kCuda) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--precision=", PrecisionName(precision),
+        " needs --device=cuda: a CPU worker computes in float32 only (its "
+        "Eigen kernels have no bfloat16 matrix products)"));
+  }
+  if (model != "mlp") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--precision=", PrecisionName(precision),
+        " runs --model=mlp on CUDA; --model=", model,
+        " computes in float32 only (its CUDA kernels have no bfloat16 "
+        "path)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> ChooseCudaDevice(const std::vector<int>& gpus,
                                      int local_rank, int device_count) {
   if (device_count < 1) {

@@ -84,6 +84,7 @@ nlohmann::json HostBackend::RecordFields() const {
       // the report's check that it held.
       {"emulated_compute_s", model_.EmulatedComputeSeconds()},
       {"device", "cpu"},
+      {"precision", "fp32"},
       {"timing", "steady_clock"},
       // Threads of Eigen's matrix products (--eigen_threads).
       {"compute_threads", Eigen::nbThreads()},

@@ -71,6 +71,11 @@ ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
 ABSL_FLAG(std::string, device, "cpu",
           "Compute device: cpu, or cuda (--model=mlp or charlm on a GPU; "
           "needs a build with --config=cuda).");
+ABSL_FLAG(std::string, precision, "fp32",
+          "The compute's arithmetic: fp32, or bf16 (mixed precision as "
+          "PyTorch's bf16 autocast: bfloat16 matrix-product operands, "
+          "float32 accumulation, weights, gradients and optimizer state; "
+          "--device=cuda with --model=mlp only).");
 ABSL_FLAG(std::string, gpus, "",
           "--device=cuda: CUDA device of each local rank, comma-separated "
           "(e.g. 0,1); empty: local rank modulo the device count. NCCL "
@@ -174,6 +179,7 @@ struct Setup {
   double lr_base = 0;
   int64_t lr_reference_batch = 0;
   Device device = Device::kCpu;
+  Precision precision = Precision::kFp32;
   std::vector<int> gpus;  // --gpus; empty: by local rank
 };
 
@@ -248,6 +254,14 @@ absl::StatusOr<Setup> ReadFlags() {
   if (s.device == Device::kCpu && !s.gpus.empty()) {
     return absl::InvalidArgumentError("--gpus needs --device=cuda");
   }
+  absl::StatusOr<Precision> precision =
+      ParsePrecision(absl::GetFlag(FLAGS_precision));
+  if (!precision.ok()) return precision.status();
+  s.precision = *precision;
+  if (absl::Status p = CheckPrecision(s.precision, s.device, s.model.name);
+      !p.ok()) {
+    return p;
+  }
   if (s.device == Device::kCuda) {
     if (!BuiltWithCuda()) return BuiltWithoutCudaError("--device=cuda");
     if (s.stragglers.any()) {
@@ -288,7 +302,7 @@ absl::StatusOr<std::unique_ptr<CudaModel>> MakeCudaModel(const Setup& s,
     return std::unique_ptr<CudaModel>(*std::move(made));
   }
   absl::StatusOr<std::unique_ptr<CudaMlp>> made =
-      CudaMlp::Create(s.model.mlp_widths, *device);
+      CudaMlp::Create(s.model.mlp_widths, *device, s.precision);
   if (!made.ok()) return made.status();
   return std::unique_ptr<CudaModel>(*std::move(made));
 }

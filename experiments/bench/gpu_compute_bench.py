@@ -26,12 +26,17 @@ pipeline); PyTorch reads each batch from page-locked host memory with
 non_blocking copies (a DataLoader with pin_memory), and reads the loss back
 every step, as the worker does for its step records. Throughput is samples
 (examples or sequences) per second over the steps after a warm-up;
-ringside's is the final record's.
+ringside's is the final record's. On CUDA, the MLP cases also run the
+worker with --precision=bf16 (bfloat16 matrix-product operands, float32
+accumulation and master weights), and the bf16 ratio is that run's
+against PyTorch's bf16 autocast.
 
 Rounds are interleaved (round r runs every case and reference in turn), and
 each figure is the median over the rounds with its [min, max]; each ratio is
-ringside's throughput over the reference's in the same round. ringside has
-no bf16 path: its fp32 step stands against PyTorch's bf16 autocast step, the
+ringside's throughput over the reference's in the same round: fp32 against
+eager fp32 and torch.compile, bf16 against eager bf16 autocast. The
+character transformer has no bf16 path in ringside yet: there its fp32 step
+stands against PyTorch's bf16 autocast step (the table says so), the
 precision users train in on such a GPU. torch.compile runs only at the
 cases named (it compiles for tens of seconds a shape). With
 --accumulation, ring on one worker at accumulate_steps 4 against 1
@@ -84,12 +89,12 @@ def step_flops(widths, batch):
 
 
 def run_ringside(worker, device, model_flags, batch, steps, warmup,
-                 strategy="baseline", accumulate=1):
+                 strategy="baseline", accumulate=1, precision="fp32"):
     cmd = [worker, f"--device={device}", f"--strategy={strategy}", "--rank=0",
            "--world_size=1", *model_flags, f"--batch_size={batch}",
            f"--steps={steps + warmup}", f"--warmup_steps={warmup}",
            f"--accumulate_steps={accumulate}", f"--lr={LR}",
-           f"--momentum={MOMENTUM}"]
+           f"--momentum={MOMENTUM}", f"--precision={precision}"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     final = None
     for line in done.stdout.splitlines():
@@ -207,8 +212,11 @@ class CharLmRef(Ref):
 class Case:
     """One row of the table: the worker's model flags and PyTorch's twin."""
 
-    def __init__(self, label, batch, flops, flags, make_ref, compile_it):
+    def __init__(self, label, batch, flops, flags, make_ref, compile_it,
+                 bf16=False):
         self.label = label
+        # Whether the worker computes this model in bf16 too.
+        self.bf16 = bf16
         self.batch = batch
         # About WINDOW_S at 40 TFLOP/s (an H100's fp32 rate, roughly),
         # within [30, 400] steps.
@@ -227,7 +235,7 @@ def mlp_case(widths, batch, compile_it):
                  f"--train_examples={examples}", "--eval_examples=256"],
                 lambda torch, device, mode: MlpRef(torch, device, widths,
                                                    batch, mode),
-                compile_it)
+                compile_it, bf16=True)
 
 
 def charlm_case(n_embd, layers, block, batch, compile_it):
@@ -301,17 +309,20 @@ def main():
     errors = {}
     for r in range(args.rounds):
         for c, case in enumerate(cases):
-            sides = ["ringside"] + modes + (["compile"] if case.compile
-                                            else [])
+            bf16 = case.bf16 and args.device == "cuda"
+            sides = (["ringside"] + (["ringside_bf16"] if bf16 else []) +
+                     modes + (["compile"] if case.compile else []))
             for side in sides:
                 key = (c, side)
                 if key in errors:
                     continue
                 try:
-                    if side == "ringside":
-                        value, _ = run_ringside(args.worker, args.device,
-                                                case.flags, case.batch,
-                                                case.steps, case.warmup)
+                    if side.startswith("ringside"):
+                        value, _ = run_ringside(
+                            args.worker, args.device, case.flags, case.batch,
+                            case.steps, case.warmup,
+                            precision="bf16" if side == "ringside_bf16"
+                            else "fp32")
                     else:
                         if key not in refs:
                             refs[key] = case.make_ref(torch, args.device,
@@ -328,9 +339,12 @@ def main():
                 torch.cuda.empty_cache()
     ratios = {}
     for (c, side), values in rates.items():
-        if side == "ringside":
+        if side.startswith("ringside"):
             continue
+        # bf16 against ringside's bf16 where it ran, else its fp32.
         mine = rates.get((c, "ringside"), [])
+        if side == "bf16" and (c, "ringside_bf16") in rates:
+            mine = rates[(c, "ringside_bf16")]
         ratios[(c, side)] = [m / v for m, v in zip(mine, values)]
 
     where = (torch.cuda.get_device_name(0) if args.device == "cuda" else
@@ -341,15 +355,24 @@ def main():
         "rounds [min, max]. Samples are examples (MLP) or sequences "
         "(charlm).",
         "",
-        "| model | batch | steps | ringside fp32 samples/s | / eager fp32 | "
-        "/ eager bf16 autocast | / torch.compile fp32 | eager fp32 | "
-        "eager bf16 | compile |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "ringside bf16 runs the MLP with --precision=bf16; '/ eager bf16 "
+        "autocast' is its ratio, or ringside fp32's (marked *) where "
+        "ringside has no bf16 path.",
+        "",
+        "| model | batch | steps | ringside fp32 samples/s | ringside bf16 "
+        "samples/s | / eager fp32 | / eager bf16 autocast | / torch.compile "
+        "fp32 | eager fp32 | eager bf16 | compile |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c, case in enumerate(cases):
-        cells = [rate(rates.get((c, "ringside"), []))]
+        cells = [rate(rates.get((c, "ringside"), [])),
+                 rate(rates.get((c, "ringside_bf16"), []))]
         for side in modes + ["compile"]:
-            cells.append(summary(ratios.get((c, side), [])))
+            cell = summary(ratios.get((c, side), []))
+            if (side == "bf16" and (c, "ringside_bf16") not in rates and
+                    (c, side) in ratios):
+                cell += " *"
+            cells.append(cell)
         for side in modes + ["compile"]:
             cells.append(rate(rates.get((c, side), [])))
         lines.append(f"| {case.label} | {case.batch} | {case.steps} | " +

@@ -111,8 +111,10 @@ std::string CsvField(const std::string& s) {
 }
 
 std::string ParallelTypeLabel(const ReportRow& row) {
-  return row.emulated ? absl::StrCat(row.display_name, " (emulated)")
-                      : row.display_name;
+  std::string label = row.display_name;
+  if (row.emulated) absl::StrAppend(&label, " (emulated)");
+  if (row.precision != "fp32") absl::StrAppend(&label, " (", row.precision, ")");
+  return label;
 }
 
 // Characters of UTF-8 text (its bytes minus continuation bytes), so that
@@ -298,6 +300,9 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
       if (value.is_string()) row.strategy_options[flag] = value.get<std::string>();
     }
   }
+  if (finals[0].contains("precision") && finals[0]["precision"].is_string()) {
+    row.precision = finals[0]["precision"].get<std::string>();
+  }
   if (finals[0].contains("device") && finals[0]["device"].is_string()) {
     row.device = finals[0]["device"].get<std::string>();
   }
@@ -464,6 +469,7 @@ json JsonReport(const std::vector<ReportRow>& rows) {
          {"scaling_eff", e ? json(*e) : json()},
          {"eval_loss", r.eval_loss ? json(*r.eval_loss) : json()},
          {"emulated", r.emulated},
+         {"precision", r.precision},
          {"time_to_target_s",
           r.time_to_target_s ? json(*r.time_to_target_s) : json()},
          {"curve", CurveJson(r.curve)}});

@@ -104,6 +104,9 @@ struct ReportRow {
   // against which compute_step_s shows whether it held.
   double emulated_compute_s = 0;
   std::string device = "cpu";       // rank 0's "device" ("cpu", "cuda")
+  // rank 0's "precision" (models/precision.h: "fp32", "bf16"; an older
+  // record without one computed in fp32)
+  std::string precision = "fp32";
   std::string model;                // rank 0's "model", e.g. "mlp"; may be ""
   // Per measured step (0 when the records lack them): compute (forward +
   // backward + local optimizer) of the slowest rank, which sets the pace
@@ -190,7 +193,7 @@ struct ReportRow {
 std::string DisplayName(absl::string_view strategy);
 
 // The row's "Parallel type" cell: display_name, plus " (emulated)" when the
-// row ran emulated compute.
+// row ran emulated compute and its precision when not fp32 ("Ring (bf16)").
 std::string ParallelTypeLabel(const ReportRow& row);
 
 // Markdown table of `cells` (cells[0] = header; every line as long as the

@@ -96,6 +96,21 @@ std::string ComputeSentence(const std::vector<ReportRow>& rows) {
   return "unknown: no run finished.";
 }
 
+// "float32 in every row", or the rows that computed otherwise.
+std::string PrecisionSentence(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> bf16;
+  for (const ReportRow& r : rows) {
+    if (r.precision != "fp32") {
+      bf16.push_back(absl::StrCat(ParallelTypeLabel(r), " n=", r.workers()));
+    }
+  }
+  if (bf16.empty()) return "float32 in every row.";
+  return absl::StrCat(
+      "bf16 (bfloat16 matrix-product operands, float32 accumulation, "
+      "weights, gradients and optimizer state) in ",
+      absl::StrJoin(bf16, ", "), "; float32 in the others.");
+}
+
 std::vector<int> SweepWorkers(const std::vector<ReportRow>& rows) {
   std::set<int> ns;
   for (const ReportRow& r : rows) {
@@ -409,6 +424,7 @@ std::string SweepMarkdown(const std::vector<ReportRow>& rows,
     absl::StrAppend(&out, "- **Hardware:** ", doc.hardware, "\n");
   }
   absl::StrAppend(&out, "- **Compute:** ", ComputeSentence(rows), "\n");
+  absl::StrAppend(&out, "- **Precision:** ", PrecisionSentence(rows), "\n");
   if (!doc.run.empty()) absl::StrAppend(&out, "- **Run:** ", doc.run, "\n");
   if (!doc.command.empty()) {
     absl::StrAppend(&out, "- **Command:** `", doc.command, "`\n");

@@ -39,32 +39,70 @@ void Call(const ParamUseHooks* hooks,
 // op(B) k x n; A is stored m x k (k x m if trans_a), B k x n (n x k if
 // trans_b). cuBLAS is column-major, and a row-major r x c matrix is the
 // column-major c x r matrix (its transpose), so we ask cuBLAS for
-// C^T = op(B)^T * op(A)^T: operands swapped, same transpose flags.
-absl::Status RowMajorSgemm(cublasHandle_t handle, bool trans_a, bool trans_b,
-                           int m, int n, int k, const float* a, const float* b,
-                           float* c) {
+// C^T = op(B)^T * op(A)^T: operands swapped, same transpose flags. C is
+// float32; A and B are float32 (an SGEMM in full float32) or, with `bf16`,
+// bfloat16 (2-byte elements, as LaunchToBf16 writes them), multiplied on
+// the tensor cores and accumulated in float32 (cublasGemmEx,
+// CUBLAS_COMPUTE_32F).
+absl::Status RowMajorGemm(cublasHandle_t handle, bool trans_a, bool trans_b,
+                          int m, int n, int k, const void* a, const void* b,
+                          float* c, bool bf16) {
   const float one = 1.0f;
   const float zero = 0.0f;
   const int lda = trans_a ? m : k;
   const int ldb = trans_b ? k : n;
-  RS_CUBLAS_RETURN_IF_ERROR(
-      cublasSgemm(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b, ldb, a,
-                  lda, &zero, c, n));
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  if (bf16) {
+    RS_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+        handle, op_b, op_a, n, m, k, &one, b, CUDA_R_16BF, ldb, a,
+        CUDA_R_16BF, lda, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
+        CUBLAS_GEMM_DEFAULT));
+  } else {
+    RS_CUBLAS_RETURN_IF_ERROR(cublasSgemm(
+        handle, op_b, op_a, n, m, k, &one, static_cast<const float*>(b), ldb,
+        static_cast<const float*>(a), lda, &zero, c, n));
+  }
   return absl::OkStatus();
+}
+
+// Room for `elements` bfloat16 values in a float buffer.
+absl::StatusOr<DeviceBuffer> Bf16Buffer(int device, int64_t elements) {
+  return DeviceBuffer::Create(device, static_cast<size_t>((elements + 1) / 2));
+}
+uint16_t* Bf16(const DeviceBuffer& buffer) {
+  return reinterpret_cast<uint16_t*>(buffer.data());
 }
 
 class CudaMlpImpl final : public CudaMlp {
  public:
   CudaMlpImpl(std::unique_ptr<Mlp> host, std::vector<int64_t> widths,
-              int device)
-      : host_(std::move(host)), widths_(std::move(widths)), device_(device) {}
+              int device, Precision precision)
+      : host_(std::move(host)),
+        widths_(std::move(widths)),
+        device_(device),
+        precision_(precision) {}
 
-  // Handle and events; called once by Create.
-  absl::Status Init() { return handles_.Init(device_, layout().num_tensors()); }
+  // Handle and events, and room for the weights' bfloat16 copies (one
+  // buffer a layer, so each starts aligned for the tensor cores); called
+  // once by Create.
+  absl::Status Init() {
+    RS_RETURN_IF_ERROR(handles_.Init(device_, layout().num_tensors()));
+    if (bf16()) {
+      w16_.resize(widths_.size() - 1);
+      for (size_t l = 0; l < w16_.size(); ++l) {
+        RS_ASSIGN_OR_RETURN(
+            w16_[l],
+            Bf16Buffer(device_,
+                       layout().tensor(WeightIndex(static_cast<int>(l))).size));
+      }
+    }
+    return absl::OkStatus();
+  }
 
   const TensorLayout& layout() const override { return host_->layout(); }
   int device() const override { return device_; }
+  Precision precision() const override { return precision_; }
 
   void InitParams(uint64_t seed, absl::Span<float> host_params) const override {
     host_->InitParams(seed, host_params);
@@ -105,20 +143,32 @@ class CudaMlpImpl final : public CudaMlp {
       const float* delta = delta_[cur].data();
       float* dw = d_grads + layout().tensor(WeightIndex(l)).offset;
       float* db = d_grads + layout().tensor(BiasIndex(l)).offset;
+      // The products' operands: float32, or their bfloat16 copies.
+      const void* x_op = x;
+      const void* delta_op = delta;
+      if (bf16()) {
+        RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(
+            delta, Bf16(delta16_), n * out_w, stream));
+        x_op = Bf16(x16_[l]);
+        delta_op = Bf16(delta16_);
+      }
       // dW (in x out) = X^T (in x n) * delta (n x out).
-      RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), /*trans_a=*/true,
-                                       /*trans_b=*/false, in_w, out_w,
-                                       static_cast<int>(n), x, delta, dw));
+      RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), /*trans_a=*/true,
+                                      /*trans_b=*/false, in_w, out_w,
+                                      static_cast<int>(n), x_op, delta_op, dw,
+                                      bf16()));
       RS_RETURN_IF_ERROR(handles_.ColumnSums(delta, n, out_w, db));
       if (l > 0) {
         // dX (n x in) = delta (n x out) * W^T, masked by ReLU: the last
         // read of layer l's weights.
         Call(hooks_, &ParamUseHooks::needed, WeightIndex(l));
-        const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
         float* dx = delta_[1 - cur].data();
-        RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), /*trans_a=*/false,
-                                         /*trans_b=*/true, static_cast<int>(n),
-                                         in_w, out_w, delta, w, dx));
+        RS_ASSIGN_OR_RETURN(const void* w_op,
+                            WeightOperand(l, d_params, stream));
+        RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), /*trans_a=*/false,
+                                        /*trans_b=*/true, static_cast<int>(n),
+                                        in_w, out_w, delta_op, w_op, dx,
+                                        bf16()));
         RS_CUDA_RETURN_IF_ERROR(
             kernels::LaunchReluBackward(dx, x, n * in_w, stream));
         cur = 1 - cur;
@@ -238,6 +288,13 @@ class CudaMlpImpl final : public CudaMlp {
     for (DeviceBuffer& d : delta_) {
       RS_ASSIGN_OR_RETURN(d, DeviceBuffer::Create(device_, n * max_width));
     }
+    if (bf16()) {
+      x16_.resize(layers);  // x16_[l]: layer l's input, bfloat16
+      for (int l = 0; l < layers; ++l) {
+        RS_ASSIGN_OR_RETURN(x16_[l], Bf16Buffer(device_, n * widths_[l]));
+      }
+      RS_ASSIGN_OR_RETURN(delta16_, Bf16Buffer(device_, n * max_width));
+    }
     host_row_loss_.resize(n);
     capacity_ = n;
     return absl::OkStatus();
@@ -255,14 +312,27 @@ class CudaMlpImpl final : public CudaMlp {
       const int out_w = static_cast<int>(widths_[l + 1]);
       const float* x = l == 0 ? input_ : acts_[l].data();
       float* z = l + 1 == layers ? delta_[0].data() : acts_[l + 1].data();
-      const float* w = d_params + layout().tensor(WeightIndex(l)).offset;
       const float* b = d_params + layout().tensor(BiasIndex(l)).offset;
       // Z (n x out) = X (n x in) * W (in x out).
-      RS_RETURN_IF_ERROR(RowMajorSgemm(handles_.cublas(), false, false,
-                                       static_cast<int>(n), out_w, in_w, x, w,
-                                       z));
+      const void* x_op = x;
+      if (bf16()) {
+        if (l == 0) {
+          RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(
+              input_, Bf16(x16_[0]), n * in_w, stream));
+        }
+        x_op = Bf16(x16_[l]);
+      }
+      RS_ASSIGN_OR_RETURN(const void* w_op, WeightOperand(l, d_params, stream));
+      RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), false, false,
+                                      static_cast<int>(n), out_w, in_w, x_op,
+                                      w_op, z, bf16()));
       RS_CUDA_RETURN_IF_ERROR(kernels::LaunchAddBias(
           z, b, n, out_w, /*relu=*/l + 1 < layers, stream));
+      if (bf16() && l + 1 < layers) {
+        // The next layer's input, rounded once.
+        RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(
+            z, Bf16(x16_[l + 1]), n * out_w, stream));
+      }
       Call(hooks, &ParamUseHooks::forward_done, WeightIndex(l));
       Call(hooks, &ParamUseHooks::forward_done, BiasIndex(l));
     }
@@ -281,9 +351,27 @@ class CudaMlpImpl final : public CudaMlp {
     return total / static_cast<double>(n);
   }
 
+  bool bf16() const { return precision_ == Precision::kBf16; }
+
+  // Layer l's weights as a product's operand: in float32, in place; in
+  // bf16, rounded into w16_[l] (enqueued on `stream`, after whatever the
+  // hooks ordered before it) at each use, since a sharded run may have
+  // replaced them since the last.
+  absl::StatusOr<const void*> WeightOperand(int l, const float* d_params,
+                                            cudaStream_t stream) {
+    const TensorSpec& weight = layout().tensor(WeightIndex(l));
+    const float* w = d_params + weight.offset;
+    if (!bf16()) return w;
+    uint16_t* out = Bf16(w16_[l]);
+    RS_CUDA_RETURN_IF_ERROR(
+        kernels::LaunchToBf16(w, out, weight.size, stream));
+    return out;
+  }
+
   const std::unique_ptr<Mlp> host_;  // layout, init, flops
   const std::vector<int64_t> widths_;
   const int device_;
+  const Precision precision_;
   ModelHandles handles_;
   double compute_seconds_ = 0.0;
 
@@ -299,13 +387,18 @@ class CudaMlpImpl final : public CudaMlp {
   DeviceBuffer row_loss_;           // n
   std::vector<DeviceBuffer> acts_;  // acts_[l]: n x widths_[l], l >= 1
   DeviceBuffer delta_[2];  // n x max width; delta_[0] first holds logits
+  // kBf16 only: each layer's weights', each layer input's and the delta's
+  // bfloat16 copies (x16_[0] the batch's features)
+  std::vector<DeviceBuffer> w16_;
+  std::vector<DeviceBuffer> x16_;
+  DeviceBuffer delta16_;
   std::vector<float> host_row_loss_;
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaMlp>> CudaMlp::Create(
-    std::vector<int64_t> widths, int device) {
+    std::vector<int64_t> widths, int device, Precision precision) {
   RS_ASSIGN_OR_RETURN(std::unique_ptr<Mlp> host, Mlp::Create(widths));
   for (size_t l = 0; l < widths.size(); ++l) {
     if (widths[l] > INT_MAX) {
@@ -317,8 +410,8 @@ absl::StatusOr<std::unique_ptr<CudaMlp>> CudaMlp::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("cuda mlp device must be >= 0, got ", device));
   }
-  auto mlp =
-      std::make_unique<CudaMlpImpl>(std::move(host), std::move(widths), device);
+  auto mlp = std::make_unique<CudaMlpImpl>(std::move(host), std::move(widths),
+                                           device, precision);
   RS_RETURN_IF_ERROR(mlp->Init());
   return std::unique_ptr<CudaMlp>(std::move(mlp));
 }

@@ -7,6 +7,18 @@
 // that); bias, ReLU, the softmax cross-entropy and the bias gradients are
 // our kernels (mlp_kernels.h).
 //
+// Precision::kBf16 (models/precision.h), mixed precision as PyTorch's bf16
+// autocast with float32 master weights: each step rounds the parameters,
+// the input and each layer's activation to bfloat16 copies, and every
+// matrix product (forward, dW and the input gradient, whose deltas are
+// rounded too) multiplies bfloat16 operands on the tensor cores,
+// accumulating and writing float32 (cublasGemmEx, CUBLAS_COMPUTE_32F). The
+// activations the ReLU masks read, the logits, the loss, the deltas, the
+// gradients in `d_grads` and the bias gradients stay float32, as do the
+// parameters the optimizer updates. The gradients then differ from the
+// float32 model's by bfloat16's rounding of the products' operands (8
+// significand bits), not by float32 rounding.
+//
 // Parameters and gradients are caller-owned flat device buffers of
 // layout().total_elements() floats on device(); the model keeps only
 // per-batch scratch (inputs, activations, deltas; grown to the largest batch
@@ -60,6 +72,7 @@
 #include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"
+#include "models/precision.h"
 
 namespace ringside {
 
@@ -72,7 +85,8 @@ class CudaMlp : public CudaModel {
   // The model calls are CudaModel's (cuda_model.h) with the contract above;
   // ForwardBackward: INVALID_ARGUMENT also for a label outside the classes.
   static absl::StatusOr<std::unique_ptr<CudaMlp>> Create(
-      std::vector<int64_t> widths, int device = 0);
+      std::vector<int64_t> widths, int device = 0,
+      Precision precision = Precision::kFp32);
   std::string name() const override { return "mlp"; }
   bool ReportsParamUse() const override { return true; }
   void SetParamUseHooks(const ParamUseHooks* hooks) override { hooks_ = hooks; }

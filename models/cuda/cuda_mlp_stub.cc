@@ -4,7 +4,8 @@
 namespace ringside {
 
 absl::StatusOr<std::unique_ptr<CudaMlp>> CudaMlp::Create(
-    std::vector<int64_t> /*widths*/, int /*device*/) {
+    std::vector<int64_t> /*widths*/, int /*device*/,
+    Precision /*precision*/) {
   return absl::UnimplementedError(
       "CudaMlp: built without CUDA (bazel build --config=cuda)");
 }

@@ -36,6 +36,7 @@
 #include "device/cuda_handles.h"
 #include "models/dataset.h"
 #include "models/model.h"
+#include "models/precision.h"
 
 namespace ringside {
 
@@ -59,6 +60,9 @@ class CudaModel {
   virtual std::string name() const = 0;
   virtual const TensorLayout& layout() const = 0;
   virtual int device() const = 0;
+  // The arithmetic of its compute (models/precision.h); the final record
+  // names it. float32 unless the model was made for another.
+  virtual Precision precision() const { return Precision::kFp32; }
 
   // The CPU model's seeded initial parameters, into host memory (same seed
   // => same bits as the CPU model's InitParams). Aborts if the size is

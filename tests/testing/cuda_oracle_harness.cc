@@ -15,7 +15,8 @@ namespace ringside::testing {
 absl::StatusOr<OracleRun> RunCudaWorkers(const OracleSetup& setup,
                                          const std::string& strategy,
                                          const std::vector<int>& gpus,
-                                         std::vector<nlohmann::json>* finals) {
+                                         std::vector<nlohmann::json>* finals,
+                                         Precision precision) {
   const int num_workers = static_cast<int>(gpus.size());
   std::unique_ptr<LocalPsCluster> ps;
   SyncOptions sync = setup.sync;
@@ -39,7 +40,8 @@ absl::StatusOr<OracleRun> RunCudaWorkers(const OracleSetup& setup,
       status[r] = [&]() -> absl::Status {
         RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<CudaMlp> model,
-                            CudaMlp::Create(setup.model.mlp_widths, gpus[r]));
+                            CudaMlp::Create(setup.model.mlp_widths, gpus[r],
+                                            precision));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> sync_strategy,
                             StrategyRegistry::Create(strategy));
         RS_ASSIGN_OR_RETURN(

@@ -1,5 +1,6 @@
-// --device / --gpus parsing and the local-rank -> CUDA device mapping
-// (plain C++: runs everywhere).
+// --device / --gpus / --precision parsing, which models and devices
+// compute in bf16, and the local-rank -> CUDA device mapping (plain C++:
+// runs everywhere).
 #include "worker/device_selection.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,40 @@ TEST(DeviceSelectionTest, ParsesDevices) {
   EXPECT_NE(bad.status().message().find("cpu or cuda"), std::string::npos);
   EXPECT_STREQ(DeviceName(Device::kCuda), "cuda");
   EXPECT_STREQ(DeviceName(Device::kCpu), "cpu");
+}
+
+TEST(DeviceSelectionTest, ParsesPrecisions) {
+  EXPECT_EQ(*ParsePrecision("fp32"), Precision::kFp32);
+  EXPECT_EQ(*ParsePrecision("bf16"), Precision::kBf16);
+  for (const char* bad : {"fp16", "BF16", "", "float32"}) {
+    absl::StatusOr<Precision> p = ParsePrecision(bad);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(p.status().message().find("fp32 or bf16"), std::string::npos)
+        << p.status();
+  }
+  EXPECT_STREQ(PrecisionName(Precision::kBf16), "bf16");
+  EXPECT_STREQ(PrecisionName(Precision::kFp32), "fp32");
+}
+
+// bf16 runs the MLP on CUDA; a CPU worker, or charlm on CUDA, is refused
+// with what it lacks; fp32 runs everywhere.
+TEST(DeviceSelectionTest, Bf16NeedsACudaMlp) {
+  EXPECT_TRUE(CheckPrecision(Precision::kBf16, Device::kCuda, "mlp").ok());
+  for (const char* model : {"mlp", "charlm", "synthetic"}) {
+    EXPECT_TRUE(CheckPrecision(Precision::kFp32, Device::kCpu, model).ok());
+    EXPECT_TRUE(CheckPrecision(Precision::kFp32, Device::kCuda, model).ok());
+  }
+  const absl::Status cpu = CheckPrecision(Precision::kBf16, Device::kCpu, "mlp");
+  EXPECT_EQ(cpu.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(cpu.message().find("--precision=bf16 needs --device=cuda"),
+            std::string::npos)
+      << cpu;
+  const absl::Status charlm =
+      CheckPrecision(Precision::kBf16, Device::kCuda, "charlm");
+  EXPECT_EQ(charlm.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(charlm.message().find("--model=charlm computes in float32 only"),
+            std::string::npos)
+      << charlm;
 }
 
 TEST(DeviceSelectionTest, ParsesGpuLists) {

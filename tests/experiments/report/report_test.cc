@@ -222,6 +222,30 @@ TEST(ReportTest, RowFromFinalsTakesRankZerosThroughput) {
   EXPECT_EQ(ParallelTypeLabel(*row), "Ring (emulated)");
 }
 
+// A row's precision comes from rank 0's final record ("fp32" when the
+// record has none, as an older one); the label names it when not fp32,
+// and the JSON report carries it.
+TEST(ReportTest, PrecisionComesFromTheRecordAndNamesTheRow) {
+  const std::vector<nlohmann::json> bf16 = {{{"event", "final"},
+                                             {"rank", 0},
+                                             {"utilization", 0.5},
+                                             {"throughput", 100.0},
+                                             {"precision", "bf16"}}};
+  absl::StatusOr<ReportRow> row = RowFromFinals("baseline", 0, bf16);
+  ASSERT_TRUE(row.ok()) << row.status();
+  EXPECT_EQ(row->precision, "bf16");
+  EXPECT_EQ(ParallelTypeLabel(*row), "Baseline (bf16)");
+  EXPECT_EQ(JsonReport({*row})["rows"][0]["precision"], "bf16");
+  const std::vector<nlohmann::json> older = {{{"event", "final"},
+                                              {"rank", 0},
+                                              {"utilization", 0.5},
+                                              {"throughput", 100.0}}};
+  row = RowFromFinals("baseline", 0, older);
+  ASSERT_TRUE(row.ok());
+  EXPECT_EQ(row->precision, "fp32");
+  EXPECT_EQ(ParallelTypeLabel(*row), "Baseline");
+}
+
 // The time the emulated compute was meant to take is the largest rank's
 // record; rows whose measured compute is more than 5% off it are listed,
 // rows within it, real compute and rows without the field are not.

@@ -152,6 +152,16 @@ TEST(SweepReportTest, ComputeLabels) {
   EXPECT_THAT(ComputeSentence(mixed), HasSubstr("emulated in sps n=2"));
 }
 
+TEST(SweepReportTest, Bf16RowsAreNamedInThePrecisionLine) {
+  std::vector<ReportRow> rows = Sweep();
+  rows[3].precision = "bf16";
+  EXPECT_THAT(SweepMarkdown(rows, {1, 2, 4}, {}),
+              HasSubstr("- **Precision:** bf16 (bfloat16 matrix-product "
+                        "operands, float32 accumulation, weights, gradients "
+                        "and optimizer state) in SPS (bf16) n=2; float32 in "
+                        "the others.\n"));
+}
+
 TEST(SweepReportTest, MarkdownDocument) {
   SweepDocument doc;
   doc.title = "Results";
@@ -167,6 +177,7 @@ TEST(SweepReportTest, MarkdownDocument) {
                      0),
             0u)
       << md;
+  EXPECT_THAT(md, HasSubstr("- **Precision:** float32 in every row.\n"));
   EXPECT_THAT(md, HasSubstr("- **Run:** model mlp\n"));
   EXPECT_THAT(md, HasSubstr("- **Command:** `compare --workers=1,2,4`\n"));
   EXPECT_THAT(md, HasSubstr("\n## Utilization, n = 1 worker\n\n| Parallel"));

@@ -2,7 +2,8 @@
 // gradients to float32 tolerance on random inputs over several widths
 // (including non-multiples of 32) and batch sizes, the same readiness order
 // with an event per tensor and the same parameter-use hooks, and CUDA
-// errors as Status with CUDA's message.
+// errors as Status with CUDA's message; in bf16 mixed precision, the loss
+// and gradients within bfloat16's rounding of float32's.
 //
 // Where CUDA cannot run, the GPU tests skip and say why: "built without
 // --config=cuda" in the default build, "no GPU here: <the CUDA runtime's
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <random>
 #include <string>
@@ -133,6 +135,93 @@ INSTANTIATE_TEST_SUITE_P(
                                          std::vector<int64_t>{128, 256, 128,
                                                               10}),
                        ::testing::Values(1, 13, 64)));
+
+// Relative L2 distance |a - b| / |b| (0 when both are zero).
+double RelativeL2(absl::Span<const float> a, absl::Span<const float> b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (a[i] - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
+}
+
+// bf16 mixed precision (cuda_mlp.h) against the CPU Mlp in float32: the
+// same readiness order, and the loss and every gradient tensor within
+// bfloat16's rounding of the products' operands. The bound is declared,
+// not yet measured on a GPU: bfloat16 keeps 8 significand bits (unit
+// roundoff 2^-9, about 2e-3), each product rounds both operands, and the
+// deltas compound through the layers; ten times the unit roundoff, 2e-2
+// relative L2 per tensor and 1e-2 on the loss. Each case records what it
+// measured (the test's XML properties, printed by tools/gpu_check.sh's
+// logs), which is what the bound is to be checked against.
+class CudaMlpBf16Test : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CudaMlpBf16Test, WithinBf16RoundingOfFloat32) {
+  SKIP_WITHOUT_GPU();
+  const auto& [widths, batch_size] = GetParam();
+  absl::StatusOr<std::unique_ptr<Mlp>> cpu = Mlp::Create(widths);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  const std::vector<float> params = RandomParams(**cpu, 7);
+  absl::StatusOr<std::unique_ptr<CudaMlp>> model =
+      CudaMlp::Create(widths, 0, Precision::kBf16);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->precision(), Precision::kBf16);
+  absl::StatusOr<DeviceBuffer> d_params = DeviceBuffer::Create(0, params.size());
+  absl::StatusOr<DeviceBuffer> d_grads = DeviceBuffer::Create(0, params.size());
+  ASSERT_TRUE(d_params.ok() && d_grads.ok());
+  ASSERT_TRUE(d_params->CopyFromHost(params).ok());
+  const Batch batch =
+      RandomBatch(batch_size, widths.front(), widths.back(), 11);
+
+  const TensorLayout& layout = (*cpu)->layout();
+  std::vector<float> cpu_grads(layout.total_elements());
+  std::vector<int> cpu_order, gpu_order;
+  absl::StatusOr<double> cpu_loss = (*cpu)->ForwardBackward(
+      batch, params, absl::MakeSpan(cpu_grads),
+      [&](int i) { cpu_order.push_back(i); });
+  ASSERT_TRUE(cpu_loss.ok()) << cpu_loss.status();
+  absl::StatusOr<double> gpu_loss = (*model)->ForwardBackward(
+      batch, d_params->data(), d_grads->data(),
+      [&](int i) { gpu_order.push_back(i); }, /*stream=*/nullptr);
+  ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
+  EXPECT_EQ(gpu_order, cpu_order);
+  const double loss_error = std::abs(*gpu_loss - *cpu_loss) /
+                            std::max(1.0, std::abs(*cpu_loss));
+  RecordProperty("bf16_loss_relative_error", absl::StrCat(loss_error));
+  EXPECT_LE(loss_error, 1e-2);
+
+  absl::StatusOr<std::vector<float>> gpu_grads = d_grads->ToHost();
+  ASSERT_TRUE(gpu_grads.ok()) << gpu_grads.status();
+  double worst = 0;
+  for (int i = 0; i < layout.num_tensors(); ++i) {
+    const double e =
+        RelativeL2(layout.View(i, absl::MakeConstSpan(*gpu_grads)),
+                   layout.View(i, absl::MakeConstSpan(cpu_grads)));
+    worst = std::max(worst, e);
+    EXPECT_LE(e, 2e-2) << layout.tensor(i).name << " (batch " << batch.size
+                       << ")";
+  }
+  RecordProperty("bf16_gradient_relative_l2_worst", absl::StrCat(worst));
+  std::printf("bf16 vs float32, widths %s, batch %lld: loss %.3g, worst "
+              "gradient tensor %.3g (relative L2)\n",
+              absl::StrJoin(widths, "-").c_str(),
+              static_cast<long long>(batch_size), loss_error, worst);
+
+  absl::StatusOr<double> cpu_eval = (*cpu)->Evaluate(batch, params);
+  absl::StatusOr<double> gpu_eval =
+      (*model)->Evaluate(batch, d_params->data(), nullptr);
+  ASSERT_TRUE(cpu_eval.ok() && gpu_eval.ok());
+  EXPECT_NEAR(*gpu_eval, *cpu_eval, 1e-2 * std::max(1.0, *cpu_eval));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    WidthsAndBatches, CudaMlpBf16Test,
+    ::testing::Combine(::testing::Values(std::vector<int64_t>{20, 33, 10},
+                                         std::vector<int64_t>{64, 100, 50, 7},
+                                         std::vector<int64_t>{784, 512, 512,
+                                                              10}),
+                       ::testing::Values(13, 64)));
 
 TEST(CudaMlpTest, ReusesScratchAcrossBatchSizes) {
   SKIP_WITHOUT_GPU();
