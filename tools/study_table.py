@@ -30,6 +30,13 @@ STUDY = {
 STUDY_APEX = {"ring": 2.0, "fusion": 4.0}
 POINTS = 10     # per-worker utilization target, percentage points
 TOTAL = 0.4     # Total target
+# DataParallel gathers every GPU's outputs on GPU0 and scatters their
+# gradients back, bytes the emulation does not move (its rows move
+# gradients and parameters only): GPT-2's logits, batch x context x
+# vocabulary float32 values a GPU, with GPT-2's 1024-token context and
+# 50,257-token vocabulary (Radford et al. 2019) and the run's batch.
+GPT2_CONTEXT = 1024
+GPT2_VOCAB = 50257
 
 
 def rows_at(report, n):
@@ -44,6 +51,20 @@ def key_of(strategy, label):
     rank 0 (the row's name or modelled-as label says so)."""
     return "sps_dp" if (strategy == "sps" and
                         "server beside rank 0" in label) else strategy
+
+
+def dataparallel_outputs(j, workers):
+    """(seconds a step, bytes a GPU) of DataParallel's output gather and
+    gradient scatter over GPU0's link at the full-size bandwidth (the
+    measured shaped link times the emulation scale), gather and scatter one
+    after the other; None for a run of another profile."""
+    config = j.get("config", {})
+    if config.get("profile") != "gpt2" or not config.get("batch_size"):
+        return None
+    bandwidth = (j["cost_model"]["link"]["bandwidth_Bps"] *
+                 config.get("emulation_scale", 1))
+    per_gpu = config["batch_size"] * GPT2_CONTEXT * GPT2_VOCAB * 4
+    return 2 * (workers - 1) * per_gpu / bandwidth, per_gpu, bandwidth
 
 
 def percent(u):
@@ -136,6 +157,7 @@ def main(argv):
     for r in j["cost_model"].get("runs", []):
         if r["workers"] == 4:
             cost.setdefault(key_of(r["strategy"], r.get("modelled_as", "")), r)
+    outputs = dataparallel_outputs(j, 4)
     for strategy, r, study_u, study_total in misses:
         c = cost.get(strategy)
         if c is None or not c.get("predicted_step_s"):
@@ -144,7 +166,7 @@ def main(argv):
         beyond = c["measured_step_s"] - c["own_compute_s"]
         study_mean = sum(study_u) / len(study_u) / 100
         needed = compute / study_mean - compute
-        out.append(
+        line = (
             f"- {r['parallel_type']}: the cost model predicted "
             f"{1e3 * c['predicted_step_s']:.0f} ms a step "
             f"({c['error']:+.0%} against the {1e3 * c['measured_step_s']:.0f}"
@@ -153,12 +175,29 @@ def main(argv):
             f"spent {1e3 * beyond:.0f} ms a step beyond its compute. The "
             f"study's {100 * study_mean:.0f}% mean utilization would need "
             f"{needed:.1f} s a step beyond this compute, "
-            f"{needed / max(beyond, 1e-9):.0f}x what these links took. So "
-            f"the gap lies outside what the emulation and the model hold: "
-            f"DataParallel's own work beside the bytes (the module "
-            f"replicated from GPU0 every step, inputs scattered and outputs "
-            f"gathered on GPU0, its threads under one Python interpreter), "
-            f"for which the cost model has no term.")
+            f"{needed / max(beyond, 1e-9):.0f}x what these links took.")
+        if strategy == study_sps and outputs is not None:
+            seconds, per_gpu, bandwidth = outputs
+            step = c["measured_step_s"] + seconds
+            line += (
+                f" DataParallel also gathers each GPU's outputs on GPU0 and "
+                f"scatters their gradients back, which the emulation does "
+                f"not move: GPT-2's logits, {j['config']['batch_size']} x "
+                f"{GPT2_CONTEXT} x {GPT2_VOCAB:,} float32 values "
+                f"({per_gpu / 1e9:.2f} GB) a GPU, the other three GPUs' "
+                f"each way over GPU0's {8 * bandwidth / 1e9:.0f} Gbit/s link: "
+                f"{seconds:.2f} s a step. With them the step would be "
+                f"{step:.2f} s and the utilization "
+                f"{100 * compute / step:.0f}%, against the study's "
+                f"{100 * study_mean:.0f}%: the bytes DataParallel moves "
+                f"account for {beyond + seconds:.2f} s of the {needed:.1f} s. "
+                f"The rest lies in its work beside the bytes (its threads "
+                f"under one Python interpreter, the loss computed on GPU0 "
+                f"for all four), for which the cost model has no term.")
+        else:
+            line += (" So the gap lies outside what the emulation and the "
+                     "model hold, for which the cost model has no term.")
+        out.append(line)
     print("\n".join(out))
     return 0
 

@@ -88,6 +88,32 @@ class StudyTableTest(unittest.TestCase):
         self.assertIn("would need 9.4 s a step beyond this compute",
                       out.stdout)
 
+    def test_dataparallels_outputs_are_priced_for_gpt2(self):
+        # GPT-2 at batch 8 on a link shaped at 1/64 of 120 Gbit/s: each
+        # GPU's logits are 8 x 1024 x 50,257 x 4 B = 1.65 GB, three GPUs'
+        # each way over 1.5e10 B/s = 0.66 s; the step 1.75 + 0.66 = 2.41 s,
+        # utilization 1.5 / 2.41 = 62%.
+        data = compare_json()
+        rows = data["report"]["utilization"][0]["table"]["rows"]
+        data["report"]["utilization"][0]["table"]["rows"] = [
+            r for r in rows if "beside" not in r["parallel_type"]]
+        data["config"] = {"profile": "gpt2", "batch_size": 8,
+                          "emulation_scale": 64}
+        data["cost_model"]["link"] = {"bandwidth_Bps": 1.5e10 / 64}
+        out = self.run_script(data)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("8 x 1024 x 50,257 float32 values (1.65 GB) a GPU",
+                      out.stdout)
+        self.assertIn("over GPU0's 120 Gbit/s link: 0.66 s a step. With them "
+                      "the step would be 2.41 s and the utilization 62%",
+                      out.stdout)
+        self.assertIn("account for 0.91 s of the 9.4 s", out.stdout)
+        # Another profile: no such term.
+        data["config"]["profile"] = "resnet50"
+        out = self.run_script(data)
+        self.assertNotIn("logits", out.stdout)
+        self.assertIn("the cost model has no term", out.stdout)
+
     def test_a_ring_outside_ten_points_misses(self):
         data = compare_json()
         ring = next(r for r in data["report"]["utilization"][0]["table"]
