@@ -294,11 +294,13 @@ struct StrategyInfo {
   // rankings where no cost formula says it (e.g. "lossy (PowerSGD, low
   // rank)"); empty: as its formula says, else exact.
   std::string updates;
-  // Whether its oracle_options make it equal the exact strategies only
-  // with SGD (plain or with momentum: an update linear in the gradient),
-  // not with Adam: local SGD's parameter averaging. The oracles that also
-  // run Adam run such a strategy with SGD only.
-  bool oracle_sgd_only = false;
+  // The one optimizer (OptimizerConfig::type) under which its
+  // oracle_options make it equal the exact strategies; empty: any. "sgd"
+  // (plain or with momentum: an update linear in the gradient): local
+  // SGD's parameter averaging, not equal with Adam; "adam": 1-bit Adam,
+  // which is Adam's own. The oracles run such a strategy with that
+  // optimizer only.
+  std::string oracle_optimizer;
   // False for a lossy strategy with no setting that equals the exact
   // strategies (sign compression: one bit per element at any setting):
   // the oracles check that its ranks agree and that it trains, and record
@@ -361,8 +363,8 @@ struct StrategyInfo {
     oracle_options = std::move(set);
     return *this;
   }
-  StrategyInfo& OracleSgdOnly() {
-    oracle_sgd_only = true;
+  StrategyInfo& OracleOptimizer(std::string type) {
+    oracle_optimizer = std::move(type);
     return *this;
   }
   StrategyInfo& NoExactSetting() {

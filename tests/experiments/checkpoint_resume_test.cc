@@ -91,7 +91,8 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
     if (strategy == "hierarchical") f.push_back("--local_size=1");
     // Plain steps first, the checkpoint (after step 6) past them: the step
     // counts travel with the error feedback.
-    if (strategy == "ring_topk" || strategy == "ring_sign") {
+    if (strategy == "ring_topk" || strategy == "ring_sign" ||
+        strategy == "ring_onebit_adam") {
       f.push_back("--compression_start_step=4");
     }
     return f;
@@ -134,6 +135,7 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_tuple("ring_powersgd", 0),
                       std::make_tuple("ring_topk", 0),
                       std::make_tuple("ring_sign", 0),
+                      std::make_tuple("ring_onebit_adam", 0),
                       std::make_tuple("local_sgd", 0),
                       std::make_tuple("diloco", 0),
                       std::make_tuple("fusion", 0),

@@ -33,6 +33,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"ring_powersgd", {"Ring PowerSGD", "ring_powersgd"}},
       {"ring_topk", {"Ring Top-k", "ring_topk"}},
       {"ring_sign", {"Ring Sign", "ring_sign"}},
+      {"ring_onebit_adam", {"Ring 1-bit Adam", "ring_onebit_adam"}},
       {"local_sgd", {"Local SGD", "local_sgd"}},
       {"diloco", {"DiLoCo", "diloco"}},
       {"zero1", {"ZeRO-1", "zero1"}},

@@ -164,6 +164,13 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
            << " (" << info.name << " declares tolerance "
            << info.oracle_tolerance << ")";
   }
+  return RanksAgreeAndItTrains(info.name, setup, num_workers, run);
+}
+
+::testing::AssertionResult RanksAgreeAndItTrains(const std::string& strategy,
+                                                 const OracleSetup& setup,
+                                                 int num_workers,
+                                                 const OracleRun& run) {
   OracleSetup one = setup;
   one.steps = 1;
   absl::StatusOr<TrainResult> one_step = RunReference(one, num_workers);
@@ -178,7 +185,7 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
     }
     if (!(run.eval_loss[r] < one_step->eval_loss)) {
       return ::testing::AssertionFailure()
-             << info.name << " rank " << r << ": eval loss "
+             << strategy << " rank " << r << ": eval loss "
              << run.eval_loss[r] << " after " << setup.steps
              << " steps is not below the reference's " << one_step->eval_loss
              << " after one: it does not train";

@@ -75,14 +75,20 @@ double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
 // A registered strategy's verdict on `run` (of `setup` on `num_workers`
 // workers): MatchesReference within its oracle_tolerance; for one with no
 // exact setting (StrategyInfo::exact_setting false: sign compression),
-// every rank bit-identical and each rank's eval loss below the reference's
-// after one step of `setup` (it trains), its gap left to the caller to
-// record.
+// RanksAgreeAndItTrains, its gap left to the caller to record.
 ::testing::AssertionResult MeetsItsOracle(const StrategyInfo& info,
                                           const OracleSetup& setup,
                                           int num_workers,
                                           const OracleRun& run,
                                           const TrainResult& reference);
+
+// The verdict on a lossy run of `strategy`: every rank bit-identical and
+// each rank's eval loss below the reference's after one step of `setup`
+// (it trains).
+::testing::AssertionResult RanksAgreeAndItTrains(const std::string& strategy,
+                                                 const OracleSetup& setup,
+                                                 int num_workers,
+                                                 const OracleRun& run);
 
 }  // namespace ringside::testing
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/in_memory_store.h"
+#include "core/optimizer_config.h"
 #include "tests/testing/rank_threads.h"
 #include "worker/strategy_option_set.h"
 #include "worker/sync_strategy.h"
@@ -27,13 +28,22 @@ struct StrategySteps {
   std::vector<std::vector<StepStats>> stats;           // [rank][step]
 };
 
+// RunStrategySteps' default optimizer: SGD at lr 0.01.
+inline OptimizerConfig StepsSgd() {
+  OptimizerConfig sgd;
+  sgd.type = "sgd";
+  sgd.lr = 0.01f;
+  return sgd;
+}
+
 // `strategy` on `n` ranks for `steps` steps of `layout` (parameters 0.5,
-// SGD at lr 0.01: the tests read the gradients), with the gradients
+// `optimizer`: the tests read the gradients), with the gradients
 // grads_of(rank, step) and the strategy's `options`.
 inline StrategySteps RunStrategySteps(
     const std::string& strategy, int n, const TensorLayout& layout, int steps,
     const std::function<std::vector<float>(int, int)>& grads_of,
-    const StrategyOptionSet& options = {}) {
+    const StrategyOptionSet& options = {},
+    const OptimizerConfig& optimizer = StepsSgd()) {
   InMemoryStore store;
   StrategySteps out;
   out.grads.resize(n);
@@ -50,8 +60,7 @@ inline StrategySteps RunStrategySteps(
     context.layout = layout;
     context.params = absl::MakeSpan(params);
     context.grads = absl::MakeSpan(grads);
-    context.optimizer.type = "sgd";
-    context.optimizer.lr = 0.01f;
+    context.optimizer = optimizer;
     context.options.store = &store;
     context.options.rpc_timeout = absl::Seconds(20);
     context.options.connect_timeout = absl::Seconds(10);

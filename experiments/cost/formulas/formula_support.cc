@@ -211,6 +211,25 @@ MemoryPerRank GatheredBucketsFormula::Memory(double P, double s, int64_t n,
   return WorkerCopiesMemory(3, P, s);
 }
 
+std::vector<std::string> SignedBucketsFormula::options() const {
+  return {"ring_bucket_kb", "ring_first_bucket_kb", "compression_start_step"};
+}
+
+std::optional<StrategyFormula::PlainFirstSteps>
+SignedBucketsFormula::plain_first_steps() const {
+  return PlainFirstSteps{"compression_start_step", "ring", {}};
+}
+
+double SignedBucketsFormula::GatheredBytes(const CostInputs& in) const {
+  return in.model_bytes / 32 + 4.0 * static_cast<double>(in.num_tensors);
+}
+
+double SignedBucketsFormula::CompressionSeconds(const CostInputs& in) const {
+  const double n = static_cast<double>(in.workers);
+  return in.model_bytes / 4 *
+         (in.cpu.sign_pack_element_s + n * in.cpu.sign_add_element_s);
+}
+
 MemoryPerRank WorkerCopiesMemory(double copies, double P, double s) {
   MemoryPerRank m;
   m.worker_bytes = (copies + s) * P;

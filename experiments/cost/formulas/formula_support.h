@@ -7,6 +7,8 @@
 #define RINGSIDE_EXPERIMENTS_COST_FORMULAS_FORMULA_SUPPORT_H_
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "experiments/cost/cost_types.h"
@@ -153,6 +155,22 @@ class GatheredBucketsFormula : public StrategyFormula {
   virtual double GatheredBytes(const CostInputs& in) const = 0;
   // The compression's CPU seconds a step on one rank (calibrated).
   virtual double CompressionSeconds(const CostInputs& in) const = 0;
+};
+
+// The formulas of the hooks that all-gather sign bits and a scale per
+// tensor part (ring_sign, ring_onebit_adam), G ≈ M/32 + 4T bytes a rank a
+// step: the compression (M/4) · (p_s + n · p_a), the packing and the n
+// ranks' signs added (calibrated), and their first
+// --compression_start_step steps plain all-reduces of ring's buckets,
+// priced by ring's formula (plain_first_steps).
+class SignedBucketsFormula : public GatheredBucketsFormula {
+ public:
+  std::vector<std::string> options() const final;
+  std::optional<PlainFirstSteps> plain_first_steps() const final;
+
+ protected:
+  double GatheredBytes(const CostInputs& in) const final;
+  double CompressionSeconds(const CostInputs& in) const final;
 };
 
 // The formulas of the strategies whose every worker holds the whole

@@ -1,6 +1,6 @@
 // ring_sign: per bucket (ring's buckets), one all-gather of every rank's
 // sign bits and per-tensor scales, G ≈ M/32 + 4T bytes a rank per step, in
-// the all-gather hooks' terms (GatheredBucketsFormula, formula_support.h):
+// the sign hooks' terms (SignedBucketsFormula, formula_support.h):
 //   comm      n = 1: the compression only; else (n−1) · G/B + b_r · (n−1)α
 //   CPU       (M/4) · (p_s + n · p_a) at every n: the packing and the n
 //             ranks' signs added (calibrated); n > 1 besides: (n−1) · G ·
@@ -19,27 +19,10 @@
 namespace ringside {
 namespace {
 
-class RingSignFormula final : public GatheredBucketsFormula {
+class RingSignFormula final : public SignedBucketsFormula {
  public:
   std::string name() const override { return "ring_sign"; }
-  std::vector<std::string> options() const override {
-    return {"ring_bucket_kb", "ring_first_bucket_kb",
-            "compression_start_step"};
-  }
-  std::optional<PlainFirstSteps> plain_first_steps() const override {
-    return PlainFirstSteps{"compression_start_step", "ring", {}};
-  }
   std::string LossyNote() const override { return "sign, 1 bit"; }
-
- protected:
-  double GatheredBytes(const CostInputs& in) const override {
-    return in.model_bytes / 32 + 4.0 * static_cast<double>(in.num_tensors);
-  }
-  double CompressionSeconds(const CostInputs& in) const override {
-    const double n = static_cast<double>(in.workers);
-    return in.model_bytes / 4 *
-           (in.cpu.sign_pack_element_s + n * in.cpu.sign_add_element_s);
-  }
 };
 
 }  // namespace

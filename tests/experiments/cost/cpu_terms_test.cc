@@ -168,8 +168,9 @@ TEST(CostModelTest, WakeCostIsOncePerStepOfEveryCollectiveStrategy) {
   in.cpu.collective_wake_s = 5e-3;
   in.model_bytes = 30.0 * 1024 * 1024;  // 1 MiB, then 25 MiB buckets: b_r = 3
   const std::set<std::string> collective = {
-      "ring",  "ring_fp16", "ring_topk", "ring_sign", "ring_powersgd",
-      "hierarchical", "fusion", "zero1", "zero2", "zero3"};
+      "ring",         "ring_fp16", "ring_topk", "ring_sign",
+      "ring_onebit_adam", "ring_powersgd", "hierarchical", "fusion",
+      "zero1",        "zero2",     "zero3"};
   // The periodic-averaging ones wake once per average: every H = 8 steps
   // (their default --local_steps).
   const std::set<std::string> periodic = {"local_sgd", "diloco"};

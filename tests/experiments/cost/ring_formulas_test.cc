@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "experiments/cost/formulas/formula_registry.h"
 #include "gtest/gtest.h"
 #include "tests/experiments/cost/round_inputs.h"
 
@@ -239,6 +240,25 @@ TEST(CostModelTest, RingSignAllGathersBitsAndScales) {
   EXPECT_EQ(UpdatesLabel("ring_sign", 0), "lossy (sign, 1 bit)");
 }
 
+// ring_onebit_adam's compressed steps move and cost what ring_sign's do
+// (the momentum's signs and a scale per tensor), its study's warm-up is 16
+// plain steps, and its label says what it compresses.
+TEST(CostModelTest, OneBitAdamPricesItsStepsAsSigns) {
+  CostInputs in = Round();
+  in.cpu.sign_pack_element_s = 2e-11;
+  in.cpu.sign_add_element_s = 1e-11;
+  const Prediction adam = Predict("ring_onebit_adam", in);
+  const Prediction sign = Predict("ring_sign", in);
+  EXPECT_NEAR(adam.bandwidth_s, sign.bandwidth_s, kEps);
+  EXPECT_NEAR(adam.cpu_s, sign.cpu_s, kEps);
+  EXPECT_NEAR(adam.step_s, sign.step_s, kEps);
+  EXPECT_EQ(FormulaRegistry::StudyFlag("ring_onebit_adam",
+                                       "compression_start_step"),
+            "16");
+  EXPECT_EQ(UpdatesLabel("ring_onebit_adam", 0),
+            "lossy (1-bit Adam: momentum signs)");
+}
+
 // The all-gather hooks' compression, calibrated per element and paid at
 // every n: top-k's M/4 · p_k = 2.5e8 · 1e-11 = 2.5 ms; sign's M/4 · (p_s +
 // n · p_a) = 2.5e8 · (2e-11 + 4 · 1e-11) = 15 ms at n = 4, 7.5 ms at 1.
@@ -344,7 +364,7 @@ TEST(CostModelTest, MeasuredWindowWeighsInThePlainFirstSteps) {
   // warm-up steps are its own formula's at H = 1.
   in.strategy_options = {{"compression_start_step", "10"},
                          {"ring_bucket_kb", "0"}};
-  for (const char* s : {"ring_topk", "ring_sign"}) {
+  for (const char* s : {"ring_topk", "ring_sign", "ring_onebit_adam"}) {
     p = PredictMeasuredWindow(s, in, 0, 20, &plain);
     ASSERT_TRUE(p.ok()) << s;
     EXPECT_NEAR(p->step_s, (10 * ring + 10 * Predict(s, in).step_s) / 20,

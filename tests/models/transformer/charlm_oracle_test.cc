@@ -5,10 +5,10 @@
 // N = 2 workers of batch b end with the parameters of one worker of batch
 // 2b on the same data order within the strategy's declared tolerance
 // (float32 rounding, 1e-5, unless it registered a looser one), with SGD +
-// momentum and with Adam; a strategy registered OracleSgdOnly (local_sgd,
-// diloco: parameter averaging equals the exact update only when the update
-// is linear in the gradient) runs with SGD only, and its own test shows
-// Adam's difference; one with no exact setting (ring_sign) must keep its
+// momentum and with Adam; a strategy registered with an OracleOptimizer
+// runs with that one only (local_sgd, diloco: SGD, as parameter averaging
+// equals the exact update only when the update is linear in the gradient,
+// and their own test shows Adam's difference; ring_onebit_adam: Adam); one with no exact setting (ring_sign) must keep its
 // ranks bit-identical and train (MeetsItsOracle). A small model on the
 // built-in synthetic text keeps it fast.
 #include <gtest/gtest.h>
@@ -44,8 +44,11 @@ std::vector<std::tuple<std::string, std::string>> Cases() {
   std::vector<std::tuple<std::string, std::string>> cases;
   for (const StrategyInfo& info : StrategyRegistry::List()) {
     if (info.name == "baseline") continue;
-    cases.emplace_back(info.name, "sgd");
-    if (!info.oracle_sgd_only) cases.emplace_back(info.name, "adam");
+    for (const char* optimizer : {"sgd", "adam"}) {
+      if (info.oracle_optimizer.empty() || info.oracle_optimizer == optimizer) {
+        cases.emplace_back(info.name, optimizer);
+      }
+    }
   }
   return cases;
 }

@@ -32,7 +32,7 @@ TEST_P(LocalSgdOracleTest, AveragingEveryStepMatchesTheSingleWorker) {
   const auto [strategy, n] = GetParam();
   absl::StatusOr<StrategyInfo> info = StrategyRegistry::Find(strategy);
   ASSERT_TRUE(info.ok()) << info.status();
-  EXPECT_TRUE(info->oracle_sgd_only);
+  EXPECT_EQ(info->oracle_optimizer, "sgd");
   OracleSetup setup;  // SGD with momentum
   SetUpForStrategy(*info, setup);
   ASSERT_EQ(setup.sync.strategy.Get<LocalSgdOptions>().local_steps, 1);

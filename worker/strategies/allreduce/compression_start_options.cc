@@ -6,9 +6,10 @@
 
 ABSL_FLAG(int64_t, compression_start_step,
           ringside::CompressionStartOptions().start_step,
-          "ring_topk, ring_sign: steps averaged with a plain all-reduce "
-          "before compression starts (Deep Gradient Compression's and 1-bit "
-          "Adam's warm-up); 0: compress from the first step.");
+          "ring_topk, ring_sign, ring_onebit_adam: steps averaged with a "
+          "plain all-reduce before compression starts (Deep Gradient "
+          "Compression's warm-up; 1-bit Adam's freeze_step, which "
+          "ring_onebit_adam needs >= 1); 0: compress from the first step.");
 
 namespace ringside {
 
@@ -23,7 +24,7 @@ absl::Status CompressionStartOptions::Validate() const {
 absl::StatusOr<CompressionStartOptions> CompressionStartOptionsFromFlags() {
   CompressionStartOptions options;
   options.start_step = absl::GetFlag(FLAGS_compression_start_step);
-  return ValidatedFromFlags(options, "ring_topk, ring_sign");
+  return ValidatedFromFlags(options, "ring_topk, ring_sign, ring_onebit_adam");
 }
 
 RINGSIDE_REGISTER_OPTION_FLAGS(CompressionStartOptions,

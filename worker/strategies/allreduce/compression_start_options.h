@@ -1,5 +1,6 @@
-// CompressionStartOptions: the plain steps before ring_topk's and
-// ring_sign's compression starts (gather_hook.h), the exact warm-up that
+// CompressionStartOptions: the plain steps before ring_topk's, ring_sign's
+// and ring_onebit_adam's compression starts (gather_hook.h), the exact
+// warm-up that
 // Deep Gradient Compression (Lin et al., ICLR 2018: its sparsity warm-up)
 // and 1-bit Adam (Tang et al., ICML 2021: its full-precision warm-up,
 // freeze_step) run before compressing, because early training is the most

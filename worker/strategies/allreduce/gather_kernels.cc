@@ -41,13 +41,18 @@ void SelectTopK(const float* values, int64_t begin, int64_t size, int64_t k,
   }
 }
 
-void PackSigns(const float* g, int64_t size, float* e, float* words) {
-  double l1 = 0;
+void PackSigns(const float* g, int64_t size, float* e, float* words,
+               SignScale rule) {
+  double sum = 0;
   for (int64_t i = 0; i < size; ++i) {
     e[i] += g[i];
-    l1 += std::fabs(e[i]);
+    sum += rule == SignScale::kMeanAbs
+               ? std::fabs(e[i])
+               : static_cast<double>(e[i]) * static_cast<double>(e[i]);
   }
-  const float scale = static_cast<float>(l1 / static_cast<double>(size));
+  const double mean = sum / static_cast<double>(size);
+  const float scale = static_cast<float>(
+      rule == SignScale::kMeanAbs ? mean : std::sqrt(mean));
   words[0] = scale;
   for (int64_t w = 0; w * 32 < size; ++w) {
     uint32_t bits = 0;

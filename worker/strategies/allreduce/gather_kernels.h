@@ -1,5 +1,6 @@
 // The per-element arithmetic of the all-gather compression hooks
-// (topk_hook.cc, sign_hook.cc): top-k's selection and sign's packing and
+// (topk_hook.cc, sign_hook.cc, onebit_adam_hook.cc): top-k's selection and
+// sign's packing and
 // unpacking of one tensor's part of a bucket. The hooks run them, and the
 // calibration times them (experiments/cost/calibration.h). Pure functions
 // of their arguments.
@@ -38,10 +39,16 @@ void SelectTopK(const float* values, int64_t begin, int64_t size, int64_t k,
 // of bits.
 inline int64_t SignWords(int64_t size) { return 1 + (size + 31) / 32; }
 
-// EF-SignSGD's compression of one part: e += g, s = ‖e‖₁/size, words[0] =
-// s, then the sign bits of e (bit set for e >= 0), and e keeps e −
-// s·sign(e).
-void PackSigns(const float* g, int64_t size, float* e, float* words);
+// The scale a part's signs carry: EF-SignSGD's mean magnitude ‖e‖₁/size,
+// or 1-bit Adam's root mean square ‖e‖₂/√size (DeepSpeed's
+// compressed_allreduce).
+enum class SignScale { kMeanAbs, kRms };
+
+// Scaled sign compression of one part with error feedback: e += g, s = the
+// scale of e, words[0] = s, then the sign bits of e (bit set for e >= 0),
+// and e keeps e − s·sign(e).
+void PackSigns(const float* g, int64_t size, float* e, float* words,
+               SignScale scale = SignScale::kMeanAbs);
 
 // Adds one rank's s·sign (words as PackSigns wrote them) into `out`.
 void AddSigns(const float* words, int64_t size, float* out);

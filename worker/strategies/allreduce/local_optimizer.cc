@@ -242,24 +242,35 @@ absl::StatusOr<std::unique_ptr<LocalOptimizer>> LocalOptimizer::Create(
   RS_ASSIGN_OR_RETURN(
       std::unique_ptr<Optimizer> optimizer,
       Optimizer::Create(context.optimizer, context.layout.total_elements()));
+  return OnHost(context, std::move(optimizer));
+}
+
+std::unique_ptr<LocalOptimizer> LocalOptimizer::OnHost(
+    const SyncContext& context, std::unique_ptr<Optimizer> optimizer) {
   return std::unique_ptr<LocalOptimizer>(
       new HostLocalOptimizer(context, std::move(optimizer)));
 }
 
-absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
-                                      Collective* collective) {
-  return StartLocal(context, BroadcastOver(collective));
+absl::StatusOr<LocalStart> StartLocal(
+    const SyncContext& context, Collective* collective,
+    std::unique_ptr<LocalOptimizer> optimizer) {
+  return StartLocal(context, BroadcastOver(collective), std::move(optimizer));
 }
 
-absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
-                                      const RootBroadcast& broadcast) {
+absl::StatusOr<LocalStart> StartLocal(
+    const SyncContext& context, const RootBroadcast& broadcast,
+    std::unique_ptr<LocalOptimizer> optimizer) {
   if (context.world_size > 1) {
     RS_RETURN_IF_ERROR(
         Annotate(broadcast(context.params, context.options.rpc_timeout),
                  "broadcasting rank 0's initial parameters"));
   }
   LocalStart start;
-  RS_ASSIGN_OR_RETURN(start.optimizer, LocalOptimizer::Create(context));
+  if (optimizer != nullptr) {
+    start.optimizer = std::move(optimizer);
+  } else {
+    RS_ASSIGN_OR_RETURN(start.optimizer, LocalOptimizer::Create(context));
+  }
   RS_ASSIGN_OR_RETURN(start.start_step, start.optimizer->Resume(broadcast));
   return start;
 }

@@ -73,6 +73,10 @@ class LocalOptimizer {
   // `context` (its spans) must outlive the optimizer. Blocking.
   static absl::StatusOr<std::unique_ptr<LocalOptimizer>> Create(
       const SyncContext& context);
+  // The host rule `optimizer` (a strategy's own, e.g. 1-bit Adam's) in
+  // place of context.optimizer's; context.device must be kCpu.
+  static std::unique_ptr<LocalOptimizer> OnHost(
+      const SyncContext& context, std::unique_ptr<Optimizer> optimizer);
   virtual ~LocalOptimizer() = default;
   // Updates context.params from context.grads (final, averaged) for
   // `step`; blocking. Stats as ApplyAveragedGradients.
@@ -93,19 +97,22 @@ class LocalOptimizer {
 // shares (baseline, ring and its hooks, fusion, hierarchical; zero1-3 use
 // StartSharded): rank 0's initial parameters broadcast (over `collective`,
 // null: one worker, nothing to agree on; or by `broadcast`, e.g.
-// hierarchical's across hosts then within each), the local optimizer on `context` (the
-// strategy's own copy, which the optimizer keeps a reference to) and the
-// step to start at (LocalOptimizer::Resume: the checkpoint's when
+// hierarchical's across hosts then within each), the local optimizer on
+// `context` (the strategy's own copy, which the optimizer keeps a
+// reference to; `optimizer` when given, else LocalOptimizer::Create's) and
+// the step to start at (LocalOptimizer::Resume: the checkpoint's when
 // --resume, else 0). Collective: every rank calls it. Blocking, bounded by
 // rpc_timeout.
 struct LocalStart {
   std::unique_ptr<LocalOptimizer> optimizer;
   int64_t start_step = 0;
 };
-absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
-                                      Collective* collective);
-absl::StatusOr<LocalStart> StartLocal(const SyncContext& context,
-                                      const RootBroadcast& broadcast);
+absl::StatusOr<LocalStart> StartLocal(
+    const SyncContext& context, Collective* collective,
+    std::unique_ptr<LocalOptimizer> optimizer = nullptr);
+absl::StatusOr<LocalStart> StartLocal(
+    const SyncContext& context, const RootBroadcast& broadcast,
+    std::unique_ptr<LocalOptimizer> optimizer = nullptr);
 
 }  // namespace ringside
 

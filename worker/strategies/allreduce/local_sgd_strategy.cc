@@ -246,7 +246,7 @@ RINGSIDE_REGISTER_STRATEGY(
         .VariantStates({"local_steps", "local_sgd_warmup_steps"})
         .Updates("local (H steps between averages)")
         .Tolerance(1e-5)
-        .OracleSgdOnly()
+        .OracleOptimizer("sgd")
         .OracleOptions(EveryStep));
 
 RINGSIDE_REGISTER_STRATEGY(
@@ -269,7 +269,7 @@ RINGSIDE_REGISTER_STRATEGY(
                         "diloco_outer_lr", "diloco_outer_momentum"})
         .Updates("local (H steps between outer steps)")
         .Tolerance(1e-5)
-        .OracleSgdOnly()
+        .OracleOptimizer("sgd")
         .OracleOptions([](StrategyOptionSet& set) {
           EveryStep(set);
           DiLoCoOptions plain;

@@ -22,7 +22,11 @@ absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
   RS_ASSIGN_OR_RETURN(collective_,
                       ConnectCollective(context, name_, &own_store_));
-  RS_ASSIGN_OR_RETURN(LocalStart start, StartLocal(context_, collective_.get()));
+  RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalOptimizer> optimizer,
+                      MakeOptimizer(context_));
+  RS_ASSIGN_OR_RETURN(
+      LocalStart start,
+      StartLocal(context_, collective_.get(), std::move(optimizer)));
   optimizer_ = std::move(start.optimizer);
   start_step_ = start.start_step;
   RS_ASSIGN_OR_RETURN(Store* const store, JobStore(context_, &own_store_));

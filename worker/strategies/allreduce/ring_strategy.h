@@ -74,6 +74,14 @@ class RingStrategy : public SyncStrategy {
   // Ring registered as `name` (also its store prefix) with `hook`.
   RingStrategy(std::string name, std::unique_ptr<BucketCommHook> hook)
       : name_(std::move(name)), hook_(std::move(hook)) {}
+  // The optimizer the ranks apply, on `context` (the strategy's own copy);
+  // called once in Init, after the collective connects and before the
+  // hook does. Default: LocalOptimizer::Create(context), context.optimizer's
+  // rule.
+  virtual absl::StatusOr<std::unique_ptr<LocalOptimizer>> MakeOptimizer(
+      const SyncContext& context) {
+    return LocalOptimizer::Create(context);
+  }
 
  private:
   // Reduces `bucket` of `step` through the hook (communication thread).
