@@ -44,6 +44,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/relative_l2.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "device/device_buffer.h"
@@ -128,16 +129,6 @@ std::vector<float> ReadRaw(const std::string& path) {
   in.seekg(0);
   in.read(reinterpret_cast<char*>(v.data()), v.size() * 4);
   return v;
-}
-
-double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size() || a.empty()) return 1.0;
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    norm += double{b[i]} * b[i];
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
 }
 
 // Runs the torch reference on `device` with our parameters and tokens;

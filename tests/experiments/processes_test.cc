@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/relative_l2.h"
 #include "experiments/job/process_group.h"
 #include "tests/testing/test_pki.h"
 
@@ -34,15 +35,6 @@ std::vector<float> ReadFloats(const std::string& path) {
   std::vector<float> out(bytes.size() / 4);
   std::memcpy(out.data(), bytes.data(), out.size() * 4);
   return out;
-}
-
-double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
-    norm += b[i] * static_cast<double>(b[i]);
-  }
-  return std::sqrt(diff / norm);
 }
 
 const std::vector<std::string> kCommon = {

@@ -119,17 +119,6 @@ void SetUpForStrategy(const StrategyInfo& info, OracleSetup& setup) {
   if (info.oracle_options) info.oracle_options(setup.sync.strategy);
 }
 
-double RelativeL2(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size() || b.empty()) return 1.0;
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double d = static_cast<double>(a[i]) - b[i];
-    diff += d * d;
-    norm += static_cast<double>(b[i]) * b[i];
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30);
-}
-
 ::testing::AssertionResult MatchesReference(const OracleRun& run,
                                             const TrainResult& reference,
                                             double tolerance) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/relative_l2.h"
 #include "core/optimizer_config.h"
 #include "models/model_factory.h"
 #include "worker/sync_strategy.h"
@@ -62,8 +63,8 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
 // one, its options with compression off (StrategyInfo::oracle_options).
 void SetUpForStrategy(const StrategyInfo& info, OracleSetup& setup);
 
-// ||a - b|| / ||b|| (L2); 1 if sizes differ.
-double RelativeL2(const std::vector<float>& a, const std::vector<float>& b);
+// RelativeL2 (common/relative_l2.h) is the oracles' measure.
+using ::ringside::RelativeL2;
 
 // The oracle's verdict: every rank's parameters within relative L2 error
 // `tolerance` of the reference, eval loss within the same relative error,

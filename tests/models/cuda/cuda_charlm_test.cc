@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/relative_l2.h"
 #include "device/device_buffer.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/charlm_layout.h"
@@ -94,15 +95,6 @@ Device MustUpload(const CharLmConfig& config, const std::vector<float>& p) {
   absl::Status s = d.params.CopyFromHost(p);
   EXPECT_TRUE(s.ok()) << s;
   return d;
-}
-
-double RelativeL2(absl::Span<const float> a, absl::Span<const float> b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double{a[i]} - b[i]) * (double{a[i]} - b[i]);
-    norm += double{b[i]} * b[i];
-  }
-  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
 }
 
 class CudaCharLmVsCpuTest : public ::testing::TestWithParam<Case> {};

@@ -25,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/relative_l2.h"
 #include "device/device_buffer.h"
 #include "models/cuda/cuda_optimizer.h"
 #include "models/mlp.h"
@@ -137,15 +138,6 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(1, 13, 64)));
 
 // Relative L2 distance |a - b| / |b| (0 when both are zero).
-double RelativeL2(absl::Span<const float> a, absl::Span<const float> b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (static_cast<double>(a[i]) - b[i]) * (a[i] - b[i]);
-    norm += static_cast<double>(b[i]) * b[i];
-  }
-  return norm == 0 ? std::sqrt(diff) : std::sqrt(diff / norm);
-}
-
 // bf16 mixed precision (cuda_mlp.h) against the CPU Mlp in float32: the
 // same readiness order, and the loss and every gradient tensor within
 // bfloat16's rounding of the products' operands. The bound is declared,
