@@ -61,7 +61,8 @@ ABSL_FLAG(int, servers, 4, "Servers K for 'sharded' strategies (sps: 1).");
 ABSL_FLAG(std::string, strategies, "",
           "Comma-separated strategies; default: every registered one in the "
           "default sweep (baseline, sps, dps, ring, fusion first; not "
-          "ring_bf16, ring_topk, ring_sign, local_sgd, diloco, whose point "
+          "ring_bf16, ring_topk, ring_sign, ring_onebit_adam, local_sgd, "
+          "diloco, whose point "
           "needs a slow link: --preset=slow_link); all: every registered "
           "one. The baseline always runs first. "
           "NAME@FLAG=VALUE[@...] runs NAME with its own worker flags (its "

@@ -1,5 +1,6 @@
-// ring_topk's and ring_sign's plain steps first (--compression_start_step,
-// compression_start_options.h):
+// ring_topk's, ring_sign's and ring_onebit_adam's plain steps first
+// (--compression_start_step, compression_start_options.h; 1-bit Adam's
+// under Adam, the optimizer it needs):
 //  - those steps are ring's exactly (a plain float32 average), one step
 //    past them compression changes the result;
 //  - the row's variant names them; a negative count is refused by flag.
@@ -19,6 +20,12 @@ class CompressionStartTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(CompressionStartTest, StartStepsAreRingsExactly) {
   constexpr int kN = 2;
   OracleSetup setup;
+  absl::StatusOr<StrategyInfo> info = StrategyRegistry::Find(GetParam());
+  ASSERT_TRUE(info.ok()) << info.status();
+  if (info->oracle_optimizer == "adam") {
+    setup.optimizer.type = "adam";
+    setup.optimizer.lr = 0.01f;
+  }
   CompressionStartOptions start;
   start.start_step = 4;
   setup.sync.strategy.Set(start);
@@ -39,7 +46,8 @@ TEST_P(CompressionStartTest, StartStepsAreRingsExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GatherHooks, CompressionStartTest,
-                         ::testing::Values("ring_topk", "ring_sign"));
+                         ::testing::Values("ring_topk", "ring_sign",
+                                           "ring_onebit_adam"));
 
 TEST(CompressionStartOptionsTest, NegativeIsRefusedByFlag) {
   CompressionStartOptions options;
