@@ -116,7 +116,17 @@ void SetUpForStrategy(const StrategyInfo& info, OracleSetup& setup) {
       setup.num_servers = 2;
       break;
   }
+  UseOracleOptimizer(info, setup);
   if (info.oracle_options) info.oracle_options(setup.sync.strategy);
+}
+
+void UseOracleOptimizer(const StrategyInfo& info, OracleSetup& setup) {
+  if (info.oracle_optimizer.empty() ||
+      info.oracle_optimizer == setup.optimizer.type) {
+    return;
+  }
+  setup.optimizer.type = info.oracle_optimizer;
+  if (info.oracle_optimizer == "adam") setup.optimizer.lr = 0.01f;
 }
 
 ::testing::AssertionResult MatchesReference(const OracleRun& run,

@@ -59,9 +59,16 @@ absl::StatusOr<OracleRun> RunWorkers(const OracleSetup& setup,
                                      int num_workers);
 
 // Prepares `setup` for a registered strategy: the in-process parameter
-// servers its ServerNeed asks for (one: 1, sharded: 2) and, for a lossy
-// one, its options with compression off (StrategyInfo::oracle_options).
+// servers its ServerNeed asks for (one: 1, sharded: 2), the optimizer its
+// oracle needs (UseOracleOptimizer) and, for a lossy one, its options with
+// compression off (StrategyInfo::oracle_options).
 void SetUpForStrategy(const StrategyInfo& info, OracleSetup& setup);
+
+// When the strategy equals the reference under one optimizer only
+// (StrategyInfo::oracle_optimizer) and `setup` trains with another: that
+// one, Adam at lr 0.01 (the oracles' Adam rate), SGD at the setup's lr;
+// the rest of setup.optimizer stays.
+void UseOracleOptimizer(const StrategyInfo& info, OracleSetup& setup);
 
 // RelativeL2 (common/relative_l2.h) is the oracles' measure.
 using ::ringside::RelativeL2;

@@ -19,14 +19,14 @@
 // A lossy strategy runs with the options its registration gives the oracle
 // (StrategyInfo::oracle_options: its compression off, e.g. PowerSGD at full
 // rank), and under its OracleOptimizer when it names one (else SGD +
-// momentum); one with no such setting (NoExactSetting: ring_sign) must keep
-// its ranks bit-identical and train (MeetsItsOracle), its gap recorded. Otherwise default SyncOptions apply: async_ps therefore runs with
-// staleness 0, where
-// it must equal sps; its tau > 0 behaviour (not equivalent by design) is
-// checked for bounded staleness and convergence in
-// async_ps_strategy_test.cc. hierarchical runs with every rank on one host
-// (no launcher variables in the test environment); pretend hosts are in
-// hierarchical_strategy_test.cc.
+// momentum; both SetUpForStrategy's); one with no such setting
+// (NoExactSetting: ring_sign) must keep its ranks bit-identical and train
+// (MeetsItsOracle), its gap recorded. Otherwise default SyncOptions apply:
+// async_ps therefore runs with staleness 0, where it must equal sps; its
+// tau > 0 behaviour (not equivalent by design) is checked for bounded
+// staleness and convergence in async_ps_strategy_test.cc. hierarchical runs
+// with every rank on one host (no launcher variables in the test
+// environment); pretend hosts are in hierarchical_strategy_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -82,11 +82,6 @@ TEST_P(RegistryOracleTest, MeetsItsDeclaredTolerance) {
   setup.accumulate_steps = GetParam().accumulate_steps;
   if (setup.accumulate_steps == 2) setup.eval_every = 3;
   setup.optimizer.lr_warmup_steps = GetParam().lr_warmup_steps;
-  // A strategy equal to the reference under one optimizer only.
-  if (!info->oracle_optimizer.empty()) {
-    setup.optimizer.type = info->oracle_optimizer;
-    if (info->oracle_optimizer == "adam") setup.optimizer.lr = 0.01f;
-  }
   absl::StatusOr<TrainResult> reference = RunReference(setup, n);
   ASSERT_TRUE(reference.ok()) << reference.status();
   absl::StatusOr<OracleRun> run = RunWorkers(setup, info->name, n);

@@ -22,10 +22,7 @@ TEST_P(CompressionStartTest, StartStepsAreRingsExactly) {
   OracleSetup setup;
   absl::StatusOr<StrategyInfo> info = StrategyRegistry::Find(GetParam());
   ASSERT_TRUE(info.ok()) << info.status();
-  if (info->oracle_optimizer == "adam") {
-    setup.optimizer.type = "adam";
-    setup.optimizer.lr = 0.01f;
-  }
+  UseOracleOptimizer(*info, setup);
   CompressionStartOptions start;
   start.start_step = 4;
   setup.sync.strategy.Set(start);

@@ -1,10 +1,9 @@
 // CompressionStartOptions: the plain steps before ring_topk's, ring_sign's
 // and ring_onebit_adam's compression starts (gather_hook.h), the exact
-// warm-up that
-// Deep Gradient Compression (Lin et al., ICLR 2018: its sparsity warm-up)
-// and 1-bit Adam (Tang et al., ICML 2021: its full-precision warm-up,
-// freeze_step) run before compressing, because early training is the most
-// sensitive to inaccurate gradients. Its flag, --compression_start_step,
+// warm-up that Deep Gradient Compression (Lin et al., ICLR 2018: its
+// sparsity warm-up) and 1-bit Adam (Tang et al., ICML 2021: its
+// full-precision warm-up, freeze_step) run before compressing, because
+// early training is the most sensitive to inaccurate gradients. Its flag, --compression_start_step,
 // is defined once, in compression_start_options.cc; ring_powersgd has its
 // own (--powersgd_start_step, PyTorch's name).
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_COMPRESSION_START_OPTIONS_H_

@@ -1,6 +1,5 @@
 // The per-element arithmetic of the all-gather compression hooks
-// (topk_hook.cc, sign_hook.cc, onebit_adam_hook.cc): top-k's selection and
-// sign's packing and
+// (topk_hook.cc, sign_hook.cc): top-k's selection and sign's packing and
 // unpacking of one tensor's part of a bucket. The hooks run them, and the
 // calibration times them (experiments/cost/calibration.h). Pure functions
 // of their arguments.

@@ -19,7 +19,8 @@
 // decompresses every rank's signs, so the average needs no second
 // compression (nor its error) and a rank moves N·d/32 bits: the same bytes
 // at N = 2, more above.
-// Bytes, scales and phases are GatherHook's (gather_hook.h), about 1/32 of
+// The packing and the error memory are SignHook's (sign_hook.h), the
+// all-gather, bytes and phases GatherHook's (gather_hook.h): about 1/32 of
 // ring's float32. CPU buffers only (the CUDA backend stages such
 // strategies through host memory).
 //
