@@ -373,6 +373,9 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
     const double o = background || in.gradient_ready.empty() ? overlap : 0.0;
     p.exposed_comm_s =
         std::max(0.0, p.comm_s - unhidden - o * p.step_compute_s) + unhidden;
+    p.communicates_during_compute = o > 0 && p.comm_s > 0;
+  } else {
+    p.communicates_during_compute = true;  // its calls start in backward
   }
   // No step is shorter than the CPU work of all its processes over the
   // cores: on saturated cores a background round runs as fast as the
@@ -565,6 +568,8 @@ nlohmann::json PredictionsJson(const CostInputs& in,
                     {"exposed_comm_s", p.exposed_comm_s},
                     {"core_bound_s", p.core_bound_s},
                     {"backward_hidden_s", p.backward_hidden_s},
+                    {"communicates_during_compute",
+                     p.communicates_during_compute},
                     {"cpu_demand_s", p.cpu_demand_s},
                     {"core_share", p.core_share},
                     {"step_s", p.step_s},

@@ -269,6 +269,12 @@ struct Prediction {
   // without CostInputs::gradient_ready or for a strategy that starts
   // communicating only after backward)
   double backward_hidden_s = 0;
+  // Whether its communication runs while the compute does: calls it
+  // starts in backward (with CostInputs::gradient_ready, a strategy whose
+  // SimulateBackward runs them), a background thread's rounds, or an
+  // overlap share o > 0. Its transport's threads then want cores while
+  // the compute holds them.
+  bool communicates_during_compute = false;
   double step_s = 0;              // t_c + exposed
   double utilization = 0;         // t_c / step
   double speedup = 0;             // n · t_c / step

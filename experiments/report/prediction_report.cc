@@ -148,6 +148,21 @@ std::string NotCounted(const ReportRow& row, const ReportRow* reference,
         "price",
         row.workers(), std::max(1, row.compute_threads), row.prm_srv, cores);
   }
+  // Workers that fill the cores with their compute while their
+  // communication runs beside it (the prediction says whether it does,
+  // from the reference's gradient-ready times): every transport thread
+  // that wakes then takes a core, and its copies and sums the caches,
+  // from a compute thread. The model prices each worker's compute as
+  // alone on its device, so it does not price that slowdown.
+  if (!row.emulated && cores > 0 && row.workers() > 1 && busy >= cores &&
+      run.prediction && run.prediction->communicates_during_compute) {
+    return absl::StrFormat(
+        "outside the model's domain: its communication runs during the "
+        "compute while %d worker(s) × %d compute thread(s) + %d server(s) "
+        "hold the %d cores, so its transport's threads take cores and "
+        "cache from the compute, which the model does not price",
+        row.workers(), std::max(1, row.compute_threads), row.prm_srv, cores);
+  }
   // The prediction's own estimate, from the reference's compute and the
   // calibration (nothing of this row's run): its processes keep most of
   // the cores busy, so they contend for them, which the model prices only

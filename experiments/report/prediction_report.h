@@ -15,11 +15,14 @@
 // Rows not counted in the summary (PredictedRun::not_counted): the
 // reference run itself; rows the model gives nothing beyond the
 // reference's compute (n = 1 without communication), whose prediction
-// would only restate the reference; rows outside the model's domain: real
-// compute whose workers' compute threads and servers outnumber the cores
-// (the model prices each worker's compute alone on its device, and does
-// not model processes sharing cores), and core-bound rows, whose predicted
-// CPU demand keeps kCoreBoundShare of the cores busy or more (contending
+// would only restate the reference; rows outside the model's domain, which
+// prices each worker's compute as alone on its device: real compute whose
+// workers' compute threads and servers outnumber the cores; real compute
+// at n > 1 whose compute threads and servers fill the cores while its
+// communication runs during the compute (Prediction::
+// communicates_during_compute: the transport's threads then take cores
+// and cache from the compute); and core-bound rows, whose predicted CPU
+// demand keeps kCoreBoundShare of the cores busy or more (contending
 // processes run short of the perfectly packed cores' bound the model
 // prices; validate_predictions.py keeps them apart too). Their errors stay
 // in the table, marked.

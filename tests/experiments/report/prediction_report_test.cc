@@ -532,6 +532,43 @@ TEST(PredictionReportTest, CoreBoundRowsAreNotCounted) {
   }
 }
 
+// Real compute whose communication runs during the compute, on workers
+// whose compute threads fill the cores, is outside the model's domain:
+// ring starts its calls in backward (the baseline's gradient-ready times
+// say when), so at n = 2 on 2 cores it is not counted; sps starts nothing
+// before backward ends and stays counted, as does ring on 4 cores or
+// beside emulated compute (which sleeps).
+TEST(PredictionReportTest, CommunicationBesideComputeOnFullCoresIsNotCounted) {
+  ReportRow baseline = Measured("baseline", 1, 0, 0.020, 0.020);
+  for (int i = 0; i < 10; ++i) {
+    baseline.gradient_ready.push_back({100000, 0.010 + 0.001 * i});
+  }
+  ReportRow emulated = Measured("ring", 2, 0, 0.020, 0.0265);
+  emulated.emulated = true;
+  for (const int cores : {2, 4}) {
+    SCOPED_TRACE(cores);
+    const std::vector<PredictedRun> runs = PredictRuns(
+        {baseline, Measured("ring", 2, 0, 0.020, 0.0265),
+         Measured("sps", 1, 1, 0.020, 0.030), emulated},
+        Link(), cores);
+    ASSERT_TRUE(runs[1].prediction && runs[2].prediction &&
+                runs[3].prediction);
+    EXPECT_TRUE(runs[1].prediction->communicates_during_compute);
+    EXPECT_FALSE(runs[2].prediction->communicates_during_compute);
+    if (cores == 2) {
+      EXPECT_THAT(runs[1].not_counted,
+                  HasSubstr("outside the model's domain: its communication "
+                            "runs during the compute while 2 worker(s) × 1 "
+                            "compute thread(s) + 0 server(s) hold the 2 "
+                            "cores"));
+    } else {
+      EXPECT_EQ(runs[1].not_counted, "");
+    }
+    EXPECT_EQ(runs[2].not_counted, "");
+    EXPECT_EQ(runs[3].not_counted, "");
+  }
+}
+
 // PyTorch DDP's rows take PyTorch's compute: the DDP run at n = 1.
 TEST(PredictionReportTest, DdpRowsArePredictedFromDdpAtOneWorker) {
   ReportRow ddp1 = Measured("ddp", 1, 0, 0.025, 0.025);
