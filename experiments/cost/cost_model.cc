@@ -373,7 +373,8 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
     const double o = background || in.gradient_ready.empty() ? overlap : 0.0;
     p.exposed_comm_s =
         std::max(0.0, p.comm_s - unhidden - o * p.step_compute_s) + unhidden;
-    p.communicates_during_compute = o > 0 && p.comm_s > 0;
+    p.communicates_during_compute = (o > 0 && p.comm_s > 0) ||
+                                    formula->CommunicatesDuringCompute(in);
   } else {
     p.communicates_during_compute = true;  // its calls start in backward
   }

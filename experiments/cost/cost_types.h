@@ -271,9 +271,10 @@ struct Prediction {
   double backward_hidden_s = 0;
   // Whether its communication runs while the compute does: calls it
   // starts in backward (with CostInputs::gradient_ready, a strategy whose
-  // SimulateBackward runs them), a background thread's rounds, or an
-  // overlap share o > 0. Its transport's threads then want cores while
-  // the compute holds them.
+  // SimulateBackward runs them), calls its formula says run beside the
+  // compute unpriced (zero3's prefetched all-gathers), a background
+  // thread's rounds, or an overlap share o > 0. Its transport's threads
+  // then want cores while the compute holds them.
   bool communicates_during_compute = false;
   double step_s = 0;              // t_c + exposed
   double utilization = 0;         // t_c / step

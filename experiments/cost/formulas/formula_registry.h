@@ -111,6 +111,15 @@ class StrategyFormula {
     return false;
   }
 
+  // Whether its calls run during the compute where the formula prices
+  // none of them as hidden (no SimulateBackward run, not in background):
+  // zero3's prefetched all-gathers. Prediction::communicates_during_compute
+  // is this, a simulated backward run or a background thread. Default:
+  // false.
+  virtual bool CommunicatesDuringCompute(const CostInputs& in) const {
+    return false;
+  }
+
   // How its update compares with one worker's at `staleness`.
   virtual Updates UpdatesAt(int64_t staleness) const {
     return Updates::kExact;

@@ -15,7 +15,9 @@
 //             tensors gathered at once, which the formula leaves out, as
 //             ZeRO's does)
 //   W         3(n−1)M bytes sent by all the ranks
-//   backward  nothing starts in backward
+//   backward  nothing priced as hidden; but its prefetched all-gathers
+//             and backward's reduce-scatters run on a communication
+//             thread during the compute (CommunicatesDuringCompute)
 //   updates   exact
 #include <algorithm>
 #include <cmath>
@@ -58,6 +60,9 @@ class Zero3Formula : public StrategyFormula {
                             2 * c.refault_byte_s) +
                        3 * U * half * c.collective_step_s;
     p.cpu_s = p.streamed_cpu_s + c.collective_wake_s;
+  }
+  bool CommunicatesDuringCompute(const CostInputs& in) const override {
+    return in.workers > 1;
   }
   double BytesSentPerStep(const CostInputs& in) const override {
     if (in.workers <= 1) return 0;

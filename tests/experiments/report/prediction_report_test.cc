@@ -535,9 +535,9 @@ TEST(PredictionReportTest, CoreBoundRowsAreNotCounted) {
 // Real compute whose communication runs during the compute, on workers
 // whose compute threads fill the cores, is outside the model's domain:
 // ring starts its calls in backward (the baseline's gradient-ready times
-// say when), so at n = 2 on 2 cores it is not counted; sps starts nothing
-// before backward ends and stays counted, as does ring on 4 cores or
-// beside emulated compute (which sleeps).
+// say when), so at n = 2 on 2 cores it is not counted, nor is zero3; sps
+// and zero1 start nothing before backward ends and stay counted, as does
+// ring on 4 cores or beside emulated compute (which sleeps).
 TEST(PredictionReportTest, CommunicationBesideComputeOnFullCoresIsNotCounted) {
   ReportRow baseline = Measured("baseline", 1, 0, 0.020, 0.020);
   for (int i = 0; i < 10; ++i) {
@@ -549,12 +549,22 @@ TEST(PredictionReportTest, CommunicationBesideComputeOnFullCoresIsNotCounted) {
     SCOPED_TRACE(cores);
     const std::vector<PredictedRun> runs = PredictRuns(
         {baseline, Measured("ring", 2, 0, 0.020, 0.0265),
-         Measured("sps", 1, 1, 0.020, 0.030), emulated},
+         Measured("sps", 1, 1, 0.020, 0.030), emulated,
+         Measured("zero3", 2, 0, 0.020, 0.030),
+         Measured("zero1", 2, 0, 0.020, 0.030)},
         Link(), cores);
     ASSERT_TRUE(runs[1].prediction && runs[2].prediction &&
-                runs[3].prediction);
+                runs[3].prediction && runs[4].prediction &&
+                runs[5].prediction);
     EXPECT_TRUE(runs[1].prediction->communicates_during_compute);
     EXPECT_FALSE(runs[2].prediction->communicates_during_compute);
+    // zero3 prefetches its all-gathers beside the compute though its
+    // formula prices none of them as hidden; zero1 communicates after
+    // backward.
+    EXPECT_TRUE(runs[4].prediction->communicates_during_compute);
+    EXPECT_FALSE(runs[5].prediction->communicates_during_compute);
+    EXPECT_EQ(runs[4].not_counted.empty(), cores != 2);
+    EXPECT_EQ(runs[5].not_counted, "");
     if (cores == 2) {
       EXPECT_THAT(runs[1].not_counted,
                   HasSubstr("outside the model's domain: its communication "
