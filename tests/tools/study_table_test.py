@@ -114,6 +114,43 @@ class StudyTableTest(unittest.TestCase):
         self.assertNotIn("logits", out.stdout)
         self.assertIn("the cost model has no term", out.stdout)
 
+    def test_the_apex_rows_read_with_the_cost_model(self):
+        # The preset's 8.0x compute speed-up (1567 against 196 ms) bounds
+        # the rows'; at NVIDIA's measured 2.3x (1567 / 2.3 = 681 ms) with
+        # each mixed row's predicted exposure kept: ring_fp16 1600 / (681 +
+        # 19) = 2.3x; fusion 1600 / (681 + 37) = 2.2x, under the study's
+        # 4x by more than 1.5x, which would need its fp32 step to hold
+        # 4 x 718.3 - 1567 = 1306 ms beyond its compute against the
+        # model's 33 ms.
+        data = compare_json()
+        data["report"]["utilization"][0]["table"]["rows"].append(
+            row("fusion", "Fusion [compute_ms=196] (emulated)", 0,
+                [0.84] * 4, 140.0))
+        def cost(strategy, compute, step):
+            return {"strategy": strategy, "workers": 4, "compute_s": compute,
+                    "own_compute_s": compute, "predicted_step_s": step,
+                    "measured_step_s": step, "error": 0.0,
+                    "modelled_as": strategy}
+        data["cost_model"]["runs"] += [
+            cost("ring", 1.567, 1.600), cost("fusion", 1.567, 1.600),
+            cost("ring_fp16", 0.196, 0.215), cost("fusion", 0.196, 0.233)]
+        out = self.run_script(data)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("bounded by its compute's, here 8.0x (1567 ms against "
+                      "196 ms", out.stdout)
+        self.assertIn("At that speed-up (681 ms of compute) the cost model "
+                      "gives ring_fp16 (mixed precision) against ring (fp32) "
+                      "2.3x (the study: about "
+                      "2x; 19 ms exposed a step kept); fusion (mixed "
+                      "precision) against fusion (fp32) 2.2x (the study: about 4x; 37 ms exposed a "
+                      "step kept); the study's 4x would need its fp32 step "
+                      "to hold 1.31 s beyond its compute, against the "
+                      "model's 33 ms", out.stdout)
+        # Without the cost model's rows, no reading.
+        data["cost_model"]["runs"] = []
+        out = self.run_script(data)
+        self.assertNotIn("The cost model's reading", out.stdout)
+
     def test_a_ring_outside_ten_points_misses(self):
         data = compare_json()
         ring = next(r for r in data["report"]["utilization"][0]["table"]
