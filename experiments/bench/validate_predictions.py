@@ -369,7 +369,11 @@ def main():
         print()
         print("Rows whose processes outnumber the cores (the parameter "
               "servers' beside 2 workers) are outside the model's domain "
-              "and not counted.")
+              "and not counted; so are rows at n > 1 whose compute threads "
+              "fill the cores while their communication runs during the "
+              "compute (the transport's threads then take cores and cache "
+              "from the compute, which the model does not price). Each "
+              "row's reason is in its report.")
         print()
         for line in summarize(real):
             print(line)
