@@ -27,4 +27,11 @@ absl::StatusOr<std::string> CudaPciBusId(int device) {
   return std::string(bus_id);
 }
 
+absl::StatusOr<int64_t> CudaMemoryInUse(int device) {
+  RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  size_t free = 0, total = 0;
+  RS_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free, &total));
+  return static_cast<int64_t>(total - free);
+}
+
 }  // namespace ringside

@@ -12,6 +12,7 @@
 #ifndef RINGSIDE_DEVICE_CUDA_DEVICE_H_
 #define RINGSIDE_DEVICE_CUDA_DEVICE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,6 +38,9 @@ absl::Status SetCudaDevice(int device);
 // ("0000:3b:00.0"). Blocking.
 absl::StatusOr<std::string> CudaDeviceName(int device);
 absl::StatusOr<std::string> CudaPciBusId(int device);
+// Bytes of the device's memory in use by anyone (cudaMemGetInfo: total
+// less free), this process's context included. Blocking.
+absl::StatusOr<int64_t> CudaMemoryInUse(int device);
 
 }  // namespace ringside
 

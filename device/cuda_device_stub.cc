@@ -13,5 +13,6 @@ bool BuiltWithCuda() { return false; }
 absl::Status SetCudaDevice(int) { return NotBuilt(); }
 absl::StatusOr<std::string> CudaDeviceName(int) { return NotBuilt(); }
 absl::StatusOr<std::string> CudaPciBusId(int) { return NotBuilt(); }
+absl::StatusOr<int64_t> CudaMemoryInUse(int) { return NotBuilt(); }
 
 }  // namespace ringside
