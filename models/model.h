@@ -14,8 +14,10 @@
 // read of them there, and needed(i) again before it first reads them in the
 // backward pass (only for the tensors backward reads); on_ready(i) then
 // says they are not read again. Until needed(i) returns, tensor i's
-// parameters may hold anything. Evaluate reads every tensor and calls no
-// hook. The calls come on the calling thread, in the same order for the
+// parameters may hold anything. CUDA models also call writes_gradient(i)
+// before they first write gradient i (models/cuda/cuda_model.h: a device
+// strategy maps the gradient's memory there); host models need not.
+// Evaluate reads every tensor and calls no hook. The calls come on the calling thread, in the same order for the
 // same model and batch size.
 //
 // Thread-compatible: one Model instance per worker thread.
@@ -39,6 +41,7 @@ using GradientReadyFn = std::function<void(int tensor_index)>;
 struct ParamUseHooks {
   std::function<void(int tensor_index)> needed;
   std::function<void(int tensor_index)> forward_done;
+  std::function<void(int tensor_index)> writes_gradient;  // may be empty
 };
 
 class Model {

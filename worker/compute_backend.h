@@ -38,7 +38,9 @@ class ComputeBackend {
   // the model's seeded initial values (`init_seed`, every rank alike) and
   // the gradients to 0, and describes them in `context`: layout, params,
   // grads and, on a device, device, cuda_device, compute_stream and
-  // grad_ready_event. Once, first.
+  // grad_ready_event. Once, before any call but InstallParamUse (hooks
+  // installed before it change how the buffers are allocated: CudaBackend
+  // maps its buffers page by page for them).
   virtual absl::Status Init(uint64_t init_seed, SyncContext& context) = 0;
 
   // The strategy the loop drives for `strategy`: `strategy` itself where it

@@ -1,11 +1,13 @@
 #include "worker/cuda_backend.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "device/cuda_device.h"
 #include "device/cuda_event.h"
+#include "device/device_buffer.h"
 #include "models/precision.h"
 
 namespace ringside {
@@ -16,15 +18,17 @@ absl::Status CudaBackend::Init(uint64_t init_seed, SyncContext& context) {
   const int64_t elements = layout.total_elements();
   RS_RETURN_IF_ERROR(SetCudaDevice(device));
   RS_ASSIGN_OR_RETURN(gpu_name_, CudaDeviceName(device));
-  RS_ASSIGN_OR_RETURN(params_, DeviceBuffer::Create(device, elements));
-  RS_ASSIGN_OR_RETURN(grads_, DeviceBuffer::Create(device, elements));
-  RS_RETURN_IF_ERROR(model_.InitDeviceParams(init_seed, params_.data()));
-  RS_RETURN_IF_ERROR(grads_.Zero());
+  RS_RETURN_IF_ERROR(AllocateBuffers(device, elements));
+  RS_RETURN_IF_ERROR(model_.InitDeviceParams(init_seed, params_data()));
+  RS_RETURN_IF_ERROR(
+      CopyToDevice(std::vector<float>(elements, 0.0f), grads_data()));
   RS_ASSIGN_OR_RETURN(stream_, OwnedCudaStream::Create(device));
   RS_ASSIGN_OR_RETURN(stager_, BatchStager::Create(device));
   context.layout = layout;
-  context.params = params_.span();
-  context.grads = grads_.span();
+  context.params = absl::MakeSpan(params_data(), elements);
+  context.grads = absl::MakeSpan(grads_data(), elements);
+  context.param_pages = mapped_params_.get();
+  context.grad_pages = mapped_grads_.get();
   context.device = Device::kCuda;
   context.cuda_device = device;
   context.compute_stream = stream_.get();
@@ -33,6 +37,34 @@ absl::Status CudaBackend::Init(uint64_t init_seed, SyncContext& context) {
     return model->grad_ready_event(i);
   };
   return absl::OkStatus();
+}
+
+absl::Status CudaBackend::AllocateBuffers(int device, int64_t elements) {
+  // A strategy that keeps the parameters sharded gives pages back.
+  if (param_use_ && elements > 0) {
+    absl::StatusOr<std::unique_ptr<MappedDeviceBuffer>> params =
+        MappedDeviceBuffer::Create(device, elements);
+    absl::StatusOr<std::unique_ptr<MappedDeviceBuffer>> grads =
+        params.ok() ? MappedDeviceBuffer::Create(device, elements)
+                    : params.status();
+    if (grads.ok()) {
+      mapped_params_ = *std::move(params);
+      mapped_grads_ = *std::move(grads);
+      return absl::OkStatus();
+    }
+    mapping_status_ = grads.status();
+  }
+  RS_ASSIGN_OR_RETURN(params_, DeviceBuffer::Create(device, elements));
+  RS_ASSIGN_OR_RETURN(grads_, DeviceBuffer::Create(device, elements));
+  return absl::OkStatus();
+}
+
+float* CudaBackend::params_data() const {
+  return mapped_params_ != nullptr ? mapped_params_->data() : params_.data();
+}
+
+float* CudaBackend::grads_data() const {
+  return mapped_grads_ != nullptr ? mapped_grads_->data() : grads_.data();
 }
 
 SyncStrategy& CudaBackend::Adapt(SyncStrategy& strategy) {
@@ -86,7 +118,7 @@ absl::StatusOr<double> CudaBackend::ForwardBackward(
     if (staged.has_value()) model_.UseStagedInput(*staged);
   }
   absl::StatusOr<double> loss = model_.ForwardBackward(
-      batch, params_.data(), grads_.data(), on_ready, stream_.get());
+      batch, params_data(), grads_data(), on_ready, stream_.get());
   if (stager_ != nullptr) {
     RS_RETURN_IF_ERROR(stager_->Release(batch, stream_.get()));
   }
@@ -96,10 +128,11 @@ absl::StatusOr<double> CudaBackend::ForwardBackward(
 absl::Status CudaBackend::StashGradients(bool first) {
   if (!stash_.has_value()) {
     RS_ASSIGN_OR_RETURN(GradientStash made,
-                        GradientStash::Create(model_.device(), grads_.size()));
+                        GradientStash::Create(model_.device(),
+                                              model_.layout().total_elements()));
     stash_ = std::move(made);
   }
-  return stash_->Add(grads_.data(), first, stream_.get());
+  return stash_->Add(grads_data(), first, stream_.get());
 }
 
 absl::Status CudaBackend::FoldStashedGradient(int tensor, int passes) {
@@ -110,13 +143,16 @@ absl::Status CudaBackend::FoldStashedGradient(int tensor, int passes) {
                      ") without a stash, or out of range"));
   }
   const TensorSpec& spec = layout.tensor(tensor);
-  RS_RETURN_IF_ERROR(stash_->Fold(grads_.data(), spec.offset, spec.size, passes,
-                                  stream_.get()));
+  RS_RETURN_IF_ERROR(stash_->Fold(grads_data(), spec.offset, spec.size,
+                                  passes, stream_.get()));
   // The strategy waits on this event: it must cover the fold too.
   return RecordEvent(model_.grad_ready_event(tensor), stream_.get());
 }
 
 void CudaBackend::EndSteps() {
+  if (mapped_params_ != nullptr) {
+    device_memory_in_use_ = CudaMemoryInUse(model_.device());
+  }
   nvml_utilization_ =
       nvml_ != nullptr ? nvml_->Stop() : absl::StatusOr<double>(nvml_status_);
   nvml_.reset();
@@ -124,11 +160,13 @@ void CudaBackend::EndSteps() {
 
 absl::StatusOr<double> CudaBackend::Evaluate(const Batch& batch) {
   RS_RETURN_IF_ERROR(SynchronizeStream(stream_.get()));
-  return model_.Evaluate(batch, params_.data(), stream_.get());
+  return model_.Evaluate(batch, params_data(), stream_.get());
 }
 
 absl::StatusOr<std::vector<float>> CudaBackend::FinalParams() {
-  return params_.ToHost();
+  std::vector<float> params(model_.layout().total_elements());
+  RS_RETURN_IF_ERROR(CopyToHost(params_data(), absl::MakeSpan(params)));
+  return params;
 }
 
 nlohmann::json CudaBackend::RecordFields() const {
@@ -143,8 +181,20 @@ nlohmann::json CudaBackend::RecordFields() const {
       {"utilization_check", nvml_utilization_.ok() ? "nvml" : "none"},
   };
   if (nvml_utilization_.ok()) fields["nvml_utilization"] = *nvml_utilization_;
-  // Sharded parameters on a device: the buffers stayed whole-size.
-  if (param_use_) fields["memory_saving"] = "counted_not_realised";
+  // Sharded parameters on a device: pages given back, or whole buffers
+  // (the device cannot map page by page) with the saving only counted.
+  if (mapped_params_ != nullptr) {
+    fields["memory_saving"] = "realised";
+    fields["device_param_bytes"] = mapped_params_->peak_mapped_bytes();
+    fields["device_grad_bytes"] = mapped_grads_->peak_mapped_bytes();
+    fields["device_page_bytes"] = mapped_params_->page_bytes();
+    if (device_memory_in_use_.ok()) {
+      fields["device_memory_in_use"] = *device_memory_in_use_;
+    }
+  } else if (param_use_) {
+    fields["memory_saving"] = "counted_not_realised";
+    fields["memory_saving_why"] = std::string(mapping_status_.message());
+  }
   return fields;
 }
 

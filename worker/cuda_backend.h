@@ -12,10 +12,18 @@
 //   - parameter use (zero3): InstallParamUse hands the hooks to a model
 //     that ReportsParamUse (CudaMlp per tensor, CudaCharLm as one unit;
 //     UNIMPLEMENTED otherwise); they run at enqueue time
-//     (models/cuda/cuda_model.h). Device memory is never given back, so the
-//     buffers stay whole-size: with hooks installed the final record adds
-//     "memory_saving":"counted_not_realised" -- param_bytes / grad_bytes
-//     are what the strategy holds logically, not device memory freed;
+//     (models/cuda/cuda_model.h). Hooks installed before Init make the
+//     parameter and gradient buffers MappedDeviceBuffers
+//     (device/mapped_device_buffer.h, SyncContext::param_pages and
+//     grad_pages), whose pages the strategy gives back and maps again: the
+//     final record says "memory_saving":"realised" with the most bytes each
+//     buffer had mapped at once after the strategy's Init
+//     ("device_param_bytes", "device_grad_bytes"), the page size and the
+//     device's memory in use at the end (cudaMemGetInfo,
+//     "device_memory_in_use", everything this process and others hold).
+//     Where the device cannot map page by page the buffers stay whole-size
+//     and the record says "counted_not_realised" and why -- param_bytes /
+//     grad_bytes then are what the strategy holds logically;
 //   - input: the loop reads each batch one pass ahead and this backend
 //     copies it to the device on a copy stream of its own, from pinned
 //     memory (BatchStager), so the copy overlaps the previous pass's
@@ -43,6 +51,7 @@
 
 #include "device/cuda_stream.h"
 #include "device/device_buffer.h"
+#include "device/mapped_device_buffer.h"
 #include "device/gradient_stash.h"
 #include "models/cuda/cuda_model.h"
 #include "worker/batch_stager.h"
@@ -93,9 +102,21 @@ class CudaBackend final : public ComputeBackend {
   CudaModel& model_;
   const CudaTrainOptions options_;
   std::string gpu_name_;
+  // The buffers: page by page for a strategy that installed hooks, else
+  // whole. The accessors give whichever is there.
+  absl::Status AllocateBuffers(int device, int64_t elements);
+  float* params_data() const;
+  float* grads_data() const;
+
   // Declared before staging_: the strategy's adapter goes first.
   DeviceBuffer params_;
   DeviceBuffer grads_;
+  std::unique_ptr<MappedDeviceBuffer> mapped_params_;
+  std::unique_ptr<MappedDeviceBuffer> mapped_grads_;
+  // Why the buffers are whole although hooks are installed.
+  absl::Status mapping_status_ = absl::FailedPreconditionError(
+      "the hooks were installed after Init had allocated the buffers");
+  absl::StatusOr<int64_t> device_memory_in_use_ = absl::UnknownError("");
   OwnedCudaStream stream_;
   std::unique_ptr<BatchStager> stager_;
   std::optional<GradientStash> stash_;  // gradient accumulation

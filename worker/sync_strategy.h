@@ -61,6 +61,7 @@
 
 namespace ringside {
 
+class MappedDeviceBuffer;  // device/mapped_device_buffer.h
 struct ParamUseHooks;  // models/model.h
 
 // Options shared by the strategies (flags map onto these), and each
@@ -141,6 +142,12 @@ struct SyncContext {
   int cuda_device = -1;                 // kCuda only
   CudaStream compute_stream = nullptr;  // kCuda only; the model's stream
   std::function<CudaEvent(int)> grad_ready_event;  // kCuda only
+  // kCuda, when the backend laid params and grads out page by page for a
+  // strategy that keeps them sharded (worker/cuda_backend.h): their pages,
+  // every one mapped and held once until the strategy drops that hold
+  // (device/mapped_device_buffer.h). Null otherwise: the buffers are whole.
+  MappedDeviceBuffer* param_pages = nullptr;
+  MappedDeviceBuffer* grad_pages = nullptr;
 };
 
 // Per-step report of FinishStep.

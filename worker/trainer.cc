@@ -235,15 +235,16 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
   context.world_size = job.rank.world_size;
   context.optimizer = job.optimizer;
   context.options = job.sync;
-  RS_RETURN_IF_ERROR(backend.Init(job.options.init_seed, context));
   // A strategy that keeps the parameters sharded needs the model to say
-  // when it reads them; refused here, before any peer is contacted.
+  // when it reads them; refused here, before any peer is contacted, and
+  // before Init, which may lay the buffers out for it.
   const ParamUseHooks* param_use = job.strategy->ParamUse();
   RS_RETURN_IF_ERROR(Annotate(backend.InstallParamUse(param_use),
                               absl::StrCat(name, " needs parameter use")));
   absl::Cleanup uninstall = [&] {
     backend.InstallParamUse(nullptr).IgnoreError();
   };
+  RS_RETURN_IF_ERROR(backend.Init(job.options.init_seed, context));
   // Its hooks gather into the buffers the model reads: never host staging.
   if (param_use != nullptr && !job.strategy->SupportsDevice(context.device)) {
     return absl::FailedPreconditionError(

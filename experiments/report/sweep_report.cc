@@ -351,9 +351,12 @@ std::string MemoryMarkdown(const std::vector<ReportRow>& rows) {
       "their shards plus the gradients written and not yet "
       "reduce-scattered (the whole gradient buffer when backward outruns "
       "the reductions) and, for zero3, the tensors gathered for use, which "
-      "ZeRO's formulas leave out. On CUDA workers zero3's device buffers "
-      "stay whole-size: its Mem/worker there is counted, not realised (its "
-      "final record's memory_saving: counted_not_realised).\n");
+      "ZeRO's formulas leave out. On CUDA workers zero3's buffers are "
+      "mapped page by page and the pages outside its shard given back (its "
+      "final record's memory_saving: realised, with the bytes mapped at "
+      "once as device_param_bytes and device_grad_bytes); where a device "
+      "cannot, they stay whole-size and its Mem/worker is counted, not "
+      "realised (memory_saving: counted_not_realised).\n");
 }
 
 std::string TrafficMarkdown(const std::vector<ReportRow>& rows) {

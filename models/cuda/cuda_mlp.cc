@@ -141,6 +141,8 @@ class CudaMlpImpl final : public CudaMlp {
       const int out_w = static_cast<int>(widths_[l + 1]);
       const float* x = l == 0 ? input_ : acts_[l].data();
       const float* delta = delta_[cur].data();
+      Call(hooks_, &ParamUseHooks::writes_gradient, WeightIndex(l));
+      Call(hooks_, &ParamUseHooks::writes_gradient, BiasIndex(l));
       float* dw = d_grads + layout().tensor(WeightIndex(l)).offset;
       float* db = d_grads + layout().tensor(BiasIndex(l)).offset;
       // The products' operands: float32, or their bfloat16 copies.

@@ -19,7 +19,9 @@
 //     `stream` after whatever writes them), forward_done(i) after the last
 //     forward kernel reading them is enqueued (the kernels may still be
 //     queued or running: a hook that lets parameters i be overwritten
-//     orders that after an event it records on `stream`).
+//     orders that after an event it records on `stream`); writes_gradient(i)
+//     before the first kernel that writes gradient i is enqueued (until then
+//     gradient i's memory may not be there: zero3 maps it page by page).
 //
 // This header needs no CUDA headers (handles are opaque,
 // device/cuda_handles.h). Thread-compatible: one instance per worker thread.

@@ -113,6 +113,12 @@ class CudaCharLmImpl final : public CudaCharLm {
         logits_.data(), row_loss_.data(), tokens(), config_.block_size + 1, b,
         config_.block_size, config_.vocab_size, 1.0f / static_cast<float>(n),
         /*want_gradient=*/true, stream));
+    // Gradient memory as one unit, before the first kernel that writes any.
+    if (hooks_ != nullptr && hooks_->writes_gradient) {
+      for (int t = 0; t < layout_.num_tensors(); ++t) {
+        hooks_->writes_gradient(t);
+      }
+    }
     RS_RETURN_IF_ERROR(Backward(b, d_params, d_grads, on_ready, stream));
     RS_CUDA_RETURN_IF_ERROR(cudaEventRecord(handles_.stop(), stream));
     RS_ASSIGN_OR_RETURN(const double total, SumLoss(n, stream));

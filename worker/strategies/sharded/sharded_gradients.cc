@@ -15,12 +15,14 @@ namespace ringside {
 ShardedGradients::ShardedGradients(const SyncContext& context,
                                    Collective& collective,
                                    const TensorShards& shards,
-                                   SequencedCommThread& comm, bool logical)
+                                   SequencedCommThread& comm, bool logical,
+                                   MappedDeviceBuffer* pages)
     : context_(context),
       collective_(collective),
       shards_(shards),
       comm_(comm),
-      counts_shard_(context.device == Device::kCpu || logical) {
+      counts_shard_(context.device == Device::kCpu || logical),
+      pages_(pages) {
   if (context.device == Device::kCpu) {
     for (int t = 0; t < context.layout.num_tensors(); ++t) {
       shards.Release(context.grads, t);
@@ -76,6 +78,13 @@ absl::Status ShardedGradients::ReduceNow(
                        : std::string(),
                    " in step ", step)));
   if (context_.device == Device::kCpu) shards_.Release(context_.grads, range);
+  // The collective returned with the data final: nothing queued reads the
+  // pages outside the pieces any more.
+  if (pages_ != nullptr) {
+    RS_RETURN_IF_ERROR(Annotate(
+        pages_->Drop(range.begin, range.end, /*after=*/nullptr),
+        absl::StrCat("giving back the gradient pages of ", first)));
+  }
   held_bytes_ -= outside_bytes;
   const double end = NowSeconds();
   for (int t = first_tensor; t <= last_tensor; ++t) {

@@ -10,12 +10,18 @@
 //
 // It counts what the gradients take: this rank's shard plus the gradients
 // queued and not yet reduced on CPU workers, the whole buffer on CUDA ones
-// (device memory is never given back) unless `logical` (zero3: the shard
-// plus the unreduced gradients there too, what the strategy holds
-// logically; the final record says the saving is counted, not realised):
+// (zero2 does not give device memory back) unless `logical` (zero3: the
+// shard plus the unreduced gradients there too, what the strategy holds;
+// on device pages, `pages` below, also what is mapped, page for page):
 // peak_bytes, the final record's grad_bytes. TakeStepBytes: the bytes each
 // way the reductions queued since its last call, and their
 // PipelinedRingCriticalBytes (sharded_optimizer.h) in `critical`.
+//
+// `pages` (zero3 on a CUDA worker whose gradients are mapped page by page,
+// SyncContext::grad_pages; null otherwise): the caller holds each reduced
+// range's pages from before the model writes them; once its reduce-scatter
+// has returned, the reduction drops that hold (the pages outside this
+// rank's pieces, which the caller holds for good, are unmapped).
 //
 // Thread-safety: construction, Reduce, peak_bytes and TakeStepBytes on the
 // training thread; the queued work runs on `comm`'s thread. `context`,
@@ -29,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "collectives/collective.h"
+#include "device/mapped_device_buffer.h"
 #include "worker/strategies/comm/sequenced_comm_thread.h"
 #include "worker/strategies/sharded/tensor_shards.h"
 #include "worker/sync_strategy.h"
@@ -39,7 +46,8 @@ class ShardedGradients {
  public:
   ShardedGradients(const SyncContext& context, Collective& collective,
                    const TensorShards& shards, SequencedCommThread& comm,
-                   bool logical = false);
+                   bool logical = false,
+                   MappedDeviceBuffer* pages = nullptr);
   ShardedGradients(const ShardedGradients&) = delete;
   ShardedGradients& operator=(const ShardedGradients&) = delete;
 
@@ -62,6 +70,7 @@ class ShardedGradients {
   const TensorShards& shards_;
   SequencedCommThread& comm_;
   const bool counts_shard_;  // CPU, or `logical`: the shard is what's held
+  MappedDeviceBuffer* const pages_;
   std::atomic<int64_t> held_bytes_{0};  // both threads
   int64_t peak_bytes_ = 0;
   int64_t step_bytes_ = 0;

@@ -2,9 +2,10 @@
 // (worker/strategies/sharded/zero3_strategy.h) on a CUDA worker, where the model's
 // kernels run on the compute stream (SyncContext::compute_stream), the
 // all-gathers and reduce-scatters on the NCCL group's own stream from the
-// communication thread, and nothing is given back: the device buffers stay
-// whole-size, and a "released" tensor's region keeps its bytes until the
-// next all-gather writes it.
+// communication thread. A "released" tensor's region keeps its bytes until
+// the next all-gather writes it, or, where the buffers are mapped page by
+// page (SyncContext::param_pages), until its pages are unmapped after the
+// released event's point on the compute stream (zero3_strategy.h).
 //
 //   Released(i)     training thread, when zero3 releases tensor i's
 //                   parameters -- after the model has ENQUEUED its last read

@@ -8,6 +8,8 @@
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
+#include "device/cuda_stream.h"
+#include "device/mapped_device_buffer.h"
 #include "worker/strategies/allreduce/gradient_buckets.h"
 #include "worker/strategies/sharded/zero_options.h"
 
@@ -16,6 +18,7 @@ namespace ringside {
 Zero3Strategy::Zero3Strategy() {
   hooks_.needed = [this](int tensor) { Needed(tensor); };
   hooks_.forward_done = [this](int tensor) { ForwardDone(tensor); };
+  hooks_.writes_gradient = [this](int tensor) { WritesGradient(tensor); };
 }
 
 Zero3Strategy::~Zero3Strategy() {
@@ -49,6 +52,7 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
         shards_->CountsWithin(UnitRange(static_cast<int>(u))));
   }
   gather_ticket_.assign(units_.size(), -1);
+  grads_held_.assign(units_.size(), false);
   forward_done_.assign(units_.size(), 0);
   grads_ready_.assign(units_.size(), 0);
   forward_closed_.assign(units_.size(), false);
@@ -60,12 +64,58 @@ absl::Status Zero3Strategy::Init(const SyncContext& context) {
   for (size_t u = 0; u < units_.size(); ++u) {
     RS_RETURN_IF_ERROR(GiveBack(static_cast<int>(u)));
   }
+  RS_RETURN_IF_ERROR(KeepOnlyPieces());
   param_bytes_ = shards_->owned_elements() * 4;
   peak_param_bytes_ = param_bytes_;
   comm_ = std::make_unique<SequencedCommThread>();
   gradients_ = std::make_unique<ShardedGradients>(
-      context_, *sharded_.collective, *shards_, *comm_, /*logical=*/true);
+      context_, *sharded_.collective, *shards_, *comm_, /*logical=*/true,
+      context_.grad_pages);
   return absl::OkStatus();
+}
+
+absl::Status Zero3Strategy::KeepOnlyPieces() {
+  if (context_.param_pages == nullptr || context_.grad_pages == nullptr) {
+    return absl::OkStatus();
+  }
+  // The backend's filling of the buffers is done before the pages go.
+  if (context_.device == Device::kCuda) {
+    RS_RETURN_IF_ERROR(SynchronizeStream(context_.compute_stream));
+  }
+  const size_t whole = context_.params.size();
+  for (MappedDeviceBuffer* pages :
+       {context_.param_pages, context_.grad_pages}) {
+    for (const KeyRange& piece : shards_->pieces()) {
+      RS_RETURN_IF_ERROR(pages->Hold(piece.begin, piece.end));
+    }
+    RS_RETURN_IF_ERROR(Annotate(pages->Drop(0, whole, /*after=*/nullptr),
+                                "giving back the pages outside this rank's "
+                                "pieces"));
+    pages->ResetPeak();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Zero3Strategy::HoldUnitPages(MappedDeviceBuffer* pages,
+                                          int unit, const char* what) {
+  if (pages == nullptr) return absl::OkStatus();
+  const KeyRange range = UnitRange(unit);
+  return Annotate(pages->Hold(range.begin, range.end),
+                  absl::StrCat("mapping the ", what, " of ",
+                               context_.layout.tensor(units_[unit].first_tensor)
+                                   .name,
+                               "'s unit in step ", step_));
+}
+
+absl::Status Zero3Strategy::DropUnitPages(MappedDeviceBuffer* pages,
+                                          int unit, const char* what) {
+  if (pages == nullptr) return absl::OkStatus();
+  const KeyRange range = UnitRange(unit);
+  return Annotate(pages->Drop(range.begin, range.end, context_.compute_stream),
+                  absl::StrCat("giving back the ", what, " of ",
+                               context_.layout.tensor(units_[unit].first_tensor)
+                                   .name,
+                               "'s unit in step ", step_));
 }
 
 KeyRange Zero3Strategy::UnitRange(int unit) const {
@@ -95,6 +145,12 @@ void Zero3Strategy::NoteParams(int64_t delta) {
 
 void Zero3Strategy::QueueGather(int unit) {
   if (gather_ticket_[unit] >= 0) return;  // here or on its way
+  // CUDA, page by page: the gather writes into mapped pages.
+  if (absl::Status s = HoldUnitPages(context_.param_pages, unit, "parameters");
+      !s.ok()) {
+    Fail(std::move(s));
+    return;
+  }
   const KeyRange range = UnitRange(unit);
   NoteParams(shards_->OutsideBytes(range));
   gathered_bytes_ += ShardedPhaseBytes(range.size() * 4, context_.world_size);
@@ -145,6 +201,11 @@ void Zero3Strategy::ReleaseParams(int unit) {
   gather_ticket_[unit] = -1;
   NoteParams(-shards_->OutsideBytes(UnitRange(unit)));
   if (absl::Status s = GiveBack(unit); !s.ok()) Fail(std::move(s));
+  // Unmapped once the kernels enqueued so far are done.
+  if (absl::Status s = DropUnitPages(context_.param_pages, unit, "parameters");
+      !s.ok()) {
+    Fail(std::move(s));
+  }
 }
 
 void Zero3Strategy::Needed(int tensor) {
@@ -157,6 +218,7 @@ void Zero3Strategy::Needed(int tensor) {
   forward_closed_[unit] = false;
   if (visit && !recorded_) sequence_.push_back(unit);
   QueueGather(unit);
+  if (!error_.ok()) return;  // its pages could not be mapped
   if (visit && prefetching_) {
     if (position_ < sequence_.size() && sequence_[position_] == unit) {
       ++position_;
@@ -195,11 +257,32 @@ void Zero3Strategy::ForwardDone(int tensor) {
   ReleaseParams(unit);
 }
 
+void Zero3Strategy::WritesGradient(int tensor) {
+  if (!error_.ok() || comm_ == nullptr) return;
+  const int unit = unit_of_[tensor];
+  if (grads_held_[unit]) return;
+  grads_held_[unit] = true;
+  // The reduce-scatter drops this hold (ShardedGradients).
+  if (absl::Status s = HoldUnitPages(context_.grad_pages, unit, "gradients");
+      !s.ok()) {
+    Fail(std::move(s));
+  }
+}
+
 void Zero3Strategy::OnGradientReady(int tensor) {
   if (!error_.ok() || comm_ == nullptr) return;
   const int unit = unit_of_[tensor];
   if (++grads_ready_[unit] < units_[unit].num_tensors()) return;
   grads_ready_[unit] = 0;
+  if (context_.grad_pages != nullptr && !grads_held_[unit]) {
+    Fail(absl::FailedPreconditionError(absl::StrCat(
+        "zero3: the model reported the gradients of ",
+        context_.layout.tensor(units_[unit].first_tensor).name,
+        "'s unit ready without writes_gradient before writing them "
+        "(models/cuda/cuda_model.h)")));
+    return;
+  }
+  grads_held_[unit] = false;
   ReleaseParams(unit);
   gradients_->Reduce(units_[unit].first_tensor, units_[unit].last_tensor,
                      step_);
@@ -242,6 +325,12 @@ absl::StatusOr<StepStats> Zero3Strategy::FinishStep(int64_t step) {
 }
 
 absl::Status Zero3Strategy::GatherWholeBuffer(const std::string& what) {
+  if (context_.param_pages != nullptr && !whole_held_) {
+    RS_RETURN_IF_ERROR(Annotate(
+        context_.param_pages->Hold(0, context_.params.size()),
+        absl::StrCat("mapping the whole parameter buffer for ", what)));
+    whole_held_ = true;
+  }
   // CUDA: after every kernel enqueued so far that reads the parameters.
   for (int t = 0; device_ != nullptr && t < context_.layout.num_tensors();
        ++t) {
@@ -273,6 +362,13 @@ absl::Status Zero3Strategy::EndEvaluation() {
   for (size_t u = 0; u < units_.size(); ++u) {
     RS_RETURN_IF_ERROR(GiveBack(static_cast<int>(u)));
   }
+  if (context_.param_pages != nullptr && whole_held_) {
+    whole_held_ = false;
+    // Unmapped once the evaluation's kernels are done.
+    return Annotate(context_.param_pages->Drop(0, context_.params.size(),
+                                               context_.compute_stream),
+                    "giving back the parameters after an evaluation");
+  }
   return absl::OkStatus();
 }
 
@@ -299,8 +395,8 @@ RINGSIDE_REGISTER_STRATEGY(
                   "(prefetching the next) and frees it after, "
                   "reduce-scatters a unit's gradients as backward makes them "
                   "(Gloo on CPU, NCCL on CUDA; charlm as one unit; on CUDA "
-                  "workers the device buffers stay whole-size: the memory "
-                  "saving is counted, not realised)")
+                  "workers the buffers are mapped page by page and the "
+                  "pages outside the shard given back)")
         .Display("ZeRO-3")
         .StudyOrder(10)
         .ModelledAs("zero3")

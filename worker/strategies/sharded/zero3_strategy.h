@@ -9,7 +9,7 @@
 // averaged gradients and of the optimizer state (ShardedOptimizer); the
 // rest of the flat buffers is given back to the operating system (CPU:
 // madvise(MADV_DONTNEED) on the pages wholly outside the pieces; CUDA:
-// counted only, below) and gathered unit by unit when the model needs it:
+// their device pages unmapped, below) and gathered unit by unit when the model needs it:
 //
 //   forward    before the model reads a tensor of unit u: all-gather unit u
 //              (the next unit's all-gather is already queued: prefetch);
@@ -41,9 +41,16 @@
 // (Zero3DeviceOrder, zero3_device_order.h): needed(i) waits for gather i's
 // ticket and makes the compute stream wait for its event; a release records an
 // event on the compute stream that the next all-gather into that region waits
-// for; gradient i's reduce-scatter waits for grad_ready_event(i). Device memory
-// cannot be partly given back: the buffers stay whole-size, and PeakParamBytes
-// / PeakGradBytes count what zero3 holds logically -- the final record says so
+// for; gradient i's reduce-scatter waits for grad_ready_event(i). The
+// backend maps the buffers page by page for zero3 (SyncContext::param_pages
+// and grad_pages, device/mapped_device_buffer.h; never yet run at two or
+// more workers): Init keeps this rank's pieces held for good and gives the
+// other pages back; a unit's parameter pages are held from its gather's
+// queueing to its release (unmapped once the compute stream has passed the
+// release), its gradient pages from the model's writes_gradient to its
+// reduce-scatter's return; evaluations and the final gather hold the whole
+// buffer. A device that cannot map page by page keeps whole buffers, and
+// PeakParamBytes / PeakGradBytes then count what zero3 holds logically
 // ("memory_saving":"counted_not_realised", worker/cuda_backend.h). No
 // checkpoints there (refused, as zero1/zero2's).
 //
@@ -107,6 +114,7 @@ class Zero3Strategy final : public SyncStrategy {
   // The parameter-use hooks.
   void Needed(int tensor);
   void ForwardDone(int tensor);
+  void WritesGradient(int tensor);
   // [offset, offset + size) of `unit`.
   KeyRange UnitRange(int unit) const;
   // Queues the all-gather of `unit`'s parameters unless they are here or
@@ -119,6 +127,16 @@ class Zero3Strategy final : public SyncStrategy {
   // an event per tensor after the kernels enqueued so far
   // (Zero3DeviceOrder).
   absl::Status GiveBack(int unit);
+  // CUDA, page by page (SyncContext::param_pages / grad_pages; no-ops when
+  // null): at Init, keep only this rank's pieces mapped (held for good);
+  // a hold on `unit`'s range of `pages`, and the drop of one (unmapped
+  // after the kernels enqueued so far on the compute stream); errors name
+  // `what` and the unit.
+  absl::Status KeepOnlyPieces();
+  absl::Status HoldUnitPages(MappedDeviceBuffer* pages, int unit,
+                             const char* what);
+  absl::Status DropUnitPages(MappedDeviceBuffer* pages, int unit,
+                             const char* what);
   // All-gathers every shard into the whole buffer on the comm thread and
   // waits (rpc_timeout); errors name `what` ("the final parameters").
   absl::Status GatherWholeBuffer(const std::string& what);
@@ -141,6 +159,11 @@ class Zero3Strategy final : public SyncStrategy {
   // freed); this step's tensors done with in forward and gradients final;
   // whether its forward ended since it was last asked for.
   std::vector<int64_t> gather_ticket_;
+  // Per unit: whether its gradient pages are held this step (from
+  // writes_gradient to the reduce-scatter's queueing); whether the whole
+  // parameter buffer is held (an evaluation's or the final gather).
+  std::vector<bool> grads_held_;
+  bool whole_held_ = false;
   std::vector<int> forward_done_;
   std::vector<int> grads_ready_;
   std::vector<bool> forward_closed_;
