@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/stopwatch.h"
+
 namespace ringside {
 
 BatchPrefetcher::BatchPrefetcher(Dataset& dataset, PrepareFn prepare)
@@ -19,10 +21,25 @@ BatchPrefetcher::~BatchPrefetcher() {
 }
 
 absl::Status BatchPrefetcher::Read(int slot, Range range) {
+  const double start = NowSeconds();
   absl::Status read =
       dataset_.TrainBatch(range.begin, range.count, &slots_[slot]);
-  if (!read.ok() || !prepare_) return read;
-  return prepare_(slots_[slot]);
+  if (read.ok() && prepare_) read = prepare_(slots_[slot]);
+  const double took = NowSeconds() - start;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++reads_;
+  read_s_ += took;
+  return read;
+}
+
+int64_t BatchPrefetcher::reads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reads_;
+}
+
+double BatchPrefetcher::read_seconds() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return read_s_;
 }
 
 void BatchPrefetcher::Loop() {
@@ -34,7 +51,7 @@ void BatchPrefetcher::Loop() {
     const int slot = pending_slot_;
     const Range range = *pending_;
     lock.unlock();
-    absl::Status status = Read(slot, range);
+    absl::Status status = Read(slot, range);  // takes mu_ to count
     lock.lock();
     pending_status_ = std::move(status);
     in_flight_ = false;
@@ -44,6 +61,8 @@ void BatchPrefetcher::Loop() {
 
 absl::StatusOr<const Batch*> BatchPrefetcher::Get(Range want,
                                                   std::optional<Range> next) {
+  const double start = NowSeconds();
+  ++gets_;
   // Wait for the read in flight: it holds the other slot and the data set.
   std::optional<Range> ahead;
   absl::Status ahead_status;
@@ -62,6 +81,7 @@ absl::StatusOr<const Batch*> BatchPrefetcher::Get(Range want,
     // it now, into the free slot.
     if (absl::Status read = Read(other, want); !read.ok()) return read;
   }
+  wait_s_ += NowSeconds() - start;
   current_ = other;
   if (next.has_value()) {
     std::lock_guard<std::mutex> lock(mu_);

@@ -13,6 +13,10 @@
 // thread at a time, in the order the loop asks, so every rank sees the
 // same examples with or without the prefetcher.
 //
+// It times the input: how long Get kept its caller waiting (for a read in
+// flight, or reading in line), and how long each read took wherever it ran
+// (TrainBatch plus `prepare`) -- whether the input keeps up with the steps.
+//
 // The returned batch stays valid and unchanged until the next Get. Errors
 // of the background read or of `prepare` come back from the Get that wants
 // that batch. The destructor waits for a read in flight. Not thread-safe:
@@ -56,6 +60,12 @@ class BatchPrefetcher {
 
   // Gets so far whose batch had been read ahead (for tests and records).
   int64_t hits() const { return hits_; }
+  // Gets and reads so far, and their seconds in all: the caller's wait in
+  // Get, and the reads' own time (background and in line).
+  int64_t gets() const { return gets_; }
+  double wait_seconds() const { return wait_s_; }
+  int64_t reads() const;
+  double read_seconds() const;
 
  private:
   // Reads `range` into slots_[slot] and prepares it.
@@ -67,8 +77,10 @@ class BatchPrefetcher {
   Batch slots_[2];
   int current_ = 0;  // the slot Get returned last
   int64_t hits_ = 0;
+  int64_t gets_ = 0;
+  double wait_s_ = 0;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_;
   // The background read: requested (slot, range), then done with status.
   std::optional<Range> pending_;  // guarded by mu_
@@ -77,6 +89,8 @@ class BatchPrefetcher {
   absl::Status pending_status_;   // guarded by mu_
   int pending_slot_ = 1;          // guarded by mu_
   bool stop_ = false;             // guarded by mu_
+  int64_t reads_ = 0;             // guarded by mu_
+  double read_s_ = 0;             // guarded by mu_
   std::thread thread_;
 };
 

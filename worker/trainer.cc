@@ -426,6 +426,16 @@ absl::StatusOr<TrainResult> RunTraining(ComputeBackend& backend,
       result.final_record["gradient_ready"] = std::move(ready);
     }
   }
+  // The input read ahead (CUDA workers): the mean seconds a pass waited
+  // for its batch and a batch took to read and stage -- the input keeps up
+  // when the wait is near 0.
+  if (prefetcher.has_value() && prefetcher->gets() > 0 &&
+      prefetcher->reads() > 0) {
+    result.final_record["input_wait_s"] =
+        prefetcher->wait_seconds() / static_cast<double>(prefetcher->gets());
+    result.final_record["input_read_s"] =
+        prefetcher->read_seconds() / static_cast<double>(prefetcher->reads());
+  }
   if (job.stragglers.any()) {
     result.final_record["stragglers"] = job.stragglers.Describe();
     result.final_record["straggler_mode"] = tally.Mode();

@@ -264,6 +264,43 @@ def rate(values):
     return f"{statistics.median(values) / 1e3:,.0f}k" if values else "–"
 
 
+def breakdown_lines(cases, records):
+    """Where ringside's step goes, from its final records: the step, the
+    model's compute (CUDA events), the pass's wait for its batch and a
+    batch's read and staging on the prefetcher's thread (CUDA workers only:
+    CPU workers read in line), medians over the rounds in ms."""
+    def cell(values):
+        return summary([v * 1e3 for v in values]) if values else "–"
+    lines = [
+        "",
+        "Where ringside's step goes (its final records; ms, median [min, "
+        "max] over the rounds): the step (batch / throughput), the model's "
+        "compute (its kernels' CUDA events on a GPU), the wait of a pass for its batch, and a "
+        "batch's read and staging on the prefetcher's thread (overlapping "
+        "the step; the input keeps up while the wait stays near 0).",
+        "",
+        "| model | batch | precision | step | compute | input wait | "
+        "input read |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c, case in enumerate(cases):
+        for side, precision in (("ringside", "fp32"),
+                                ("ringside_bf16", "bf16")):
+            finals = records.get((c, side), [])
+            if not finals:
+                continue
+            steps = [case.batch / f["throughput"] for f in finals
+                     if f.get("throughput")]
+            compute = [f["compute_s"] / f["measured_steps"] for f in finals
+                       if f.get("measured_steps")]
+            wait = [f["input_wait_s"] for f in finals if "input_wait_s" in f]
+            read = [f["input_read_s"] for f in finals if "input_read_s" in f]
+            lines.append(f"| {case.label} | {case.batch} | {precision} | "
+                         f"{cell(steps)} | {cell(compute)} | {cell(wait)} | "
+                         f"{cell(read)} |")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--worker", required=True)
@@ -306,6 +343,7 @@ def main():
     modes = ["fp32", "bf16"]
     refs = {}
     rates = {}  # (case, side) -> [samples/s per round]
+    records = {}  # (case, side) -> [ringside's final record per round]
     errors = {}
     for r in range(args.rounds):
         for c, case in enumerate(cases):
@@ -318,11 +356,12 @@ def main():
                     continue
                 try:
                     if side.startswith("ringside"):
-                        value, _ = run_ringside(
+                        value, final = run_ringside(
                             args.worker, args.device, case.flags, case.batch,
                             case.steps, case.warmup,
                             precision="bf16" if side == "ringside_bf16"
                             else "fp32")
+                        records.setdefault(key, []).append(final)
                     else:
                         if key not in refs:
                             refs[key] = case.make_ref(torch, args.device,
@@ -379,6 +418,7 @@ def main():
                      " | ".join(cells) + " |")
     for (c, side), error in sorted(errors.items()):
         lines.append(f"\nFAILED: case {c} ({side}): {error}")
+    lines += breakdown_lines(cases, records)
 
     if args.accumulation.lower() in ("1", "true", "yes"):
         case = cases[min(1, len(cases) - 1)]

@@ -2,7 +2,7 @@
 // ahead when announced and in line otherwise; the batch handed out is
 // never the one being read; errors of the background read or of the
 // prepare step come back from the Get that wants that batch; destruction
-// with a read in flight returns.
+// with a read in flight returns; reads and waits are timed.
 #include "worker/batch_prefetcher.h"
 
 #include <gtest/gtest.h>
@@ -60,6 +60,28 @@ TEST(BatchPrefetcherTest, ReturnsTheDataSetsBatchesReadAhead) {
   }
   EXPECT_EQ(prefetcher.hits(), kGets - 1);  // all but the first
   EXPECT_EQ(prepared.load(), kGets);        // each batch once
+}
+
+// The input's timing: every read (in line or ahead) counts its prepare's
+// time, and the caller's wait includes the first batch, read in line.
+TEST(BatchPrefetcherTest, TimesTheReadsAndTheCallersWait) {
+  std::unique_ptr<SyntheticClassification> data = Data();
+  const double kPrepareS = 0.03;
+  BatchPrefetcher prefetcher(*data, [&](const Batch&) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kPrepareS));
+    return absl::OkStatus();
+  });
+  const int kGets = 4;
+  for (int i = 0; i < kGets; ++i) {
+    std::optional<Range> next;
+    if (i + 1 < kGets) next = Range{(i + 1) * 7, 7};
+    ASSERT_TRUE(prefetcher.Get(Range{i * 7, 7}, next).ok());
+  }
+  EXPECT_EQ(prefetcher.gets(), kGets);
+  EXPECT_EQ(prefetcher.reads(), kGets);
+  EXPECT_GE(prefetcher.read_seconds(), kGets * kPrepareS);
+  EXPECT_GE(prefetcher.wait_seconds(), kPrepareS);  // the first, in line
+  EXPECT_LE(prefetcher.wait_seconds(), prefetcher.read_seconds() + 1.0);
 }
 
 // A Get of a range other than the one announced reads it in line; the
