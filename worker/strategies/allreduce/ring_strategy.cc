@@ -20,10 +20,12 @@ RingStrategy::~RingStrategy() {
 
 absl::Status RingStrategy::Init(const SyncContext& context) {
   context_ = context;
-  RS_ASSIGN_OR_RETURN(collective_,
-                      ConnectCollective(context, name_, &own_store_));
+  // The optimizer first: a configuration it refuses is refused on every
+  // rank before any peer is contacted (not as a peer's closed connection).
   RS_ASSIGN_OR_RETURN(std::unique_ptr<LocalOptimizer> optimizer,
                       MakeOptimizer(context_));
+  RS_ASSIGN_OR_RETURN(collective_,
+                      ConnectCollective(context, name_, &own_store_));
   RS_ASSIGN_OR_RETURN(
       LocalStart start,
       StartLocal(context_, collective_.get(), std::move(optimizer)));

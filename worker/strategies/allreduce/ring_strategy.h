@@ -75,8 +75,8 @@ class RingStrategy : public SyncStrategy {
   RingStrategy(std::string name, std::unique_ptr<BucketCommHook> hook)
       : name_(std::move(name)), hook_(std::move(hook)) {}
   // The optimizer the ranks apply, on `context` (the strategy's own copy);
-  // called once in Init, after the collective connects and before the
-  // hook does. Default: LocalOptimizer::Create(context), context.optimizer's
+  // called once in Init, before the collective connects (so a refusal
+  // reaches every rank as itself) and the hook does. Default: LocalOptimizer::Create(context), context.optimizer's
   // rule.
   virtual absl::StatusOr<std::unique_ptr<LocalOptimizer>> MakeOptimizer(
       const SyncContext& context) {
