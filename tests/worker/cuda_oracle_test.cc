@@ -304,7 +304,8 @@ TEST(CudaOracleTest, AccumulationAndWarmUp) {
 
 // zero3 with mid-run evaluations on one GPU: the whole parameter buffer is
 // mapped for each evaluation and given back after it, page by page, and the
-// run still equals the CPU reference.
+// run still equals the CPU reference; at one worker the record's device
+// bytes are the whole buffers' pages.
 TEST(CudaOracleTest, Zero3EvaluatesMidRunWithItsPagesMapped) {
   SKIP_WITHOUT_GPU();
   OracleSetup setup;
@@ -317,7 +318,19 @@ TEST(CudaOracleTest, Zero3EvaluatesMidRunWithItsPagesMapped) {
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_TRUE(MatchesReference(*run, *reference, kTolerance));
   ASSERT_EQ(finals.size(), 1u);
-  EXPECT_EQ(finals[0]["memory_saving"], "realised") << finals[0].dump();
+  const nlohmann::json& f = finals[0];
+  ASSERT_EQ(f["memory_saving"], "realised") << f.dump();
+  // One rank holds every piece: each buffer stays mapped whole, page for
+  // page, and the device holds at least that much.
+  const int64_t page = f["device_page_bytes"].get<int64_t>();
+  ASSERT_GT(page, 0);
+  const int64_t model_bytes =
+      4 * static_cast<int64_t>(reference->params.size());
+  const int64_t pages_bytes = (model_bytes + page - 1) / page * page;
+  EXPECT_EQ(f["device_param_bytes"].get<int64_t>(), pages_bytes) << f.dump();
+  EXPECT_EQ(f["device_grad_bytes"].get<int64_t>(), pages_bytes) << f.dump();
+  EXPECT_GE(f["device_memory_in_use"].get<int64_t>(), 2 * pages_bytes)
+      << f.dump();
 }
 
 // Two NCCL ranks on one GPU: refused, saying that NCCL needs one per rank.
