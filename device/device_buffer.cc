@@ -84,7 +84,12 @@ absl::StatusOr<std::vector<float>> DeviceBuffer::ToHost() const {
 absl::Status DeviceBuffer::Zero() {
   if (size_ == 0) return absl::OkStatus();
   RS_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  RS_CUDA_RETURN_IF_ERROR(cudaMemset(data_, 0, size_ * sizeof(float)));
+  return ZeroOnDevice(data_, size_);
+}
+
+absl::Status ZeroOnDevice(float* device_dst, size_t floats) {
+  if (floats == 0) return absl::OkStatus();
+  RS_CUDA_RETURN_IF_ERROR(cudaMemset(device_dst, 0, floats * sizeof(float)));
   RS_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(cudaStreamLegacy));
   return absl::OkStatus();
 }

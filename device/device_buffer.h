@@ -82,6 +82,8 @@ class DeviceBuffer {
 // argument"). The current device is not changed.
 absl::Status CopyToDevice(absl::Span<const float> host, float* device_dst);
 absl::Status CopyToHost(const float* device_src, absl::Span<float> host);
+// Sets `floats` floats of device memory at `device_dst` to 0.0f. Blocking.
+absl::Status ZeroOnDevice(float* device_dst, size_t floats);
 
 }  // namespace ringside
 

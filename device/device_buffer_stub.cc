@@ -30,5 +30,6 @@ absl::Status CopyToDevice(absl::Span<const float>, float*) {
   return NotBuilt();
 }
 absl::Status CopyToHost(const float*, absl::Span<float>) { return NotBuilt(); }
+absl::Status ZeroOnDevice(float*, size_t) { return NotBuilt(); }
 
 }  // namespace ringside

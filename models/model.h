@@ -17,8 +17,8 @@
 // parameters may hold anything. CUDA models also call writes_gradient(i)
 // before they first write gradient i (models/cuda/cuda_model.h: a device
 // strategy maps the gradient's memory there); host models need not.
-// Evaluate reads every tensor and calls no hook. The calls come on the calling thread, in the same order for the
-// same model and batch size.
+// Evaluate reads every tensor and calls no hook. The calls come on the
+// calling thread, in the same order for the same model and batch size.
 //
 // Thread-compatible: one Model instance per worker thread.
 #ifndef RINGSIDE_MODELS_MODEL_H_

@@ -20,8 +20,7 @@ absl::Status CudaBackend::Init(uint64_t init_seed, SyncContext& context) {
   RS_ASSIGN_OR_RETURN(gpu_name_, CudaDeviceName(device));
   RS_RETURN_IF_ERROR(AllocateBuffers(device, elements));
   RS_RETURN_IF_ERROR(model_.InitDeviceParams(init_seed, params_data()));
-  RS_RETURN_IF_ERROR(
-      CopyToDevice(std::vector<float>(elements, 0.0f), grads_data()));
+  RS_RETURN_IF_ERROR(ZeroOnDevice(grads_data(), elements));
   RS_ASSIGN_OR_RETURN(stream_, OwnedCudaStream::Create(device));
   RS_ASSIGN_OR_RETURN(stager_, BatchStager::Create(device));
   context.layout = layout;

@@ -51,8 +51,8 @@
 
 #include "device/cuda_stream.h"
 #include "device/device_buffer.h"
-#include "device/mapped_device_buffer.h"
 #include "device/gradient_stash.h"
+#include "device/mapped_device_buffer.h"
 #include "models/cuda/cuda_model.h"
 #include "worker/batch_stager.h"
 #include "worker/compute_backend.h"

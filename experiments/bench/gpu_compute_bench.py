@@ -275,8 +275,8 @@ def breakdown_lines(cases, records):
         "",
         "Where ringside's step goes (its final records; ms, median [min, "
         "max] over the rounds): the step (batch / throughput), the model's "
-        "compute (its kernels' CUDA events on a GPU), the wait of a pass for its batch, and a "
-        "batch's read and staging on the prefetcher's thread (overlapping "
+        "compute (its kernels' CUDA events on a GPU), the wait of a pass "
+        "for its batch, and a batch's read and staging on the prefetcher's thread (overlapping "
         "the step; the input keeps up while the wait stays near 0).",
         "",
         "| model | batch | precision | step | compute | input wait | "

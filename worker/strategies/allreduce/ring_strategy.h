@@ -76,8 +76,8 @@ class RingStrategy : public SyncStrategy {
       : name_(std::move(name)), hook_(std::move(hook)) {}
   // The optimizer the ranks apply, on `context` (the strategy's own copy);
   // called once in Init, before the collective connects (so a refusal
-  // reaches every rank as itself) and the hook does. Default: LocalOptimizer::Create(context), context.optimizer's
-  // rule.
+  // reaches every rank as itself) and the hook does. Default:
+  // LocalOptimizer::Create(context), context.optimizer's rule.
   virtual absl::StatusOr<std::unique_ptr<LocalOptimizer>> MakeOptimizer(
       const SyncContext& context) {
     return LocalOptimizer::Create(context);

@@ -96,15 +96,17 @@ absl::Status Zero3Strategy::KeepOnlyPieces() {
   return absl::OkStatus();
 }
 
+std::string Zero3Strategy::UnitInStep(int unit) const {
+  return absl::StrCat(context_.layout.tensor(units_[unit].first_tensor).name,
+                      "'s unit in step ", step_);
+}
+
 absl::Status Zero3Strategy::HoldUnitPages(MappedDeviceBuffer* pages,
                                           int unit, const char* what) {
   if (pages == nullptr) return absl::OkStatus();
   const KeyRange range = UnitRange(unit);
   return Annotate(pages->Hold(range.begin, range.end),
-                  absl::StrCat("mapping the ", what, " of ",
-                               context_.layout.tensor(units_[unit].first_tensor)
-                                   .name,
-                               "'s unit in step ", step_));
+                  absl::StrCat("mapping the ", what, " of ", UnitInStep(unit)));
 }
 
 absl::Status Zero3Strategy::DropUnitPages(MappedDeviceBuffer* pages,
@@ -113,9 +115,7 @@ absl::Status Zero3Strategy::DropUnitPages(MappedDeviceBuffer* pages,
   const KeyRange range = UnitRange(unit);
   return Annotate(pages->Drop(range.begin, range.end, context_.compute_stream),
                   absl::StrCat("giving back the ", what, " of ",
-                               context_.layout.tensor(units_[unit].first_tensor)
-                                   .name,
-                               "'s unit in step ", step_));
+                               UnitInStep(unit)));
 }
 
 KeyRange Zero3Strategy::UnitRange(int unit) const {
@@ -276,9 +276,8 @@ void Zero3Strategy::OnGradientReady(int tensor) {
   grads_ready_[unit] = 0;
   if (context_.grad_pages != nullptr && !grads_held_[unit]) {
     Fail(absl::FailedPreconditionError(absl::StrCat(
-        "zero3: the model reported the gradients of ",
-        context_.layout.tensor(units_[unit].first_tensor).name,
-        "'s unit ready without writes_gradient before writing them "
+        "zero3: the model reported the gradients of ", UnitInStep(unit),
+        " ready without writes_gradient before writing them "
         "(models/cuda/cuda_model.h)")));
     return;
   }

@@ -133,6 +133,8 @@ class Zero3Strategy final : public SyncStrategy {
   // after the kernels enqueued so far on the compute stream); errors name
   // `what` and the unit.
   absl::Status KeepOnlyPieces();
+  // "<first tensor>'s unit in step <step>", for errors.
+  std::string UnitInStep(int unit) const;
   absl::Status HoldUnitPages(MappedDeviceBuffer* pages, int unit,
                              const char* what);
   absl::Status DropUnitPages(MappedDeviceBuffer* pages, int unit,
