@@ -21,8 +21,8 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text);
 const char* DeviceName(Device device);
 
 // Whether `model` (--model) on `device` computes in `precision`: float32
-// everywhere; bf16 on CUDA workers of the MLP only. INVALID_ARGUMENT saying
-// what is missing otherwise.
+// everywhere; bf16 on CUDA workers of the MLP and the character transformer.
+// INVALID_ARGUMENT saying what is missing otherwise.
 absl::Status CheckPrecision(Precision precision, Device device,
                             absl::string_view model);
 

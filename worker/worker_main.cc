@@ -75,7 +75,7 @@ ABSL_FLAG(std::string, precision, "fp32",
           "The compute's arithmetic: fp32, or bf16 (mixed precision as "
           "PyTorch's bf16 autocast: bfloat16 matrix-product operands, "
           "float32 accumulation, weights, gradients and optimizer state; "
-          "--device=cuda with --model=mlp only).");
+          "--device=cuda with --model=mlp or charlm).");
 ABSL_FLAG(std::string, gpus, "",
           "--device=cuda: CUDA device of each local rank, comma-separated "
           "(e.g. 0,1); empty: local rank modulo the device count. NCCL "
@@ -297,7 +297,7 @@ absl::StatusOr<std::unique_ptr<CudaModel>> MakeCudaModel(const Setup& s,
             << (name.ok() ? *name : name.status().ToString()) << ")";
   if (const auto* charlm = dynamic_cast<const CharLm*>(&host)) {
     absl::StatusOr<std::unique_ptr<CudaCharLm>> made =
-        CudaCharLm::Create(charlm->config(), *device);
+        CudaCharLm::Create(charlm->config(), *device, s.precision);
     if (!made.ok()) return made.status();
     return std::unique_ptr<CudaModel>(*std::move(made));
   }

@@ -26,7 +26,7 @@ pipeline); PyTorch reads each batch from page-locked host memory with
 non_blocking copies (a DataLoader with pin_memory), and reads the loss back
 every step, as the worker does for its step records. Throughput is samples
 (examples or sequences) per second over the steps after a warm-up;
-ringside's is the final record's. On CUDA, the MLP cases also run the
+ringside's is the final record's. On CUDA, every case also runs the
 worker with --precision=bf16 (bfloat16 matrix-product operands, float32
 accumulation and master weights), and the bf16 ratio is that run's
 against PyTorch's bf16 autocast.
@@ -34,11 +34,9 @@ against PyTorch's bf16 autocast.
 Rounds are interleaved (round r runs every case and reference in turn), and
 each figure is the median over the rounds with its [min, max]; each ratio is
 ringside's throughput over the reference's in the same round: fp32 against
-eager fp32 and torch.compile, bf16 against eager bf16 autocast. The
-character transformer has no bf16 path in ringside yet: there its fp32 step
-stands against PyTorch's bf16 autocast step (the table says so), the
-precision users train in on such a GPU. torch.compile runs only at the
-cases named (it compiles for tens of seconds a shape). With
+eager fp32 and torch.compile, bf16 against eager bf16 autocast.
+torch.compile runs only at the cases named (it compiles for tens of
+seconds a shape). With
 --accumulation, ring on one worker at accumulate_steps 4 against 1
 (samples/s), at the second case's shape (784-2048-2048-10, batch 1024, by
 default).
@@ -250,7 +248,7 @@ def charlm_case(n_embd, layers, block, batch, compile_it):
                 lambda torch, device, mode: CharLmRef(torch, device, n_embd,
                                                       layers, block, batch,
                                                       mode),
-                compile_it)
+                compile_it, bf16=True)
 
 
 def summary(values):
@@ -394,9 +392,9 @@ def main():
         "rounds [min, max]. Samples are examples (MLP) or sequences "
         "(charlm).",
         "",
-        "ringside bf16 runs the MLP with --precision=bf16; '/ eager bf16 "
-        "autocast' is its ratio, or ringside fp32's (marked *) where "
-        "ringside has no bf16 path.",
+        "ringside bf16 runs the worker with --precision=bf16; '/ eager "
+        "bf16 autocast' is its ratio, or ringside fp32's (marked *) where "
+        "no bf16 run was made (on the CPU).",
         "",
         "| model | batch | steps | ringside fp32 samples/s | ringside bf16 "
         "samples/s | / eager fp32 | / eager bf16 autocast | / torch.compile "

@@ -17,6 +17,8 @@
 #include "common/status_macros.h"
 #include "device/cuda_status.h"
 #include "device/device_buffer.h"
+#include "models/cuda/bf16_kernels.h"
+#include "models/cuda/gemm.h"
 #include "models/cuda/mlp_kernels.h"
 #include "models/cuda/model_handles.h"
 #include "models/mlp.h"
@@ -33,45 +35,6 @@ int BiasIndex(int layer) { return 2 * layer + 1; }
 void Call(const ParamUseHooks* hooks,
           std::function<void(int)> ParamUseHooks::*hook, int tensor) {
   if (hooks != nullptr && hooks->*hook) (hooks->*hook)(tensor);
-}
-
-// C = op(A) * op(B) for row-major matrices: C is m x n, op(A) m x k,
-// op(B) k x n; A is stored m x k (k x m if trans_a), B k x n (n x k if
-// trans_b). cuBLAS is column-major, and a row-major r x c matrix is the
-// column-major c x r matrix (its transpose), so we ask cuBLAS for
-// C^T = op(B)^T * op(A)^T: operands swapped, same transpose flags. C is
-// float32; A and B are float32 (an SGEMM in full float32) or, with `bf16`,
-// bfloat16 (2-byte elements, as LaunchToBf16 writes them), multiplied on
-// the tensor cores and accumulated in float32 (cublasGemmEx,
-// CUBLAS_COMPUTE_32F).
-absl::Status RowMajorGemm(cublasHandle_t handle, bool trans_a, bool trans_b,
-                          int m, int n, int k, const void* a, const void* b,
-                          float* c, bool bf16) {
-  const float one = 1.0f;
-  const float zero = 0.0f;
-  const int lda = trans_a ? m : k;
-  const int ldb = trans_b ? k : n;
-  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  if (bf16) {
-    RS_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
-        handle, op_b, op_a, n, m, k, &one, b, CUDA_R_16BF, ldb, a,
-        CUDA_R_16BF, lda, &zero, c, CUDA_R_32F, n, CUBLAS_COMPUTE_32F,
-        CUBLAS_GEMM_DEFAULT));
-  } else {
-    RS_CUBLAS_RETURN_IF_ERROR(cublasSgemm(
-        handle, op_b, op_a, n, m, k, &one, static_cast<const float*>(b), ldb,
-        static_cast<const float*>(a), lda, &zero, c, n));
-  }
-  return absl::OkStatus();
-}
-
-// Room for `elements` bfloat16 values in a float buffer.
-absl::StatusOr<DeviceBuffer> Bf16Buffer(int device, int64_t elements) {
-  return DeviceBuffer::Create(device, static_cast<size_t>((elements + 1) / 2));
-}
-uint16_t* Bf16(const DeviceBuffer& buffer) {
-  return reinterpret_cast<uint16_t*>(buffer.data());
 }
 
 class CudaMlpImpl final : public CudaMlp {
@@ -156,9 +119,8 @@ class CudaMlpImpl final : public CudaMlp {
       }
       // dW (in x out) = X^T (in x n) * delta (n x out).
       RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), /*trans_a=*/true,
-                                      /*trans_b=*/false, in_w, out_w,
-                                      static_cast<int>(n), x_op, delta_op, dw,
-                                      bf16()));
+                                      /*trans_b=*/false, in_w, out_w, n, x_op,
+                                      delta_op, dw, bf16()));
       RS_RETURN_IF_ERROR(handles_.ColumnSums(delta, n, out_w, db));
       if (l > 0) {
         // dX (n x in) = delta (n x out) * W^T, masked by ReLU: the last
@@ -168,9 +130,8 @@ class CudaMlpImpl final : public CudaMlp {
         RS_ASSIGN_OR_RETURN(const void* w_op,
                             WeightOperand(l, d_params, stream));
         RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), /*trans_a=*/false,
-                                        /*trans_b=*/true, static_cast<int>(n),
-                                        in_w, out_w, delta_op, w_op, dx,
-                                        bf16()));
+                                        /*trans_b=*/true, n, in_w, out_w,
+                                        delta_op, w_op, dx, bf16()));
         RS_CUDA_RETURN_IF_ERROR(
             kernels::LaunchReluBackward(dx, x, n * in_w, stream));
         cur = 1 - cur;
@@ -325,9 +286,8 @@ class CudaMlpImpl final : public CudaMlp {
         x_op = Bf16(x16_[l]);
       }
       RS_ASSIGN_OR_RETURN(const void* w_op, WeightOperand(l, d_params, stream));
-      RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), false, false,
-                                      static_cast<int>(n), out_w, in_w, x_op,
-                                      w_op, z, bf16()));
+      RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), false, false, n,
+                                      out_w, in_w, x_op, w_op, z, bf16()));
       RS_CUDA_RETURN_IF_ERROR(kernels::LaunchAddBias(
           z, b, n, out_w, /*relu=*/l + 1 < layers, stream));
       if (bf16() && l + 1 < layers) {

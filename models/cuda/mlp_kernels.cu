@@ -1,8 +1,6 @@
 // Kernels of models/cuda/mlp_kernels.h. Element-wise kernels use
 // grid-stride loops over 64-bit indices; the softmax reduces one row per
 // block (column sums are cuBLAS's: ModelHandles::ColumnSums).
-#include <cuda_bf16.h>
-
 #include <algorithm>
 
 #include "models/cuda/mlp_kernels.h"
@@ -32,12 +30,6 @@ __global__ void AddBiasKernel(float* z, const float* bias, int64_t rows,
   for (int64_t i = GlobalIndex(); i < n; i += GridStride()) {
     const float x = z[i] + bias[i % cols];
     z[i] = relu ? fmaxf(x, 0.0f) : x;
-  }
-}
-
-__global__ void ToBf16Kernel(const float* x, __nv_bfloat16* out, int64_t n) {
-  for (int64_t i = GlobalIndex(); i < n; i += GridStride()) {
-    out[i] = __float2bfloat16_rn(x[i]);
   }
 }
 
@@ -149,16 +141,6 @@ cudaError_t LaunchAddBias(float* z, const float* bias, int64_t rows,
   if (rows <= 0 || cols <= 0) return cudaSuccess;
   AddBiasKernel<<<Blocks(rows * cols), kThreads, 0, stream>>>(z, bias, rows,
                                                               cols, relu);
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchToBf16(const float* x, uint16_t* out, int64_t n,
-                         cudaStream_t stream) {
-  static_assert(sizeof(__nv_bfloat16) == sizeof(uint16_t),
-                "bfloat16 is 2 bytes");
-  if (n <= 0) return cudaSuccess;
-  ToBf16Kernel<<<Blocks(n), kThreads, 0, stream>>>(
-      x, reinterpret_cast<__nv_bfloat16*>(out), n);
   return cudaGetLastError();
 }
 

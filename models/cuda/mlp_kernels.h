@@ -26,12 +26,6 @@ namespace kernels {
 cudaError_t LaunchAddBias(float* z, const float* bias, int64_t rows,
                           int64_t cols, bool relu, cudaStream_t stream);
 
-// out[i] = x[i] rounded to bfloat16 (to nearest, ties to even: CUDA's
-// __float2bfloat16_rn, as PyTorch's cast), for i in [0, n); `out` holds
-// the bfloat16 bits (2 bytes an element).
-cudaError_t LaunchToBf16(const float* x, uint16_t* out, int64_t n,
-                         cudaStream_t stream);
-
 // ReLU backward through an activation y = max(x, 0):
 // dy[i] = y[i] > 0 ? dy[i] : 0 for i in [0, n).
 cudaError_t LaunchReluBackward(float* dy, const float* y, int64_t n,

@@ -33,25 +33,30 @@ TEST(DeviceSelectionTest, ParsesPrecisions) {
   EXPECT_STREQ(PrecisionName(Precision::kFp32), "fp32");
 }
 
-// bf16 runs the MLP on CUDA; a CPU worker, or charlm on CUDA, is refused
-// with what it lacks; fp32 runs everywhere.
-TEST(DeviceSelectionTest, Bf16NeedsACudaMlp) {
+// bf16 runs the MLP and the character transformer on CUDA; a CPU worker,
+// or the synthetic model, is refused with what it lacks; fp32 runs
+// everywhere.
+TEST(DeviceSelectionTest, Bf16NeedsACudaMlpOrCharLm) {
   EXPECT_TRUE(CheckPrecision(Precision::kBf16, Device::kCuda, "mlp").ok());
+  EXPECT_TRUE(CheckPrecision(Precision::kBf16, Device::kCuda, "charlm").ok());
   for (const char* model : {"mlp", "charlm", "synthetic"}) {
     EXPECT_TRUE(CheckPrecision(Precision::kFp32, Device::kCpu, model).ok());
     EXPECT_TRUE(CheckPrecision(Precision::kFp32, Device::kCuda, model).ok());
   }
-  const absl::Status cpu = CheckPrecision(Precision::kBf16, Device::kCpu, "mlp");
-  EXPECT_EQ(cpu.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(cpu.message().find("--precision=bf16 needs --device=cuda"),
+  for (const char* model : {"mlp", "charlm"}) {
+    const absl::Status cpu =
+        CheckPrecision(Precision::kBf16, Device::kCpu, model);
+    EXPECT_EQ(cpu.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(cpu.message().find("--precision=bf16 needs --device=cuda"),
+              std::string::npos)
+        << cpu;
+  }
+  const absl::Status synthetic =
+      CheckPrecision(Precision::kBf16, Device::kCuda, "synthetic");
+  EXPECT_EQ(synthetic.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(synthetic.message().find("--model=synthetic has no bfloat16 path"),
             std::string::npos)
-      << cpu;
-  const absl::Status charlm =
-      CheckPrecision(Precision::kBf16, Device::kCuda, "charlm");
-  EXPECT_EQ(charlm.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(charlm.message().find("--model=charlm computes in float32 only"),
-            std::string::npos)
-      << charlm;
+      << synthetic;
 }
 
 TEST(DeviceSelectionTest, ParsesGpuLists) {

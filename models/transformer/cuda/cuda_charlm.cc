@@ -16,6 +16,7 @@
 #include "common/status_macros.h"
 #include "device/cuda_status.h"
 #include "device/device_buffer.h"
+#include "models/cuda/gemm.h"
 #include "models/cuda/model_handles.h"
 #include "models/transformer/charlm.h"
 #include "models/transformer/cuda/charlm_kernels.h"
@@ -28,48 +29,14 @@ using T = CharLmTensors;
 
 static_assert(sizeof(int32_t) == sizeof(float), "tokens_ holds int32 ids");
 
-// Row-major C (m x n) = alpha op(A) op(B) + beta C with op(A) m x k and
-// op(B) k x n; A is stored m x k (k x m if trans_a), B k x n (n x k if
-// trans_b). cuBLAS is column-major and a row-major r x c matrix is the
-// column-major c x r one, so we ask for C^T = op(B)^T op(A)^T: operands
-// swapped, same transpose flags (as models/cuda/cuda_mlp.cc).
-absl::Status Gemm(cublasHandle_t handle, bool trans_a, bool trans_b, int64_t m,
-                  int64_t n, int64_t kk, const float* a, const float* b,
-                  float* c, float beta = 0.0f) {
-  const float one = 1.0f;
-  const int lda = static_cast<int>(trans_a ? m : kk);
-  const int ldb = static_cast<int>(trans_b ? kk : n);
-  RS_CUBLAS_RETURN_IF_ERROR(
-      cublasSgemm(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                  trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-                  static_cast<int>(m), static_cast<int>(kk), &one, b, ldb, a,
-                  lda, &beta, c, static_cast<int>(n)));
-  return absl::OkStatus();
-}
-
-// The same for `count` independent products, matrices of each operand
-// stride_* floats apart.
-absl::Status BatchedGemm(cublasHandle_t handle, bool trans_a, bool trans_b,
-                         int64_t m, int64_t n, int64_t kk, const float* a,
-                         int64_t stride_a, const float* b, int64_t stride_b,
-                         float* c, int64_t stride_c, int64_t count) {
-  const float one = 1.0f;
-  const float zero = 0.0f;
-  const int lda = static_cast<int>(trans_a ? m : kk);
-  const int ldb = static_cast<int>(trans_b ? kk : n);
-  RS_CUBLAS_RETURN_IF_ERROR(cublasSgemmStridedBatched(
-      handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-      trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n),
-      static_cast<int>(m), static_cast<int>(kk), &one, b, ldb, stride_b, a, lda,
-      stride_a, &zero, c, static_cast<int>(n), stride_c,
-      static_cast<int>(count)));
-  return absl::OkStatus();
-}
-
 class CudaCharLmImpl final : public CudaCharLm {
  public:
-  CudaCharLmImpl(const CharLmConfig& config, TensorLayout layout, int device)
-      : config_(config), layout_(std::move(layout)), device_(device) {}
+  CudaCharLmImpl(const CharLmConfig& config, TensorLayout layout, int device,
+                 Precision precision)
+      : config_(config),
+        layout_(std::move(layout)),
+        device_(device),
+        precision_(precision) {}
 
   // Handle and events; called once by Create.
   absl::Status Init() { return handles_.Init(device_, layout_.num_tensors()); }
@@ -77,6 +44,7 @@ class CudaCharLmImpl final : public CudaCharLm {
   const CharLmConfig& config() const override { return config_; }
   const TensorLayout& layout() const override { return layout_; }
   int device() const override { return device_; }
+  Precision precision() const override { return precision_; }
 
   void InitParams(uint64_t seed, absl::Span<float> host_params) const override {
     CharLmInitParams(config_, layout_, seed, host_params);
@@ -261,6 +229,14 @@ class CudaCharLmImpl final : public CudaCharLm {
           {&ln_scratch_, k::LayerNormParamScratchFloats(n, c)}}) {
       RS_RETURN_IF_ERROR(make(*buf, floats));
     }
+    if (bf16()) {
+      // Each slot holds the largest operand: an activation (up to n x 4c),
+      // the attention scores, the logits or a weight (up to 4c x c).
+      const int64_t largest =
+          std::max({n * 4 * c, scores, n * config_.vocab_size,
+                    config_.vocab_size * c, 4 * c * c});
+      RS_RETURN_IF_ERROR(bf16_slots_.Reserve(device_, 2, largest));
+    }
     host_row_loss_.resize(n);
     capacity_ = batch;
     return absl::OkStatus();
@@ -287,9 +263,8 @@ class CudaCharLmImpl final : public CudaCharLm {
       RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormForward(
           bb.ln1_out.data(), bb.ln1_mean.data(), bb.ln1_rstd.data(),
           bb.resid_in.data(), W(T::kLn1Weight), W(T::kLn1Bias), n, c, stream));
-      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, 3 * c, c,
-                              bb.ln1_out.data(), W(T::kAttnWeight),
-                              qkv_.data()));
+      RS_RETURN_IF_ERROR(Linear(bb.ln1_out.data(), W(T::kAttnWeight), n, c,
+                                3 * c, qkv_.data(), stream));
       RS_CUDA_RETURN_IF_ERROR(
           k::LaunchAddBias(qkv_.data(), W(T::kAttnBias), n, 3 * c, stream));
       for (auto [out, column] : {std::pair<float*, int64_t>{bb.q.data(), 0},
@@ -299,35 +274,40 @@ class CudaCharLmImpl final : public CudaCharLm {
             out, qkv_.data() + column, 3 * c, batch, seq, heads, hs, stream));
       }
       // Scores q k^T per (example, head), then the causal softmax.
-      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, true, seq, seq,
-                                     hs, bb.q.data(), seq * hs, bb.k.data(),
-                                     seq * hs, bb.att.data(), seq * seq, bh));
+      RS_ASSIGN_OR_RETURN(const void* q_op, Operand(0, bb.q.data(), n * c,
+                                                    stream));
+      RS_ASSIGN_OR_RETURN(const void* k_op, Operand(1, bb.k.data(), n * c,
+                                                    stream));
+      RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
+          handles_.cublas(), false, true, seq, seq, hs, q_op, seq * hs, k_op,
+          seq * hs, bb.att.data(), seq * seq, bh, bf16()));
       RS_CUDA_RETURN_IF_ERROR(
           k::LaunchCausalSoftmaxForward(bb.att.data(), bh, seq, scale, stream));
-      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, false, seq, hs,
-                                     seq, bb.att.data(), seq * seq, bb.v.data(),
-                                     seq * hs, yp_.data(), seq * hs, bh));
+      RS_ASSIGN_OR_RETURN(const void* att_op,
+                          Operand(0, bb.att.data(), bh * seq * seq, stream));
+      RS_ASSIGN_OR_RETURN(const void* v_op, Operand(1, bb.v.data(), n * c,
+                                                    stream));
+      RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
+          handles_.cublas(), false, false, seq, hs, seq, att_op, seq * seq,
+          v_op, seq * hs, yp_.data(), seq * hs, bh, bf16()));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchMergeHeads(
           bb.atty.data(), c, yp_.data(), batch, seq, heads, hs, stream));
-      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, c, c,
-                              bb.atty.data(), W(T::kAttnProjWeight),
-                              tmp_.data()));
+      RS_RETURN_IF_ERROR(Linear(bb.atty.data(), W(T::kAttnProjWeight), n, c,
+                                c, tmp_.data(), stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchResidualAddBias(
           bb.resid_mid.data(), bb.resid_in.data(), tmp_.data(),
           W(T::kAttnProjBias), n, c, stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormForward(
           bb.ln2_out.data(), bb.ln2_mean.data(), bb.ln2_rstd.data(),
           bb.resid_mid.data(), W(T::kLn2Weight), W(T::kLn2Bias), n, c, stream));
-      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, 4 * c, c,
-                              bb.ln2_out.data(), W(T::kFcWeight),
-                              bb.fc_pre.data()));
+      RS_RETURN_IF_ERROR(Linear(bb.ln2_out.data(), W(T::kFcWeight), n, c,
+                                4 * c, bb.fc_pre.data(), stream));
       RS_CUDA_RETURN_IF_ERROR(
           k::LaunchAddBias(bb.fc_pre.data(), W(T::kFcBias), n, 4 * c, stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchGeluForward(
           bb.fc_act.data(), bb.fc_pre.data(), n * 4 * c, stream));
-      RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, c, 4 * c,
-                              bb.fc_act.data(), W(T::kMlpProjWeight),
-                              tmp_.data()));
+      RS_RETURN_IF_ERROR(Linear(bb.fc_act.data(), W(T::kMlpProjWeight), n,
+                                4 * c, c, tmp_.data(), stream));
       float* next =
           l + 1 < L ? blocks_[l + 1].resid_in.data() : resid_out_.data();
       RS_CUDA_RETURN_IF_ERROR(
@@ -338,8 +318,13 @@ class CudaCharLmImpl final : public CudaCharLm {
         lnf_out_.data(), lnf_mean_.data(), lnf_rstd_.data(), resid_out_.data(),
         P(params, T::LnfWeight(L)), P(params, T::LnfBias(L)), n, c, stream));
     // Tied head: logits = ln_f(x) wte^T.
-    return Gemm(handles_.cublas(), false, true, n, config_.vocab_size, c,
-                lnf_out_.data(), P(params, T::kWte), logits_.data());
+    const int64_t v = config_.vocab_size;
+    RS_ASSIGN_OR_RETURN(const void* x_op, Operand(0, lnf_out_.data(), n * c,
+                                                  stream));
+    RS_ASSIGN_OR_RETURN(const void* wte_op,
+                        Operand(1, P(params, T::kWte), v * c, stream));
+    return RowMajorGemm(handles_.cublas(), false, true, n, v, c, x_op, wte_op,
+                        logits_.data(), bf16());
   }
 
   // logits_ holds d(loss)/d(logits).
@@ -362,11 +347,17 @@ class CudaCharLmImpl final : public CudaCharLm {
 
     // Head: dwte = dlogits^T ln_f(x) (the embedding adds to it at the end),
     // d(ln_f out) = dlogits wte.
-    RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), true, false, v, c, n,
-                            logits_.data(), lnf_out_.data(),
-                            G(grads, T::kWte)));
-    RS_RETURN_IF_ERROR(Gemm(handles_.cublas(), false, false, n, c, v,
-                            logits_.data(), P(params, T::kWte), dln_.data()));
+    RS_ASSIGN_OR_RETURN(const void* dlogits_op,
+                        Operand(0, logits_.data(), n * v, stream));
+    RS_ASSIGN_OR_RETURN(const void* lnf_op, Operand(1, lnf_out_.data(), n * c,
+                                                    stream));
+    RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), true, false, v, c, n,
+                                    dlogits_op, lnf_op, G(grads, T::kWte),
+                                    bf16()));
+    RS_ASSIGN_OR_RETURN(const void* wte_op,
+                        Operand(1, P(params, T::kWte), v * c, stream));
+    RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), false, false, n, c, v,
+                                    dlogits_op, wte_op, dln_.data(), bf16()));
     RS_CUDA_RETURN_IF_ERROR(
         cudaMemsetAsync(dresid_.data(), 0, n * c * sizeof(float), stream));
     RS_RETURN_IF_ERROR(LayerNormBackward(
@@ -413,20 +404,32 @@ class CudaCharLmImpl final : public CudaCharLm {
           dyp_.data(), tmp_.data(), c, batch, seq, heads, hs, stream));
       // dP = dY v^T, dv = P^T dY, dS = softmax backward, dq = dS k,
       // dk = dS^T q.
-      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, true, seq, seq,
-                                     hs, dyp_.data(), seq * hs, bb.v.data(),
-                                     seq * hs, dp_.data(), seq * seq, bh));
-      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), true, false, seq, hs,
-                                     seq, bb.att.data(), seq * seq, dyp_.data(),
-                                     seq * hs, dvp_.data(), seq * hs, bh));
+      RS_ASSIGN_OR_RETURN(const void* dy_op, Operand(0, dyp_.data(), n * c,
+                                                     stream));
+      RS_ASSIGN_OR_RETURN(const void* v_op, Operand(1, bb.v.data(), n * c,
+                                                    stream));
+      RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
+          handles_.cublas(), false, true, seq, seq, hs, dy_op, seq * hs, v_op,
+          seq * hs, dp_.data(), seq * seq, bh, bf16()));
+      RS_ASSIGN_OR_RETURN(const void* att_op,
+                          Operand(1, bb.att.data(), bh * seq * seq, stream));
+      RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
+          handles_.cublas(), true, false, seq, hs, seq, att_op, seq * seq,
+          dy_op, seq * hs, dvp_.data(), seq * hs, bh, bf16()));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchCausalSoftmaxBackward(
           dp_.data(), bb.att.data(), bh, seq, scale, stream));
-      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), false, false, seq, hs,
-                                     seq, dp_.data(), seq * seq, bb.k.data(),
-                                     seq * hs, dqp_.data(), seq * hs, bh));
-      RS_RETURN_IF_ERROR(BatchedGemm(handles_.cublas(), true, false, seq, hs,
-                                     seq, dp_.data(), seq * seq, bb.q.data(),
-                                     seq * hs, dkp_.data(), seq * hs, bh));
+      RS_ASSIGN_OR_RETURN(const void* dp_op,
+                          Operand(0, dp_.data(), bh * seq * seq, stream));
+      RS_ASSIGN_OR_RETURN(const void* k_op, Operand(1, bb.k.data(), n * c,
+                                                    stream));
+      RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
+          handles_.cublas(), false, false, seq, hs, seq, dp_op, seq * seq,
+          k_op, seq * hs, dqp_.data(), seq * hs, bh, bf16()));
+      RS_ASSIGN_OR_RETURN(const void* q_op, Operand(1, bb.q.data(), n * c,
+                                                    stream));
+      RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
+          handles_.cublas(), true, false, seq, hs, seq, dp_op, seq * seq, q_op,
+          seq * hs, dkp_.data(), seq * hs, bh, bf16()));
       for (auto [in, column] :
            {std::pair<const float*, int64_t>{dqp_.data(), 0},
             {dkp_.data(), c},
@@ -455,15 +458,41 @@ class CudaCharLmImpl final : public CudaCharLm {
     return ready(T::kWte);
   }
 
+  bool bf16() const { return precision_ == Precision::kBf16; }
+
+  // A product's operand x[0, count): itself in float32; in bf16, its
+  // bfloat16 copy in slot `slot` (0 or 1), rounded at each use (a sharded
+  // run may have replaced the parameters since the last).
+  absl::StatusOr<const void*> Operand(int slot, const float* x, int64_t count,
+                                      cudaStream_t stream) {
+    if (!bf16()) return static_cast<const void*>(x);
+    return bf16_slots_.Round(slot, x, count, stream);
+  }
+
+  // y (rows x out) = x (rows x in) W (in x out), without the bias.
+  absl::Status Linear(const float* x, const float* w, int64_t rows,
+                      int64_t in, int64_t out, float* y,
+                      cudaStream_t stream) {
+    RS_ASSIGN_OR_RETURN(const void* x_op, Operand(0, x, rows * in, stream));
+    RS_ASSIGN_OR_RETURN(const void* w_op, Operand(1, w, in * out, stream));
+    return RowMajorGemm(handles_.cublas(), false, false, rows, out, in, x_op,
+                        w_op, y, bf16());
+  }
+
   // For y = x W + b (x: rows x in, W: in x out): dW = x^T dy, db = column
   // sums of dy, dx = dy W^T (the last read of W).
   absl::Status LinearBackward(const float* x, const float* dy, const float* w,
                               int64_t rows, int64_t in, int64_t out, float* dw,
                               float* db, float* dx, cudaStream_t stream) {
-    RS_RETURN_IF_ERROR(
-        Gemm(handles_.cublas(), true, false, in, out, rows, x, dy, dw));
+    RS_ASSIGN_OR_RETURN(const void* x_op, Operand(0, x, rows * in, stream));
+    RS_ASSIGN_OR_RETURN(const void* dy_op, Operand(1, dy, rows * out, stream));
+    RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), true, false, in, out,
+                                    rows, x_op, dy_op, dw, bf16()));
     RS_RETURN_IF_ERROR(handles_.ColumnSums(dy, rows, out, db));
-    return Gemm(handles_.cublas(), false, true, rows, in, out, dy, w, dx);
+    // Slot 0 again: the product that read x's copy is enqueued before it.
+    RS_ASSIGN_OR_RETURN(const void* w_op, Operand(0, w, in * out, stream));
+    return RowMajorGemm(handles_.cublas(), false, true, rows, in, out, dy_op,
+                        w_op, dx, bf16());
   }
 
   // dresid_ += d(input) of a LayerNorm; its dw, db.
@@ -493,6 +522,7 @@ class CudaCharLmImpl final : public CudaCharLm {
   const CharLmConfig config_;
   const TensorLayout layout_;
   const int device_;
+  const Precision precision_;
   ModelHandles handles_;
   double compute_seconds_ = 0.0;
 
@@ -507,19 +537,21 @@ class CudaCharLmImpl final : public CudaCharLm {
   DeviceBuffer qkv_, tmp_, yp_;  // forward scratch
   DeviceBuffer dresid_, dln_, dfc_, dyp_, dqp_, dkp_, dvp_, dp_, dqkv_;
   std::vector<float> host_row_loss_;
+  Bf16Slots bf16_slots_;  // kBf16 only: the products' operands
 };
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CudaCharLm>> CudaCharLm::Create(
-    const CharLmConfig& config, int device) {
+    const CharLmConfig& config, int device, Precision precision) {
   RS_ASSIGN_OR_RETURN(TensorLayout layout, CharLmLayout(config));
   if (device < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("cuda charlm device must be >= 0, got ", device));
   }
   auto model =
-      std::make_unique<CudaCharLmImpl>(config, std::move(layout), device);
+      std::make_unique<CudaCharLmImpl>(config, std::move(layout), device,
+                                       precision);
   RS_RETURN_IF_ERROR(model->Init());
   return std::unique_ptr<CudaCharLm>(std::move(model));
 }

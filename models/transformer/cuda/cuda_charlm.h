@@ -1,9 +1,10 @@
 // CudaCharLm: the character transformer of models/transformer/charlm.h on
 // one CUDA device. Same configuration, tensor layout (charlm_layout.h),
-// seeded initialization and readiness order as the CPU CharLm, so its loss
-// and gradients equal the CPU model's to float32 rounding. Matrix products
-// are cuBLAS SGEMMs in full float32 (no TF32; NVIDIA_TF32_OVERRIDE=1 would
-// change that), the attention's per-head products strided-batched SGEMMs;
+// seeded initialization and readiness order as the CPU CharLm, so in fp32
+// its loss and gradients equal the CPU model's to float32 rounding. In
+// fp32 the matrix products are cuBLAS SGEMMs in full float32 (no TF32;
+// NVIDIA_TF32_OVERRIDE=1 would change that), the attention's per-head
+// products strided-batched SGEMMs;
 // LayerNorm, GELU, the causal softmax, the embedding gather and its
 // deterministic scatter-add, the head permutes, bias/residual adds and the
 // cross-entropy are our kernels (charlm_kernels.h).
@@ -22,6 +23,15 @@
 // with hooks set, ForwardBackward calls needed(i) for every tensor, in
 // layout order, before it enqueues the first forward kernel, and no
 // forward_done; on_ready(i) then ends tensor i's use. Evaluate calls none.
+//
+// Precision::kBf16 (models/precision.h), mixed precision as PyTorch's bf16
+// autocast with float32 master weights: every matrix product's operands
+// (the weights, the activations, the attention's q, k, v and
+// probabilities, the deltas) are rounded to bfloat16 copies at each use
+// and multiplied with their sums in float32 (models/cuda/gemm.h); the
+// parameters, gradients, LayerNorm, GELU, the softmax, the cross-entropy
+// and every other element-wise step stay float32, so a strategy
+// communicates float32 gradients either way.
 //
 // Utilization: last_compute_seconds() is the device time between CUDA
 // events recorded around the step's kernels.
@@ -44,6 +54,7 @@
 #include "models/cuda/cuda_model.h"
 #include "models/dataset.h"
 #include "models/model.h"
+#include "models/precision.h"
 #include "models/transformer/charlm_layout.h"
 
 namespace ringside {
@@ -58,7 +69,8 @@ class CudaCharLm : public CudaModel {
   // of size x (block_size + 1) tokens (CheckCharLmBatch) and Evaluate runs
   // CharLm::kEvalChunk examples at a time.
   static absl::StatusOr<std::unique_ptr<CudaCharLm>> Create(
-      const CharLmConfig& config, int device = 0);
+      const CharLmConfig& config, int device = 0,
+      Precision precision = Precision::kFp32);
 
   virtual const CharLmConfig& config() const = 0;
 

@@ -4,7 +4,7 @@
 namespace ringside {
 
 absl::StatusOr<std::unique_ptr<CudaCharLm>> CudaCharLm::Create(
-    const CharLmConfig& /*config*/, int /*device*/) {
+    const CharLmConfig& /*config*/, int /*device*/, Precision /*precision*/) {
   return absl::UnimplementedError(
       "CudaCharLm: built without CUDA (bazel build --config=cuda)");
 }
