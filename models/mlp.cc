@@ -49,7 +49,8 @@ double SoftmaxCrossEntropy(Eigen::Ref<RowMatrix> z, const int32_t* labels,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Mlp>> Mlp::Create(std::vector<int64_t> widths) {
+absl::StatusOr<std::unique_ptr<Mlp>> Mlp::Create(std::vector<int64_t> widths,
+                                              Precision precision) {
   if (widths.size() < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mlp needs >= 2 widths (input, ..., classes), got ", widths.size()));
@@ -67,13 +68,24 @@ absl::StatusOr<std::unique_ptr<Mlp>> Mlp::Create(std::vector<int64_t> widths) {
     }
   }
   RS_ASSIGN_OR_RETURN(TensorLayout layout, TensorLayout::FromShapes(shapes));
-  return std::unique_ptr<Mlp>(new Mlp(std::move(widths), std::move(layout)));
+  return std::unique_ptr<Mlp>(
+      new Mlp(std::move(widths), std::move(layout), precision));
 }
 
-Mlp::Mlp(std::vector<int64_t> widths, TensorLayout layout)
+Mlp::Mlp(std::vector<int64_t> widths, TensorLayout layout, Precision precision)
     : widths_(std::move(widths)),
       layout_(std::move(layout)),
-      acts_(widths_.size()) {}
+      acts_(widths_.size()),
+      precision_(precision),
+      x16_(widths_.size() - 1) {}
+
+const float* Mlp::Operand(const float* x, int64_t count,
+                          std::vector<float>& scratch) const {
+  if (!bf16()) return x;
+  scratch.resize(count);
+  RoundToBf16(absl::MakeConstSpan(x, count), absl::MakeSpan(scratch));
+  return scratch.data();
+}
 
 void Mlp::InitParams(uint64_t seed, absl::Span<float> params) const {
   if (static_cast<int64_t>(params.size()) != layout_.total_elements()) {
@@ -140,9 +152,11 @@ void Mlp::Forward(const Batch& batch, absl::Span<const float> params,
     const float* in = l == 0 ? batch.features.data() : acts_[l].data();
     std::vector<float>& out_buf = acts_[l + 1 == layers ? 0 : l + 1];
     out_buf.resize(n * widths_[l + 1]);
-    ConstMatrixMap x(in, n, widths_[l]);
-    ConstMatrixMap w(layout_.View(WeightIndex(l), params).data(), widths_[l],
-                     widths_[l + 1]);
+    const int64_t weights = widths_[l] * widths_[l + 1];
+    ConstMatrixMap x(Operand(in, n * widths_[l], x16_[l]), n, widths_[l]);
+    ConstMatrixMap w(
+        Operand(layout_.View(WeightIndex(l), params).data(), weights, w16_),
+        widths_[l], widths_[l + 1]);
     ConstRowVectorMap b(layout_.View(BiasIndex(l), params).data(),
                         widths_[l + 1]);
     MatrixMap z(out_buf.data(), n, widths_[l + 1]);
@@ -179,19 +193,25 @@ absl::StatusOr<double> Mlp::ForwardBackward(const Batch& batch,
     const int64_t out_w = widths_[l + 1];
     const float* in = l == 0 ? batch.features.data() : acts_[l].data();
     ConstMatrixMap x(in, n, in_w);
+    // The products' operands: in bf16 the forward's rounded input and the
+    // delta rounded once for both products.
+    ConstMatrixMap x_op(bf16() ? x16_[l].data() : in, n, in_w);
     ConstMatrixMap delta(delta_.data(), n, out_w);
+    ConstMatrixMap delta_op(Operand(delta_.data(), n * out_w, delta16_), n,
+                            out_w);
     MatrixMap dw(layout_.View(WeightIndex(l), grads).data(), in_w, out_w);
     RowVectorMap db(layout_.View(BiasIndex(l), grads).data(), out_w);
-    dw.noalias() = x.transpose() * delta;
+    dw.noalias() = x_op.transpose() * delta_op;
     db = delta.colwise().sum();
     if (l > 0) {
       // Input gradient through ReLU: the last read of layer l's params.
       if (hooks_ != nullptr) Call(hooks_->needed, WeightIndex(l));
-      ConstMatrixMap w(layout_.View(WeightIndex(l), params).data(), in_w,
-                       out_w);
+      ConstMatrixMap w(Operand(layout_.View(WeightIndex(l), params).data(),
+                               in_w * out_w, w16_),
+                       in_w, out_w);
       delta_prev_.resize(n * in_w);
       MatrixMap dx(delta_prev_.data(), n, in_w);
-      dx.noalias() = delta * w.transpose();
+      dx.noalias() = delta_op * w.transpose();
       dx = (x.array() > 0.0f).select(dx, 0.0f);
       delta_.swap(delta_prev_);
     }

@@ -6,6 +6,11 @@
 // parameter use: forward reads layer l's weight and bias for layer l;
 // backward reads the weight of every layer but the first (for the input
 // gradient).
+// In Precision::kBf16 (models/precision.h) every product's operands (the
+// layer's input, its weights, the delta) are rounded to bfloat16 first and
+// multiplied by the same float32 kernels: the CUDA MLP's bf16 arithmetic
+// up to the order of the sums, at float32's speed (a numerics reference,
+// not a faster model); bias, ReLU, the loss and the gradients stay float32.
 // Thread-compatible.
 #ifndef RINGSIDE_MODELS_MLP_H_
 #define RINGSIDE_MODELS_MLP_H_
@@ -17,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "models/model.h"
+#include "models/precision.h"
 
 namespace ringside {
 
@@ -24,9 +30,10 @@ class Mlp : public Model {
  public:
   // widths: input, hidden..., classes (>= 2 entries, each > 0).
   static absl::StatusOr<std::unique_ptr<Mlp>> Create(
-      std::vector<int64_t> widths);
+      std::vector<int64_t> widths, Precision precision = Precision::kFp32);
 
   std::string name() const override { return "mlp"; }
+  Precision precision() const { return precision_; }
   const TensorLayout& layout() const override { return layout_; }
   // He-uniform weights, zero biases, from a seeded std::mt19937_64.
   void InitParams(uint64_t seed, absl::Span<float> params) const override;
@@ -42,7 +49,12 @@ class Mlp : public Model {
   }
 
  private:
-  Mlp(std::vector<int64_t> widths, TensorLayout layout);
+  Mlp(std::vector<int64_t> widths, TensorLayout layout, Precision precision);
+  bool bf16() const { return precision_ == Precision::kBf16; }
+  // A product's operand x[0, count): itself in float32; in bf16 its
+  // rounded copy in `scratch`.
+  const float* Operand(const float* x, int64_t count,
+                       std::vector<float>& scratch) const;
   absl::Status CheckBatch(const Batch& batch) const;
   // INVALID_ARGUMENT unless `size` == layout_.total_elements().
   absl::Status CheckSpan(const char* what, size_t size) const;
@@ -57,6 +69,12 @@ class Mlp : public Model {
   // acts_[l] is layer l's input for l >= 1; acts_[0] holds the logits.
   std::vector<std::vector<float>> acts_;
   std::vector<float> delta_, delta_prev_;
+  Precision precision_;
+  // kBf16 only (empty otherwise): each layer's rounded input (x16_[l],
+  // kept from the forward for the weight gradient), a weight's and the
+  // delta's rounded copies.
+  std::vector<std::vector<float>> x16_;
+  std::vector<float> w16_, delta16_;
   const ParamUseHooks* hooks_ = nullptr;
 };
 

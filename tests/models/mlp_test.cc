@@ -2,14 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/relative_l2.h"
 #include "gtest/gtest.h"
 #include "models/optimizer.h"
+#include "models/precision.h"
 #include "models/synthetic_classification.h"
+#include "tests/models/cuda/mlp_test_data.h"
 #include "tests/testing/param_use_log.h"
 
 namespace ringside {
@@ -21,16 +28,7 @@ std::unique_ptr<Mlp> MustCreate(std::vector<int64_t> widths) {
   return mlp.ok() ? *std::move(mlp) : nullptr;
 }
 
-Batch RandomBatch(int64_t size, int64_t dim, int64_t classes, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  std::uniform_int_distribution<int32_t> label(0, classes - 1);
-  Batch b;
-  b.size = size;
-  for (int64_t i = 0; i < size * dim; ++i) b.features.push_back(normal(rng));
-  for (int64_t i = 0; i < size; ++i) b.labels.push_back(label(rng));
-  return b;
-}
+using testing::RandomBatch;
 
 TEST(MlpTest, LayoutNamesAndShapes) {
   auto mlp = MustCreate({5, 7, 3});
@@ -252,6 +250,158 @@ TEST(MlpTest, LossDecreasesWithSgdOnSyntheticData) {
   }
   const double after = *mlp->Evaluate(eval, params);
   EXPECT_LT(after, 0.7 * before) << "eval loss " << before << " -> " << after;
+}
+
+// bf16 (mlp.h): on one layer whose input and weights bfloat16 holds
+// exactly, the forward is float32's bit for bit (the rounding changes
+// nothing else), while the weight gradient's delta is rounded.
+TEST(MlpBf16Test, RoundsTheProductsOperandsOnly) {
+  auto fp32 = MustCreate({24, 5});
+  auto bf16 = Mlp::Create({24, 5}, Precision::kBf16);
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  EXPECT_EQ((*bf16)->precision(), Precision::kBf16);
+  EXPECT_EQ(fp32->precision(), Precision::kFp32);
+  std::vector<float> params(fp32->layout().total_elements());
+  fp32->InitParams(3, absl::MakeSpan(params));
+  RoundToBf16(params, absl::MakeSpan(params));
+  Batch batch = RandomBatch(16, 24, 5, 9);
+  RoundToBf16(batch.features, absl::MakeSpan(batch.features));
+  std::vector<float> g32(params.size()), g16(params.size());
+  absl::StatusOr<double> l32 =
+      fp32->ForwardBackward(batch, params, absl::MakeSpan(g32), {});
+  absl::StatusOr<double> l16 =
+      (*bf16)->ForwardBackward(batch, params, absl::MakeSpan(g16), {});
+  ASSERT_TRUE(l32.ok() && l16.ok());
+  EXPECT_EQ(*l16, *l32);
+  EXPECT_EQ(*(*bf16)->Evaluate(batch, params), *fp32->Evaluate(batch, params));
+  const TensorLayout& layout = fp32->layout();
+  // The bias gradient sums the float32 delta: equal; the weight gradient
+  // multiplies the rounded delta: not.
+  EXPECT_TRUE(std::equal(layout.View(1, absl::MakeConstSpan(g16)).begin(),
+                         layout.View(1, absl::MakeConstSpan(g16)).end(),
+                         layout.View(1, absl::MakeConstSpan(g32)).begin()));
+  EXPECT_GT(RelativeL2(layout.View(0, absl::MakeConstSpan(g16)),
+                       layout.View(0, absl::MakeConstSpan(g32))),
+            0.0);
+}
+
+// How far bf16's arithmetic lands from float32's on the CUDA tests' shapes
+// and data (cuda_mlp_test.cc's CudaMlpBf16Test, mlp_test_data.h), and how
+// far it moves when the input moves by float32's rounding (one ulp per
+// feature, the size of the differences between cuBLAS's and Eigen's
+// orders of summation). These measure the bounds the GPU test declares:
+// against float32, up to 0.087 relative L2 on a gradient tensor (the
+// layers below the output: a delta sums terms that cancel, the softmax
+// gradient's, and an activation near zero flips its ReLU), hence 0.15,
+// and up to 1.7e-3 on the loss, hence 1e-2; against this CPU model in
+// bf16, what the nudge moves: nothing where every nudged feature rounds to
+// the same bfloat16 value, 1.2e-3 at 784-512-512-10, batch 64 (a few cross
+// a rounding boundary and an activation near zero flips its ReLU), hence
+// 1e-2. Each case prints what it measured; rounding must show (above
+// 1e-4).
+double WorstTensor(const TensorLayout& layout, const std::vector<float>& a,
+                   const std::vector<float>& b) {
+  double worst = 0;
+  for (int i = 0; i < layout.num_tensors(); ++i) {
+    worst = std::max(worst, RelativeL2(layout.View(i, absl::MakeConstSpan(a)),
+                                       layout.View(i, absl::MakeConstSpan(b))));
+  }
+  return worst;
+}
+
+class MlpBf16DistanceTest
+    : public ::testing::TestWithParam<std::tuple<std::vector<int64_t>, int>> {
+};
+
+TEST_P(MlpBf16DistanceTest, WithinTheCudaTestsBounds) {
+  const auto& [widths, batch_size] = GetParam();
+  auto fp32 = MustCreate(widths);
+  auto bf16 = Mlp::Create(widths, Precision::kBf16);
+  ASSERT_TRUE(bf16.ok()) << bf16.status();
+  const std::vector<float> params = testing::RandomParams(*fp32, 7);
+  const Batch batch = RandomBatch(batch_size, widths.front(), widths.back(), 11);
+  Batch nudged = batch;
+  std::mt19937_64 rng(13);
+  for (float& f : nudged.features) {
+    f = std::nextafter(f, rng() % 2 ? 1e30f : -1e30f);
+  }
+  std::vector<float> g32(params.size()), g16(params.size()),
+      g16_nudged(params.size());
+  absl::StatusOr<double> l32 =
+      fp32->ForwardBackward(batch, params, absl::MakeSpan(g32), {});
+  absl::StatusOr<double> l16 =
+      (*bf16)->ForwardBackward(batch, params, absl::MakeSpan(g16), {});
+  absl::StatusOr<double> l16_nudged = (*bf16)->ForwardBackward(
+      nudged, params, absl::MakeSpan(g16_nudged), {});
+  ASSERT_TRUE(l32.ok() && l16.ok() && l16_nudged.ok());
+  const double loss_error =
+      std::abs(*l16 - *l32) / std::max(1.0, std::abs(*l32));
+  const TensorLayout& layout = fp32->layout();
+  const double vs_fp32 = WorstTensor(layout, g16, g32);
+  const double nudge = WorstTensor(layout, g16_nudged, g16);
+  EXPECT_LE(loss_error, 1e-2);
+  EXPECT_LE(vs_fp32, 0.15);
+  EXPECT_GT(vs_fp32, 1e-4);
+  EXPECT_LE(nudge, 1e-2);
+  RecordProperty("bf16_loss_relative_error", absl::StrCat(loss_error));
+  RecordProperty("bf16_gradient_relative_l2_worst", absl::StrCat(vs_fp32));
+  RecordProperty("bf16_nudged_relative_l2_worst", absl::StrCat(nudge));
+  std::printf("cpu bf16, widths %s, batch %d: vs float32 loss %.3g, worst "
+              "gradient tensor %.3g (relative L2); input nudged one ulp: "
+              "%.3g\n",
+              absl::StrJoin(widths, "-").c_str(), batch_size, loss_error,
+              vs_fp32, nudge);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CudaTestShapes, MlpBf16DistanceTest,
+    ::testing::Combine(::testing::Values(std::vector<int64_t>{20, 33, 10},
+                                         std::vector<int64_t>{64, 100, 50, 7},
+                                         std::vector<int64_t>{784, 512, 512,
+                                                              10}),
+                       ::testing::Values(13, 64)));
+
+// bf16 still trains: the same SGD run as LossDecreasesWithSgdOnSyntheticData
+// lowers the eval loss as far, within 2% of float32's.
+TEST(MlpBf16Test, TrainsAsFloat32Does) {
+  SyntheticClassificationOptions data_options;
+  data_options.feature_dim = 16;
+  data_options.num_classes = 4;
+  data_options.train_examples = 2048;
+  data_options.eval_examples = 512;
+  data_options.seed = 3;
+  auto data = SyntheticClassification::Create(data_options);
+  ASSERT_TRUE(data.ok()) << data.status();
+  Batch eval;
+  ASSERT_TRUE((*data)->EvalBatch(&eval).ok());
+  double after[2] = {0, 0};
+  for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
+    auto mlp = Mlp::Create({16, 32, 4}, precision);
+    ASSERT_TRUE(mlp.ok()) << mlp.status();
+    std::vector<float> params((*mlp)->layout().total_elements());
+    std::vector<float> grads(params.size());
+    (*mlp)->InitParams(1, absl::MakeSpan(params));
+    OptimizerConfig config;
+    config.lr = 0.05f;
+    config.momentum = 0.9f;
+    auto opt = Optimizer::Create(config, params.size());
+    ASSERT_TRUE(opt.ok()) << opt.status();
+    const double before = *(*mlp)->Evaluate(eval, params);
+    constexpr int kBatch = 32;
+    for (int step = 1; step <= 50; ++step) {
+      Batch batch;
+      ASSERT_TRUE(
+          (*data)->TrainBatch((step - 1) * kBatch, kBatch, &batch).ok());
+      ASSERT_TRUE(
+          (*mlp)->ForwardBackward(batch, params, absl::MakeSpan(grads), {})
+              .ok());
+      (*opt)->Apply(0, absl::MakeSpan(params), grads, step);
+    }
+    after[precision == Precision::kBf16] = *(*mlp)->Evaluate(eval, params);
+    EXPECT_LT(after[precision == Precision::kBf16], 0.7 * before);
+  }
+  EXPECT_NE(after[1], after[0]);
+  EXPECT_NEAR(after[1], after[0], 0.02 * after[0]);
 }
 
 TEST(MlpTest, BadBatchIsInvalidArgument) {

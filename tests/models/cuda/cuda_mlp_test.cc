@@ -3,7 +3,8 @@
 // (including non-multiples of 32) and batch sizes, the same readiness order
 // with an event per tensor and the same parameter-use hooks, and CUDA
 // errors as Status with CUDA's message; in bf16 mixed precision, the loss
-// and gradients within bfloat16's rounding of float32's.
+// and gradients near the CPU Mlp's bf16 arithmetic and within bfloat16's
+// reach of float32's.
 //
 // Where CUDA cannot run, the GPU tests skip and say why: "built without
 // --config=cuda" in the default build, "no GPU here: <the CUDA runtime's
@@ -137,23 +138,25 @@ INSTANTIATE_TEST_SUITE_P(
                                                               10}),
                        ::testing::Values(1, 13, 64)));
 
-// Relative L2 distance |a - b| / |b| (0 when both are zero).
-// bf16 mixed precision (cuda_mlp.h) against the CPU Mlp in float32: the
-// same readiness order, and the loss and every gradient tensor within
-// bfloat16's rounding of the products' operands. The bound is declared,
-// not yet measured on a GPU: bfloat16 keeps 8 significand bits (unit
-// roundoff 2^-9, about 2e-3), each product rounds both operands, and the
-// deltas compound through the layers; ten times the unit roundoff, 2e-2
-// relative L2 per tensor and 1e-2 on the loss. Each case records what it
-// measured (the test's XML properties, printed by tools/gpu_check.sh's
-// logs), which is what the bound is to be checked against.
+// bf16 mixed precision (cuda_mlp.h) against the CPU Mlp: the same
+// readiness order; against the CPU Mlp in bf16 (the same rounded operands
+// multiplied with float32 sums, in Eigen's order), the loss within 1e-3
+// and every gradient tensor within 1e-2 relative L2; against the CPU Mlp
+// in float32, within 1e-2 on the loss and 0.15 per tensor, and not equal
+// (the products did round). The bounds come from the CPU's bf16 on these
+// shapes and data (tests/models/mlp_test.cc, MlpBf16DistanceTest): up to
+// 0.087 from float32, and up to 1.2e-3 moved by a one-ulp nudge of the
+// input, the size of the differences between cuBLAS's and Eigen's sums.
+// Each case records and prints what it measured on the GPU.
 class CudaMlpBf16Test : public ::testing::TestWithParam<Param> {};
 
-TEST_P(CudaMlpBf16Test, WithinBf16RoundingOfFloat32) {
+TEST_P(CudaMlpBf16Test, MatchesTheCpuBf16AndStaysNearFloat32) {
   SKIP_WITHOUT_GPU();
   const auto& [widths, batch_size] = GetParam();
   absl::StatusOr<std::unique_ptr<Mlp>> cpu = Mlp::Create(widths);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<Mlp>> cpu16 =
+      Mlp::Create(widths, Precision::kBf16);
+  ASSERT_TRUE(cpu.ok() && cpu16.ok());
   const std::vector<float> params = RandomParams(**cpu, 7);
   absl::StatusOr<std::unique_ptr<CudaMlp>> model =
       CudaMlp::Create(widths, 0, Precision::kBf16);
@@ -168,46 +171,60 @@ TEST_P(CudaMlpBf16Test, WithinBf16RoundingOfFloat32) {
 
   const TensorLayout& layout = (*cpu)->layout();
   std::vector<float> cpu_grads(layout.total_elements());
+  std::vector<float> cpu16_grads(layout.total_elements());
   std::vector<int> cpu_order, gpu_order;
   absl::StatusOr<double> cpu_loss = (*cpu)->ForwardBackward(
       batch, params, absl::MakeSpan(cpu_grads),
       [&](int i) { cpu_order.push_back(i); });
-  ASSERT_TRUE(cpu_loss.ok()) << cpu_loss.status();
+  absl::StatusOr<double> cpu16_loss = (*cpu16)->ForwardBackward(
+      batch, params, absl::MakeSpan(cpu16_grads), {});
+  ASSERT_TRUE(cpu_loss.ok() && cpu16_loss.ok());
   absl::StatusOr<double> gpu_loss = (*model)->ForwardBackward(
       batch, d_params->data(), d_grads->data(),
       [&](int i) { gpu_order.push_back(i); }, /*stream=*/nullptr);
   ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
   EXPECT_EQ(gpu_order, cpu_order);
-  const double loss_error = std::abs(*gpu_loss - *cpu_loss) /
-                            std::max(1.0, std::abs(*cpu_loss));
-  RecordProperty("bf16_loss_relative_error", absl::StrCat(loss_error));
-  EXPECT_LE(loss_error, 1e-2);
+  auto relative = [](double a, double b) {
+    return std::abs(a - b) / std::max(1.0, std::abs(b));
+  };
+  const double loss_vs_bf16 = relative(*gpu_loss, *cpu16_loss);
+  const double loss_vs_fp32 = relative(*gpu_loss, *cpu_loss);
+  EXPECT_LE(loss_vs_bf16, 1e-3);
+  EXPECT_LE(loss_vs_fp32, 1e-2);
 
   absl::StatusOr<std::vector<float>> gpu_grads = d_grads->ToHost();
   ASSERT_TRUE(gpu_grads.ok()) << gpu_grads.status();
-  double worst = 0;
+  double worst_bf16 = 0, worst_fp32 = 0;
   for (int i = 0; i < layout.num_tensors(); ++i) {
-    const double e =
-        RelativeL2(layout.View(i, absl::MakeConstSpan(*gpu_grads)),
-                   layout.View(i, absl::MakeConstSpan(cpu_grads)));
-    worst = std::max(worst, e);
-    EXPECT_LE(e, 2e-2) << layout.tensor(i).name << " (batch " << batch.size
-                       << ")";
+    const auto gpu = layout.View(i, absl::MakeConstSpan(*gpu_grads));
+    const double e16 =
+        RelativeL2(gpu, layout.View(i, absl::MakeConstSpan(cpu16_grads)));
+    const double e32 =
+        RelativeL2(gpu, layout.View(i, absl::MakeConstSpan(cpu_grads)));
+    worst_bf16 = std::max(worst_bf16, e16);
+    worst_fp32 = std::max(worst_fp32, e32);
+    EXPECT_LE(e16, 1e-2) << layout.tensor(i).name << " against the CPU bf16";
+    EXPECT_LE(e32, 0.15) << layout.tensor(i).name << " against float32";
   }
   // float32 products match the CPU model (CudaMlpMatchesCpuTest); bf16
   // operands cannot.
-  EXPECT_GT(worst, 1e-4) << "the products did not round to bfloat16";
-  RecordProperty("bf16_gradient_relative_l2_worst", absl::StrCat(worst));
-  std::printf("bf16 vs float32, widths %s, batch %lld: loss %.3g, worst "
-              "gradient tensor %.3g (relative L2)\n",
+  EXPECT_GT(worst_fp32, 1e-4) << "the products did not round to bfloat16";
+  RecordProperty("bf16_vs_cpu_bf16_loss", absl::StrCat(loss_vs_bf16));
+  RecordProperty("bf16_vs_cpu_bf16_gradient_worst", absl::StrCat(worst_bf16));
+  RecordProperty("bf16_vs_fp32_loss", absl::StrCat(loss_vs_fp32));
+  RecordProperty("bf16_vs_fp32_gradient_worst", absl::StrCat(worst_fp32));
+  std::printf("gpu bf16, widths %s, batch %lld: against the CPU bf16 loss "
+              "%.3g, worst gradient tensor %.3g; against float32 loss %.3g, "
+              "worst gradient tensor %.3g (relative L2)\n",
               absl::StrJoin(widths, "-").c_str(),
-              static_cast<long long>(batch_size), loss_error, worst);
+              static_cast<long long>(batch_size), loss_vs_bf16, worst_bf16,
+              loss_vs_fp32, worst_fp32);
 
-  absl::StatusOr<double> cpu_eval = (*cpu)->Evaluate(batch, params);
+  absl::StatusOr<double> cpu_eval = (*cpu16)->Evaluate(batch, params);
   absl::StatusOr<double> gpu_eval =
       (*model)->Evaluate(batch, d_params->data(), nullptr);
   ASSERT_TRUE(cpu_eval.ok() && gpu_eval.ok());
-  EXPECT_NEAR(*gpu_eval, *cpu_eval, 1e-2 * std::max(1.0, *cpu_eval));
+  EXPECT_LE(relative(*gpu_eval, *cpu_eval), 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(
