@@ -50,7 +50,7 @@ double SoftmaxCrossEntropy(Eigen::Ref<RowMatrix> z, const int32_t* labels,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Mlp>> Mlp::Create(std::vector<int64_t> widths,
-                                              Precision precision) {
+                                                 Precision precision) {
   if (widths.size() < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mlp needs >= 2 widths (input, ..., classes), got ", widths.size()));

@@ -44,9 +44,7 @@ class Mlp : public Model {
                                   absl::Span<const float> params) override;
   double FlopsPerExample() const override;
   bool ReportsParamUse() const override { return true; }
-  void SetParamUseHooks(const ParamUseHooks* hooks) override {
-    hooks_ = hooks;
-  }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override { hooks_ = hooks; }
 
  private:
   Mlp(std::vector<int64_t> widths, TensorLayout layout, Precision precision);

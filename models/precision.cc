@@ -19,9 +19,7 @@ const char* PrecisionName(Precision precision) {
   return precision == Precision::kBf16 ? "bf16" : "fp32";
 }
 
-float RoundToBf16(float x) {
-  return static_cast<float>(Eigen::bfloat16(x));
-}
+float RoundToBf16(float x) { return static_cast<float>(Eigen::bfloat16(x)); }
 
 void RoundToBf16(absl::Span<const float> in, absl::Span<float> out) {
   if (out.size() < in.size()) {

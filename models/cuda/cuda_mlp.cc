@@ -112,8 +112,8 @@ class CudaMlpImpl final : public CudaMlp {
       const void* x_op = x;
       const void* delta_op = delta;
       if (bf16()) {
-        RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(
-            delta, Bf16(delta16_), n * out_w, stream));
+        RS_CUDA_RETURN_IF_ERROR(
+            kernels::LaunchToBf16(delta, Bf16(delta16_), n * out_w, stream));
         x_op = Bf16(x16_[l]);
         delta_op = Bf16(delta16_);
       }
@@ -280,20 +280,20 @@ class CudaMlpImpl final : public CudaMlp {
       const void* x_op = x;
       if (bf16()) {
         if (l == 0) {
-          RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(
-              input_, Bf16(x16_[0]), n * in_w, stream));
+          RS_CUDA_RETURN_IF_ERROR(
+              kernels::LaunchToBf16(input_, Bf16(x16_[0]), n * in_w, stream));
         }
         x_op = Bf16(x16_[l]);
       }
       RS_ASSIGN_OR_RETURN(const void* w_op, WeightOperand(l, d_params, stream));
-      RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), false, false, n,
-                                      out_w, in_w, x_op, w_op, z, bf16()));
+      RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), false, false, n, out_w,
+                                      in_w, x_op, w_op, z, bf16()));
       RS_CUDA_RETURN_IF_ERROR(kernels::LaunchAddBias(
           z, b, n, out_w, /*relu=*/l + 1 < layers, stream));
       if (bf16() && l + 1 < layers) {
         // The next layer's input, rounded once.
-        RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(
-            z, Bf16(x16_[l + 1]), n * out_w, stream));
+        RS_CUDA_RETURN_IF_ERROR(
+            kernels::LaunchToBf16(z, Bf16(x16_[l + 1]), n * out_w, stream));
       }
       Call(hooks, &ParamUseHooks::forward_done, WeightIndex(l));
       Call(hooks, &ParamUseHooks::forward_done, BiasIndex(l));
@@ -325,8 +325,7 @@ class CudaMlpImpl final : public CudaMlp {
     const float* w = d_params + weight.offset;
     if (!bf16()) return w;
     uint16_t* out = Bf16(w16_[l]);
-    RS_CUDA_RETURN_IF_ERROR(
-        kernels::LaunchToBf16(w, out, weight.size, stream));
+    RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(w, out, weight.size, stream));
     return out;
   }
 

@@ -35,8 +35,8 @@ absl::Status RowMajorGemm(cublasHandle_t handle, bool trans_a, bool trans_b,
   if (bf16) {
     RS_CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
         handle, Op(trans_b), Op(trans_a), static_cast<int>(n),
-        static_cast<int>(m), static_cast<int>(k), &one, b, CUDA_R_16BF, ldb,
-        a, CUDA_R_16BF, lda, &zero, c, CUDA_R_32F, static_cast<int>(n),
+        static_cast<int>(m), static_cast<int>(k), &one, b, CUDA_R_16BF, ldb, a,
+        CUDA_R_16BF, lda, &zero, c, CUDA_R_32F, static_cast<int>(n),
         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   } else {
     RS_CUBLAS_RETURN_IF_ERROR(cublasSgemm(
@@ -50,9 +50,9 @@ absl::Status RowMajorGemm(cublasHandle_t handle, bool trans_a, bool trans_b,
 
 absl::Status RowMajorBatchedGemm(cublasHandle_t handle, bool trans_a,
                                  bool trans_b, int64_t m, int64_t n, int64_t k,
-                                 const void* a, int64_t stride_a,
-                                 const void* b, int64_t stride_b, float* c,
-                                 int64_t stride_c, int64_t count, bool bf16) {
+                                 const void* a, int64_t stride_a, const void* b,
+                                 int64_t stride_b, float* c, int64_t stride_c,
+                                 int64_t count, bool bf16) {
   RS_RETURN_IF_ERROR(CheckInt(m, n, k));
   if (count > INT_MAX) {
     return absl::InvalidArgumentError(
@@ -107,9 +107,9 @@ absl::StatusOr<const void*> Bf16Slots::Round(int slot, const float* x,
                                              cudaStream_t stream) {
   if (slot < 0 || slot >= static_cast<int>(slots_.size()) ||
       count > elements_) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "bf16 slot ", slot, " of ", slots_.size(), " cannot hold ", count,
-        " elements (", elements_, " reserved)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bf16 slot ", slot, " of ", slots_.size(), " cannot hold ",
+                     count, " elements (", elements_, " reserved)"));
   }
   uint16_t* out = Bf16(slots_[slot]);
   RS_CUDA_RETURN_IF_ERROR(kernels::LaunchToBf16(x, out, count, stream));

@@ -40,9 +40,9 @@ absl::Status RowMajorGemm(cublasHandle_t handle, bool trans_a, bool trans_b,
 // stride_* elements apart.
 absl::Status RowMajorBatchedGemm(cublasHandle_t handle, bool trans_a,
                                  bool trans_b, int64_t m, int64_t n, int64_t k,
-                                 const void* a, int64_t stride_a,
-                                 const void* b, int64_t stride_b, float* c,
-                                 int64_t stride_c, int64_t count, bool bf16);
+                                 const void* a, int64_t stride_a, const void* b,
+                                 int64_t stride_b, float* c, int64_t stride_c,
+                                 int64_t count, bool bf16);
 
 // Room for `elements` bfloat16 values in a float buffer, and its bits.
 absl::StatusOr<DeviceBuffer> Bf16Buffer(int device, int64_t elements);

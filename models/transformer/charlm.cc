@@ -32,10 +32,10 @@ absl::Status CheckCharLmBatch(const CharLmConfig& config, const Batch& batch) {
 }
 
 absl::StatusOr<std::unique_ptr<CharLm>> CharLm::Create(
-    const CharLmConfig& config) {
+    const CharLmConfig& config, Precision precision) {
   RS_ASSIGN_OR_RETURN(std::unique_ptr<CharLmCore<float>> core,
-                      CharLmCore<float>::Create(config));
-  return std::unique_ptr<CharLm>(new CharLm(std::move(core)));
+                      CharLmCore<float>::Create(config, precision));
+  return std::unique_ptr<CharLm>(new CharLm(std::move(core), precision));
 }
 
 void CharLm::InitParams(uint64_t seed, absl::Span<float> params) const {

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "models/model.h"
+#include "models/precision.h"
 #include "models/transformer/charlm_core.h"
 #include "models/transformer/charlm_layout.h"
 
@@ -30,13 +31,16 @@ namespace ringside {
 
 class CharLm : public Model {
  public:
-  // INVALID_ARGUMENT on a bad config (CharLmConfig::Validate).
+  // INVALID_ARGUMENT on a bad config (CharLmConfig::Validate). In
+  // Precision::kBf16 the products' operands are rounded to bfloat16
+  // (charlm_core.h): the CUDA model's bf16 arithmetic at float32's speed.
   static absl::StatusOr<std::unique_ptr<CharLm>> Create(
-      const CharLmConfig& config);
+      const CharLmConfig& config, Precision precision = Precision::kFp32);
 
   std::string name() const override { return "charlm"; }
   const TensorLayout& layout() const override { return core_->layout(); }
   const CharLmConfig& config() const { return core_->config(); }
+  Precision precision() const { return precision_; }
 
   // CharLmInitParams (GPT-2's initialization, seeded).
   void InitParams(uint64_t seed, absl::Span<float> params) const override;
@@ -51,9 +55,7 @@ class CharLm : public Model {
       const Batch& batch, absl::Span<const float> params,
       absl::Span<float> grads, const GradientReadyFn& on_ready) override;
   bool ReportsParamUse() const override { return true; }
-  void SetParamUseHooks(const ParamUseHooks* hooks) override {
-    hooks_ = hooks;
-  }
+  void SetParamUseHooks(const ParamUseHooks* hooks) override { hooks_ = hooks; }
 
   // Mean loss over the batch, computed kEvalChunk examples at a time (so a
   // large eval set needs little memory).
@@ -73,12 +75,13 @@ class CharLm : public Model {
   static constexpr int64_t kEvalChunk = 64;
 
  private:
-  explicit CharLm(std::unique_ptr<CharLmCore<float>> core)
-      : core_(std::move(core)) {}
+  CharLm(std::unique_ptr<CharLmCore<float>> core, Precision precision)
+      : core_(std::move(core)), precision_(precision) {}
   absl::Status CheckBatch(const Batch& batch) const;
   absl::Status CheckSpan(const char* what, size_t size) const;
 
   std::unique_ptr<CharLmCore<float>> core_;
+  Precision precision_;
   const ParamUseHooks* hooks_ = nullptr;
 };
 

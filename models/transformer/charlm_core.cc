@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/status_macros.h"
+#include "models/precision.h"
 
 namespace ringside {
 namespace {
@@ -92,37 +93,59 @@ void LayerNormBackward(const S* dout, const S* xhat, const S* rstd, const S* w,
   }
 }
 
+// A value rounded to bfloat16 and back: a bf16 product's operand.
+template <typename S>
+struct RoundBf16Op {
+  S operator()(S v) const {
+    return static_cast<S>(RoundToBf16(static_cast<float>(v)));
+  }
+};
+
+// dst = a b, or dst += a b with `accumulate`; with `bf16`, of a's and b's
+// values rounded to bfloat16 (evaluated into temporaries, then the same
+// product).
+template <typename Dst, typename A, typename B>
+void Product(bool bf16, bool accumulate, Dst&& dst, const A& a, const B& b) {
+  using S = typename A::Scalar;
+  if (bf16) {
+    const auto ra = a.unaryExpr(RoundBf16Op<S>());
+    const auto rb = b.unaryExpr(RoundBf16Op<S>());
+    if (accumulate) {
+      dst.noalias() += ra * rb;
+    } else {
+      dst.noalias() = ra * rb;
+    }
+  } else if (accumulate) {
+    dst.noalias() += a * b;
+  } else {
+    dst.noalias() = a * b;
+  }
+}
+
 // out (rows x o) = in (rows x i) W (i x o) + b, or += with `accumulate`.
 template <typename S>
-void Linear(const S* in, int64_t rows, int64_t i, const S* w, const S* b,
-            int64_t o, S* out, bool accumulate) {
-  CMapM<S> x(in, rows, i);
-  CMapM<S> wm(w, i, o);
+void Linear(bool bf16, const S* in, int64_t rows, int64_t i, const S* w,
+            const S* b, int64_t o, S* out, bool accumulate) {
   MapM<S> y(out, rows, o);
-  if (accumulate) {
-    y.noalias() += x * wm;
-  } else {
-    y.noalias() = x * wm;
-  }
+  Product(bf16, accumulate, y, CMapM<S>(in, rows, i), CMapM<S>(w, i, o));
   y.rowwise() += CMapR<S>(b, o);
 }
 
 // dW = in^T dout, db = column sums of dout; dW, db overwritten.
 template <typename S>
-void LinearParamGrads(const S* in, const S* dout, int64_t rows, int64_t i,
-                      int64_t o, S* dw, S* db) {
-  CMapM<S> x(in, rows, i);
+void LinearParamGrads(bool bf16, const S* in, const S* dout, int64_t rows,
+                      int64_t i, int64_t o, S* dw, S* db) {
   CMapM<S> d(dout, rows, o);
-  MapM<S>(dw, i, o).noalias() = x.transpose() * d;
+  Product(bf16, false, MapM<S>(dw, i, o), CMapM<S>(in, rows, i).transpose(), d);
   MapR<S>(db, o) = d.colwise().sum();
 }
 
 // din (rows x i) = dout (rows x o) W^T.
 template <typename S>
-void LinearInputGrad(const S* dout, const S* w, int64_t rows, int64_t i,
-                     int64_t o, S* din) {
-  MapM<S>(din, rows, i).noalias() =
-      CMapM<S>(dout, rows, o) * CMapM<S>(w, i, o).transpose();
+void LinearInputGrad(bool bf16, const S* dout, const S* w, int64_t rows,
+                     int64_t i, int64_t o, S* din) {
+  Product(bf16, false, MapM<S>(din, rows, i), CMapM<S>(dout, rows, o),
+          CMapM<S>(w, i, o).transpose());
 }
 
 // Eigen's array tanh is vectorized (a rational approximation for float,
@@ -152,14 +175,19 @@ void GeluBackward(const S* x, S* dy, int64_t n) {
 
 template <typename Scalar>
 absl::StatusOr<std::unique_ptr<CharLmCore<Scalar>>> CharLmCore<Scalar>::Create(
-    const CharLmConfig& config) {
+    const CharLmConfig& config, Precision precision) {
   RS_ASSIGN_OR_RETURN(TensorLayout layout, CharLmLayout(config));
-  return std::unique_ptr<CharLmCore>(new CharLmCore(config, std::move(layout)));
+  return std::unique_ptr<CharLmCore>(
+      new CharLmCore(config, std::move(layout), precision));
 }
 
 template <typename Scalar>
-CharLmCore<Scalar>::CharLmCore(const CharLmConfig& config, TensorLayout layout)
-    : config_(config), layout_(std::move(layout)), blocks_(config.n_layer) {}
+CharLmCore<Scalar>::CharLmCore(const CharLmConfig& config, TensorLayout layout,
+                               Precision precision)
+    : config_(config),
+      layout_(std::move(layout)),
+      bf16_(precision == Precision::kBf16),
+      blocks_(config.n_layer) {}
 
 template <typename Scalar>
 void CharLmCore<Scalar>::Reserve(int64_t batch, int64_t seq) {
@@ -200,7 +228,7 @@ void CharLmCore<Scalar>::AttentionForward(BlockCache& cache, int64_t batch,
       CSMapM<Scalar> v(rows + 2 * c + h * hs, seq, hs,
                        Eigen::OuterStride<>(3 * c));
       MapM<Scalar> p(cache.att.data() + (b * heads + h) * seq * seq, seq, seq);
-      p.noalias() = q * k.transpose();
+      Product(bf16_, false, p, q, k.transpose());
       // Causal softmax of each row over positions j <= i; zeros beyond.
       for (int64_t i = 0; i < seq; ++i) {
         Scalar* pr = p.data() + i * seq;
@@ -217,7 +245,7 @@ void CharLmCore<Scalar>::AttentionForward(BlockCache& cache, int64_t batch,
       }
       SMapM<Scalar> y(cache.atty.data() + b * seq * c + h * hs, seq, hs,
                       Eigen::OuterStride<>(c));
-      y.noalias() = p * v;
+      Product(bf16_, false, y, p, v);
     }
   }
 }
@@ -245,8 +273,8 @@ void CharLmCore<Scalar>::AttentionBackward(const BlockCache& cache,
       CSMapM<Scalar> dy(datty_.data() + b * seq * c + h * hs, seq, hs,
                         Eigen::OuterStride<>(c));
       MapM<Scalar> dp(dp_.data(), seq, seq);
-      dv.noalias() = p.transpose() * dy;
-      dp.noalias() = dy * v.transpose();
+      Product(bf16_, false, dv, p.transpose(), dy);
+      Product(bf16_, false, dp, dy, v.transpose());
       // Softmax backward: ds_ij = p_ij (dp_ij - sum_k p_ik dp_ik), times the
       // score scale; p_ij = 0 above the diagonal, so ds is causal too.
       for (int64_t i = 0; i < seq; ++i) {
@@ -257,8 +285,8 @@ void CharLmCore<Scalar>::AttentionBackward(const BlockCache& cache,
         for (int64_t j = 0; j <= i; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;
         for (int64_t j = i + 1; j < seq; ++j) dr[j] = 0;
       }
-      dq.noalias() = dp * k;
-      dk.noalias() = dp.transpose() * q;
+      Product(bf16_, false, dq, dp, k);
+      Product(bf16_, false, dk, dp.transpose(), q);
     }
   }
 }
@@ -287,26 +315,26 @@ void CharLmCore<Scalar>::Forward(const int32_t* tokens, int64_t stride,
     };
     LayerNormForward(resid_.data(), P(T::kLn1Weight), P(T::kLn1Bias), n, c,
                      k.ln1_out.data(), k.ln1_xhat.data(), k.ln1_rstd.data());
-    Linear(k.ln1_out.data(), n, c, P(T::kAttnWeight), P(T::kAttnBias), 3 * c,
-           k.qkv.data(), /*accumulate=*/false);
+    Linear(bf16_, k.ln1_out.data(), n, c, P(T::kAttnWeight), P(T::kAttnBias),
+           3 * c, k.qkv.data(), /*accumulate=*/false);
     AttentionForward(k, batch, seq);
-    Linear(k.atty.data(), n, c, P(T::kAttnProjWeight), P(T::kAttnProjBias), c,
-           resid_.data(), /*accumulate=*/true);
+    Linear(bf16_, k.atty.data(), n, c, P(T::kAttnProjWeight),
+           P(T::kAttnProjBias), c, resid_.data(), /*accumulate=*/true);
     LayerNormForward(resid_.data(), P(T::kLn2Weight), P(T::kLn2Bias), n, c,
                      k.ln2_out.data(), k.ln2_xhat.data(), k.ln2_rstd.data());
-    Linear(k.ln2_out.data(), n, c, P(T::kFcWeight), P(T::kFcBias), 4 * c,
+    Linear(bf16_, k.ln2_out.data(), n, c, P(T::kFcWeight), P(T::kFcBias), 4 * c,
            k.fc_pre.data(), /*accumulate=*/false);
     GeluForward(k.fc_pre.data(), k.fc_act.data(), n * 4 * c);
-    Linear(k.fc_act.data(), n, 4 * c, P(T::kMlpProjWeight), P(T::kMlpProjBias),
-           c, resid_.data(), /*accumulate=*/true);
+    Linear(bf16_, k.fc_act.data(), n, 4 * c, P(T::kMlpProjWeight),
+           P(T::kMlpProjBias), c, resid_.data(), /*accumulate=*/true);
   }
   const int L = static_cast<int>(config_.n_layer);
   LayerNormForward(resid_.data(), Param(params, T::LnfWeight(L)),
                    Param(params, T::LnfBias(L)), n, c, lnf_out_.data(),
                    lnf_xhat_.data(), lnf_rstd_.data());
-  MapM<Scalar>(logits_.data(), n, config_.vocab_size).noalias() =
-      CMapM<Scalar>(lnf_out_.data(), n, c) *
-      CMapM<Scalar>(wte, config_.vocab_size, c).transpose();
+  Product(bf16_, false, MapM<Scalar>(logits_.data(), n, config_.vocab_size),
+          CMapM<Scalar>(lnf_out_.data(), n, c),
+          CMapM<Scalar>(wte, config_.vocab_size, c).transpose());
 }
 
 template <typename Scalar>
@@ -360,10 +388,10 @@ double CharLmCore<Scalar>::ForwardBackward(const int32_t* tokens, int64_t batch,
   // wte's gradient at the end.
   CMapM<Scalar> dlogits(logits_.data(), n, v);
   const Scalar* wte = Param(params, T::kWte);
-  MapM<Scalar>(Grad(grads, T::kWte), v, c).noalias() =
-      dlogits.transpose() * CMapM<Scalar>(lnf_out_.data(), n, c);
-  MapM<Scalar>(dln_.data(), n, c).noalias() =
-      dlogits * CMapM<Scalar>(wte, v, c);
+  Product(bf16_, false, MapM<Scalar>(Grad(grads, T::kWte), v, c),
+          dlogits.transpose(), CMapM<Scalar>(lnf_out_.data(), n, c));
+  Product(bf16_, false, MapM<Scalar>(dln_.data(), n, c), dlogits,
+          CMapM<Scalar>(wte, v, c));
   std::fill(dresid_.begin(), dresid_.end(), Scalar(0));
   LayerNormBackward(dln_.data(), lnf_xhat_.data(), lnf_rstd_.data(),
                     Param(params, T::LnfWeight(L)), n, c, dresid_.data(),
@@ -384,30 +412,32 @@ double CharLmCore<Scalar>::ForwardBackward(const int32_t* tokens, int64_t batch,
       ready(T::BlockTensor(l, bias));
     };
     // x += mlp.c_proj(gelu(c_fc(ln_2(x)))).
-    LinearParamGrads(k.fc_act.data(), dresid_.data(), n, 4 * c, c,
+    LinearParamGrads(bf16_, k.fc_act.data(), dresid_.data(), n, 4 * c, c,
                      G(T::kMlpProjWeight), G(T::kMlpProjBias));
-    LinearInputGrad(dresid_.data(), P(T::kMlpProjWeight), n, 4 * c, c,
+    LinearInputGrad(bf16_, dresid_.data(), P(T::kMlpProjWeight), n, 4 * c, c,
                     dfc_.data());
     ready_pair(T::kMlpProjWeight, T::kMlpProjBias);
     GeluBackward(k.fc_pre.data(), dfc_.data(), n * 4 * c);
-    LinearParamGrads(k.ln2_out.data(), dfc_.data(), n, c, 4 * c,
+    LinearParamGrads(bf16_, k.ln2_out.data(), dfc_.data(), n, c, 4 * c,
                      G(T::kFcWeight), G(T::kFcBias));
-    LinearInputGrad(dfc_.data(), P(T::kFcWeight), n, c, 4 * c, dln_.data());
+    LinearInputGrad(bf16_, dfc_.data(), P(T::kFcWeight), n, c, 4 * c,
+                    dln_.data());
     ready_pair(T::kFcWeight, T::kFcBias);
     LayerNormBackward(dln_.data(), k.ln2_xhat.data(), k.ln2_rstd.data(),
                       P(T::kLn2Weight), n, c, dresid_.data(), G(T::kLn2Weight),
                       G(T::kLn2Bias));
     ready_pair(T::kLn2Weight, T::kLn2Bias);
     // x += attn.c_proj(attention(c_attn(ln_1(x)))).
-    LinearParamGrads(k.atty.data(), dresid_.data(), n, c, c,
+    LinearParamGrads(bf16_, k.atty.data(), dresid_.data(), n, c, c,
                      G(T::kAttnProjWeight), G(T::kAttnProjBias));
-    LinearInputGrad(dresid_.data(), P(T::kAttnProjWeight), n, c, c,
+    LinearInputGrad(bf16_, dresid_.data(), P(T::kAttnProjWeight), n, c, c,
                     datty_.data());
     ready_pair(T::kAttnProjWeight, T::kAttnProjBias);
     AttentionBackward(k, batch, seq);
-    LinearParamGrads(k.ln1_out.data(), dqkv_.data(), n, c, 3 * c,
+    LinearParamGrads(bf16_, k.ln1_out.data(), dqkv_.data(), n, c, 3 * c,
                      G(T::kAttnWeight), G(T::kAttnBias));
-    LinearInputGrad(dqkv_.data(), P(T::kAttnWeight), n, c, 3 * c, dln_.data());
+    LinearInputGrad(bf16_, dqkv_.data(), P(T::kAttnWeight), n, c, 3 * c,
+                    dln_.data());
     ready_pair(T::kAttnWeight, T::kAttnBias);
     LayerNormBackward(dln_.data(), k.ln1_xhat.data(), k.ln1_rstd.data(),
                       P(T::kLn1Weight), n, c, dresid_.data(), G(T::kLn1Weight),

@@ -18,6 +18,12 @@
 // reads `batch` rows of seq inputs. Ids must lie in [0, vocab_size)
 // (unchecked here: CharLm checks batches).
 //
+// In Precision::kBf16 (models/precision.h) every matrix product's operands
+// (weights, activations, the attention's q, k, v and probabilities, the
+// deltas) are rounded to bfloat16 first and multiplied by the same kernels:
+// the CUDA model's bf16 arithmetic up to the order of the sums, at this
+// scalar's speed (a numerics reference); everything else is unchanged.
+//
 // Keeps per-call scratch (activations for backward), grown to the largest
 // batch x seq seen. Thread-compatible: one instance per thread.
 #ifndef RINGSIDE_MODELS_TRANSFORMER_CHARLM_CORE_H_
@@ -30,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "core/tensor_layout.h"
 #include "models/model.h"
+#include "models/precision.h"
 #include "models/transformer/charlm_layout.h"
 
 namespace ringside {
@@ -39,7 +46,7 @@ class CharLmCore {
  public:
   // INVALID_ARGUMENT if `config` is invalid.
   static absl::StatusOr<std::unique_ptr<CharLmCore>> Create(
-      const CharLmConfig& config);
+      const CharLmConfig& config, Precision precision = Precision::kFp32);
 
   const CharLmConfig& config() const { return config_; }
   const TensorLayout& layout() const { return layout_; }
@@ -73,7 +80,8 @@ class CharLmCore {
     std::vector<Scalar> fc_pre, fc_act;  // n x 4c
   };
 
-  CharLmCore(const CharLmConfig& config, TensorLayout layout);
+  CharLmCore(const CharLmConfig& config, TensorLayout layout,
+             Precision precision);
   void Reserve(int64_t batch, int64_t seq);
   // Fills the caches and logits_ for `batch` rows of `stride` tokens.
   void Forward(const int32_t* tokens, int64_t stride, int64_t batch,
@@ -95,6 +103,7 @@ class CharLmCore {
 
   CharLmConfig config_;
   TensorLayout layout_;
+  bool bf16_;  // Precision::kBf16
   std::vector<BlockCache> blocks_;
   std::vector<Scalar> resid_;  // n x c residual stream
   std::vector<Scalar> lnf_out_, lnf_xhat_, lnf_rstd_;

@@ -310,8 +310,7 @@ double WorstTensor(const TensorLayout& layout, const std::vector<float>& a,
 }
 
 class MlpBf16DistanceTest
-    : public ::testing::TestWithParam<std::tuple<std::vector<int64_t>, int>> {
-};
+    : public ::testing::TestWithParam<std::tuple<std::vector<int64_t>, int>> {};
 
 TEST_P(MlpBf16DistanceTest, WithinTheCudaTestsBounds) {
   const auto& [widths, batch_size] = GetParam();
@@ -319,7 +318,8 @@ TEST_P(MlpBf16DistanceTest, WithinTheCudaTestsBounds) {
   auto bf16 = Mlp::Create(widths, Precision::kBf16);
   ASSERT_TRUE(bf16.ok()) << bf16.status();
   const std::vector<float> params = testing::RandomParams(*fp32, 7);
-  const Batch batch = RandomBatch(batch_size, widths.front(), widths.back(), 11);
+  const Batch batch =
+      RandomBatch(batch_size, widths.front(), widths.back(), 11);
   Batch nudged = batch;
   std::mt19937_64 rng(13);
   for (float& f : nudged.features) {
@@ -331,8 +331,8 @@ TEST_P(MlpBf16DistanceTest, WithinTheCudaTestsBounds) {
       fp32->ForwardBackward(batch, params, absl::MakeSpan(g32), {});
   absl::StatusOr<double> l16 =
       (*bf16)->ForwardBackward(batch, params, absl::MakeSpan(g16), {});
-  absl::StatusOr<double> l16_nudged = (*bf16)->ForwardBackward(
-      nudged, params, absl::MakeSpan(g16_nudged), {});
+  absl::StatusOr<double> l16_nudged =
+      (*bf16)->ForwardBackward(nudged, params, absl::MakeSpan(g16_nudged), {});
   ASSERT_TRUE(l32.ok() && l16.ok() && l16_nudged.ok());
   const double loss_error =
       std::abs(*l16 - *l32) / std::max(1.0, std::abs(*l32));
@@ -346,11 +346,12 @@ TEST_P(MlpBf16DistanceTest, WithinTheCudaTestsBounds) {
   RecordProperty("bf16_loss_relative_error", absl::StrCat(loss_error));
   RecordProperty("bf16_gradient_relative_l2_worst", absl::StrCat(vs_fp32));
   RecordProperty("bf16_nudged_relative_l2_worst", absl::StrCat(nudge));
-  std::printf("cpu bf16, widths %s, batch %d: vs float32 loss %.3g, worst "
-              "gradient tensor %.3g (relative L2); input nudged one ulp: "
-              "%.3g\n",
-              absl::StrJoin(widths, "-").c_str(), batch_size, loss_error,
-              vs_fp32, nudge);
+  std::printf(
+      "cpu bf16, widths %s, batch %d: vs float32 loss %.3g, worst "
+      "gradient tensor %.3g (relative L2); input nudged one ulp: "
+      "%.3g\n",
+      absl::StrJoin(widths, "-").c_str(), batch_size, loss_error, vs_fp32,
+      nudge);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -393,7 +394,8 @@ TEST(MlpBf16Test, TrainsAsFloat32Does) {
       ASSERT_TRUE(
           (*data)->TrainBatch((step - 1) * kBatch, kBatch, &batch).ok());
       ASSERT_TRUE(
-          (*mlp)->ForwardBackward(batch, params, absl::MakeSpan(grads), {})
+          (*mlp)
+              ->ForwardBackward(batch, params, absl::MakeSpan(grads), {})
               .ok());
       (*opt)->Apply(0, absl::MakeSpan(params), grads, step);
     }
@@ -442,7 +444,6 @@ TEST(MlpTest, BadBatchIsInvalidArgument) {
           .code(),
       absl::StatusCode::kInvalidArgument);
 }
-
 
 TEST(MlpTest, ReportsParameterUseInForwardAndBackward) {
   auto mlp = MustCreate({5, 7, 6, 3});  // tensors fc0.w 0, fc0.b 1, ... 5

@@ -274,10 +274,10 @@ class CudaCharLmImpl final : public CudaCharLm {
             out, qkv_.data() + column, 3 * c, batch, seq, heads, hs, stream));
       }
       // Scores q k^T per (example, head), then the causal softmax.
-      RS_ASSIGN_OR_RETURN(const void* q_op, Operand(0, bb.q.data(), n * c,
-                                                    stream));
-      RS_ASSIGN_OR_RETURN(const void* k_op, Operand(1, bb.k.data(), n * c,
-                                                    stream));
+      RS_ASSIGN_OR_RETURN(const void* q_op,
+                          Operand(0, bb.q.data(), n * c, stream));
+      RS_ASSIGN_OR_RETURN(const void* k_op,
+                          Operand(1, bb.k.data(), n * c, stream));
       RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
           handles_.cublas(), false, true, seq, seq, hs, q_op, seq * hs, k_op,
           seq * hs, bb.att.data(), seq * seq, bh, bf16()));
@@ -285,23 +285,23 @@ class CudaCharLmImpl final : public CudaCharLm {
           k::LaunchCausalSoftmaxForward(bb.att.data(), bh, seq, scale, stream));
       RS_ASSIGN_OR_RETURN(const void* att_op,
                           Operand(0, bb.att.data(), bh * seq * seq, stream));
-      RS_ASSIGN_OR_RETURN(const void* v_op, Operand(1, bb.v.data(), n * c,
-                                                    stream));
+      RS_ASSIGN_OR_RETURN(const void* v_op,
+                          Operand(1, bb.v.data(), n * c, stream));
       RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
           handles_.cublas(), false, false, seq, hs, seq, att_op, seq * seq,
           v_op, seq * hs, yp_.data(), seq * hs, bh, bf16()));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchMergeHeads(
           bb.atty.data(), c, yp_.data(), batch, seq, heads, hs, stream));
-      RS_RETURN_IF_ERROR(Linear(bb.atty.data(), W(T::kAttnProjWeight), n, c,
-                                c, tmp_.data(), stream));
+      RS_RETURN_IF_ERROR(Linear(bb.atty.data(), W(T::kAttnProjWeight), n, c, c,
+                                tmp_.data(), stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchResidualAddBias(
           bb.resid_mid.data(), bb.resid_in.data(), tmp_.data(),
           W(T::kAttnProjBias), n, c, stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchLayerNormForward(
           bb.ln2_out.data(), bb.ln2_mean.data(), bb.ln2_rstd.data(),
           bb.resid_mid.data(), W(T::kLn2Weight), W(T::kLn2Bias), n, c, stream));
-      RS_RETURN_IF_ERROR(Linear(bb.ln2_out.data(), W(T::kFcWeight), n, c,
-                                4 * c, bb.fc_pre.data(), stream));
+      RS_RETURN_IF_ERROR(Linear(bb.ln2_out.data(), W(T::kFcWeight), n, c, 4 * c,
+                                bb.fc_pre.data(), stream));
       RS_CUDA_RETURN_IF_ERROR(
           k::LaunchAddBias(bb.fc_pre.data(), W(T::kFcBias), n, 4 * c, stream));
       RS_CUDA_RETURN_IF_ERROR(k::LaunchGeluForward(
@@ -319,8 +319,8 @@ class CudaCharLmImpl final : public CudaCharLm {
         P(params, T::LnfWeight(L)), P(params, T::LnfBias(L)), n, c, stream));
     // Tied head: logits = ln_f(x) wte^T.
     const int64_t v = config_.vocab_size;
-    RS_ASSIGN_OR_RETURN(const void* x_op, Operand(0, lnf_out_.data(), n * c,
-                                                  stream));
+    RS_ASSIGN_OR_RETURN(const void* x_op,
+                        Operand(0, lnf_out_.data(), n * c, stream));
     RS_ASSIGN_OR_RETURN(const void* wte_op,
                         Operand(1, P(params, T::kWte), v * c, stream));
     return RowMajorGemm(handles_.cublas(), false, true, n, v, c, x_op, wte_op,
@@ -349,8 +349,8 @@ class CudaCharLmImpl final : public CudaCharLm {
     // d(ln_f out) = dlogits wte.
     RS_ASSIGN_OR_RETURN(const void* dlogits_op,
                         Operand(0, logits_.data(), n * v, stream));
-    RS_ASSIGN_OR_RETURN(const void* lnf_op, Operand(1, lnf_out_.data(), n * c,
-                                                    stream));
+    RS_ASSIGN_OR_RETURN(const void* lnf_op,
+                        Operand(1, lnf_out_.data(), n * c, stream));
     RS_RETURN_IF_ERROR(RowMajorGemm(handles_.cublas(), true, false, v, c, n,
                                     dlogits_op, lnf_op, G(grads, T::kWte),
                                     bf16()));
@@ -404,10 +404,10 @@ class CudaCharLmImpl final : public CudaCharLm {
           dyp_.data(), tmp_.data(), c, batch, seq, heads, hs, stream));
       // dP = dY v^T, dv = P^T dY, dS = softmax backward, dq = dS k,
       // dk = dS^T q.
-      RS_ASSIGN_OR_RETURN(const void* dy_op, Operand(0, dyp_.data(), n * c,
-                                                     stream));
-      RS_ASSIGN_OR_RETURN(const void* v_op, Operand(1, bb.v.data(), n * c,
-                                                    stream));
+      RS_ASSIGN_OR_RETURN(const void* dy_op,
+                          Operand(0, dyp_.data(), n * c, stream));
+      RS_ASSIGN_OR_RETURN(const void* v_op,
+                          Operand(1, bb.v.data(), n * c, stream));
       RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
           handles_.cublas(), false, true, seq, seq, hs, dy_op, seq * hs, v_op,
           seq * hs, dp_.data(), seq * seq, bh, bf16()));
@@ -420,13 +420,13 @@ class CudaCharLmImpl final : public CudaCharLm {
           dp_.data(), bb.att.data(), bh, seq, scale, stream));
       RS_ASSIGN_OR_RETURN(const void* dp_op,
                           Operand(0, dp_.data(), bh * seq * seq, stream));
-      RS_ASSIGN_OR_RETURN(const void* k_op, Operand(1, bb.k.data(), n * c,
-                                                    stream));
+      RS_ASSIGN_OR_RETURN(const void* k_op,
+                          Operand(1, bb.k.data(), n * c, stream));
       RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
-          handles_.cublas(), false, false, seq, hs, seq, dp_op, seq * seq,
-          k_op, seq * hs, dqp_.data(), seq * hs, bh, bf16()));
-      RS_ASSIGN_OR_RETURN(const void* q_op, Operand(1, bb.q.data(), n * c,
-                                                    stream));
+          handles_.cublas(), false, false, seq, hs, seq, dp_op, seq * seq, k_op,
+          seq * hs, dqp_.data(), seq * hs, bh, bf16()));
+      RS_ASSIGN_OR_RETURN(const void* q_op,
+                          Operand(1, bb.q.data(), n * c, stream));
       RS_RETURN_IF_ERROR(RowMajorBatchedGemm(
           handles_.cublas(), true, false, seq, hs, seq, dp_op, seq * seq, q_op,
           seq * hs, dkp_.data(), seq * hs, bh, bf16()));
@@ -470,9 +470,8 @@ class CudaCharLmImpl final : public CudaCharLm {
   }
 
   // y (rows x out) = x (rows x in) W (in x out), without the bias.
-  absl::Status Linear(const float* x, const float* w, int64_t rows,
-                      int64_t in, int64_t out, float* y,
-                      cudaStream_t stream) {
+  absl::Status Linear(const float* x, const float* w, int64_t rows, int64_t in,
+                      int64_t out, float* y, cudaStream_t stream) {
     RS_ASSIGN_OR_RETURN(const void* x_op, Operand(0, x, rows * in, stream));
     RS_ASSIGN_OR_RETURN(const void* w_op, Operand(1, w, in * out, stream));
     return RowMajorGemm(handles_.cublas(), false, false, rows, out, in, x_op,
@@ -549,9 +548,8 @@ absl::StatusOr<std::unique_ptr<CudaCharLm>> CudaCharLm::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("cuda charlm device must be >= 0, got ", device));
   }
-  auto model =
-      std::make_unique<CudaCharLmImpl>(config, std::move(layout), device,
-                                       precision);
+  auto model = std::make_unique<CudaCharLmImpl>(config, std::move(layout),
+                                                device, precision);
   RS_RETURN_IF_ERROR(model->Init());
   return std::unique_ptr<CudaCharLm>(std::move(model));
 }

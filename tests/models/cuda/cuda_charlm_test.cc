@@ -5,8 +5,8 @@
 // event per tensor, Evaluate over more than one chunk, seeded init on the
 // device, bad input as INVALID_ARGUMENT, a few SGD steps lowering the
 // loss, and the parameter-use hooks of the CPU CharLm (one unit); in bf16
-// mixed precision, the loss and gradients within bfloat16's rounding of
-// float32's.
+// mixed precision, the loss and gradients near the CPU CharLm's bf16
+// arithmetic and within bfloat16's reach of float32's.
 //
 // Where CUDA cannot run, the GPU tests skip and say why (gpu_skip.h); the
 // factory's "built without CUDA" answer is checked everywhere else.
@@ -24,9 +24,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/relative_l2.h"
 #include "device/device_buffer.h"
-#include "models/transformer/charlm.h"
 #include "models/precision.h"
+#include "models/transformer/charlm.h"
 #include "models/transformer/charlm_layout.h"
+#include "tests/models/transformer/charlm_test_data.h"
 #include "tests/testing/gpu_skip.h"
 #include "tests/testing/param_use_log.h"
 
@@ -39,45 +40,9 @@ struct Case {
   int64_t batch;
 };
 
-CharLmConfig Config(int64_t vocab, int64_t layers, int64_t heads, int64_t embd,
-                    int64_t block) {
-  CharLmConfig c;
-  c.vocab_size = vocab;
-  c.n_layer = layers;
-  c.n_head = heads;
-  c.n_embd = embd;
-  c.block_size = block;
-  return c;
-}
-
-Batch RandomBatch(const CharLmConfig& c, int64_t size, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int32_t> id(0, c.vocab_size - 1);
-  Batch b;
-  b.size = size;
-  b.tokens.resize(size * (c.block_size + 1));
-  for (int32_t& t : b.tokens) t = id(rng);
-  return b;
-}
-
-// Larger than GPT-2's init so attention is not uniform and every path
-// carries gradient.
-std::vector<float> RandomParams(const TensorLayout& layout, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
-  std::vector<float> p(layout.total_elements());
-  for (float& v : p) v = u(rng);
-  for (int i = 0; i < layout.num_tensors(); ++i) {
-    const std::string& name = layout.tensor(i).name;
-    if (name.find("ln_") == std::string::npos ||
-        name.find(".weight") == std::string::npos) {
-      continue;
-    }
-    for (float& v : layout.View(i, absl::MakeSpan(p))) v += 1.0f;
-  }
-  return p;
-}
-
+using testing::CharLmTestConfig;
+using testing::RandomCharLmBatch;
+using testing::RandomCharLmParams;
 struct Device {
   std::unique_ptr<CudaCharLm> model;
   DeviceBuffer params;
@@ -111,11 +76,11 @@ TEST_P(CudaCharLmVsCpuTest, LossGradientsOrderAndEvaluateMatchCpu) {
   absl::StatusOr<std::unique_ptr<CharLm>> cpu = CharLm::Create(c.config);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   const TensorLayout& layout = (*cpu)->layout();
-  const std::vector<float> params = RandomParams(layout, 17);
+  const std::vector<float> params = RandomCharLmParams(layout, 17);
   Device gpu = MustUpload(c.config, params);
   ASSERT_NE(gpu.model, nullptr);
   ASSERT_EQ(gpu.model->layout(), layout);
-  const Batch batch = RandomBatch(c.config, c.batch, 23);
+  const Batch batch = RandomCharLmBatch(c.config, c.batch, 23);
 
   std::vector<float> cpu_grads(layout.total_elements());
   std::vector<int> cpu_order, gpu_order;
@@ -146,7 +111,7 @@ TEST_P(CudaCharLmVsCpuTest, LossGradientsOrderAndEvaluateMatchCpu) {
   }
 
   // More than one chunk of CharLm::kEvalChunk examples.
-  const Batch eval = RandomBatch(c.config, CharLm::kEvalChunk + 3, 29);
+  const Batch eval = RandomCharLmBatch(c.config, CharLm::kEvalChunk + 3, 29);
   absl::StatusOr<double> cpu_eval = (*cpu)->Evaluate(eval, params);
   absl::StatusOr<double> gpu_eval =
       gpu.model->Evaluate(eval, gpu.params.data(), nullptr);
@@ -156,100 +121,119 @@ TEST_P(CudaCharLmVsCpuTest, LossGradientsOrderAndEvaluateMatchCpu) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CudaCharLmVsCpuTest,
-    ::testing::Values(Case{"tiny", Config(10, 2, 2, 8, 6), 3},
-                      Case{"odd_width", Config(65, 2, 3, 24, 16), 5},
-                      Case{"one_head_batch1", Config(30, 3, 1, 20, 33), 1},
-                      Case{"wide", Config(65, 1, 4, 128, 64), 4}),
+    ::testing::Values(Case{"tiny", CharLmTestConfig(10, 2, 2, 8, 6), 3},
+                      Case{"odd_width", CharLmTestConfig(65, 2, 3, 24, 16), 5},
+                      Case{"one_head_batch1",
+                           CharLmTestConfig(30, 3, 1, 20, 33), 1},
+                      Case{"wide", CharLmTestConfig(65, 1, 4, 128, 64), 4}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
-// bf16 mixed precision (cuda_charlm.h) against the CPU CharLm in float32:
-// the same readiness order, the loss and every gradient tensor within
-// bfloat16's rounding of the products' operands, and not equal to float32
-// (the products did run in bf16). The bounds are declared, not yet
-// measured on a GPU: bfloat16's unit roundoff is 2^-9 (about 2e-3), every
-// product rounds both operands, and a block's deltas pass through four
-// products and the attention's four more; 3e-2 relative L2 per tensor
-// (the MLP's 2e-2 with room for the depth) and 1e-2 on the loss. Each case
-// records what it measured (XML properties and a printed line), which is
-// what the bound is to be checked against.
+// bf16 mixed precision (cuda_charlm.h) against the CPU CharLm: the same
+// readiness order; against the CPU CharLm in bf16 (the same rounded
+// operands multiplied with float32 sums, in Eigen's order), the loss within
+// 1e-3 and every gradient tensor within 2e-2 relative L2; against the CPU
+// CharLm in float32, within 1e-2 on the loss and 5e-2 per tensor, and not
+// equal (the products did round). The bounds come from the CPU's bf16 on
+// these shapes and data (tests/models/transformer/charlm_test.cc,
+// CharLmBf16DistanceTest): up to 0.0185 from float32, and up to 6.8e-3
+// moved by a one-ulp nudge of the parameters, the size of the differences
+// between cuBLAS's and Eigen's sums. Each case records and prints what it
+// measured on the GPU.
 class CudaCharLmBf16Test : public ::testing::TestWithParam<Case> {};
 
-TEST_P(CudaCharLmBf16Test, WithinBf16RoundingOfFloat32) {
+TEST_P(CudaCharLmBf16Test, MatchesTheCpuBf16AndStaysNearFloat32) {
   SKIP_WITHOUT_GPU();
   const Case& c = GetParam();
   absl::StatusOr<std::unique_ptr<CharLm>> cpu = CharLm::Create(c.config);
-  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<CharLm>> cpu16 =
+      CharLm::Create(c.config, Precision::kBf16);
+  ASSERT_TRUE(cpu.ok() && cpu16.ok());
   const TensorLayout& layout = (*cpu)->layout();
-  const std::vector<float> params = RandomParams(layout, 17);
+  const std::vector<float> params = RandomCharLmParams(layout, 17);
   Device gpu = MustUpload(c.config, params, Precision::kBf16);
   ASSERT_NE(gpu.model, nullptr);
   EXPECT_EQ(gpu.model->precision(), Precision::kBf16);
-  const Batch batch = RandomBatch(c.config, c.batch, 23);
+  const Batch batch = RandomCharLmBatch(c.config, c.batch, 23);
 
   std::vector<float> cpu_grads(layout.total_elements());
+  std::vector<float> cpu16_grads(layout.total_elements());
   std::vector<int> cpu_order, gpu_order;
   absl::StatusOr<double> cpu_loss =
       (*cpu)->ForwardBackward(batch, params, absl::MakeSpan(cpu_grads),
                               [&](int i) { cpu_order.push_back(i); });
-  ASSERT_TRUE(cpu_loss.ok()) << cpu_loss.status();
+  absl::StatusOr<double> cpu16_loss = (*cpu16)->ForwardBackward(
+      batch, params, absl::MakeSpan(cpu16_grads), nullptr);
+  ASSERT_TRUE(cpu_loss.ok() && cpu16_loss.ok());
   absl::StatusOr<double> gpu_loss = gpu.model->ForwardBackward(
       batch, gpu.params.data(), gpu.grads.data(),
       [&](int i) { gpu_order.push_back(i); }, /*stream=*/nullptr);
   ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
   EXPECT_EQ(gpu_order, cpu_order);
-  const double loss_error = std::abs(*gpu_loss - *cpu_loss) /
-                            std::max(1.0, std::abs(*cpu_loss));
-  RecordProperty("bf16_loss_relative_error", absl::StrCat(loss_error));
-  EXPECT_LE(loss_error, 1e-2);
+  auto relative = [](double a, double b) {
+    return std::abs(a - b) / std::max(1.0, std::abs(b));
+  };
+  const double loss_vs_bf16 = relative(*gpu_loss, *cpu16_loss);
+  const double loss_vs_fp32 = relative(*gpu_loss, *cpu_loss);
+  EXPECT_LE(loss_vs_bf16, 1e-3);
+  EXPECT_LE(loss_vs_fp32, 1e-2);
 
   absl::StatusOr<std::vector<float>> gpu_grads = gpu.grads.ToHost();
   ASSERT_TRUE(gpu_grads.ok()) << gpu_grads.status();
-  double worst = 0;
+  double worst_bf16 = 0, worst_fp32 = 0;
   for (int i = 0; i < layout.num_tensors(); ++i) {
-    const double err =
-        RelativeL2(layout.View(i, absl::Span<const float>(*gpu_grads)),
-                   layout.View(i, absl::Span<const float>(cpu_grads)));
-    worst = std::max(worst, err);
-    EXPECT_LE(err, 3e-2) << layout.tensor(i).name;
+    const auto got = layout.View(i, absl::Span<const float>(*gpu_grads));
+    const double e16 =
+        RelativeL2(got, layout.View(i, absl::Span<const float>(cpu16_grads)));
+    const double e32 =
+        RelativeL2(got, layout.View(i, absl::Span<const float>(cpu_grads)));
+    worst_bf16 = std::max(worst_bf16, e16);
+    worst_fp32 = std::max(worst_fp32, e32);
+    EXPECT_LE(e16, 2e-2) << layout.tensor(i).name << " against the CPU bf16";
+    EXPECT_LE(e32, 5e-2) << layout.tensor(i).name << " against float32";
   }
   // float32 products land within 1e-4 (the test above); bf16 operands
   // cannot.
-  EXPECT_GT(worst, 1e-4) << "the products did not round to bfloat16";
-  RecordProperty("bf16_gradient_relative_l2_worst", absl::StrCat(worst));
-  std::printf("charlm bf16 vs float32, %s: loss %.3g, worst gradient "
-              "tensor %.3g (relative L2)\n",
-              c.name.c_str(), loss_error, worst);
+  EXPECT_GT(worst_fp32, 1e-4) << "the products did not round to bfloat16";
+  RecordProperty("bf16_vs_cpu_bf16_loss", absl::StrCat(loss_vs_bf16));
+  RecordProperty("bf16_vs_cpu_bf16_gradient_worst", absl::StrCat(worst_bf16));
+  RecordProperty("bf16_vs_fp32_loss", absl::StrCat(loss_vs_fp32));
+  RecordProperty("bf16_vs_fp32_gradient_worst", absl::StrCat(worst_fp32));
+  std::printf(
+      "gpu charlm bf16, %s: against the CPU bf16 loss %.3g, worst "
+      "gradient tensor %.3g; against float32 loss %.3g, worst "
+      "gradient tensor %.3g (relative L2)\n",
+      c.name.c_str(), loss_vs_bf16, worst_bf16, loss_vs_fp32, worst_fp32);
 
-  const Batch eval = RandomBatch(c.config, CharLm::kEvalChunk + 3, 29);
-  absl::StatusOr<double> cpu_eval = (*cpu)->Evaluate(eval, params);
+  const Batch eval = RandomCharLmBatch(c.config, CharLm::kEvalChunk + 3, 29);
+  absl::StatusOr<double> cpu_eval = (*cpu16)->Evaluate(eval, params);
   absl::StatusOr<double> gpu_eval =
       gpu.model->Evaluate(eval, gpu.params.data(), nullptr);
   ASSERT_TRUE(cpu_eval.ok() && gpu_eval.ok()) << gpu_eval.status();
-  EXPECT_NEAR(*gpu_eval, *cpu_eval, 1e-2 * std::max(1.0, *cpu_eval));
+  EXPECT_LE(relative(*gpu_eval, *cpu_eval), 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CudaCharLmBf16Test,
-    ::testing::Values(Case{"odd_width", Config(65, 2, 3, 24, 16), 5},
-                      Case{"wide", Config(65, 1, 4, 128, 64), 4},
-                      Case{"deep", Config(65, 4, 4, 64, 32), 4}),
+    ::testing::Values(Case{"odd_width", CharLmTestConfig(65, 2, 3, 24, 16), 5},
+                      Case{"wide", CharLmTestConfig(65, 1, 4, 128, 64), 4},
+                      Case{"deep", CharLmTestConfig(65, 4, 4, 64, 32), 4}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 // Parameter use as one unit, as the CPU CharLm: needed for every tensor
 // before the first kernel, then the readiness calls; Evaluate calls none.
 TEST(CudaCharLmTest, ReportsParameterUseAsTheCpuCharLm) {
   SKIP_WITHOUT_GPU();
-  const CharLmConfig config = Config(10, 2, 2, 8, 6);
+  const CharLmConfig config = CharLmTestConfig(10, 2, 2, 8, 6);
   absl::StatusOr<std::unique_ptr<CharLm>> cpu = CharLm::Create(config);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
-  const std::vector<float> params = RandomParams((*cpu)->layout(), 5);
+  const std::vector<float> params = RandomCharLmParams((*cpu)->layout(), 5);
   Device gpu = MustUpload(config, params);
   ASSERT_NE(gpu.model, nullptr);
   ASSERT_TRUE(gpu.model->ReportsParamUse());
   testing::ParamUseLog cpu_log, gpu_log;
   (*cpu)->SetParamUseHooks(&cpu_log.hooks);
   gpu.model->SetParamUseHooks(&gpu_log.hooks);
-  const Batch batch = RandomBatch(config, 3, 7);
+  const Batch batch = RandomCharLmBatch(config, 3, 7);
   std::vector<float> cpu_grads(params.size());
   ASSERT_TRUE((*cpu)
                   ->ForwardBackward(batch, params, absl::MakeSpan(cpu_grads),
@@ -267,7 +251,7 @@ TEST(CudaCharLmTest, ReportsParameterUseAsTheCpuCharLm) {
 
 TEST(CudaCharLmTest, InitDeviceParamsEqualsHostInit) {
   SKIP_WITHOUT_GPU();
-  const CharLmConfig config = Config(20, 2, 2, 16, 8);
+  const CharLmConfig config = CharLmTestConfig(20, 2, 2, 16, 8);
   absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
       CudaCharLm::Create(config);
   ASSERT_TRUE(model.ok()) << model.status();
@@ -284,11 +268,11 @@ TEST(CudaCharLmTest, InitDeviceParamsEqualsHostInit) {
 
 TEST(CudaCharLmTest, BadInputIsInvalidArgument) {
   SKIP_WITHOUT_GPU();
-  const CharLmConfig config = Config(10, 1, 2, 8, 4);
+  const CharLmConfig config = CharLmTestConfig(10, 1, 2, 8, 4);
   std::vector<float> params(CharLmLayout(config)->total_elements());
   Device gpu = MustUpload(config, params);
   ASSERT_NE(gpu.model, nullptr);
-  Batch batch = RandomBatch(config, 2, 1);
+  Batch batch = RandomCharLmBatch(config, 2, 1);
   EXPECT_EQ(
       gpu.model
           ->ForwardBackward(batch, nullptr, gpu.grads.data(), nullptr, nullptr)
@@ -306,13 +290,14 @@ TEST(CudaCharLmTest, BadInputIsInvalidArgument) {
       gpu.model->Evaluate(batch, gpu.params.data(), nullptr).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("vocabulary"), std::string::npos) << s;
-  EXPECT_EQ(CudaCharLm::Create(Config(10, 1, 3, 8, 4)).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      CudaCharLm::Create(CharLmTestConfig(10, 1, 3, 8, 4)).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CudaCharLmTest, SgdStepsLowerTheLoss) {
   SKIP_WITHOUT_GPU();
-  const CharLmConfig config = Config(5, 2, 2, 16, 8);
+  const CharLmConfig config = CharLmTestConfig(5, 2, 2, 16, 8);
   absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
       CudaCharLm::Create(config);
   ASSERT_TRUE(model.ok()) << model.status();
@@ -347,7 +332,7 @@ TEST(CudaCharLmTest, FactorySaysWhyWithoutCuda) {
     GTEST_SKIP() << "built with CUDA: the GPU tests above are the checks";
   }
   absl::StatusOr<std::unique_ptr<CudaCharLm>> model =
-      CudaCharLm::Create(Config(10, 1, 1, 8, 4));
+      CudaCharLm::Create(CharLmTestConfig(10, 1, 1, 8, 4));
   EXPECT_EQ(model.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(model.status().message().find("--config=cuda"), std::string::npos)
       << model.status();

@@ -162,7 +162,8 @@ TEST_P(CudaMlpBf16Test, MatchesTheCpuBf16AndStaysNearFloat32) {
       CudaMlp::Create(widths, 0, Precision::kBf16);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ((*model)->precision(), Precision::kBf16);
-  absl::StatusOr<DeviceBuffer> d_params = DeviceBuffer::Create(0, params.size());
+  absl::StatusOr<DeviceBuffer> d_params =
+      DeviceBuffer::Create(0, params.size());
   absl::StatusOr<DeviceBuffer> d_grads = DeviceBuffer::Create(0, params.size());
   ASSERT_TRUE(d_params.ok() && d_grads.ok());
   ASSERT_TRUE(d_params->CopyFromHost(params).ok());
@@ -173,11 +174,11 @@ TEST_P(CudaMlpBf16Test, MatchesTheCpuBf16AndStaysNearFloat32) {
   std::vector<float> cpu_grads(layout.total_elements());
   std::vector<float> cpu16_grads(layout.total_elements());
   std::vector<int> cpu_order, gpu_order;
-  absl::StatusOr<double> cpu_loss = (*cpu)->ForwardBackward(
-      batch, params, absl::MakeSpan(cpu_grads),
-      [&](int i) { cpu_order.push_back(i); });
-  absl::StatusOr<double> cpu16_loss = (*cpu16)->ForwardBackward(
-      batch, params, absl::MakeSpan(cpu16_grads), {});
+  absl::StatusOr<double> cpu_loss =
+      (*cpu)->ForwardBackward(batch, params, absl::MakeSpan(cpu_grads),
+                              [&](int i) { cpu_order.push_back(i); });
+  absl::StatusOr<double> cpu16_loss =
+      (*cpu16)->ForwardBackward(batch, params, absl::MakeSpan(cpu16_grads), {});
   ASSERT_TRUE(cpu_loss.ok() && cpu16_loss.ok());
   absl::StatusOr<double> gpu_loss = (*model)->ForwardBackward(
       batch, d_params->data(), d_grads->data(),
@@ -213,12 +214,12 @@ TEST_P(CudaMlpBf16Test, MatchesTheCpuBf16AndStaysNearFloat32) {
   RecordProperty("bf16_vs_cpu_bf16_gradient_worst", absl::StrCat(worst_bf16));
   RecordProperty("bf16_vs_fp32_loss", absl::StrCat(loss_vs_fp32));
   RecordProperty("bf16_vs_fp32_gradient_worst", absl::StrCat(worst_fp32));
-  std::printf("gpu bf16, widths %s, batch %lld: against the CPU bf16 loss "
-              "%.3g, worst gradient tensor %.3g; against float32 loss %.3g, "
-              "worst gradient tensor %.3g (relative L2)\n",
-              absl::StrJoin(widths, "-").c_str(),
-              static_cast<long long>(batch_size), loss_vs_bf16, worst_bf16,
-              loss_vs_fp32, worst_fp32);
+  std::printf(
+      "gpu bf16, widths %s, batch %lld: against the CPU bf16 loss "
+      "%.3g, worst gradient tensor %.3g; against float32 loss %.3g, "
+      "worst gradient tensor %.3g (relative L2)\n",
+      absl::StrJoin(widths, "-").c_str(), static_cast<long long>(batch_size),
+      loss_vs_bf16, worst_bf16, loss_vs_fp32, worst_fp32);
 
   absl::StatusOr<double> cpu_eval = (*cpu16)->Evaluate(batch, params);
   absl::StatusOr<double> gpu_eval =
