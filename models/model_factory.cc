@@ -31,7 +31,8 @@ SyntheticClassificationOptions DataOptions(const ModelOptions& options,
 
 absl::StatusOr<ModelBundle> MakeMlp(const ModelOptions& options) {
   ModelBundle bundle;
-  RS_ASSIGN_OR_RETURN(bundle.model, Mlp::Create(options.mlp_widths));
+  RS_ASSIGN_OR_RETURN(bundle.model,
+                      Mlp::Create(options.mlp_widths, options.precision));
   RS_ASSIGN_OR_RETURN(
       bundle.dataset,
       SyntheticClassification::Create(DataOptions(
@@ -40,10 +41,16 @@ absl::StatusOr<ModelBundle> MakeMlp(const ModelOptions& options) {
 }
 
 absl::StatusOr<ModelBundle> MakeSynthetic(const ModelOptions& options) {
+  if (options.precision != Precision::kFp32) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model=synthetic has no ", PrecisionName(options.precision),
+        " arithmetic (its compute is emulated: set --emulated_compute_ms to "
+        "the step's time at that precision)"));
+  }
   RS_ASSIGN_OR_RETURN(GradientProfile profile,
                       FindGradientProfile(options.profile));
-  RS_ASSIGN_OR_RETURN(profile,
-                      ScaledProfile(std::move(profile), options.emulation_scale));
+  RS_ASSIGN_OR_RETURN(
+      profile, ScaledProfile(std::move(profile), options.emulation_scale));
   SyntheticModelOptions model_options;
   model_options.emulated_compute_s = options.emulated_compute_ms / 1000.0;
   model_options.compute_scale = options.compute_scale;
@@ -84,7 +91,7 @@ absl::StatusOr<ModelBundle> MakeCharLm(const ModelOptions& options) {
                       CharDataset::Create(data));
   config.vocab_size = dataset->vocab().size();
   ModelBundle bundle;
-  RS_ASSIGN_OR_RETURN(bundle.model, CharLm::Create(config));
+  RS_ASSIGN_OR_RETURN(bundle.model, CharLm::Create(config, options.precision));
   bundle.dataset = std::move(dataset);
   return bundle;
 }
@@ -98,7 +105,8 @@ absl::StatusOr<ModelBundle> MakeModel(const ModelOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--emulation_scale=", options.emulation_scale,
         " needs --model=synthetic (a real model's tensors cannot shrink; "
-        "got --model=", options.name, ")"));
+        "got --model=",
+        options.name, ")"));
   }
   if (options.name == "mlp") return MakeMlp(options);
   if (options.name == "synthetic") return MakeSynthetic(options);

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "models/dataset.h"
 #include "models/model.h"
+#include "models/precision.h"
 
 namespace ringside {
 
@@ -67,6 +68,11 @@ struct ModelOptions {
   int64_t train_examples = 16384;
   int64_t eval_examples = 1024;
   uint64_t data_seed = 1;
+  // The products' arithmetic (models/precision.h): "mlp" and "charlm" in
+  // kBf16 round their operands to bfloat16 (on the CPU, at float32's
+  // speed: a numerics reference; a CUDA worker's model computes it on the
+  // tensor cores); "synthetic" has no bf16 arithmetic (INVALID_ARGUMENT).
+  Precision precision = Precision::kFp32;
 };
 
 struct ModelBundle {

@@ -47,23 +47,14 @@ int LocalRankFromEnv(int rank) {
   return rank;
 }
 
-absl::Status CheckPrecision(Precision precision, Device device,
-                            absl::string_view model) {
-  if (precision == Precision::kFp32) return absl::OkStatus();
-  if (device != Device::kCuda) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--precision=", PrecisionName(precision),
-        " needs --device=cuda: a CPU worker computes in float32 only (its "
-        "Eigen kernels have no bfloat16 matrix products)"));
+absl::Status CheckPrecision(Precision precision, Device device) {
+  if (precision == Precision::kFp32 || device == Device::kCuda) {
+    return absl::OkStatus();
   }
-  if (model != "mlp" && model != "charlm") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--precision=", PrecisionName(precision),
-        " runs --model=mlp or --model=charlm on CUDA; --model=", model,
-        " has no bfloat16 path (its compute is emulated: set "
-        "--emulated_compute_ms to the step's time at that precision)"));
-  }
-  return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--precision=", PrecisionName(precision),
+      " needs --device=cuda: a CPU worker computes in float32 only (its "
+      "Eigen kernels have no bfloat16 matrix products)"));
 }
 
 absl::StatusOr<int> ChooseCudaDevice(const std::vector<int>& gpus,

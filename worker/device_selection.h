@@ -1,6 +1,6 @@
 // Which device a worker computes on: the --device, --gpus and --precision
-// flags and the mapping of a process's local rank to a CUDA device. Plain C++ (no CUDA),
-// so the flag errors are the same in every build. Thread-safe (pure
+// flags and the mapping of a process's local rank to a CUDA device. Plain C++
+// (no CUDA), so the flag errors are the same in every build. Thread-safe (pure
 // functions; LocalRankFromEnv reads the environment).
 #ifndef RINGSIDE_WORKER_DEVICE_SELECTION_H_
 #define RINGSIDE_WORKER_DEVICE_SELECTION_H_
@@ -20,11 +20,10 @@ absl::StatusOr<Device> ParseDevice(absl::string_view text);
 // "cpu" or "cuda".
 const char* DeviceName(Device device);
 
-// Whether `model` (--model) on `device` computes in `precision`: float32
-// everywhere; bf16 on CUDA workers of the MLP and the character transformer.
-// INVALID_ARGUMENT saying what is missing otherwise.
-absl::Status CheckPrecision(Precision precision, Device device,
-                            absl::string_view model);
+// Whether a worker on `device` computes in `precision`: float32 everywhere,
+// bf16 on CUDA workers (which models have bf16 arithmetic is MakeModel's
+// to say). INVALID_ARGUMENT saying what is missing otherwise.
+absl::Status CheckPrecision(Precision precision, Device device);
 
 // --gpus: empty (none given: pick by local rank) or comma-separated CUDA
 // device indices >= 0, e.g. "0,1,3". INVALID_ARGUMENT naming the bad entry.

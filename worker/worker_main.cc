@@ -179,7 +179,6 @@ struct Setup {
   double lr_base = 0;
   int64_t lr_reference_batch = 0;
   Device device = Device::kCpu;
-  Precision precision = Precision::kFp32;
   std::vector<int> gpus;  // --gpus; empty: by local rank
 };
 
@@ -257,9 +256,8 @@ absl::StatusOr<Setup> ReadFlags() {
   absl::StatusOr<Precision> precision =
       ParsePrecision(absl::GetFlag(FLAGS_precision));
   if (!precision.ok()) return precision.status();
-  s.precision = *precision;
-  if (absl::Status p = CheckPrecision(s.precision, s.device, s.model.name);
-      !p.ok()) {
+  s.model.precision = *precision;
+  if (absl::Status p = CheckPrecision(s.model.precision, s.device); !p.ok()) {
     return p;
   }
   if (s.device == Device::kCuda) {
@@ -297,12 +295,12 @@ absl::StatusOr<std::unique_ptr<CudaModel>> MakeCudaModel(const Setup& s,
             << (name.ok() ? *name : name.status().ToString()) << ")";
   if (const auto* charlm = dynamic_cast<const CharLm*>(&host)) {
     absl::StatusOr<std::unique_ptr<CudaCharLm>> made =
-        CudaCharLm::Create(charlm->config(), *device, s.precision);
+        CudaCharLm::Create(charlm->config(), *device, s.model.precision);
     if (!made.ok()) return made.status();
     return std::unique_ptr<CudaModel>(*std::move(made));
   }
   absl::StatusOr<std::unique_ptr<CudaMlp>> made =
-      CudaMlp::Create(s.model.mlp_widths, *device, s.precision);
+      CudaMlp::Create(s.model.mlp_widths, *device, s.model.precision);
   if (!made.ok()) return made.status();
   return std::unique_ptr<CudaModel>(*std::move(made));
 }

@@ -1,6 +1,9 @@
 #include "models/model_factory.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
+#include "models/precision.h"
 
 namespace ringside {
 namespace {
@@ -130,6 +133,47 @@ TEST(ModelFactoryTest, CharLmOnItsTextsVocabulary) {
   o.charlm.n_head = 2;
   o.charlm.text_path = "/nonexistent/ringside/input.txt";
   EXPECT_EQ(MakeModel(o).status().code(), absl::StatusCode::kNotFound);
+}
+
+// --precision reaches the models with bf16 arithmetic (their products'
+// operands rounded: the first gradient differs from float32's); the
+// synthetic model has none and says so.
+TEST(ModelFactoryTest, PrecisionReachesTheMlpAndCharLmOnly) {
+  ModelOptions o;
+  o.mlp_widths = {12, 16, 3};
+  o.train_examples = 64;
+  o.eval_examples = 16;
+  o.charlm.n_layer = 1;
+  o.charlm.n_head = 2;
+  o.charlm.n_embd = 8;
+  o.charlm.block_size = 8;
+  o.charlm.synthetic_chars = 2000;
+  for (const char* name : {"mlp", "charlm"}) {
+    o.name = name;
+    std::vector<float> grads[2];
+    for (Precision precision : {Precision::kFp32, Precision::kBf16}) {
+      o.precision = precision;
+      absl::StatusOr<ModelBundle> b = MakeModel(o);
+      ASSERT_TRUE(b.ok()) << b.status();
+      std::vector<float> params(b->model->layout().total_elements());
+      std::vector<float>& g = grads[precision == Precision::kBf16];
+      g.resize(params.size());
+      b->model->InitParams(1, absl::MakeSpan(params));
+      Batch batch;
+      ASSERT_TRUE(b->dataset->TrainBatch(0, 4, &batch).ok());
+      ASSERT_TRUE(
+          b->model->ForwardBackward(batch, params, absl::MakeSpan(g), nullptr)
+              .ok());
+    }
+    EXPECT_NE(grads[0], grads[1]) << name;
+  }
+  o.name = "synthetic";
+  o.precision = Precision::kBf16;
+  absl::Status s = MakeModel(o).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--model=synthetic has no bf16 arithmetic"),
+            std::string::npos)
+      << s;
 }
 
 TEST(ModelFactoryTest, BadSizesAreInvalidArgument) {

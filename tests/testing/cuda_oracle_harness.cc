@@ -15,8 +15,7 @@ namespace ringside::testing {
 absl::StatusOr<OracleRun> RunCudaWorkers(const OracleSetup& setup,
                                          const std::string& strategy,
                                          const std::vector<int>& gpus,
-                                         std::vector<nlohmann::json>* finals,
-                                         Precision precision) {
+                                         std::vector<nlohmann::json>* finals) {
   const int num_workers = static_cast<int>(gpus.size());
   std::unique_ptr<LocalPsCluster> ps;
   SyncOptions sync = setup.sync;
@@ -41,15 +40,15 @@ absl::StatusOr<OracleRun> RunCudaWorkers(const OracleSetup& setup,
         RS_ASSIGN_OR_RETURN(ModelBundle bundle, MakeModel(setup.model));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<CudaMlp> model,
                             CudaMlp::Create(setup.model.mlp_widths, gpus[r],
-                                            precision));
+                                            setup.model.precision));
         RS_ASSIGN_OR_RETURN(std::unique_ptr<SyncStrategy> sync_strategy,
                             StrategyRegistry::Create(strategy));
         RS_ASSIGN_OR_RETURN(
             TrainResult result,
-            TrainOnCuda(*model, OracleJob(setup, bundle.dataset.get(),
-                                          sync_strategy.get(),
-                                          RankInfo{r, num_workers},
-                                          setup.batch_size, sync)));
+            TrainOnCuda(
+                *model,
+                OracleJob(setup, bundle.dataset.get(), sync_strategy.get(),
+                          RankInfo{r, num_workers}, setup.batch_size, sync)));
         run.params[r] = std::move(result.params);
         run.eval_loss[r] = result.eval_loss;
         records[r] = std::move(result.final_record);

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "models/precision.h"
 #include "tests/testing/oracle_harness.h"
 #include "worker/trainer.h"
 
@@ -21,13 +20,12 @@ namespace ringside::testing {
 
 // One CUDA worker per entry of `gpus` (rank r on CUDA device gpus[r]) with
 // `strategy`, after starting setup.num_servers parameter servers when > 0,
-// each CudaMlp computing in `precision`. Each rank's final record lands in
-// *finals when not null.
+// each CudaMlp computing in setup.model.precision. Each rank's final
+// record lands in *finals when not null.
 absl::StatusOr<OracleRun> RunCudaWorkers(
     const OracleSetup& setup, const std::string& strategy,
     const std::vector<int>& gpus,
-    std::vector<nlohmann::json>* finals = nullptr,
-    Precision precision = Precision::kFp32);
+    std::vector<nlohmann::json>* finals = nullptr);
 
 }  // namespace ringside::testing
 

@@ -15,14 +15,15 @@
 // NCCL cases skip with fewer than 2 GPUs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "collectives/nccl_collective.h"
 #include "collectives/fusion/fusion_options.h"
-#include "tests/testing/gpu_skip.h"
+#include "collectives/nccl_collective.h"
 #include "tests/testing/cuda_oracle_harness.h"
+#include "tests/testing/gpu_skip.h"
 #include "tests/testing/oracle_harness.h"
 #include "worker/strategies/sharded/zero_options.h"
 
@@ -44,10 +45,11 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 }
 
 // Case `c` on CUDA workers in `precision` (rank r on GPU r where NCCL needs
-// one per rank, else all on GPU 0) and its CPU reference; skips
-// (GTEST_SKIP) where CUDA or the GPUs are missing.
+// one per rank, else all on GPU 0) and its CPU references, in `precision`
+// and in float32; skips (GTEST_SKIP) where CUDA or the GPUs are missing.
 struct CaseRun {
-  TrainResult reference;
+  TrainResult reference;       // on the CPU in the case's precision
+  TrainResult fp32_reference;  // on the CPU in float32
   OracleRun run;
   std::vector<nlohmann::json> finals;
 };
@@ -61,13 +63,19 @@ void RunCase(const Case& c, Precision precision, CaseRun* out) {
   }
   OracleSetup setup;
   setup.num_servers = c.servers;
+  setup.model.precision = precision;
   std::vector<int> devices(c.workers);
   for (int r = 0; r < c.workers; ++r) devices[r] = c.nccl ? r : 0;
   absl::StatusOr<TrainResult> reference = RunReference(setup, c.workers);
   ASSERT_TRUE(reference.ok()) << reference.status();
   out->reference = *std::move(reference);
+  setup.model.precision = Precision::kFp32;
+  absl::StatusOr<TrainResult> fp32 = RunReference(setup, c.workers);
+  ASSERT_TRUE(fp32.ok()) << fp32.status();
+  out->fp32_reference = *std::move(fp32);
+  setup.model.precision = precision;
   absl::StatusOr<OracleRun> run =
-      RunCudaWorkers(setup, c.strategy, devices, &out->finals, precision);
+      RunCudaWorkers(setup, c.strategy, devices, &out->finals);
   ASSERT_TRUE(run.ok()) << run.status();
   out->run = *std::move(run);
 }
@@ -108,29 +116,38 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"zero3", 2, 0, true}),
     CaseName);
 
-// bf16 mixed precision (--precision=bf16) against the same CPU float32
-// reference: within 1e-2 (relative L2 of the parameters, and of the eval
-// loss), the tolerance the bf16 and fp16 wire compressions' oracle
-// declares (bfloat16 keeps 8 significand bits), and every rank
-// bit-identical; the records name the precision. A declared bound, not
-// yet measured on a GPU: the failure message prints the distance.
+// bf16 mixed precision (--precision=bf16): within 1e-3 (relative L2 of the
+// parameters, and of the eval loss) of the CPU reference in bf16 (the same
+// rounded products summed in another order) and within 1e-2 of the float32
+// reference; every rank bit-identical; the records name the precision. The
+// bounds are measured on the CPU (bf16_oracle_test.cc: bf16 ends up to
+// 3.6e-3 from float32 on this oracle, N bf16 workers 3.7e-9 from the bf16
+// reference); the failure message prints the distance.
 class CudaBf16OracleTest : public ::testing::TestWithParam<Case> {};
 
-TEST_P(CudaBf16OracleTest, WithinBf16OfTheFloat32Reference) {
+TEST_P(CudaBf16OracleTest, MatchesTheCpuBf16AndStaysNearFloat32) {
   CaseRun r;
   RunCase(GetParam(), Precision::kBf16, &r);
   if (IsSkipped() || HasFatalFailure()) return;
-  EXPECT_TRUE(MatchesReference(r.run, r.reference, 1e-2));
+  EXPECT_TRUE(MatchesReference(r.run, r.reference, 1e-3));
+  EXPECT_TRUE(MatchesReference(r.run, r.fp32_reference, 1e-2));
   for (const nlohmann::json& f : r.finals) {
     EXPECT_EQ(f["precision"], "bf16") << f.dump();
   }
+  std::printf(
+      "gpu oracle, %s with %d bf16 workers: %.3g (relative L2) from "
+      "the CPU bf16 reference, %.3g from float32\n",
+      GetParam().strategy.c_str(), GetParam().workers,
+      RelativeL2(r.run.params[0], r.reference.params),
+      RelativeL2(r.run.params[0], r.fp32_reference.params));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Strategies, CudaBf16OracleTest,
-    ::testing::Values(Case{"baseline", 1, 0, false}, Case{"sps", 2, 1, false},
-                      Case{"ring", 1, 0, true}, Case{"ring", 2, 0, true}),
-    CaseName);
+INSTANTIATE_TEST_SUITE_P(Strategies, CudaBf16OracleTest,
+                         ::testing::Values(Case{"baseline", 1, 0, false},
+                                           Case{"sps", 2, 1, false},
+                                           Case{"ring", 1, 0, true},
+                                           Case{"ring", 2, 0, true}),
+                         CaseName);
 
 // zero3 on two GPUs with ten equal hidden layers, one tensor per unit (as
 // Zero3Test's CPU case): param_bytes and grad_bytes count what a rank holds
@@ -194,13 +211,12 @@ TEST(CudaOracleTest, Zero3GivesTheDevicePagesOutsideItsShardBack) {
   ASSERT_TRUE(run.ok()) << run.status();
   ASSERT_EQ(finals.size(), 2u);
   ASSERT_FALSE(run->params.empty());
-  const int64_t model_bytes =
-      4 * static_cast<int64_t>(run->params[0].size());
+  const int64_t model_bytes = 4 * static_cast<int64_t>(run->params[0].size());
   for (const nlohmann::json& f : finals) {
     ASSERT_EQ(f["memory_saving"], "realised") << f.dump();
     const double state = f["optimizer_state_bytes"].get<double>();
-    const double logical = f["param_bytes"].get<double>() +
-                           f["grad_bytes"].get<double>() + state;
+    const double logical =
+        f["param_bytes"].get<double>() + f["grad_bytes"].get<double>() + state;
     const double device = f["device_param_bytes"].get<double>() +
                           f["device_grad_bytes"].get<double>() + state;
     EXPECT_GE(device, 0.99 * logical) << f.dump();
@@ -313,8 +329,7 @@ TEST(CudaOracleTest, Zero3EvaluatesMidRunWithItsPagesMapped) {
   absl::StatusOr<TrainResult> reference = RunReference(setup, 1);
   ASSERT_TRUE(reference.ok()) << reference.status();
   std::vector<nlohmann::json> finals;
-  absl::StatusOr<OracleRun> run =
-      RunCudaWorkers(setup, "zero3", {0}, &finals);
+  absl::StatusOr<OracleRun> run = RunCudaWorkers(setup, "zero3", {0}, &finals);
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_TRUE(MatchesReference(*run, *reference, kTolerance));
   ASSERT_EQ(finals.size(), 1u);
