@@ -21,8 +21,8 @@
 # 5. runs charlm_bench on the GPU beside PyTorch eager on the same GPU
 #    (6 layers, block 128, n_embd 256, 512 and 768);
 # 6. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
-#    commit, the test counts with every failed and skipped case, and the
-#    tables as printed.
+#    commit, the test counts with every failed and skipped case, the bf16
+#    distances the GPU tests printed, and the tables as printed.
 # With --bundle (an archive from tools/gpu_bundle.sh, built on another
 # machine) it builds nothing and needs neither Bazel nor apt: it runs the
 # archive's binaries, with its libraries and the machine's own CUDA, cuBLAS
@@ -209,6 +209,16 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   echo '```'
   cat "$work/counts.txt"
+  echo '```'
+  echo
+  echo "### bf16 against the CPU's bf16 and float32, as the GPU tests measured it"
+  echo
+  echo "(relative L2; the bounds the tests declare come from the same measures"
+  echo "on the CPU: tests/models/mlp_test.cc, charlm_test.cc, tests/worker/bf16_oracle_test.cc)"
+  echo
+  echo '```'
+  grep -h -r --include=test.log -E '^(gpu bf16|gpu charlm bf16|gpu oracle)' \
+    "$testlogs" 2>/dev/null | sort || true
   echo '```'
   echo
   echo "## compare --device=cuda --workers=1: ${compare}"
