@@ -30,9 +30,14 @@
 #include "tests/models/transformer/charlm_test_data.h"
 #include "tests/testing/gpu_skip.h"
 #include "tests/testing/param_use_log.h"
+#include "tests/testing/tensor_distance.h"
 
 namespace ringside {
 namespace {
+
+using testing::Bf16Distances;
+using testing::LossDistance;
+using testing::MeasureBf16;
 
 struct Case {
   std::string name;
@@ -169,47 +174,29 @@ TEST_P(CudaCharLmBf16Test, MatchesTheCpuBf16AndStaysNearFloat32) {
       [&](int i) { gpu_order.push_back(i); }, /*stream=*/nullptr);
   ASSERT_TRUE(gpu_loss.ok()) << gpu_loss.status();
   EXPECT_EQ(gpu_order, cpu_order);
-  auto relative = [](double a, double b) {
-    return std::abs(a - b) / std::max(1.0, std::abs(b));
-  };
-  const double loss_vs_bf16 = relative(*gpu_loss, *cpu16_loss);
-  const double loss_vs_fp32 = relative(*gpu_loss, *cpu_loss);
-  EXPECT_LE(loss_vs_bf16, 1e-3);
-  EXPECT_LE(loss_vs_fp32, 1e-2);
-
   absl::StatusOr<std::vector<float>> gpu_grads = gpu.grads.ToHost();
   ASSERT_TRUE(gpu_grads.ok()) << gpu_grads.status();
-  double worst_bf16 = 0, worst_fp32 = 0;
-  for (int i = 0; i < layout.num_tensors(); ++i) {
-    const auto got = layout.View(i, absl::Span<const float>(*gpu_grads));
-    const double e16 =
-        RelativeL2(got, layout.View(i, absl::Span<const float>(cpu16_grads)));
-    const double e32 =
-        RelativeL2(got, layout.View(i, absl::Span<const float>(cpu_grads)));
-    worst_bf16 = std::max(worst_bf16, e16);
-    worst_fp32 = std::max(worst_fp32, e32);
-    EXPECT_LE(e16, 2e-2) << layout.tensor(i).name << " against the CPU bf16";
-    EXPECT_LE(e32, 5e-2) << layout.tensor(i).name << " against float32";
-  }
-  // float32 products land within 1e-4 (the test above); bf16 operands
+  const Bf16Distances d =
+      MeasureBf16(layout, *gpu_loss, *gpu_grads, *cpu16_loss, cpu16_grads,
+                  *cpu_loss, cpu_grads);
+  EXPECT_LE(d.loss_vs_bf16, 1e-3);
+  EXPECT_LE(d.loss_vs_fp32, 1e-2);
+  EXPECT_LE(d.grads_vs_bf16.distance, 2e-2)
+      << d.grads_vs_bf16.name << " against the CPU bf16";
+  EXPECT_LE(d.grads_vs_fp32.distance, 5e-2)
+      << d.grads_vs_fp32.name << " against float32";
+  // float32 products match the CPU model (the float32 test); bf16 operands
   // cannot.
-  EXPECT_GT(worst_fp32, 1e-4) << "the products did not round to bfloat16";
-  RecordProperty("bf16_vs_cpu_bf16_loss", absl::StrCat(loss_vs_bf16));
-  RecordProperty("bf16_vs_cpu_bf16_gradient_worst", absl::StrCat(worst_bf16));
-  RecordProperty("bf16_vs_fp32_loss", absl::StrCat(loss_vs_fp32));
-  RecordProperty("bf16_vs_fp32_gradient_worst", absl::StrCat(worst_fp32));
-  std::printf(
-      "gpu charlm bf16, %s: against the CPU bf16 loss %.3g, worst "
-      "gradient tensor %.3g; against float32 loss %.3g, worst "
-      "gradient tensor %.3g (relative L2)\n",
-      c.name.c_str(), loss_vs_bf16, worst_bf16, loss_vs_fp32, worst_fp32);
+  EXPECT_GT(d.grads_vs_fp32.distance, 1e-4)
+      << "the products did not round to bfloat16";
+  d.Report(absl::StrCat("gpu charlm bf16, ", c.name));
 
   const Batch eval = RandomCharLmBatch(c.config, CharLm::kEvalChunk + 3, 29);
   absl::StatusOr<double> cpu_eval = (*cpu16)->Evaluate(eval, params);
   absl::StatusOr<double> gpu_eval =
       gpu.model->Evaluate(eval, gpu.params.data(), nullptr);
   ASSERT_TRUE(cpu_eval.ok() && gpu_eval.ok()) << gpu_eval.status();
-  EXPECT_LE(relative(*gpu_eval, *cpu_eval), 1e-3);
+  EXPECT_LE(LossDistance(*gpu_eval, *cpu_eval), 1e-3);
 }
 
 INSTANTIATE_TEST_SUITE_P(
