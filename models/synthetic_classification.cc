@@ -1,7 +1,6 @@
 #include "models/synthetic_classification.h"
 
 #include <Eigen/Core>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/parallel_copy.h"
 
 namespace ringside {
 namespace {
@@ -78,8 +78,8 @@ double ExactScore(const float* w, const float* row, int64_t dim) {
 // whatever the summation order: Higham, Accuracy and Stability, §3.1), so
 // a class more than twice that below the best float score cannot win.
 std::vector<int32_t> TeacherLabels(const std::vector<float>& teacher,
-                                   int64_t dim, int64_t classes,
-                                   const float* x, int64_t count) {
+                                   int64_t dim, int64_t classes, const float* x,
+                                   int64_t count) {
   using RowMatrix =
       Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const Eigen::Map<const RowMatrix> w(teacher.data(), classes, dim);
@@ -218,12 +218,23 @@ absl::Status SyntheticClassification::TrainBatch(int64_t begin, int64_t count,
   out->features.resize(count * dim);
   out->labels.resize(count);
   out->tokens.clear();
+  // The examples first (EpochOrder caches one epoch), then their rows,
+  // gathered on several threads when the batch is large (ParallelCopy's
+  // rule): a GPU worker reads a batch of thousands of wide examples ahead
+  // of every step.
+  examples_.resize(count);
   for (int64_t i = 0; i < count; ++i) {
     const int64_t g = begin + i;
-    const int64_t example = EpochOrder(g / n)[g % n];
-    std::copy_n(train_x_.data() + example * dim, dim,
-                out->features.data() + i * dim);
-    out->labels[i] = train_y_[example];
+    examples_[i] = EpochOrder(g / n)[g % n];
+    out->labels[i] = train_y_[examples_[i]];
+  }
+  const int threads = CopyThreads(count * dim * int64_t{sizeof(float)});
+  const float* x = train_x_.data();
+  float* features = out->features.data();
+  const int64_t* examples = examples_.data();
+#pragma omp parallel for num_threads(threads) if (threads > 1) schedule(static)
+  for (int64_t i = 0; i < count; ++i) {
+    std::copy_n(x + examples[i] * dim, dim, features + i * dim);
   }
   return absl::OkStatus();
 }

@@ -51,6 +51,7 @@ class SyntheticClassification : public Dataset {
   std::vector<int32_t> train_y_, eval_y_;
   int64_t cached_epoch_ = -1;
   std::vector<int64_t> order_;
+  std::vector<int64_t> examples_;  // TrainBatch's, reused
 };
 
 }  // namespace ringside

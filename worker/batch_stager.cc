@@ -1,9 +1,9 @@
 #include "worker/batch_stager.h"
 
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/parallel_copy.h"
 #include "common/status_macros.h"
 #include "device/cuda_device.h"
 
@@ -47,7 +47,7 @@ absl::Status BatchStager::StageArray(const void* data, int64_t elements,
     RS_ASSIGN_OR_RETURN(array.host, PinnedHostBuffer::Create(elements));
     RS_ASSIGN_OR_RETURN(array.device, DeviceBuffer::Create(device_, elements));
   }
-  std::memcpy(array.host.span().data(), data, elements * sizeof(float));
+  ParallelCopy(array.host.span().data(), data, elements * sizeof(float));
   return CopyAsync(array.device.data(), array.host.span().data(), elements,
                    copy_stream_.get());
 }

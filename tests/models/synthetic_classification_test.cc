@@ -45,9 +45,8 @@ Row RowOf(const Batch& b, int64_t i) {
 
 // The definition TeacherLabels meets: argmax of the double score summed in
 // j order, the first class on a tie.
-std::vector<int32_t> ExactLabels(const std::vector<float>& teacher,
-                                 int64_t dim, int64_t classes,
-                                 const std::vector<float>& x) {
+std::vector<int32_t> ExactLabels(const std::vector<float>& teacher, int64_t dim,
+                                 int64_t classes, const std::vector<float>& x) {
   const int64_t count = static_cast<int64_t>(x.size()) / dim;
   std::vector<int32_t> labels(count);
   for (int64_t i = 0; i < count; ++i) {
@@ -174,6 +173,29 @@ TEST(SyntheticClassificationTest, BatchesSliceTheOneOrder) {
   }
   EXPECT_EQ(whole.features, pieces.features);
   EXPECT_EQ(whole.labels, pieces.labels);
+}
+
+// A batch large enough to be gathered on several threads where there are
+// cores (2.4 MiB of features: CopyThreads gives 2, across an epoch's end)
+// holds the rows one-example batches (gathered on one thread) hold.
+TEST(SyntheticClassificationTest, LargeBatchesGatherTheSameRows) {
+  SyntheticClassificationOptions o;
+  o.feature_dim = 784;
+  o.num_classes = 10;
+  o.train_examples = 600;
+  o.eval_examples = 8;
+  auto d = SyntheticClassification::Create(o);
+  ASSERT_TRUE(d.ok()) << d.status();
+  const Batch whole = MustTrain(d->get(), 400, 800);
+  Batch rows;
+  for (int64_t g = 400; g < 1200; ++g) {
+    Batch b = MustTrain(d->get(), g, 1);
+    rows.features.insert(rows.features.end(), b.features.begin(),
+                         b.features.end());
+    rows.labels.insert(rows.labels.end(), b.labels.begin(), b.labels.end());
+  }
+  EXPECT_EQ(whole.features, rows.features);
+  EXPECT_EQ(whole.labels, rows.labels);
 }
 
 TEST(SyntheticClassificationTest, BadArgumentsAreInvalidArgument) {
