@@ -4,8 +4,9 @@
 # Bazel, network or ringside's Debian libraries:
 #   tools/gpu_bundle.sh [--out=.gpu_bundle/ringside_gpu.tar.xz]
 # then, there:  tools/gpu_check.sh --bundle=.gpu_bundle/ringside_gpu.tar.xz
-# The archive holds every test tagged "gpu", compare, charlm_bench and the
-# worker (for experiments/bench/gpu_compute_bench.py), each
+# The archive holds every test tagged "gpu", compare, charlm_bench,
+# input_bench and the worker (for experiments/bench/gpu_compute_bench.py),
+# each
 # with its runfiles, and the shared libraries they load that such a machine
 # lacks (tools/gpu_bundle.py says which it leaves to the machine). .gpu_bundle/
 # is ignored by git. Exit 0 when written, 1 when the build or the packing
@@ -33,7 +34,8 @@ mapfile -t labels < <("${bazel_cuda[@]}" query \
 if ((${#labels[@]} == 0)); then
   echo "gpu_bundle: bazel query found no test tagged gpu" >&2; exit 1
 fi
-labels+=(//experiments:compare //experiments/bench:charlm_bench //worker:worker)
+labels+=(//experiments:compare //experiments/bench:charlm_bench
+        //experiments/bench:input_bench //worker:worker)
 echo "gpu_bundle: building ${#labels[@]} targets with --config=cuda"
 "${bazel_cuda[@]}" build "${cuda_flags[@]}" "${labels[@]}" || exit 1
 bin=$("${bazel_cuda[@]}" info "${cuda_flags[@]}" bazel-bin) || exit 1

@@ -18,6 +18,8 @@
 #    MLP sizes and the character transformer at n_embd 256-768, against
 #    PyTorch eager fp32, eager bf16 autocast and torch.compile on the same
 #    GPU, in interleaved rounds; and gradient accumulation's gain);
+# 4b. runs input_bench: the host's side of a CUDA worker's input (a batch
+#    read and staged a step), one thread against ParallelCopy's threads;
 # 5. runs charlm_bench on the GPU beside PyTorch eager on the same GPU
 #    (6 layers, block 128, n_embd 256, 512 and 768);
 # 6. writes --out (default docs/GPU_RESULTS.md): the GPU, driver, CUDA and
@@ -77,6 +79,9 @@ if [[ -z "$bundle" ]]; then
   run_charlm_bench() {
     "${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments/bench:charlm_bench -- "$@"
   }
+  run_input_bench() {
+    "${bazel_cuda[@]}" run "${cuda_flags[@]}" //experiments/bench:input_bench -- "$@"
+  }
   worker_binary() {
     "${bazel_cuda[@]}" build "${cuda_flags[@]}" //worker:worker >&2 &&
       echo "$("${bazel_cuda[@]}" info "${cuda_flags[@]}" bazel-bin)/worker/worker"
@@ -112,6 +117,7 @@ else
   binary_of() { awk -v l="$1" '$1 == "binary" && $2 == l {print $3}' "$root/manifest.txt"; }
   run_compare() { timeout 220 "$root/$(binary_of //experiments:compare)" "$@"; }
   run_charlm_bench() { timeout 150 "$root/$(binary_of //experiments/bench:charlm_bench)" "$@"; }
+  run_input_bench() { timeout 60 "$root/$(binary_of //experiments/bench:input_bench)" "$@"; }
   worker_binary() { echo "$root/$(binary_of //worker:worker)"; }
   # 2. The GPU tests, skips turned into failures, all at once, written
   # as bazel's summary lines and test.xml files for test_case_counts.py.
@@ -166,6 +172,12 @@ if "$torch_python" -c 'import torch' >/dev/null 2>&1; then
 else
   computed="not run: torch does not import in ${torch_python}"
 fi
+
+# 4b. The host's side of a CUDA worker's input (no GPU): one thread against
+# ParallelCopy's threads, on this machine's cores.
+step "input_bench: the host's per-step input read and staging"
+run_input_bench --rounds=3 --steps=20 2>&1 | tee "$work/input.log"
+if ((PIPESTATUS[0] != 0)); then status=1; inputs="FAILED"; else inputs="passed"; fi
 
 # 5. The character transformer on the GPU beside PyTorch eager.
 step "charlm_bench on the GPU beside PyTorch eager (${torch_python})"
@@ -234,9 +246,13 @@ table_of() {  # the Markdown table lines of a log, or what is there
   if [[ -s "$work/compute.md" ]]; then cat "$work/compute.md"
   elif [[ -s "$work/compute.log" ]]; then table_of "$work/compute.log"; fi
   echo
+  echo "## input_bench: the host's per-step input (read and staging): ${inputs}"
+  echo
+  table_of "$work/input.log"
+  echo
   echo "## charlm_bench on the GPU beside PyTorch eager: ${charlm}"
   echo
   table_of "$work/charlm.log"
 } > "$out"
-step "wrote ${out}; tests ${tests}, compare ${compare}, compute bench ${computed}, charlm_bench ${charlm}"
+step "wrote ${out}; tests ${tests}, compare ${compare}, compute bench ${computed}, input_bench ${inputs}, charlm_bench ${charlm}"
 exit "$status"
