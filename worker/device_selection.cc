@@ -53,8 +53,9 @@ absl::Status CheckPrecision(Precision precision, Device device) {
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "--precision=", PrecisionName(precision),
-      " needs --device=cuda: a CPU worker computes in float32 only (its "
-      "Eigen kernels have no bfloat16 matrix products)"));
+      " needs --device=cuda: a CPU worker trains in float32 (its Eigen "
+      "kernels have no bfloat16 matrix products; the CPU models' bf16 "
+      "arithmetic, at float32's speed, serves the tests as a reference)"));
 }
 
 absl::StatusOr<int> ChooseCudaDevice(const std::vector<int>& gpus,
