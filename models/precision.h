@@ -5,8 +5,9 @@
 // float32, the parameters, gradients, optimizer state and everything
 // element-wise (bias, ReLU, the softmax cross-entropy) in float32. The
 // gradients a strategy communicates are float32 either way (bf16 on the
-// wire is ring_bf16's choice). Which models and devices compute in bf16 is
-// the worker's to check (worker_main.cc).
+// wire is ring_bf16's choice). Which models have bf16 arithmetic is
+// MakeModel's to say (models/model_factory.h), which devices train in it
+// the worker's (CheckPrecision, worker/device_selection.h).
 //
 // RoundToBf16 gives float32 arithmetic a product's bf16 operands: the CPU
 // models in kBf16 multiply rounded copies with their float32 kernels (a

@@ -35,7 +35,7 @@ absl::StatusOr<std::unique_ptr<CharLm>> CharLm::Create(
     const CharLmConfig& config, Precision precision) {
   RS_ASSIGN_OR_RETURN(std::unique_ptr<CharLmCore<float>> core,
                       CharLmCore<float>::Create(config, precision));
-  return std::unique_ptr<CharLm>(new CharLm(std::move(core), precision));
+  return std::unique_ptr<CharLm>(new CharLm(std::move(core)));
 }
 
 void CharLm::InitParams(uint64_t seed, absl::Span<float> params) const {

@@ -40,7 +40,7 @@ class CharLm : public Model {
   std::string name() const override { return "charlm"; }
   const TensorLayout& layout() const override { return core_->layout(); }
   const CharLmConfig& config() const { return core_->config(); }
-  Precision precision() const { return precision_; }
+  Precision precision() const { return core_->precision(); }
 
   // CharLmInitParams (GPT-2's initialization, seeded).
   void InitParams(uint64_t seed, absl::Span<float> params) const override;
@@ -75,13 +75,12 @@ class CharLm : public Model {
   static constexpr int64_t kEvalChunk = 64;
 
  private:
-  CharLm(std::unique_ptr<CharLmCore<float>> core, Precision precision)
-      : core_(std::move(core)), precision_(precision) {}
+  explicit CharLm(std::unique_ptr<CharLmCore<float>> core)
+      : core_(std::move(core)) {}
   absl::Status CheckBatch(const Batch& batch) const;
   absl::Status CheckSpan(const char* what, size_t size) const;
 
   std::unique_ptr<CharLmCore<float>> core_;
-  Precision precision_;
   const ParamUseHooks* hooks_ = nullptr;
 };
 

@@ -186,7 +186,7 @@ CharLmCore<Scalar>::CharLmCore(const CharLmConfig& config, TensorLayout layout,
                                Precision precision)
     : config_(config),
       layout_(std::move(layout)),
-      bf16_(precision == Precision::kBf16),
+      precision_(precision),
       blocks_(config.n_layer) {}
 
 template <typename Scalar>
@@ -228,7 +228,7 @@ void CharLmCore<Scalar>::AttentionForward(BlockCache& cache, int64_t batch,
       CSMapM<Scalar> v(rows + 2 * c + h * hs, seq, hs,
                        Eigen::OuterStride<>(3 * c));
       MapM<Scalar> p(cache.att.data() + (b * heads + h) * seq * seq, seq, seq);
-      Product(bf16_, false, p, q, k.transpose());
+      Product(bf16(), false, p, q, k.transpose());
       // Causal softmax of each row over positions j <= i; zeros beyond.
       for (int64_t i = 0; i < seq; ++i) {
         Scalar* pr = p.data() + i * seq;
@@ -245,7 +245,7 @@ void CharLmCore<Scalar>::AttentionForward(BlockCache& cache, int64_t batch,
       }
       SMapM<Scalar> y(cache.atty.data() + b * seq * c + h * hs, seq, hs,
                       Eigen::OuterStride<>(c));
-      Product(bf16_, false, y, p, v);
+      Product(bf16(), false, y, p, v);
     }
   }
 }
@@ -273,8 +273,8 @@ void CharLmCore<Scalar>::AttentionBackward(const BlockCache& cache,
       CSMapM<Scalar> dy(datty_.data() + b * seq * c + h * hs, seq, hs,
                         Eigen::OuterStride<>(c));
       MapM<Scalar> dp(dp_.data(), seq, seq);
-      Product(bf16_, false, dv, p.transpose(), dy);
-      Product(bf16_, false, dp, dy, v.transpose());
+      Product(bf16(), false, dv, p.transpose(), dy);
+      Product(bf16(), false, dp, dy, v.transpose());
       // Softmax backward: ds_ij = p_ij (dp_ij - sum_k p_ik dp_ik), times the
       // score scale; p_ij = 0 above the diagonal, so ds is causal too.
       for (int64_t i = 0; i < seq; ++i) {
@@ -285,8 +285,8 @@ void CharLmCore<Scalar>::AttentionBackward(const BlockCache& cache,
         for (int64_t j = 0; j <= i; ++j) dr[j] = pr[j] * (dr[j] - dot) * scale;
         for (int64_t j = i + 1; j < seq; ++j) dr[j] = 0;
       }
-      Product(bf16_, false, dq, dp, k);
-      Product(bf16_, false, dk, dp.transpose(), q);
+      Product(bf16(), false, dq, dp, k);
+      Product(bf16(), false, dk, dp.transpose(), q);
     }
   }
 }
@@ -315,24 +315,24 @@ void CharLmCore<Scalar>::Forward(const int32_t* tokens, int64_t stride,
     };
     LayerNormForward(resid_.data(), P(T::kLn1Weight), P(T::kLn1Bias), n, c,
                      k.ln1_out.data(), k.ln1_xhat.data(), k.ln1_rstd.data());
-    Linear(bf16_, k.ln1_out.data(), n, c, P(T::kAttnWeight), P(T::kAttnBias),
+    Linear(bf16(), k.ln1_out.data(), n, c, P(T::kAttnWeight), P(T::kAttnBias),
            3 * c, k.qkv.data(), /*accumulate=*/false);
     AttentionForward(k, batch, seq);
-    Linear(bf16_, k.atty.data(), n, c, P(T::kAttnProjWeight),
+    Linear(bf16(), k.atty.data(), n, c, P(T::kAttnProjWeight),
            P(T::kAttnProjBias), c, resid_.data(), /*accumulate=*/true);
     LayerNormForward(resid_.data(), P(T::kLn2Weight), P(T::kLn2Bias), n, c,
                      k.ln2_out.data(), k.ln2_xhat.data(), k.ln2_rstd.data());
-    Linear(bf16_, k.ln2_out.data(), n, c, P(T::kFcWeight), P(T::kFcBias), 4 * c,
-           k.fc_pre.data(), /*accumulate=*/false);
+    Linear(bf16(), k.ln2_out.data(), n, c, P(T::kFcWeight), P(T::kFcBias),
+           4 * c, k.fc_pre.data(), /*accumulate=*/false);
     GeluForward(k.fc_pre.data(), k.fc_act.data(), n * 4 * c);
-    Linear(bf16_, k.fc_act.data(), n, 4 * c, P(T::kMlpProjWeight),
+    Linear(bf16(), k.fc_act.data(), n, 4 * c, P(T::kMlpProjWeight),
            P(T::kMlpProjBias), c, resid_.data(), /*accumulate=*/true);
   }
   const int L = static_cast<int>(config_.n_layer);
   LayerNormForward(resid_.data(), Param(params, T::LnfWeight(L)),
                    Param(params, T::LnfBias(L)), n, c, lnf_out_.data(),
                    lnf_xhat_.data(), lnf_rstd_.data());
-  Product(bf16_, false, MapM<Scalar>(logits_.data(), n, config_.vocab_size),
+  Product(bf16(), false, MapM<Scalar>(logits_.data(), n, config_.vocab_size),
           CMapM<Scalar>(lnf_out_.data(), n, c),
           CMapM<Scalar>(wte, config_.vocab_size, c).transpose());
 }
@@ -388,9 +388,9 @@ double CharLmCore<Scalar>::ForwardBackward(const int32_t* tokens, int64_t batch,
   // wte's gradient at the end.
   CMapM<Scalar> dlogits(logits_.data(), n, v);
   const Scalar* wte = Param(params, T::kWte);
-  Product(bf16_, false, MapM<Scalar>(Grad(grads, T::kWte), v, c),
+  Product(bf16(), false, MapM<Scalar>(Grad(grads, T::kWte), v, c),
           dlogits.transpose(), CMapM<Scalar>(lnf_out_.data(), n, c));
-  Product(bf16_, false, MapM<Scalar>(dln_.data(), n, c), dlogits,
+  Product(bf16(), false, MapM<Scalar>(dln_.data(), n, c), dlogits,
           CMapM<Scalar>(wte, v, c));
   std::fill(dresid_.begin(), dresid_.end(), Scalar(0));
   LayerNormBackward(dln_.data(), lnf_xhat_.data(), lnf_rstd_.data(),
@@ -412,15 +412,15 @@ double CharLmCore<Scalar>::ForwardBackward(const int32_t* tokens, int64_t batch,
       ready(T::BlockTensor(l, bias));
     };
     // x += mlp.c_proj(gelu(c_fc(ln_2(x)))).
-    LinearParamGrads(bf16_, k.fc_act.data(), dresid_.data(), n, 4 * c, c,
+    LinearParamGrads(bf16(), k.fc_act.data(), dresid_.data(), n, 4 * c, c,
                      G(T::kMlpProjWeight), G(T::kMlpProjBias));
-    LinearInputGrad(bf16_, dresid_.data(), P(T::kMlpProjWeight), n, 4 * c, c,
+    LinearInputGrad(bf16(), dresid_.data(), P(T::kMlpProjWeight), n, 4 * c, c,
                     dfc_.data());
     ready_pair(T::kMlpProjWeight, T::kMlpProjBias);
     GeluBackward(k.fc_pre.data(), dfc_.data(), n * 4 * c);
-    LinearParamGrads(bf16_, k.ln2_out.data(), dfc_.data(), n, c, 4 * c,
+    LinearParamGrads(bf16(), k.ln2_out.data(), dfc_.data(), n, c, 4 * c,
                      G(T::kFcWeight), G(T::kFcBias));
-    LinearInputGrad(bf16_, dfc_.data(), P(T::kFcWeight), n, c, 4 * c,
+    LinearInputGrad(bf16(), dfc_.data(), P(T::kFcWeight), n, c, 4 * c,
                     dln_.data());
     ready_pair(T::kFcWeight, T::kFcBias);
     LayerNormBackward(dln_.data(), k.ln2_xhat.data(), k.ln2_rstd.data(),
@@ -428,15 +428,15 @@ double CharLmCore<Scalar>::ForwardBackward(const int32_t* tokens, int64_t batch,
                       G(T::kLn2Bias));
     ready_pair(T::kLn2Weight, T::kLn2Bias);
     // x += attn.c_proj(attention(c_attn(ln_1(x)))).
-    LinearParamGrads(bf16_, k.atty.data(), dresid_.data(), n, c, c,
+    LinearParamGrads(bf16(), k.atty.data(), dresid_.data(), n, c, c,
                      G(T::kAttnProjWeight), G(T::kAttnProjBias));
-    LinearInputGrad(bf16_, dresid_.data(), P(T::kAttnProjWeight), n, c, c,
+    LinearInputGrad(bf16(), dresid_.data(), P(T::kAttnProjWeight), n, c, c,
                     datty_.data());
     ready_pair(T::kAttnProjWeight, T::kAttnProjBias);
     AttentionBackward(k, batch, seq);
-    LinearParamGrads(bf16_, k.ln1_out.data(), dqkv_.data(), n, c, 3 * c,
+    LinearParamGrads(bf16(), k.ln1_out.data(), dqkv_.data(), n, c, 3 * c,
                      G(T::kAttnWeight), G(T::kAttnBias));
-    LinearInputGrad(bf16_, dqkv_.data(), P(T::kAttnWeight), n, c, 3 * c,
+    LinearInputGrad(bf16(), dqkv_.data(), P(T::kAttnWeight), n, c, 3 * c,
                     dln_.data());
     ready_pair(T::kAttnWeight, T::kAttnBias);
     LayerNormBackward(dln_.data(), k.ln1_xhat.data(), k.ln1_rstd.data(),

@@ -50,6 +50,7 @@ class CharLmCore {
 
   const CharLmConfig& config() const { return config_; }
   const TensorLayout& layout() const { return layout_; }
+  Precision precision() const { return precision_; }
 
   // Forward and backward; writes d(mean loss)/d(params) into `grads`
   // (layout().total_elements() values, every one overwritten), calls
@@ -82,6 +83,7 @@ class CharLmCore {
 
   CharLmCore(const CharLmConfig& config, TensorLayout layout,
              Precision precision);
+  bool bf16() const { return precision_ == Precision::kBf16; }
   void Reserve(int64_t batch, int64_t seq);
   // Fills the caches and logits_ for `batch` rows of `stride` tokens.
   void Forward(const int32_t* tokens, int64_t stride, int64_t batch,
@@ -103,7 +105,7 @@ class CharLmCore {
 
   CharLmConfig config_;
   TensorLayout layout_;
-  bool bf16_;  // Precision::kBf16
+  Precision precision_;
   std::vector<BlockCache> blocks_;
   std::vector<Scalar> resid_;  // n x c residual stream
   std::vector<Scalar> lnf_out_, lnf_xhat_, lnf_rstd_;
