@@ -111,6 +111,13 @@ ABSL_FLAG(std::string, model, "mlp",
 ABSL_FLAG(std::string, device, "cpu",
           "Workers' compute device (--device): cpu or cuda (NCCL strategies "
           "need one GPU per worker).");
+ABSL_FLAG(bool, gpu_per_worker, false,
+          "--device=cuda: every worker a GPU of its own, as in a node of n "
+          "GPUs (the study's), so a row of n workers needs n GPUs. NCCL "
+          "rows (ring, fusion, zero1-3, PyTorch DDP) need that anyway; "
+          "without this flag the parameter-server rows share a GPU when "
+          "there are fewer. A row that needs more GPUs than the workers "
+          "see is not run, and the report says so.");
 ABSL_FLAG(std::string, profile, "resnet50",
           "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
           "gpt2, mobilenet_v2, or a profile file's path: "
@@ -230,6 +237,7 @@ compare::CompareOptions OptionsFromFlags(const char* argv0) {
   w.emulated_compute_ms = absl::GetFlag(FLAGS_emulated_compute_ms);
   w.emulation_scale = absl::GetFlag(FLAGS_emulation_scale);
   w.device = absl::GetFlag(FLAGS_device);
+  w.gpu_per_worker = absl::GetFlag(FLAGS_gpu_per_worker);
   w.batch_size = absl::GetFlag(FLAGS_batch_size);
   w.steps = absl::GetFlag(FLAGS_steps);
   w.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);

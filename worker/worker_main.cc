@@ -65,6 +65,10 @@ ABSL_FLAG(std::string, strategy, "baseline",
           "top of --help and by --list_strategies.");
 ABSL_FLAG(bool, list_strategies, false,
           "Print one JSON line per registered strategy and exit.");
+ABSL_FLAG(bool, count_gpus, false,
+          "Print {\"cuda_devices\":N} (the CUDA devices this process sees; "
+          "0 with \"why\" in a build without CUDA or on a host without a "
+          "GPU) and exit.");
 ABSL_FLAG(int, rank, -1, "This worker's rank; -1 reads the launcher env.");
 ABSL_FLAG(int, world_size, -1, "Workers in the job; -1 reads launcher env.");
 // Device.
@@ -316,6 +320,16 @@ std::string SaveParamsPath(int rank) {
 
 int Run() {
   JsonLinesWriter out;
+  if (absl::GetFlag(FLAGS_count_gpus)) {
+    const absl::StatusOr<int> count = CudaDeviceCount();
+    if (count.ok()) {
+      out.Write({{"cuda_devices", *count}});
+    } else {
+      out.Write({{"cuda_devices", 0},
+                 {"why", std::string(count.status().message())}});
+    }
+    return 0;
+  }
   if (absl::GetFlag(FLAGS_list_strategies)) {
     const std::vector<StrategyInfo> registered = StrategyRegistry::List();
     for (const StrategyInfo& info : registered) {
@@ -343,6 +357,8 @@ int Run() {
                  // Sharded parameters cannot go through host staging.
                  {"cuda_runs", made->ParamUse() == nullptr ||
                                    made->SupportsDevice(Device::kCuda)},
+                 // On device buffers through NCCL: one GPU per rank.
+                 {"gpu_per_rank", made->SupportsDevice(Device::kCuda)},
                  {"cuda", made->SupportsDevice(Device::kCuda) ? "device buffers"
                           : made->ParamUse() != nullptr
                               ? "not supported (keeps the parameters "

@@ -24,6 +24,7 @@ struct WorkloadOptions {
   double emulated_compute_ms = 0;  // --emulated_compute_ms (synthetic only)
   double emulation_scale = 1;      // --emulation_scale S (synthetic only)
   std::string device;              // --device: cpu or cuda
+  bool gpu_per_worker = false;     // --gpu_per_worker (cuda)
   int batch_size = 0;              // --batch_size, per worker
   int steps = 0;                   // --steps, per worker
   int warmup_steps = 0;            // --warmup_steps, not measured

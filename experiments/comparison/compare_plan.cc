@@ -18,8 +18,9 @@ namespace {
 // batch per worker and the passes per step (the study's batch sizes, the
 // compute-to-communication ratio), the optimizer, its learning rate and
 // momentum (a method's own setting, e.g. ring_topk@optimizer=sgd@lr=0.1),
-// the warm-up, the scaling rule and the synthetic model's emulated compute
-// (a faster device or precision).
+// the warm-up, the scaling rule, the synthetic model's emulated compute
+// (a faster device or precision) and the arithmetic of real compute
+// (precision=bf16 on CUDA workers).
 const std::map<std::string, std::string>& RunTrainingFlags() {
   static const auto* flags = new std::map<std::string, std::string>{
       {"batch_size", "b"},
@@ -29,7 +30,8 @@ const std::map<std::string, std::string>& RunTrainingFlags() {
       {"momentum", "μ"},
       {"lr_warmup_steps", "warm-up"},
       {"lr_scaling", "lr scaling"},
-      {"emulated_compute_ms", "compute_ms"}};
+      {"emulated_compute_ms", "compute_ms"},
+      {"precision", "precision"}};
   return *flags;
 }
 
@@ -130,6 +132,11 @@ absl::StatusOr<std::vector<ListedStrategy>> Plan(
     plan.push_back(*std::move(listed));
   }
   return plan;
+}
+
+int GpusNeeded(const ListedStrategy& strategy, int workers,
+               bool gpu_per_worker) {
+  return strategy.gpu_per_rank || gpu_per_worker ? workers : 1;
 }
 
 absl::StatusOr<std::vector<int>> WorkerCounts(

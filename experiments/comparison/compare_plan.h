@@ -24,13 +24,22 @@ namespace ringside::compare {
 // names it in the row ("SPS [b=8]"; a flag the variant states, as the
 // row's "(τ=8)" does, is left out of the name), so that two settings never
 // share a row name. FLAG is an option NAME reads or one of the training
-// flags batch_size, accumulate_steps, lr_warmup_steps, lr_scaling,
-// emulated_compute_ms.
+// flags batch_size, accumulate_steps, optimizer, lr, momentum,
+// lr_warmup_steps, lr_scaling, emulated_compute_ms and precision.
 // NOT_FOUND when no baseline is registered; INVALID_ARGUMENT for an unknown
 // NAME or a FLAG NAME does not read.
 absl::StatusOr<std::vector<ListedStrategy>> Plan(
     const std::vector<ListedStrategy>& registered,
     const std::string& strategies);
+
+// The GPUs a run of `strategy` with `workers` CUDA workers needs on one
+// host: one per worker for a strategy on device buffers (NCCL: a distinct
+// GPU per rank, ListedStrategy::gpu_per_rank) or, with `gpu_per_worker`
+// (compare's --gpu_per_worker: every worker its own GPU, as in a node of
+// `workers` GPUs), for every strategy; else 1 (the parameter-server
+// strategies' workers may share one).
+int GpusNeeded(const ListedStrategy& strategy, int workers,
+               bool gpu_per_worker);
 
 // --workers as ascending distinct counts >= 1; INVALID_ARGUMENT for an
 // entry that is not such a count or an empty list.

@@ -212,6 +212,15 @@ std::vector<std::string> SweepNotes(const SweepPlan& plan,
     notes.push_back(absl::StrCat("Not run on CUDA workers: ",
                                  absl::StrJoin(plan.not_on_device, "; "), "."));
   }
+  if (!plan.not_run.empty()) {
+    std::vector<std::string> runs;
+    for (const NotRun& n : plan.not_run) {
+      runs.push_back(absl::StrCat(n.run.strategy.display_name,
+                                  " n=", n.run.workers, " (", n.reason, ")"));
+    }
+    notes.push_back(absl::StrCat(
+        "Not run for want of GPUs: ", absl::StrJoin(runs, "; "), "."));
+  }
   for (const auto& [row_name, flags] : out.ignored_flags) {
     notes.push_back(absl::StrCat("Not passed to ", row_name, ": `", flags,
                                  "` (a flag only other strategies read; its "

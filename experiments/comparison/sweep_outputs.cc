@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 // compare.json: the configuration, the hardware, the tables (with the loss
 // curves), the target loss, the cost model, every run's final records, the
-// failures and the notes.
+// failures, the runs left out for want of GPUs and the notes.
 json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                        const SweepReport& r, const std::string& command) {
   json config = {{"workers", plan.sweep},
@@ -34,6 +34,7 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
                  {"target_loss", plan.target_loss},
                  {"batch_size", plan.workload.batch_size},
                  {"model", plan.workload.model},
+                 {"device", plan.workload.device},
                  {"preset", plan.workload.preset},
                  {"worker_args", plan.worker_args},
                  {"command", command},
@@ -46,6 +47,18 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
     config["profile"] = plan.workload.profile;
     config["emulated_compute_ms"] = plan.workload.emulated_compute_ms;
     config["emulation_scale"] = plan.workload.emulation_scale;
+  }
+  if (plan.workload.device == "cuda") {
+    config["gpus"] = plan.gpus;
+    config["gpu_per_worker"] = plan.workload.gpu_per_worker;
+  }
+  json not_run = json::array();
+  for (const NotRun& n : plan.not_run) {
+    not_run.push_back({{"strategy", n.run.strategy.name},
+                       {"parallel_type", n.run.strategy.display_name},
+                       {"workers", n.run.workers},
+                       {"gpus_needed", n.gpus_needed},
+                       {"reason", n.reason}});
   }
   json plot_files = json::array();
   for (const ReportImage& image : r.images) plot_files.push_back(image.path);
@@ -60,6 +73,7 @@ json SweepJsonDocument(const SweepPlan& plan, const SweepOutcome& out,
           {"plots", plot_files},
           {"runs", out.runs},
           {"failures", out.failures},
+          {"not_run", not_run},
           {"notes", r.notes}};
 }
 

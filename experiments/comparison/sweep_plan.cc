@@ -33,6 +33,37 @@ absl::Status CheckLossCurveOptions(int eval_every, double target_loss) {
   return absl::OkStatus();
 }
 
+// --device=cuda: counts the GPUs the workers see into p->gpus and moves
+// the runs that need more (GpusNeeded) from p->runs to p->not_run, each
+// with its reason. FAILED_PRECONDITION when the workers see none.
+absl::Status KeepRunsTheGpusFit(const std::string& worker_bin,
+                                bool gpu_per_worker, SweepPlan* p) {
+  RS_ASSIGN_OR_RETURN(const WorkerGpus gpus, CountWorkerGpus(worker_bin));
+  if (gpus.count < 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--device=cuda, but the workers see no GPU (", worker_bin,
+                     " --count_gpus: ", gpus.why, ")"));
+  }
+  p->gpus = gpus.count;
+  std::vector<Run> fit;
+  for (Run& run : p->runs) {
+    const int needed = GpusNeeded(run.strategy, run.workers, gpu_per_worker);
+    if (needed <= p->gpus) {
+      fit.push_back(std::move(run));
+      continue;
+    }
+    const char* why = run.strategy.gpu_per_rank
+                          ? "one per worker: NCCL needs a distinct GPU per rank"
+                          : "one per worker: --gpu_per_worker";
+    p->not_run.push_back(
+        {run, needed,
+         absl::StrCat("needs ", needed, " GPUs (", why,
+                      "); this machine's workers see ", p->gpus)});
+  }
+  p->runs = std::move(fit);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
@@ -125,6 +156,10 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
       p.runs.push_back({p.strategies[i], n});
     }
     if (p.ddp.ok()) p.runs.push_back({DdpListing(), n});
+  }
+  if (options.workload.device == "cuda") {
+    RS_RETURN_IF_ERROR(
+        KeepRunsTheGpusFit(p.worker_bin, options.workload.gpu_per_worker, &p));
   }
   p.servers = options.sweep.servers;
   p.cores = ProbeHardware({}).cores;

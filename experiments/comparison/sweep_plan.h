@@ -30,6 +30,14 @@ struct Run {
   int workers = 1;
 };
 
+// A run left out of a --device=cuda sweep: it needs more GPUs than this
+// machine's workers see (GpusNeeded), and the reason says so.
+struct NotRun {
+  Run run;
+  int gpus_needed = 0;
+  std::string reason;
+};
+
 // What one compare invocation will run: the flags checked, the binaries
 // found, the strategies and worker counts in order, the cost model's link
 // (measured before the runs load the machine).
@@ -43,6 +51,10 @@ struct SweepPlan {
   // them (--device=cuda), with the listing's reason.
   std::vector<std::string> not_on_device;
   std::vector<Run> runs;      // in running order, per round
+  // --device=cuda: the GPUs the workers see (worker --count_gpus), and the
+  // runs left out for want of GPUs; 0 and none on CPU workers.
+  int gpus = 0;
+  std::vector<NotRun> not_run;
   int repeats = 3;            // timing rounds (--repeats); 0: training only
   // Training runs per row, seeds 1..seeds (--seeds): each with the
   // workers' --seed and --data_seed at that seed; 1: the workers' own.
@@ -71,7 +83,8 @@ struct SweepPlan {
 
 // The plan of the sweep on `network` whose outputs go to `dir` (made
 // here), `extra` being the flags after --. INVALID_ARGUMENT naming the
-// option at fault; NOT_FOUND for a binary that is needed and missing; the
+// option at fault; NOT_FOUND for a binary that is needed and missing;
+// FAILED_PRECONDITION for --device=cuda where the workers see no GPU; the
 // worker's or the link measurement's error. Says on stderr when the DDP
 // row is absent.
 absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,

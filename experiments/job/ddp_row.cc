@@ -16,6 +16,7 @@ ListedStrategy DdpListing() {
   ddp.display_name = "PyTorch DDP";
   ddp.study_order = 1000;
   ddp.modelled_as = "ring";
+  ddp.gpu_per_rank = true;  // NCCL on CUDA workers
   return ddp;
 }
 namespace {

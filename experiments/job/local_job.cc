@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -18,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/auth.h"
+#include "common/status_macros.h"
 #include "common/stopwatch.h"
 #include "common/timeline.h"
 #include "experiments/job/process_group.h"
@@ -460,6 +462,7 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     info.default_sweep = j.value("default_sweep", true);
     info.cuda_runs = j.value("cuda_runs", true);
     info.cuda = j.value("cuda", "");
+    info.gpu_per_rank = j.value("gpu_per_rank", false);
     for (auto [field, out] :
          {std::pair<const char*, std::vector<std::string>*>{"options",
                                                             &info.options},
@@ -490,6 +493,34 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
                      return a.study_order < b.study_order;
                    });
   return strategies;
+}
+
+absl::StatusOr<WorkerGpus> CountWorkerGpus(const std::string& worker_bin,
+                                           absl::Duration timeout) {
+  ProcessGroupOptions group_options;
+  group_options.deadline = timeout;
+  std::optional<WorkerGpus> gpus;
+  std::string bad_line;
+  ChildSpec spec;
+  spec.label = "worker --count_gpus";
+  spec.argv = {worker_bin, "--count_gpus"};
+  spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
+    const json j = ParseObject(line);
+    if (j.contains("cuda_devices") && j["cuda_devices"].is_number_integer() &&
+        j["cuda_devices"].get<int>() >= 0) {
+      gpus = WorkerGpus{j["cuda_devices"].get<int>(), j.value("why", "")};
+    } else if (bad_line.empty()) {
+      bad_line = std::string(line);
+    }
+  };
+  RS_RETURN_IF_ERROR(RunToCompletion(std::move(spec), group_options));
+  if (!gpus.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        worker_bin, " --count_gpus printed ",
+        bad_line.empty() ? "nothing" : absl::StrCat("'", bad_line, "'"),
+        " (want {\"cuda_devices\":N})"));
+  }
+  return *gpus;
 }
 
 std::vector<std::string> WorkerArgsFor(

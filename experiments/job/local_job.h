@@ -177,6 +177,9 @@ struct ListedStrategy {
   // the listing says of CUDA workers ("cuda").
   bool cuda_runs = true;
   std::string cuda;
+  // Whether its CUDA workers need a GPU each (NCCL on device buffers: the
+  // listing's "gpu_per_rank"); the others may share one.
+  bool gpu_per_rank = false;
   // A sweep's own worker flags for this entry ("--staleness=2"), passed
   // after every other: compare's --strategies=async_ps@staleness=2 runs
   // one strategy at several settings. Empty in the listing.
@@ -194,6 +197,17 @@ struct ListedStrategy {
 // above}. Blocking, bounded by `timeout`.
 absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     const std::string& worker_bin, absl::Duration timeout = absl::Seconds(30));
+
+// The CUDA devices a worker process started from `worker_bin` would see
+// (`worker_bin --count_gpus`): the count, and when it is 0 why (a build
+// without CUDA, no driver, no GPU). Blocking, bounded by `timeout`; an
+// error when the worker does not run or prints something else.
+struct WorkerGpus {
+  int count = 0;
+  std::string why;  // set when count is 0
+};
+absl::StatusOr<WorkerGpus> CountWorkerGpus(
+    const std::string& worker_bin, absl::Duration timeout = absl::Seconds(60));
 
 // `worker_args` without the strategy-specific flags (those some strategy in
 // `listed` reads) that `strategy` does not read, which the worker would

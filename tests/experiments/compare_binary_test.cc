@@ -402,6 +402,57 @@ TEST(CompareTest, CudaWorkersLeaveOutWhatTheyCannotRun) {
   EXPECT_FALSE(out.status.ok());
 }
 
+TEST(CompareTest, CudaRowsThatNeedMoreGpusThanTheMachineHasAreNotRun) {
+  // One GPU: ring (NCCL, a GPU per rank) runs at n = 1 only; sps shares the
+  // GPU at n = 2 unless --gpu_per_worker gives every worker its own.
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/gpus";
+  const std::vector<std::string> env = {"FAKE_WORKER_GPUS=1",
+                                        "FAKE_WORKER_NCCL=1"};
+  Outcome out =
+      RunBinary("compare",
+                {"--workers=1,2", "--device=cuda", "--strategies=sps,ring",
+                 "--repeats=0", "--out_dir=" + dir},
+                env);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["config"]["gpus"], 1);
+  ASSERT_EQ(j["not_run"].size(), 1u) << j["not_run"].dump();
+  EXPECT_EQ(j["not_run"][0]["strategy"], "ring");
+  EXPECT_EQ(j["not_run"][0]["workers"], 2);
+  EXPECT_EQ(j["not_run"][0]["gpus_needed"], 2);
+  EXPECT_THAT(ReadFile(dir + "/compare.md"),
+              HasSubstr("Not run for want of GPUs: Ring n=2 (needs 2 GPUs "
+                        "(one per worker: NCCL needs a distinct GPU per "
+                        "rank); this machine's workers see 1)."));
+  std::vector<std::string> ran;
+  for (const json& run : j["runs"]) {
+    ran.push_back(run["strategy"].get<std::string>() +
+                  " n=" + std::to_string(run["workers"].get<int>()));
+  }
+  EXPECT_THAT(ran, ::testing::UnorderedElementsAre("baseline n=1", "sps n=1",
+                                                   "ring n=1", "sps n=2"));
+
+  out = RunBinary("compare",
+                  {"--workers=1,2", "--device=cuda", "--strategies=sps,ring",
+                   "--repeats=0", "--gpu_per_worker", "--out_dir=" + dir},
+                  env);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  j = json::parse(ReadFile(dir + "/compare.json"));
+  ASSERT_EQ(j["not_run"].size(), 2u) << j["not_run"].dump();
+  EXPECT_EQ(j["not_run"][0]["strategy"], "sps");
+  EXPECT_THAT(j["not_run"][0]["reason"].get<std::string>(),
+              HasSubstr("--gpu_per_worker"));
+
+  // No GPU at all: refused before anything runs, saying why.
+  out =
+      RunBinary("compare", {"--workers=1", "--device=cuda", "--out_dir=" + dir},
+                {"FAKE_WORKER_GPUS=0"});
+  EXPECT_FALSE(out.status.ok());
+  const std::string err(out.status.message());  // with stderr's last lines
+  EXPECT_THAT(err, HasSubstr("the workers see no GPU"));
+  EXPECT_THAT(err, HasSubstr("no GPU here (a test)"));
+}
+
 TEST(CompareTest, FailedStrategyIsReportedAndExitCodeIsOne) {
   const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/failed";
   const Outcome out = RunBinary("compare", {"--workers=2", "--out_dir=" + dir},

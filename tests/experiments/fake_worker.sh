@@ -17,17 +17,28 @@
 # 1 + 1/(t + 1) for the others on rank 0 (9 on the other ranks).
 # --seed=K: every eval loss 0.1·(K − 1) higher, the final record's
 # eval_loss 0.5 + 0.125·(K − 1).
+# --count_gpus: {"cuda_devices":FAKE_WORKER_GPUS} (default 2; 0 with a
+# "why"). FAKE_WORKER_NCCL=1: also lists ring, on device buffers
+# ("gpu_per_rank":true, as the baseline is).
 # FAKE_WORKER_COUNTER=FILE: rank 0's wall_s is 0.08, 0.12, 0.16, 0.08, ...
 # over its successive runs (a line appended to FILE per run).
 rank=0; world=1; servers=""; strategy=""; steps=0; emulated=false
 staleness=0; local_size=0; eval_every=0; device=cpu; seed=1
 for a in "$@"; do
   case "$a" in
+    --count_gpus)
+      if [ "${FAKE_WORKER_GPUS:-2}" = 0 ]; then
+        echo '{"cuda_devices":0,"why":"no GPU here (a test)"}'
+      else
+        echo "{\"cuda_devices\":${FAKE_WORKER_GPUS:-2}}"
+      fi
+      exit 0 ;;
     --list_strategies)
-      echo '{"name":"baseline","servers":"none","display_name":"Baseline","study_order":0,"modelled_as":"baseline"}'
+      echo '{"name":"baseline","servers":"none","display_name":"Baseline","study_order":0,"modelled_as":"baseline","gpu_per_rank":true}'
       echo '{"name":"sps","servers":"one","display_name":"SPS","study_order":1,"modelled_as":"sps","options":["chunk_kb"]}'
       echo '{"name":"dps","servers":"sharded","display_name":"DPS","study_order":2,"modelled_as":"dps","options":["chunk_kb"],"cuda_runs":false,"cuda":"not supported (a test)"}'
       [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"async_ps","servers":"sharded","display_name":"Async PS","study_order":5,"options":["staleness","chunk_kb"],"study_flags":["--staleness=2"],"variant_options":["staleness"]}'
+      [ -n "$FAKE_WORKER_NCCL" ] && echo '{"name":"ring","servers":"none","display_name":"Ring","study_order":3,"modelled_as":"ring","gpu_per_rank":true}'
       [ -n "$FAKE_WORKER_OPT_IN" ] && echo '{"name":"ring_topk","servers":"none","display_name":"Ring Top-k","study_order":15,"default_sweep":false}'
       [ -n "$FAKE_WORKER_ASYNC" ] && echo '{"name":"hierarchical","servers":"none","display_name":"Hierarchical","study_order":6,"options":["local_size"],"variant_options":["local_size"]}'
       exit 0 ;;
