@@ -13,6 +13,11 @@
 #    CUDA, the baseline and, where torch imports, the PyTorch DDP row), and
 #    baseline and ring again with --precision=bf16 (the DDP row under
 #    autocast);
+# 3c. runs the study's table with real compute (compare
+#    --preset=study_gpt2_gpu, short windows: a GPT-2-small-shaped
+#    transformer, one GPU per worker) and tools/study_table.py on it: a
+#    machine with fewer than 4 GPUs runs the fp32 and bf16 baselines and
+#    lists the rest as not run;
 # 4. runs the GPU compute benchmark where torch imports
 #    (experiments/bench/gpu_compute_bench.py: one CUDA worker's step,
 #    MLP sizes and the character transformer at n_embd 256-768, against
@@ -162,6 +167,19 @@ run_compare --device=cuda --workers=1 --strategies=baseline,ring \
   2>&1 | tee "$work/compare_bf16.log"
 if ((PIPESTATUS[0] != 0)); then status=1; compare_bf16="FAILED"; else compare_bf16="passed"; fi
 
+# 3c. The study's table with real compute: what this machine's GPUs fit.
+step "compare --preset=study_gpt2_gpu (short windows) and tools/study_table.py"
+run_compare --preset=study_gpt2_gpu --preset_dir="$PWD/experiments/presets" \
+  --steps=12 --warmup_steps=3 --min_window_steps=5 --min_window_s=1 \
+  --repeats=1 --out_dir="$work/study_gpu" --plots=false \
+  --torch_python="$torch_python" 2>&1 | tee "$work/study_gpu.log"
+if ((PIPESTATUS[0] != 0)) ||
+   ! python3 tools/study_table.py "$work/study_gpu" > "$work/study_gpu.md"; then
+  status=1; study_gpu="FAILED"
+else
+  study_gpu="passed"
+fi
+
 # 4. One worker's compute against PyTorch's three references.
 if "$torch_python" -c 'import torch' >/dev/null 2>&1; then
   step "gpu_compute_bench: the worker's step beside PyTorch (${torch_python})"
@@ -189,6 +207,7 @@ if ((PIPESTATUS[0] != 0)); then status=1; charlm="FAILED"; else charlm="passed";
 if [[ -n "$logs" ]]; then
   mkdir -p "$logs" && cp -r "$work"/*.log "$work/counts.txt" "$testlogs" "$logs"/ 2>/dev/null
   [[ -d "$work/compare" ]] && cp -r "$work/compare" "$logs"/
+  [[ -d "$work/study_gpu" ]] && cp -r "$work/study_gpu" "$logs"/
 fi
 
 # 6. The results file.
@@ -241,6 +260,14 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   if [[ -s "$work/compare_bf16.md" ]]; then cat "$work/compare_bf16.md"; else table_of "$work/compare_bf16.log"; fi
   echo
+  echo "## The study's table with real compute (compare --preset=study_gpt2_gpu, short windows): ${study_gpu}"
+  echo
+  echo "A GPT-2-small-shaped character transformer (12 layers, d_model 768,"
+  echo "context 1024, 8 sequences a GPU), each worker on a GPU of its own; rows"
+  echo "needing more GPUs than this machine has are listed as not run."
+  echo
+  if [[ -s "$work/study_gpu.md" ]]; then cat "$work/study_gpu.md"; else table_of "$work/study_gpu.log"; fi
+  echo
   echo "## gpu_compute_bench: the worker's step beside PyTorch: ${computed}"
   echo
   if [[ -s "$work/compute.md" ]]; then cat "$work/compute.md"
@@ -254,5 +281,5 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   table_of "$work/charlm.log"
 } > "$out"
-step "wrote ${out}; tests ${tests}, compare ${compare}, compute bench ${computed}, input_bench ${inputs}, charlm_bench ${charlm}"
+step "wrote ${out}; tests ${tests}, compare ${compare}, study ${study_gpu}, compute bench ${computed}, input_bench ${inputs}, charlm_bench ${charlm}"
 exit "$status"

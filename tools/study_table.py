@@ -2,6 +2,7 @@
 """The GPT-2 data-parallel study's table beside ringside's emulation of it.
 
   tools/study_table.py OUT_DIR    # a `compare --preset=study_gpt2` run
+                                  # (or study_gpt2_gpu: real GPUs)
 
 Reads OUT_DIR/compare.json and prints markdown: the study's utilization
 table (arXiv 2206.06356, 4 GPUs, GPT-2 small) row by row beside the
@@ -11,7 +12,11 @@ or beside plain sps where the run has no such row; its DPS, PyTorch DDP,
 beside ring; Horovod beside fusion), ringside's further rows, the targets (per-worker utilization
 within 10 points, Totals within 0.4) met or missed, the mixed-precision
 (Apex) speed-ups against the study's, and for every miss what the cost
-model says the step holds. Exit status 1 when the file has no n = 4 table.
+model says the step holds. Rows that compare did not run for want of GPUs
+(study_gpt2_gpu on a machine with fewer than 4) are listed as not run,
+with the reason; the mixed-precision baseline against the fp32 one gives
+the compute's own speed-up on the run's GPU. Exit status 1 when the file
+has neither an n = 4 row nor a row left out at n = 4.
 """
 
 import json
@@ -132,6 +137,12 @@ def apex_account(j):
         f"compute) the cost model gives " + "; ".join(readings) + "."]
 
 
+def is_mixed(label):
+    """Whether a row is a mixed-precision one: the emulated preset's
+    "[compute_ms=...]" rows, the GPU preset's "[precision=bf16]" ones."""
+    return "[compute_ms=" in label or "precision=bf16" in label
+
+
 def percent(u):
     return f"{100 * u:.0f}%"
 
@@ -141,20 +152,34 @@ def main(argv):
         sys.exit(__doc__)
     with open(os.path.join(argv[1], "compare.json")) as f:
         j = json.load(f)
-    rows = rows_at(j["report"], 4)
-    if rows is None:
+    rows = list(rows_at(j["report"], 4) or [])
+    # The single-worker references with run flags (the mixed-precision
+    # baseline) are in the report's rows, not in the n = 4 table.
+    for r in j["report"].get("rows", []):
+        if r["strategy"] == "baseline" and r not in rows:
+            rows.append(r)
+    not_run = [n for n in j.get("not_run", []) if n["workers"] == 4]
+    if not rows and not not_run:
         print("(no n = 4 table in compare.json)")
         return 1
-    # The fp32 rows are the first of each strategy; the Apex rows carry
-    # "[compute_ms=" in their names.
+    # The fp32 rows are the first of each strategy; the mixed-precision
+    # rows carry "[compute_ms=" or "precision=bf16" in their names.
     # sps with its server beside rank 0 is keyed "sps_dp".
     fp32 = {}
     apex = {}
     for r in rows:
-        target = apex if "[compute_ms=" in r["parallel_type"] else fp32
+        target = apex if is_mixed(r["parallel_type"]) else fp32
         target.setdefault(key_of(r["strategy"], r["parallel_type"]), r)
+    skipped = {}
+    skipped_apex = []
+    for n in not_run:
+        if is_mixed(n["parallel_type"]):
+            skipped_apex.append(n)
+        else:
+            skipped.setdefault(key_of(n["strategy"], n["parallel_type"]), n)
     # The study's SPS: DataParallel's layout where the run has it.
-    study_sps = "sps_dp" if "sps_dp" in fp32 else "sps"
+    study_sps = "sps_dp" if ("sps_dp" in fp32 or "sps_dp" in skipped) \
+        else "sps"
 
     out = []
     out.append("| Parallel type | PrmSrv | GPU0 | GPU1 | GPU2 | GPU3 | Total "
@@ -162,17 +187,30 @@ def main(argv):
     out.append("| :-- | --: | --: | --: | --: | --: | --: | :-- | --: | :-- |")
     misses = []
     for strategy in ["baseline", "sps_dp", "sps", "ring", "fusion", "dps"]:
+        study_key = "sps" if strategy == study_sps else (
+            None if strategy in ("sps", "sps_dp") else strategy)
+        study = STUDY.get(study_key)
         r = fp32.get(strategy)
         if r is None:
+            n = skipped.get(strategy)
+            if n is None:
+                continue
+            cells = [n["parallel_type"], f"not run: {n['reason']}",
+                     "", "", "", "", ""]
+            if study is not None:
+                cells[0] += f", as the study's {study[0]}"
+                cells += [", ".join(f"{x}%" for x in study[1]),
+                          f"{study[2]:.2f}", "not run"]
+            else:
+                cells += ["–", "–", "(no study row)"]
+            out.append("| " + " | ".join(cells) + " |")
             continue
         u = r["utilization"] + [None] * (4 - len(r["utilization"]))
         cells = [r["parallel_type"], str(r["prm_srv"])]
         cells += [percent(x) if x is not None else "0" for x in u[:4]]
         cells.append(f"{r['total']:.2f}")
-        study_key = "sps" if strategy == study_sps else (
-            None if strategy in ("sps", "sps_dp") else strategy)
-        if study_key in STUDY:
-            label, study_u, study_total = STUDY[study_key]
+        if study is not None:
+            label, study_u, study_total = study
             cells[0] = f"{r['parallel_type']}, as the study's {label}"
             cells.append(", ".join(f"{x}%" for x in study_u))
             cells.append(f"{study_total:.2f}")
@@ -195,14 +233,27 @@ def main(argv):
         cells += [percent(x) if x is not None else "0" for x in u[:4]]
         cells += [f"{r['total']:.2f}", "–", "–", "(mixed precision)"]
         out.append("| " + " | ".join(cells) + " |")
+    for n in skipped_apex:
+        out.append(f"| {n['parallel_type']} | not run: {n['reason']} "
+                   f"| | | | | | – | – | (mixed precision) |")
     out.append("")
 
     # The Apex effect: each exact strategy's fp32 step against its
     # mixed-precision row's (the same strategy, or ring_fp16 for ring:
     # Apex's DDP all-reduces fp16 gradients).
     lines = []
+    a, b = fp32.get("baseline"), apex.get("baseline")
+    if a is not None and b is not None:
+        lines.append(
+            f"- {b['parallel_type']} against {a['parallel_type']}: "
+            f"{b['throughput'] / a['throughput']:.1f}x the throughput on "
+            f"one worker: the compute's own speed-up, which bounds the "
+            f"others'.")
     for strategy, mixed_name in (("ring", "ring_fp16"), ("fusion", "fusion")):
-        a, b = fp32.get(strategy), apex.get(mixed_name)
+        # Apex's DDP all-reduced fp16 gradients (ring_fp16, emulated); the
+        # GPU preset's bf16 ring keeps float32 on the wire (autocast's).
+        a = fp32.get(strategy)
+        b = apex.get(mixed_name) or apex.get(strategy)
         if a is None or b is None:
             continue
         speedup = b["throughput"] / a["throughput"]
@@ -215,7 +266,8 @@ def main(argv):
         out.append("Mixed precision (the rows at the mixed-precision compute):")
         out.append("")
         out.extend(lines)
-        out.extend(apex_account(j))
+        if j.get("config", {}).get("model", "synthetic") == "synthetic":
+            out.extend(apex_account(j))
         out.append("")
 
     # Each miss, as the cost model sees the emulated step.

@@ -79,7 +79,7 @@ TEST(CompareTest, OneStrategyAtSeveralSettings) {
               HasSubstr("'local_size=2' is not FLAG=VALUE for a flag async_ps "
                         "reads (staleness, chunk_kb, accumulate_steps, "
                         "batch_size, emulated_compute_ms, lr, lr_scaling, "
-                        "lr_warmup_steps, momentum, optimizer)"));
+                        "lr_warmup_steps, momentum, optimizer, precision)"));
   // Training flags per run: the study's two batch sizes, named in the rows.
   out = RunBinary("compare", {"--workers=2",
                               "--strategies=sps@batch_size=8,sps@batch_size=16",
@@ -233,6 +233,39 @@ TEST(ComparePresetTest, EmulatedPresetIsLabelled) {
   EXPECT_THAT(md, HasSubstr("Val loss: none for runs with emulated compute"));
   EXPECT_THAT(md, Not(HasSubstr("0.5000")));
   EXPECT_TRUE(j["report"]["rows"][1]["eval_loss"].is_null());
+}
+
+TEST(ComparePresetTest, GpuStudyOnOneGpuRunsTheBaselinesAndSaysWhatNot) {
+  const std::string dir = std::string(std::getenv("TEST_TMPDIR")) + "/gpu";
+  // The fake worker lacks fusion and dps; the rest is the preset's.
+  const Outcome out = RunBinary(
+      "compare",
+      {"--preset=study_gpt2_gpu",
+       "--strategies=sps,ring,baseline@precision=bf16,ring@precision=bf16",
+       "--out_dir=" + dir},
+      {"FAKE_WORKER_GPUS=1", "FAKE_WORKER_NCCL=1"});
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  const json j = json::parse(ReadFile(dir + "/compare.json"));
+  EXPECT_EQ(j["config"]["device"], "cuda");
+  EXPECT_EQ(j["config"]["gpus"], 1);
+  EXPECT_EQ(j["config"]["gpu_per_worker"], true);
+  std::vector<std::string> ran, not_run;
+  for (const json& run : j["runs"]) {
+    const std::string args = run["finals"][0]["args"].get<std::string>();
+    ran.push_back(
+        run["strategy"].get<std::string>() +
+        (args.find("--precision=bf16") != std::string::npos ? " bf16" : ""));
+    EXPECT_THAT(args, HasSubstr("--n_layer=12 --n_head=12 --n_embd=768 "
+                                "--block_size=1024"));
+    EXPECT_THAT(args, HasSubstr("--device=cuda"));
+  }
+  for (const json& n : j["not_run"]) {
+    not_run.push_back(n["parallel_type"].get<std::string>() +
+                      " n=" + std::to_string(n["workers"].get<int>()));
+  }
+  EXPECT_THAT(ran, ::testing::ElementsAre("baseline", "baseline bf16"));
+  EXPECT_THAT(not_run, ::testing::ElementsAre("SPS n=4", "Ring n=4",
+                                              "Ring [precision=bf16] n=4"));
 }
 
 TEST(ComparePresetTest, UnknownPresetListsTheKnownOnes) {

@@ -161,6 +161,44 @@ class StudyTableTest(unittest.TestCase):
                     if l.startswith("| Ring (emulated)"))
         self.assertIn("**no**", ring)  # GPU2 75% against 89%
 
+    def test_rows_not_run_for_want_of_gpus_are_listed(self):
+        # study_gpt2_gpu on one GPU: the baselines ran (bf16 at 2.5x the
+        # fp32 throughput), the n = 4 rows did not, and each says why.
+        why = "needs 4 GPUs (one per worker); this machine's workers see 1"
+        data = {
+            "config": {"model": "charlm", "device": "cuda"},
+            "report": {
+                "utilization": [{"workers": 4, "table": {"rows": [
+                    row("baseline", "Baseline", 0, [0.97], 40.0)]}}],
+                "rows": [row("baseline", "Baseline", 0, [0.97], 40.0),
+                         row("baseline", "Baseline [precision=bf16]", 0,
+                             [0.95], 100.0)]},
+            "not_run": [{"strategy": s, "parallel_type": p, "workers": 4,
+                         "gpus_needed": 4, "reason": why}
+                        for s, p in (("sps", "SPS"), ("ring", "Ring"),
+                                     ("ring", "Ring [precision=bf16]"))],
+            "cost_model": {"runs": []}}
+        out = self.run_script(data)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        lines = out.stdout.splitlines()
+        sps = next(l for l in lines if l.startswith("| SPS"))
+        self.assertIn("as the study's SPS (PyTorch DataParallel)", sps)
+        self.assertIn("not run: " + why, sps)
+        self.assertTrue(sps.endswith("| not run |"), sps)
+        ring = next(l for l in lines if l.startswith("| Ring, as"))
+        self.assertIn("94%, 94%, 89%, 94%", ring)
+        mixed = next(l for l in lines if l.startswith("| Ring [precision"))
+        self.assertIn("(mixed precision)", mixed)
+        self.assertIn("- Baseline [precision=bf16] against Baseline: 2.5x "
+                      "the throughput on one worker", out.stdout)
+        self.assertNotIn("The cost model's reading", out.stdout)
+        # Nothing at n = 4, run or not: no table.
+        data["not_run"] = []
+        data["report"]["utilization"][0]["workers"] = 1
+        data["report"]["rows"] = []
+        out = self.run_script(data)
+        self.assertEqual(out.returncode, 1)
+
     def test_no_four_worker_table_fails(self):
         data = compare_json()
         data["report"]["utilization"][0]["workers"] = 2
