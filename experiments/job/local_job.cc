@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <system_error>
@@ -357,6 +358,24 @@ absl::Status RunJob(const LocalJobOptions& o, LocalJobResult& result) {
   return absl::OkStatus();
 }
 
+// Runs `worker_bin flag` to completion within `timeout`, handing each line
+// it prints to `on_line` as a JSON object (empty when the line is not one)
+// and as text.
+absl::Status AskWorker(
+    const std::string& worker_bin, const std::string& flag,
+    absl::Duration timeout,
+    const std::function<void(const json&, absl::string_view)>& on_line) {
+  ProcessGroupOptions group_options;
+  group_options.deadline = timeout;
+  ChildSpec spec;
+  spec.label = absl::StrCat("worker ", flag);
+  spec.argv = {worker_bin, flag};
+  spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
+    on_line(ParseObject(line), line);
+  };
+  return RunToCompletion(std::move(spec), group_options);
+}
+
 }  // namespace
 
 absl::StatusOr<LocalJobResult> RunLocalJob(const LocalJobOptions& options) {
@@ -430,15 +449,9 @@ bool ListedStrategy::Reads(const std::string& flag) const {
 
 absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     const std::string& worker_bin, absl::Duration timeout) {
-  ProcessGroupOptions group_options;
-  group_options.deadline = timeout;
   std::vector<ListedStrategy> strategies;
   std::string bad_line;
-  ChildSpec spec;
-  spec.label = "worker --list_strategies";
-  spec.argv = {worker_bin, "--list_strategies"};
-  spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
-    const json j = ParseObject(line);
+  const auto on_line = [&](const json& j, absl::string_view line) {
     ListedStrategy info;
     info.name = StringField(j, "name");
     const std::string servers = StringField(j, "servers");
@@ -475,10 +488,8 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
     }
     strategies.push_back(std::move(info));
   };
-  if (absl::Status s = RunToCompletion(std::move(spec), group_options);
-      !s.ok()) {
-    return s;
-  }
+  RS_RETURN_IF_ERROR(
+      AskWorker(worker_bin, "--list_strategies", timeout, on_line));
   if (!bad_line.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         worker_bin, " --list_strategies printed an unexpected line: ", bad_line,
@@ -497,15 +508,9 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
 
 absl::StatusOr<WorkerGpus> CountWorkerGpus(const std::string& worker_bin,
                                            absl::Duration timeout) {
-  ProcessGroupOptions group_options;
-  group_options.deadline = timeout;
   std::optional<WorkerGpus> gpus;
   std::string bad_line;
-  ChildSpec spec;
-  spec.label = "worker --count_gpus";
-  spec.argv = {worker_bin, "--count_gpus"};
-  spec.on_stdout_line = [&](const std::string&, absl::string_view line) {
-    const json j = ParseObject(line);
+  const auto on_line = [&](const json& j, absl::string_view line) {
     if (j.contains("cuda_devices") && j["cuda_devices"].is_number_integer() &&
         j["cuda_devices"].get<int>() >= 0) {
       gpus = WorkerGpus{j["cuda_devices"].get<int>(), j.value("why", "")};
@@ -513,7 +518,7 @@ absl::StatusOr<WorkerGpus> CountWorkerGpus(const std::string& worker_bin,
       bad_line = std::string(line);
     }
   };
-  RS_RETURN_IF_ERROR(RunToCompletion(std::move(spec), group_options));
+  RS_RETURN_IF_ERROR(AskWorker(worker_bin, "--count_gpus", timeout, on_line));
   if (!gpus.has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         worker_bin, " --count_gpus printed ",
