@@ -33,18 +33,21 @@ absl::Status CheckLossCurveOptions(int eval_every, double target_loss) {
   return absl::OkStatus();
 }
 
-// --device=cuda: counts the GPUs the workers see into p->gpus and moves
-// the runs that need more (GpusNeeded) from p->runs to p->not_run, each
-// with its reason. FAILED_PRECONDITION when the workers see none.
-absl::Status KeepRunsTheGpusFit(const std::string& worker_bin,
-                                bool gpu_per_worker, SweepPlan* p) {
+// --device=cuda: the GPUs the workers see (worker --count_gpus);
+// FAILED_PRECONDITION when they see none.
+absl::StatusOr<int> GpusTheWorkersSee(const std::string& worker_bin) {
   RS_ASSIGN_OR_RETURN(const WorkerGpus gpus, CountWorkerGpus(worker_bin));
   if (gpus.count < 1) {
     return absl::FailedPreconditionError(
         absl::StrCat("--device=cuda, but the workers see no GPU (", worker_bin,
                      " --count_gpus: ", gpus.why, ")"));
   }
-  p->gpus = gpus.count;
+  return gpus.count;
+}
+
+// Moves the runs that need more GPUs than p->gpus (GpusNeeded) from
+// p->runs to p->not_run, each with its reason.
+void LeaveOutRunsBeyondTheGpus(bool gpu_per_worker, SweepPlan* p) {
   std::vector<Run> fit;
   for (Run& run : p->runs) {
     const int needed = GpusNeeded(run.strategy, run.workers, gpu_per_worker);
@@ -61,7 +64,6 @@ absl::Status KeepRunsTheGpusFit(const std::string& worker_bin,
                       "); this machine's workers see ", p->gpus)});
   }
   p->runs = std::move(fit);
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -102,6 +104,8 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   RS_ASSIGN_OR_RETURN(p.strategies,
                       Plan(p.registered, options.sweep.strategies));
   if (options.workload.device == "cuda") {
+    // Before anything slow (the DDP peer's check, the link measurement).
+    RS_ASSIGN_OR_RETURN(p.gpus, GpusTheWorkersSee(p.worker_bin));
     std::vector<ListedStrategy> runnable;
     for (const ListedStrategy& s : p.strategies) {
       if (s.cuda_runs) {
@@ -158,8 +162,7 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
     if (p.ddp.ok()) p.runs.push_back({DdpListing(), n});
   }
   if (options.workload.device == "cuda") {
-    RS_RETURN_IF_ERROR(
-        KeepRunsTheGpusFit(p.worker_bin, options.workload.gpu_per_worker, &p));
+    LeaveOutRunsBeyondTheGpus(options.workload.gpu_per_worker, &p);
   }
   p.servers = options.sweep.servers;
   p.cores = ProbeHardware({}).cores;
