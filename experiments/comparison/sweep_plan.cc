@@ -103,6 +103,14 @@ absl::StatusOr<SweepPlan> PlanSweep(const char* argv0,
   RS_ASSIGN_OR_RETURN(p.registered, ListStrategies(p.worker_bin));
   RS_ASSIGN_OR_RETURN(p.strategies,
                       Plan(p.registered, options.sweep.strategies));
+  if (options.workload.gpu_per_worker && options.workload.device != "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--gpu_per_worker gives every CUDA worker a GPU of its own, but the "
+        "workers run on --device=",
+        options.workload.device,
+        "; drop it (--nogpu_per_worker after a preset that sets it) or run "
+        "with --device=cuda"));
+  }
   if (options.workload.device == "cuda") {
     // Before anything slow (the DDP peer's check, the link measurement).
     RS_ASSIGN_OR_RETURN(p.gpus, GpusTheWorkersSee(p.worker_bin));

@@ -443,6 +443,14 @@ TEST(CompareTest, CudaRowsThatNeedMoreGpusThanTheMachineHasAreNotRun) {
   EXPECT_THAT(j["not_run"][0]["reason"].get<std::string>(),
               HasSubstr("--gpu_per_worker"));
 
+  // On CPU workers the flag means nothing: refused, naming it.
+  out = RunBinary("compare",
+                  {"--workers=1", "--gpu_per_worker", "--out_dir=" + dir});
+  EXPECT_FALSE(out.status.ok());
+  EXPECT_THAT(std::string(out.status.message()),
+              HasSubstr("--gpu_per_worker gives every CUDA worker a GPU of "
+                        "its own, but the workers run on --device=cpu"));
+
   // No GPU at all: refused before anything runs, saying why.
   out =
       RunBinary("compare", {"--workers=1", "--device=cuda", "--out_dir=" + dir},
