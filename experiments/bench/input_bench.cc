@@ -49,24 +49,17 @@ double MsPerStep(SyntheticClassification& data, const Case& c, int threads,
   omp_set_num_threads(threads);
   Batch batch;
   std::vector<float> staging(c.batch * c.features);
+  const int64_t bytes = c.batch * c.features * int64_t{sizeof(float)};
   // One untimed batch and copy: the buffers' first touch.
   if (!data.TrainBatch(*next, c.batch, &batch).ok()) std::abort();
-  ParallelCopy(staging.data(), batch.features.data(),
-               static_cast<int64_t>(batch.features.size() * sizeof(float)));
+  ParallelCopy(staging.data(), batch.features.data(), bytes);
   const double start = NowSeconds();
   for (int s = 0; s < steps; ++s) {
     *next += c.batch;
     if (!data.TrainBatch(*next, c.batch, &batch).ok()) std::abort();
-    ParallelCopy(staging.data(), batch.features.data(),
-                 static_cast<int64_t>(batch.features.size() * sizeof(float)));
+    ParallelCopy(staging.data(), batch.features.data(), bytes);
   }
   return 1e3 * (NowSeconds() - start) / steps;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 int Run() {
@@ -125,7 +118,7 @@ int Run() {
       "| threads | one thread / threads |\n|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const int64_t bytes = c.batch * c.features * int64_t{4};
+    const int64_t bytes = c.batch * c.features * int64_t{sizeof(float)};
     std::vector<double> ratio;
     for (int r = 0; r < rounds; ++r) ratio.push_back(one[i][r] / many[i][r]);
     auto cell = [](const std::vector<double>& v) {
