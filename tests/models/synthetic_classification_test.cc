@@ -158,6 +158,13 @@ TEST(SyntheticClassificationTest, DifferentEpochsGiveDifferentOrders) {
   EXPECT_EQ(MustTrain(d.get(), 0, kTrain).features, e0.features);
 }
 
+// Appends b's rows to *out.
+void Append(const Batch& b, Batch* out) {
+  out->features.insert(out->features.end(), b.features.begin(),
+                       b.features.end());
+  out->labels.insert(out->labels.end(), b.labels.begin(), b.labels.end());
+}
+
 TEST(SyntheticClassificationTest, BatchesSliceTheOneOrder) {
   auto d = MustCreate(2);
   ASSERT_NE(d, nullptr);
@@ -166,10 +173,7 @@ TEST(SyntheticClassificationTest, BatchesSliceTheOneOrder) {
   const std::vector<int64_t> cuts = {90, 97, 100, 111, 120};
   Batch pieces;
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-    Batch b = MustTrain(d.get(), cuts[k], cuts[k + 1] - cuts[k]);
-    pieces.features.insert(pieces.features.end(), b.features.begin(),
-                           b.features.end());
-    pieces.labels.insert(pieces.labels.end(), b.labels.begin(), b.labels.end());
+    Append(MustTrain(d.get(), cuts[k], cuts[k + 1] - cuts[k]), &pieces);
   }
   EXPECT_EQ(whole.features, pieces.features);
   EXPECT_EQ(whole.labels, pieces.labels);
@@ -188,12 +192,7 @@ TEST(SyntheticClassificationTest, LargeBatchesGatherTheSameRows) {
   ASSERT_TRUE(d.ok()) << d.status();
   const Batch whole = MustTrain(d->get(), 400, 800);
   Batch rows;
-  for (int64_t g = 400; g < 1200; ++g) {
-    Batch b = MustTrain(d->get(), g, 1);
-    rows.features.insert(rows.features.end(), b.features.begin(),
-                         b.features.end());
-    rows.labels.insert(rows.labels.end(), b.labels.begin(), b.labels.end());
-  }
+  for (int64_t g = 400; g < 1200; ++g) Append(MustTrain(d->get(), g, 1), &rows);
   EXPECT_EQ(whole.features, rows.features);
   EXPECT_EQ(whole.labels, rows.labels);
 }
