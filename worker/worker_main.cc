@@ -340,6 +340,7 @@ int Run() {
         return 1;
       }
       const std::unique_ptr<SyncStrategy> made = info.factory();
+      const bool on_device = made->SupportsDevice(Device::kCuda);
       out.Write({{"name", info.name},
                  {"servers", ServerNeedName(info.servers)},
                  {"store", info.needs_store},
@@ -355,11 +356,10 @@ int Run() {
                  {"variant_options", info.variant_options},
                  {"checkpoints", info.Checkpoints()},
                  // Sharded parameters cannot go through host staging.
-                 {"cuda_runs", made->ParamUse() == nullptr ||
-                                   made->SupportsDevice(Device::kCuda)},
+                 {"cuda_runs", made->ParamUse() == nullptr || on_device},
                  // On device buffers through NCCL: one GPU per rank.
-                 {"gpu_per_rank", made->SupportsDevice(Device::kCuda)},
-                 {"cuda", made->SupportsDevice(Device::kCuda) ? "device buffers"
+                 {"gpu_per_rank", on_device},
+                 {"cuda", on_device ? "device buffers"
                           : made->ParamUse() != nullptr
                               ? "not supported (keeps the parameters "
                                 "sharded, needs the device buffers)"
