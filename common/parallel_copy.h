@@ -2,8 +2,8 @@
 // megabytes runs several times faster on a few cores than on one, which
 // matters where a batch is gathered and staged for a GPU ahead of each
 // step (SyntheticClassification::TrainBatch, BatchStager). Below 1 MiB
-// one thread copies, as before; above, one more thread per MiB up to
-// kMaxCopyThreads and the cores OpenMP may use. Thread-safe.
+// one thread copies; above, one more thread per MiB up to kMaxCopyThreads
+// and the cores OpenMP may use. Thread-safe.
 #ifndef RINGSIDE_COMMON_PARALLEL_COPY_H_
 #define RINGSIDE_COMMON_PARALLEL_COPY_H_
 

@@ -6,11 +6,10 @@
 # then, there:  tools/gpu_check.sh --bundle=.gpu_bundle/ringside_gpu.tar.xz
 # The archive holds every test tagged "gpu", compare, charlm_bench,
 # input_bench and the worker (for experiments/bench/gpu_compute_bench.py),
-# each
-# with its runfiles, and the shared libraries they load that such a machine
-# lacks (tools/gpu_bundle.py says which it leaves to the machine). .gpu_bundle/
-# is ignored by git. Exit 0 when written, 1 when the build or the packing
-# failed, 2 on a bad flag.
+# each with its runfiles, and the shared libraries they load that such a
+# machine lacks (tools/gpu_bundle.py says which it leaves to the machine).
+# .gpu_bundle/ is ignored by git. Exit 0 when written, 1 when the build or
+# the packing failed, 2 on a bad flag.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
