@@ -143,6 +143,13 @@ def is_mixed(label):
     return "[compute_ms=" in label or "precision=bf16" in label
 
 
+def not_run_cells(n):
+    """The first seven cells of a row compare left out (`not_run` entry n):
+    its name, the reason, the utilization and Total cells empty."""
+    return [n["parallel_type"], f"not run: {n['reason']}", "", "", "", "",
+            ""]
+
+
 def percent(u):
     return f"{100 * u:.0f}%"
 
@@ -195,8 +202,7 @@ def main(argv):
             n = skipped.get(strategy)
             if n is None:
                 continue
-            cells = [n["parallel_type"], f"not run: {n['reason']}",
-                     "", "", "", "", ""]
+            cells = not_run_cells(n)
             if study is not None:
                 cells[0] += f", as the study's {study[0]}"
                 cells += [", ".join(f"{x}%" for x in study[1]),
@@ -234,8 +240,8 @@ def main(argv):
         cells += [f"{r['total']:.2f}", "–", "–", "(mixed precision)"]
         out.append("| " + " | ".join(cells) + " |")
     for n in skipped_apex:
-        out.append(f"| {n['parallel_type']} | not run: {n['reason']} "
-                   f"| | | | | | – | – | (mixed precision) |")
+        cells = not_run_cells(n) + ["–", "–", "(mixed precision)"]
+        out.append("| " + " | ".join(cells) + " |")
     out.append("")
 
     # The Apex effect: each exact strategy's fp32 step against its
