@@ -105,7 +105,8 @@ ABSL_FLAG(std::string, optimizer, "sgd",
 ABSL_FLAG(double, momentum, 0.9,
           "SGD momentum, as the worker's flag (0: plain SGD, no state).");
 ABSL_FLAG(int64_t, max_workers, 1024,
-          "Largest n; the sweep is 1, 2, 4, ... and ends at this value.");
+          "Largest n; the sweep is 1, 2, 4, ... and ends at this value "
+          "(with --cluster, at most the cluster's GPUs).");
 // Defaults to the formulas registered (experiments/cost/formulas/): flag
 // defaults are made when the flags are first read, after static
 // initialization has registered them.
@@ -122,13 +123,16 @@ ABSL_FLAG(std::string, calibration, "",
           "machine (cost_model.calibration; experiments/cost/calibration.h) "
           "to every prediction. Empty: none, the alpha-beta terms only.");
 ABSL_FLAG(std::string, json_out, "",
-          "Also write the inputs and predictions here as one JSON line.");
+          "Also write the inputs and predictions here as one JSON line "
+          "(with --cluster: the cluster, its links' pricing and one row per "
+          "strategy and n, with samples_per_s and the link's B and alpha).");
 
 namespace ringside {
 namespace {
 
 // The inputs that do not depend on the links or the model, in `in`: the
-// workers' fusion flags (F, τ), --overlap, --ps_push_pull_overlap, and the
+// workers' fusion flags (F, τ), ring's buckets, the parameter servers'
+// chunk, --overlap, --ps_push_pull_overlap, and the
 // optimizer state per parameter of `optimizer` with `momentum`.
 // INVALID_ARGUMENT on a bad fusion flag or optimizer.
 // --calibration's CPU costs into `in.cpu` (none without the flag), and the
@@ -212,6 +216,12 @@ absl::Status SetWorkerSettings(const std::string& optimizer, double momentum,
   absl::StatusOr<PsOptions> ps = PsOptionsFromFlags();
   if (!ps.ok()) return ps.status();
   in.ps_chunk_bytes = static_cast<double>(ps->chunk_bytes);
+  // ring's gradient buckets (and the buckets of the strategies on them).
+  absl::StatusOr<GradientBucketOptions> buckets =
+      GradientBucketOptionsFromFlags();
+  if (!buckets.ok()) return buckets.status();
+  in.bucket_bytes = static_cast<double>(buckets->bucket_bytes);
+  in.first_bucket_bytes = static_cast<double>(buckets->first_bucket_bytes);
   // Every formula's own options, from the flags this binary shares with
   // the worker; one left at its default (or not a flag of this binary)
   // takes the study's setting (StrategyFormula::study_flags: what compare
@@ -347,10 +357,6 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.bandwidth_Bps = absl::GetFlag(FLAGS_link_gbit) * 1e9 / 8;
   in.latency_s = absl::GetFlag(FLAGS_link_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
-  RS_ASSIGN_OR_RETURN(const GradientBucketOptions buckets,
-                      GradientBucketOptionsFromFlags());
-  in.bucket_bytes = static_cast<double>(buckets.bucket_bytes);
-  in.first_bucket_bytes = static_cast<double>(buckets.first_bucket_bytes);
   RS_ASSIGN_OR_RETURN(const HierarchicalOptions hosts,
                       HierarchicalOptionsFromFlags());
   in.ranks_per_host = hosts.local_size;
@@ -417,7 +423,7 @@ std::string ClusterTable(const std::vector<Prediction>& at_n, int64_t n,
 }
 
 // predict --cluster: per n = 1, 2, 4, ... up to the cluster's GPUs (at
-// most 1024), every strategy on the cluster's links; the crossover table
+// most 1024 and --max_workers), every strategy on the cluster's links; the crossover table
 // (the fastest and the runner-up per n), then the study-format tables.
 int RunCluster() {
   absl::StatusOr<ClusterSpec> cluster =
@@ -462,18 +468,22 @@ int RunCluster() {
                  std::string(calibration.status().message()).c_str());
     return 2;
   }
-  const int64_t max_n = std::min<int64_t>(cluster->gpus(), 1024);
+  const int64_t max_n = std::min<int64_t>(
+      {cluster->gpus(), int64_t{1024}, absl::GetFlag(FLAGS_max_workers)});
+  if (max_n < 1) {
+    std::fprintf(stderr, "bad flags: --max_workers must be >= 1\n");
+    return 2;
+  }
   std::vector<int64_t> counts;
   for (int64_t n = 1; n < max_n; n *= 2) counts.push_back(n);
   counts.push_back(max_n);
   absl::PrintF(
       "Cluster %s (predicted, not measured): %d nodes x %d GPUs; intra-node "
-      "%.3g Gbit/s, %.3g us; inter-node %.3g Gbit/s, %.3g us; t_c = %.3g ms "
+      "link: %s; inter-node link: %s; t_c = %.3g ms "
       "per step%s; M = %.1f MB in %d tensors; batch %d per worker; %s.\n"
       "%s\n",
       cluster->path, cluster->nodes, cluster->gpus_per_node,
-      cluster->intra_node_gbit, cluster->intra_node_latency_us,
-      cluster->inter_node_gbit, cluster->inter_node_latency_us,
+      cluster->intra_node.description, cluster->inter_node.description,
       cluster->compute_ms,
       cluster->compute_from.empty()
           ? ""
@@ -492,6 +502,7 @@ int RunCluster() {
       "samples/s | runner-up (exact) | samples/s | faster, not exact | "
       "samples/s |\n|--:|:--|:--|--:|:--|--:|:--|--:|\n";
   std::string tables = "\n## Study-format tables\n";
+  nlohmann::json json_rows = nlohmann::json::array();
   for (int64_t n : counts) {
     std::vector<Prediction> at_n;
     for (const std::string& s : absl::GetFlag(FLAGS_strategies)) {
@@ -505,6 +516,13 @@ int RunCluster() {
         return 2;
       }
       at_n.push_back(*p);
+      nlohmann::json row = PredictionsJson(in, {*p});
+      nlohmann::json& one = row["predictions"][0];
+      one["samples_per_s"] =
+          static_cast<double>(p->workers * cluster->batch_size) / p->step_s;
+      one["bandwidth_Bps"] = in.bandwidth_Bps;
+      one["link_latency_s"] = in.latency_s;
+      json_rows.push_back(one);
     }
     std::sort(at_n.begin(), at_n.end(),
               [](const Prediction& a, const Prediction& b) {
@@ -551,6 +569,24 @@ int RunCluster() {
     tables += ClusterTable(at_n, n, *cluster, staleness);
   }
   std::fputs((crossover + tables).c_str(), stdout);
+  std::fflush(stdout);
+  if (!absl::GetFlag(FLAGS_json_out).empty()) {
+    const nlohmann::json doc = {
+        {"cluster",
+         {{"path", cluster->path},
+          {"nodes", cluster->nodes},
+          {"gpus_per_node", cluster->gpus_per_node},
+          {"compute_s", cluster->compute_ms * 1e-3},
+          {"batch_size", cluster->batch_size},
+          {"model_bytes", base.model_bytes},
+          {"intra_node_link", cluster->intra_node.description},
+          {"inter_node_link", cluster->inter_node.description}}},
+        {"predictions", json_rows}};
+    if (absl::Status s = WriteJson(doc); !s.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+      return 1;
+    }
+  }
   return 0;
 }
 

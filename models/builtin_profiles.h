@@ -1,6 +1,6 @@
 // The text of ringside's built-in gradient profiles (models/profiles/*.json,
 // the one source of their tensor lists), compiled into the binary by
-// models/embed_profiles.sh so that no binary needs the files at run time.
+// tools/embed_files.sh so that no binary needs the files at run time.
 // FindGradientProfile (gradient_profiles.h) parses them. Thread-safe.
 #ifndef RINGSIDE_MODELS_BUILTIN_PROFILES_H_
 #define RINGSIDE_MODELS_BUILTIN_PROFILES_H_

@@ -1,5 +1,6 @@
 #include "experiments/cost/cluster_file.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -13,8 +14,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "experiments/cost/builtin_link_tables.h"
 
 namespace ringside {
 namespace {
@@ -55,6 +58,25 @@ FieldSetter Text(std::string ClusterSpec::*field) {
   };
 }
 
+FieldSetter Files(LinkPricing ClusterSpec::*link) {
+  return [link](const std::string& v, ClusterSpec& s) -> std::string {
+    for (absl::string_view f : absl::StrSplit(v, ',')) {
+      const std::string file(absl::StripAsciiWhitespace(f));
+      if (file.empty()) return absl::StrCat("'", v, "' has an empty file name");
+      (s.*link).files.push_back(file);
+    }
+    return "";
+  };
+}
+
+FieldSetter LinkName(LinkPricing ClusterSpec::*link) {
+  return [link](const std::string& v, ClusterSpec& s) -> std::string {
+    if (v.empty()) return "empty value";
+    (s.*link).link = v;
+    return "";
+  };
+}
+
 const std::map<std::string, FieldSetter>& Fields() {
   static const auto* fields = new std::map<std::string, FieldSetter>{
       {"nodes", Int(&ClusterSpec::nodes, 1)},
@@ -74,6 +96,10 @@ const std::map<std::string, FieldSetter>& Fields() {
       {"servers", Int(&ClusterSpec::servers, 1)},
       {"optimizer", Text(&ClusterSpec::optimizer)},
       {"momentum", Real(&ClusterSpec::momentum, 0, false)},
+      {"intra_node_collectives", Files(&ClusterSpec::intra_node)},
+      {"inter_node_collectives", Files(&ClusterSpec::inter_node)},
+      {"intra_node_link", LinkName(&ClusterSpec::intra_node)},
+      {"inter_node_link", LinkName(&ClusterSpec::inter_node)},
   };
   return *fields;
 }
@@ -186,7 +212,9 @@ absl::StatusOr<ClusterSpec> ReadClusterFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   absl::StatusOr<ClusterSpec> spec = ParseClusterFile(text.str(), path);
-  if (!spec.ok() || spec->compute_from.empty()) return spec;
+  if (!spec.ok()) return spec;
+  if (absl::Status s = ResolveLinkPricing(*spec); !s.ok()) return s;
+  if (spec->compute_from.empty()) return spec;
   const size_t colon = spec->compute_from.rfind(':');
   std::filesystem::path json = spec->compute_from.substr(0, colon);
   if (json.is_relative()) {
@@ -203,6 +231,105 @@ absl::StatusOr<ClusterSpec> ReadClusterFile(const std::string& path) {
   return spec;
 }
 
+namespace {
+
+// One link's pricing (ResolveLinkPricing): `prefix` is "intra_node" or
+// "inter_node".
+absl::Status ResolveLink(const std::string& cluster_path,
+                         const std::string& prefix, double gbit,
+                         double latency_us, LinkPricing& link) {
+  const std::string files_key = prefix + "_collectives";
+  const std::string link_key = prefix + "_link";
+  auto bad = [&](const std::string& key, absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cluster_path, ": field '", key, "': ", what));
+  };
+  if (!link.files.empty() && !link.link.empty()) {
+    return bad(link_key, absl::StrCat("give one of ", files_key, " and ",
+                                      link_key, ", not both"));
+  }
+  if (link.files.empty() && link.link.empty()) {
+    link.measured = nullptr;
+    link.description =
+        absl::StrFormat("nominal %.4g Gbit/s, %.3g us", gbit, latency_us);
+    return absl::OkStatus();
+  }
+  MeasuredCollectives measured;
+  std::string key = files_key;
+  if (!link.files.empty()) {
+    for (const std::string& file : link.files) {
+      std::filesystem::path p = file;
+      if (p.is_relative()) {
+        p = std::filesystem::path(cluster_path).parent_path() / p;
+      }
+      absl::StatusOr<MeasuredCollectives> one =
+          MeasuredCollectives::Read(p.string());
+      if (!one.ok()) return bad(files_key, one.status().message());
+      if (absl::Status s = measured.Merge(*one); !s.ok()) {
+        return bad(files_key, s.message());
+      }
+    }
+    link.description = absl::StrCat("measured: ", absl::StrJoin(link.files, ", "),
+                                    " (", measured.Summary(), ")");
+  } else {
+    key = link_key;
+    std::string table;
+    absl::StatusOr<MeasuredCollectives> builtin =
+        FindBuiltinLinkTable(link.link, &table);
+    if (!builtin.ok()) return bad(link_key, builtin.status().message());
+    measured = *std::move(builtin);
+    double scale = 1;
+    if (measured.nominal_gbit() > 0) scale = gbit / measured.nominal_gbit();
+    measured.ScaleBandwidth(scale);
+    link.description = absl::StrFormat(
+        "built-in %s (%s, %s; measured at %.4g Gbit/s nominal, scaled x%.3g "
+        "to %.4g Gbit/s; source: %s)",
+        table, measured.link(), measured.Summary(), measured.nominal_gbit(),
+        scale, gbit, absl::StrJoin(measured.sources(), "; "));
+  }
+  if (!measured.Has(CollectiveOp::kAllReduce)) {
+    return bad(key, "no all_reduce run: the links are priced from the "
+                    "all-reduce's times");
+  }
+  link.measured =
+      std::make_shared<const MeasuredCollectives>(std::move(measured));
+  return absl::OkStatus();
+}
+
+// The α-β line of a link at n ranks: the fit through the measured
+// all-reduce at ring's bucket sizes, or the nominal rate and latency.
+void PriceLink(const LinkPricing& link, double gbit, double latency_us,
+               const CostInputs& in, int64_t ranks, double& bandwidth_Bps,
+               double& latency_s) {
+  bandwidth_Bps = gbit * 1e9 / 8;
+  latency_s = latency_us * 1e-6;
+  if (link.measured == nullptr || ranks < 2) return;
+  const double M = in.model_bytes;
+  const double large =
+      in.bucket_bytes > 0
+          ? std::min(in.bucket_bytes, M)
+          : M / static_cast<double>(std::max<int64_t>(in.num_tensors, 1));
+  const double small = std::min(in.first_bucket_bytes, large);
+  const std::optional<FittedLink> fit =
+      FitAllReduceLink(*link.measured, ranks, small, large);
+  if (!fit) return;
+  bandwidth_Bps = fit->bandwidth_Bps;
+  if (fit->latency_s.has_value()) latency_s = *fit->latency_s;
+}
+
+}  // namespace
+
+absl::Status ResolveLinkPricing(ClusterSpec& spec) {
+  if (absl::Status s =
+          ResolveLink(spec.path, "intra_node", spec.intra_node_gbit,
+                      spec.intra_node_latency_us, spec.intra_node);
+      !s.ok()) {
+    return s;
+  }
+  return ResolveLink(spec.path, "inter_node", spec.inter_node_gbit,
+                     spec.inter_node_latency_us, spec.inter_node);
+}
+
 CostInputs ClusterInputs(const ClusterSpec& cluster, const CostInputs& base,
                          int64_t workers) {
   CostInputs in = base;
@@ -210,15 +337,20 @@ CostInputs ClusterInputs(const ClusterSpec& cluster, const CostInputs& base,
   in.compute_s = cluster.compute_ms * 1e-3;
   in.servers = cluster.servers > 0 ? cluster.servers : cluster.nodes;
   const bool one_host = workers <= cluster.gpus_per_node;
-  const double gbit =
-      one_host ? cluster.intra_node_gbit : cluster.inter_node_gbit;
-  const double latency_us =
-      one_host ? cluster.intra_node_latency_us : cluster.inter_node_latency_us;
-  in.bandwidth_Bps = gbit * 1e9 / 8;
-  in.latency_s = latency_us * 1e-6;
+  if (one_host) {
+    PriceLink(cluster.intra_node, cluster.intra_node_gbit,
+              cluster.intra_node_latency_us, in, workers, in.bandwidth_Bps,
+              in.latency_s);
+  } else {
+    PriceLink(cluster.inter_node, cluster.inter_node_gbit,
+              cluster.inter_node_latency_us, in, workers, in.bandwidth_Bps,
+              in.latency_s);
+  }
   in.ranks_per_host = cluster.gpus_per_node;
-  in.intra_bandwidth_Bps = cluster.intra_node_gbit * 1e9 / 8;
-  in.intra_latency_s = cluster.intra_node_latency_us * 1e-6;
+  PriceLink(cluster.intra_node, cluster.intra_node_gbit,
+            cluster.intra_node_latency_us, in,
+            std::min(workers, cluster.gpus_per_node), in.intra_bandwidth_Bps,
+            in.intra_latency_s);
   return in;
 }
 

@@ -21,6 +21,24 @@
 //   servers = 4                 K of dps and async_ps (default: nodes)
 //   optimizer = sgd             sgd or adam, for the memory columns
 //   momentum = 0.9              (default sgd, 0.9)
+//   intra_node_collectives = nccl/allreduce_8gpu.txt
+//   inter_node_collectives = nccl/allreduce_2n.txt, nccl/allreduce_4n.txt
+//                               measured collectives of that link, printed
+//                               by nccl-tests or collective_bench
+//                               (measured_collectives.h; relative to the
+//                               file's folder), at the ranks each run had
+//   intra_node_link = nvswitch  or: a built-in link table of published
+//   inter_node_link = tcp       measurements (builtin_link_tables.h), by
+//                               its name or its link type's default,
+//                               scaled from its nominal rate to the
+//                               *_gbit above
+//
+// How a link is priced (ClusterSpec::LinkPricing): with measured or
+// built-in collectives, B and α of every formula at n ranks are the α-β
+// line through the all-reduce's interpolated times at ring's two bucket
+// sizes (ring_first_bucket_kb and ring_bucket_kb, each at most M;
+// FitAllReduceLink; the nominal *_latency_us where the table starts above
+// the first bucket); without, the nominal *_gbit and *_latency_us.
 //
 // The workers of a job of n fill hosts in order: n <= gpus_per_node runs
 // on one host, over the intra-node link; beyond, every flat collective and
@@ -31,12 +49,27 @@
 #define RINGSIDE_EXPERIMENTS_COST_CLUSTER_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "experiments/cost/cost_model.h"
+#include "experiments/cost/measured_collectives.h"
 
 namespace ringside {
+
+// How one of a cluster's links is priced: measured collectives (given or
+// built-in), or none (the nominal rate and latency).
+struct LinkPricing {
+  std::vector<std::string> files;  // *_collectives, as given
+  std::string link;                // *_link, as given
+  // Resolved by ReadClusterFile (null: nominal), and what it was: "nominal
+  // 100 Gbit/s, 5 us", "measured: a.txt (all_reduce at 16, 32 ranks)",
+  // "built-in tcp_25g (tcp; source ...), scaled x4".
+  std::shared_ptr<const MeasuredCollectives> measured;
+  std::string description;
+};
 
 struct ClusterSpec {
   std::string path;  // where it was read from
@@ -55,6 +88,8 @@ struct ClusterSpec {
   int64_t servers = 0;  // 0: nodes
   std::string optimizer = "sgd";
   double momentum = 0.9;
+  LinkPricing intra_node;
+  LinkPricing inter_node;
 
   int64_t gpus() const { return nodes * gpus_per_node; }
 };
@@ -68,7 +103,8 @@ absl::StatusOr<ClusterSpec> ParseClusterFile(const std::string& text,
                                              const std::string& path);
 
 // Reads and parses the file at `path`; NOT_FOUND when it cannot be read.
-// compute_from is resolved here (ComputeFromCompareJson).
+// compute_from and the links' pricing are resolved here
+// (ComputeFromCompareJson, ResolveLinkPricing).
 absl::StatusOr<ClusterSpec> ReadClusterFile(const std::string& path);
 
 // t_c in ms of `strategy`'s run with the fewest workers in compare's
@@ -76,6 +112,14 @@ absl::StatusOr<ClusterSpec> ReadClusterFile(const std::string& path);
 // there when it has none; INVALID_ARGUMENT when the file is not compare's.
 absl::StatusOr<double> ComputeFromCompareJson(const std::string& json_path,
                                               const std::string& strategy);
+
+// Reads the measured collectives of both links (files relative to the
+// cluster file's folder; a built-in table scaled by the link's *_gbit over
+// its nominal rate) and describes each link's pricing. INVALID_ARGUMENT
+// "PATH: field 'KEY': ..." for a file that does not parse, an unknown
+// built-in name, both keys of one link given, or a table without an
+// all-reduce run.
+absl::Status ResolveLinkPricing(ClusterSpec& spec);
 
 // The cost model's inputs for a job of n workers on the cluster (see the
 // file comment), from `base` (fusion, overlap, optimizer state: as given)

@@ -118,5 +118,101 @@ TEST(ClusterFileTest, ComputeFromACompareRun) {
   EXPECT_TRUE(absl::IsNotFound(ReadClusterFile(dir + "/none").status()));
 }
 
+
+// Measured collectives of a link: B and α at n ranks are the α-β line
+// through the all-reduce's times at ring's two bucket sizes; the other
+// link stays nominal; both keys of one link, an unparsable table and an
+// unknown built-in name are refused naming the field.
+TEST(ClusterFileTest, MeasuredCollectivesPriceTheirLink) {
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  {
+    std::ofstream table(dir + "/ib.txt");
+    table << "# link: infiniband\n"
+             "# ringside: collective=all_reduce ranks=8 nodes=2\n"
+             "1048576 262144 float sum -1 90 0 0 0 100.0 0 0 0\n"
+             "26214400 6553600 float sum -1 1900 0 0 0 2000.0 0 0 0\n";
+  }
+  std::string text = kGood;
+  text += "inter_node_collectives = ib.txt\n";
+  {
+    std::ofstream file(dir + "/m.cluster");
+    file << text;
+  }
+  absl::StatusOr<ClusterSpec> c = ReadClusterFile(dir + "/m.cluster");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_THAT(c->inter_node.description,
+              HasSubstr("measured: ib.txt (all_reduce at 8 ranks)"));
+  EXPECT_THAT(c->intra_node.description, HasSubstr("nominal 800 Gbit/s"));
+  CostInputs base;
+  base.model_bytes = 1e9;  // the buckets at their 1 MiB and 25 MiB
+  base.bucket_bytes = 26214400;
+  base.first_bucket_bytes = 1048576;
+  const CostInputs eight = ClusterInputs(*c, base, 8);
+  auto ring = [&](double s) {
+    return 2.0 * 7 / 8 * s / eight.bandwidth_Bps + 2.0 * 7 * eight.latency_s;
+  };
+  EXPECT_NEAR(ring(1048576), 100e-6, 1e-12);
+  EXPECT_NEAR(ring(26214400), 2000e-6, 1e-12);
+  // Within a node, the nominal intra-node link.
+  const CostInputs four = ClusterInputs(*c, base, 4);
+  EXPECT_DOUBLE_EQ(four.bandwidth_Bps, 800e9 / 8);
+  EXPECT_DOUBLE_EQ(eight.intra_bandwidth_Bps, 800e9 / 8);
+
+  struct Case {
+    std::string lines, message;
+  };
+  {
+    std::ofstream bad(dir + "/bad.txt");
+    bad << "# ringside: collective=all_reduce ranks=8\n1024 1 float\n";
+    std::ofstream gather(dir + "/gather.txt");
+    gather << "# ringside: collective=all_gather ranks=8\n"
+              "1024 256 float none -1 9 0 0 0 10.0 0 0 0\n";
+  }
+  const Case cases[] = {
+      {"inter_node_collectives = ib.txt\ninter_node_link = tcp\n",
+       "field 'inter_node_link': give one of inter_node_collectives and "
+       "inter_node_link, not both"},
+      {"inter_node_collectives = bad.txt\n",
+       "field 'inter_node_collectives': " + dir + "/bad.txt:2: row"},
+      {"inter_node_collectives = gone.txt\n",
+       "field 'inter_node_collectives': cannot read"},
+      {"intra_node_collectives = gather.txt\n",
+       "field 'intra_node_collectives': no all_reduce run"},
+      {"intra_node_link = carrier_pigeon\n",
+       "field 'intra_node_link': 'carrier_pigeon' is neither"},
+  };
+  for (const Case& k : cases) {
+    {
+      std::ofstream file(dir + "/k.cluster");
+      file << kGood << k.lines;
+    }
+    const absl::Status s = ReadClusterFile(dir + "/k.cluster").status();
+    EXPECT_FALSE(s.ok()) << k.lines;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(k.message)) << k.lines;
+  }
+}
+
+// A link type names its default built-in table, scaled from the table's
+// nominal rate to the cluster's.
+TEST(ClusterFileTest, ALinkTypeScalesItsBuiltInTable) {
+  std::string text = kGood;
+  text += "inter_node_link = infiniband\n";
+  absl::StatusOr<ClusterSpec> c = ParseClusterFile(text, "c.cluster");
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(ResolveLinkPricing(*c).ok());
+  EXPECT_THAT(c->inter_node.description, HasSubstr("built-in "));
+  EXPECT_THAT(c->inter_node.description, HasSubstr("to 80 Gbit/s"));
+  ASSERT_NE(c->inter_node.measured, nullptr);
+  // Twice the nominal rate: every measured time halves, so B doubles.
+  ClusterSpec twice = *ParseClusterFile(text, "c.cluster");
+  twice.inter_node_gbit = 160;
+  ASSERT_TRUE(ResolveLinkPricing(twice).ok());
+  CostInputs base;
+  base.model_bytes = 1e8;
+  EXPECT_NEAR(ClusterInputs(twice, base, 8).bandwidth_Bps,
+              2 * ClusterInputs(*c, base, 8).bandwidth_Bps,
+              1e-6 * ClusterInputs(*c, base, 8).bandwidth_Bps);
+}
+
 }  // namespace
 }  // namespace ringside
