@@ -21,27 +21,34 @@
 #      the built-in text; needs network namespaces too);
 #   7. compare --preset=study_gpt2: the GPT-2 study's 4-GPU table, emulated
 #      at scale 64 from published V100 and PCIe 3.0 figures, beside the
-#      study's own numbers (tools/study_table.py; shaped links too).
+#      study's own numbers (tools/study_table.py; shaped links too);
+#   8. validate_published: the cost model against published multi-GPU
+#      results (experiments/validation/; no runs here, predictions only).
 # It also writes the main job's n = 4 table into README.md between the
 # "results:n4" markers, section 6's table between "results:slow_link" and
 # section 7's between "results:study", so the README quotes this file.
 #
 #   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
-#                         [--out=docs/RESULTS.md] [--quick]
+#                         [--out=docs/RESULTS.md] [--quick] [--only=published]
 # --quick: fewer repeats, sizes and configurations (about 10 minutes on 2
 # cores instead of about 40): for trying the script, not for the file.
+# --only=published: section 8 alone (a minute), written in place between
+# its markers in the existing file, which keeps the other sections and
+# their commit; the section names its own commit and date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 torch_python=python3
 out=docs/RESULTS.md
 quick=false
+only=""
 for arg in "$@"; do
   case "$arg" in
     --torch_python=*) torch_python="${arg#*=}" ;;
     --out=*) out="${arg#*=}" ;;
     --quick) quick=true ;;
-    *) echo "make_results: unknown argument '$arg' (--torch_python=, --out=, --quick)" >&2
+    --only=published) only=published ;;
+    *) echo "make_results: unknown argument '$arg' (--torch_python=, --out=, --quick, --only=published)" >&2
        exit 2 ;;
   esac
 done
@@ -49,12 +56,8 @@ done
 tools/setup.sh
 source tools/cpu_config.sh
 mapfile -t cpu_config < <(ringside_cpu_config)
-bazel build "${cpu_config[@]}" //experiments:compare //experiments:launch \
-  //worker:worker //server:ps_server //experiments/bench:event_loop_bench \
-  //experiments/bench:collective_bench //experiments/bench:transport_bench \
-  //experiments/bench:charlm_bench
+bazel build "${cpu_config[@]}" //experiments:predict
 bin="$(bazel info "${cpu_config[@]}" bazel-bin 2>/dev/null)"
-
 commit="$(git rev-parse --short HEAD)"
 if ! git diff --quiet HEAD -- . ':!docs/RESULTS.md' ':!docs/results' ':!README.md'; then
   commit="$commit+uncommitted"
@@ -62,6 +65,60 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/doc"
+
+# Section 8: validate_published.py's tables, with its command, commit and
+# date, between its markers.
+run_published() {
+  python3 experiments/validation/validate_published.py \
+    --predict="$bin/experiments/predict" --markdown_out="$work/published.md" \
+    >/dev/null
+}
+published_section() {
+  echo "<!-- section:published -->"
+  echo "## 8. The cost model against published results"
+  echo
+  echo "\`python3 experiments/validation/validate_published.py\`"
+  echo "(\`tools/validate_published.sh\`) at commit $commit on $(date -u '+%Y-%m-%d %H:%M UTC'):"
+  echo "every published multi-GPU result in \`experiments/validation/\` (its"
+  echo "source, hardware and printed numbers in its file), its fewest GPUs'"
+  echo "step the only input taken from it, each larger count predicted by"
+  echo "\`predict --cluster\` with the links priced from the built-in tables"
+  echo "of published nccl-tests runs (\`experiments/cost/links/\`) scaled to"
+  echo "the result's nominal rates. Nothing here ran on this machine: these"
+  echo "are predictions against other people's measurements. Targets: median"
+  echo "|error| <= 10%, every row within 20%, the faster of each measured"
+  echo "pair predicted faster."
+  echo
+  cat "$work/published.md"
+  echo "<!-- /section:published -->"
+}
+
+if [ "$only" = published ]; then
+  echo "make_results: section 8 alone (validate_published)" >&2
+  run_published
+  published_section >"$work/section.md"
+  python3 - "$out" "$work/section.md" <<'EOF'
+import sys
+path, section = sys.argv[1:3]
+text = open(path).read()
+new = open(section).read().rstrip("\n")
+begin, end = "<!-- section:published -->", "<!-- /section:published -->"
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    text = head + new + tail
+else:
+    text = text.rstrip("\n") + "\n\n" + new + "\n"
+open(path, "w").write(text)
+EOF
+  echo "make_results: wrote section 8 of $out" >&2
+  exit 0
+fi
+
+bazel build "${cpu_config[@]}" //experiments:compare //experiments:launch \
+  //worker:worker //server:ps_server //experiments/bench:event_loop_bench \
+  //experiments/bench:collective_bench //experiments/bench:transport_bench \
+  //experiments/bench:charlm_bench
 
 if $quick; then
   repeats=1; elb_repeats=1; cb_max=4M; parity_rounds=1; vp_configs=1
@@ -72,36 +129,36 @@ else
 fi
 vp_strategies=sps,dps,ring,fusion,zero2
 
-echo "make_results: 1/7 the main job" >&2
+echo "make_results: 1/8 the main job" >&2
 main_cmd=(compare "--torch_python=$torch_python" "--repeats=$repeats")
 "$bin/experiments/compare" "--torch_python=$torch_python" \
   "--repeats=$repeats" --out_dir="$work/main" \
   --results_md="$work/doc/main.md" >/dev/null
 
-echo "make_results: 2/7 event_loop_bench" >&2
+echo "make_results: 2/8 event_loop_bench" >&2
 elb_cmd=(event_loop_bench "--repeats=$elb_repeats")
 "$bin/experiments/bench/event_loop_bench" "--repeats=$elb_repeats" \
   >"$work/event_loop.md"
 
-echo "make_results: 3/7 collective_bench" >&2
+echo "make_results: 3/8 collective_bench" >&2
 for loop in paced normal; do
   "$bin/experiments/bench/collective_bench" --backends=ours,gloo \
     --min_bytes=4K "--max_bytes=$cb_max" --step_factor=16 --iters=50 \
     "--gloo_event_loop=$loop" >"$work/collective_$loop.txt"
 done
 
-echo "make_results: 4/7 parity_bench" >&2
+echo "make_results: 4/8 parity_bench" >&2
 python3 experiments/bench/parity_bench.py --bin_dir="$bin" \
   "--torch_python=$torch_python" "--rounds=$parity_rounds" \
   >"$work/parity.md"
 
-echo "make_results: 5/7 validate_predictions" >&2
+echo "make_results: 5/8 validate_predictions" >&2
 python3 experiments/bench/validate_predictions.py --bin_dir="$bin" \
   "--configs=$vp_configs" "--real_configs=$vp_real" \
   "--strategies=$vp_strategies" \
   >"$work/validate.md" || echo "(validate_predictions exited $?)" >>"$work/validate.md"
 
-echo "make_results: 6/7 the slow_link preset" >&2
+echo "make_results: 6/8 the slow_link preset" >&2
 text_args=()
 text_name="the built-in synthetic text"
 if [ -f ../shared/data/tinyshakespeare.txt ]; then
@@ -120,7 +177,7 @@ else
     tail -n 5 "$work/slow.err"; echo '```'; } >"$work/slow.md"
 fi
 
-echo "make_results: 7/7 the study_gpt2 preset" >&2
+echo "make_results: 7/8 the study_gpt2 preset" >&2
 study_cmd=(compare --preset=study_gpt2 "--repeats=$repeats")
 if "$bin/experiments/compare" --preset=study_gpt2 "--repeats=$repeats" \
      --noddp --out_dir="$work/study" >/dev/null 2>"$work/study.err"; then
@@ -129,6 +186,9 @@ else
   { echo "(compare --preset=study_gpt2 failed; its last lines:)"; echo '```'
     tail -n 5 "$work/study.err"; echo '```'; } >"$work/study.md"
 fi
+
+echo "make_results: 8/8 validate_published" >&2
+run_published
 
 # The assembled file: a header, then each section with its command.
 {
@@ -143,7 +203,8 @@ fi
   echo "ringside's collective against raw Gloo, parity with what a user"
   echo "would pick instead, the cost model's predictions out of sample, and"
   echo "the communication-efficient strategies by time to a target loss,"
-  echo "and the GPT-2 study's table, emulated."
+  echo "the GPT-2 study's table, emulated, and the cost model against"
+  echo "published multi-GPU results."
   echo
   echo "## 1. The main job"
   echo
@@ -226,6 +287,8 @@ fi
   echo "compare's; this table is \`tools/study_table.py\`'s."
   echo
   cat "$work/study.md"
+  echo
+  published_section
 } >"$work/doc/RESULTS.md"
 
 # The images: compare copied its plots beside main.md, into results/.
