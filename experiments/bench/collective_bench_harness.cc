@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "experiments/cost/measured_collectives.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
@@ -23,8 +24,7 @@ double AlgBandwidthGBps(int64_t bytes, double seconds) {
 }
 
 double AllReduceBusBandwidthGBps(int64_t bytes, double seconds, int ranks) {
-  if (ranks < 2) return 0;
-  return AlgBandwidthGBps(bytes, seconds) * 2.0 * (ranks - 1) / ranks;
+  return BusBandwidthGBps(BenchOp::kAllReduce, bytes, seconds, ranks);
 }
 
 const char* BenchOpName(BenchOp op) {
@@ -50,11 +50,13 @@ absl::StatusOr<BenchOp> ParseBenchOp(absl::string_view name) {
 }
 
 double BusBandwidthGBps(BenchOp op, int64_t bytes, double seconds, int ranks) {
-  if (op == BenchOp::kAllReduce) {
-    return AllReduceBusBandwidthGBps(bytes, seconds, ranks);
-  }
   if (ranks < 2) return 0;
-  return AlgBandwidthGBps(bytes, seconds) * (ranks - 1) / ranks;
+  const CollectiveOp collective =
+      op == BenchOp::kAllReduce       ? CollectiveOp::kAllReduce
+      : op == BenchOp::kReduceScatter ? CollectiveOp::kReduceScatter
+                                      : CollectiveOp::kAllGather;
+  // nccl-tests' bus bandwidth, as measured_collectives.h reads it back.
+  return AlgBandwidthGBps(bytes, seconds) * BusFactor(collective, ranks);
 }
 
 std::vector<int64_t> BalancedShards(int64_t count, int ranks) {

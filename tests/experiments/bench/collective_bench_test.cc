@@ -6,6 +6,7 @@
 
 #include "experiments/bench/collective_bench_backends.h"
 #include "experiments/bench/collective_bench_harness.h"
+#include "experiments/cost/measured_collectives.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -26,6 +27,41 @@ TEST(Measures, BusbwIsAlgbwTimesTwoNMinusOneOverN) {
   EXPECT_DOUBLE_EQ(AllReduceBusBandwidthGBps(1000000000, 1.0, 4), 1.5);
   EXPECT_DOUBLE_EQ(AllReduceBusBandwidthGBps(1000000000, 2.0, 8), 0.875);
   EXPECT_EQ(AllReduceBusBandwidthGBps(1000000000, 1.0, 1), 0);
+}
+
+// collective_bench's printed table reads back as measured collectives
+// (a cluster file's *_collectives): each op, its ranks and its times.
+TEST(Measures, ThePrintedTableReadsBackAsMeasuredCollectives) {
+  AllReduceBackend backend;
+  backend.name = "gloo";
+  backend.description = "made-up timings";
+  SweepResult result;
+  for (int64_t bytes : {4096, 65536, 1048576}) {
+    SizeMeasurement m;
+    m.plan.bytes = bytes;
+    m.plan.count = bytes / 4;
+    m.plan.iters = 10;
+    m.seconds = 1e-5 + static_cast<double>(bytes) * 1e-9;
+    result.sizes.push_back(m);
+  }
+  for (BenchOp op : {BenchOp::kAllReduce, BenchOp::kReduceScatter,
+                     BenchOp::kAllGatherV}) {
+    const std::string table = FormatBackendTable(backend, 4, result, op);
+    absl::StatusOr<MeasuredCollectives> m =
+        MeasuredCollectives::Parse(table, "bench.txt");
+    ASSERT_TRUE(m.ok()) << m.status() << "\n" << table;
+    ASSERT_EQ(m->runs().size(), 1u);
+    EXPECT_EQ(m->runs()[0].ranks, 4);
+    EXPECT_EQ(m->runs()[0].op, op == BenchOp::kAllReduce
+                                   ? CollectiveOp::kAllReduce
+                               : op == BenchOp::kReduceScatter
+                                   ? CollectiveOp::kReduceScatter
+                                   : CollectiveOp::kAllGather);
+    ASSERT_EQ(m->runs()[0].points.size(), 3u);
+    // The printed time has 0.1 us resolution.
+    EXPECT_NEAR(m->runs()[0].points[2].seconds, result.sizes[2].seconds,
+                0.05e-6);
+  }
 }
 
 TEST(Measures, ShardedOpsBusbwIsAlgbwTimesNMinusOneOverN) {
