@@ -423,8 +423,9 @@ std::string ClusterTable(const std::vector<Prediction>& at_n, int64_t n,
 }
 
 // predict --cluster: per n = 1, 2, 4, ... up to the cluster's GPUs (at
-// most 1024 and --max_workers), every strategy on the cluster's links; the crossover table
-// (the fastest and the runner-up per n), then the study-format tables.
+// most 1024 and --max_workers), every strategy on the cluster's links;
+// the crossover table (the fastest and the runner-up per n), then the
+// study-format tables.
 int RunCluster() {
   absl::StatusOr<ClusterSpec> cluster =
       ReadClusterFile(absl::GetFlag(FLAGS_cluster));
@@ -516,8 +517,7 @@ int RunCluster() {
         return 2;
       }
       at_n.push_back(*p);
-      nlohmann::json row = PredictionsJson(in, {*p});
-      nlohmann::json& one = row["predictions"][0];
+      nlohmann::json one = PredictionJson(*p);
       one["samples_per_s"] =
           static_cast<double>(p->workers * cluster->batch_size) / p->step_s;
       one["bandwidth_Bps"] = in.bandwidth_Bps;

@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "experiments/cost/measured_collectives.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
+#include "experiments/cost/measured_collectives.h"
 
 namespace ringside {
 

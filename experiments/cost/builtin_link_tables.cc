@@ -36,14 +36,15 @@ const std::vector<Table>& Tables() {
 
 absl::StatusOr<MeasuredCollectives> FindBuiltinLinkTable(
     const std::string& name, std::string* table) {
-  const Table* found = nullptr;
-  for (const Table& t : Tables()) {
-    if (t.stem == name) found = &t;
+  const std::vector<Table>& tables = Tables();
+  auto found = std::find_if(tables.begin(), tables.end(),
+                            [&](const Table& t) { return t.stem == name; });
+  if (found == tables.end()) {  // a link type: its first table
+    found = std::find_if(tables.begin(), tables.end(), [&](const Table& t) {
+      return t.parsed.link() == name;
+    });
   }
-  for (const Table& t : Tables()) {
-    if (found == nullptr && t.parsed.link() == name) found = &t;
-  }
-  if (found == nullptr) {
+  if (found == tables.end()) {
     return absl::NotFoundError(absl::StrCat(
         "'", name, "' is neither a built-in link table nor a link type (",
         BuiltinLinkTableList(), ")"));

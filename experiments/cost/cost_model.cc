@@ -550,35 +550,39 @@ std::string PredictionsMarkdown(const std::vector<Prediction>& predictions) {
   return md;
 }
 
+nlohmann::json PredictionJson(const Prediction& p) {
+  return {{"strategy", p.strategy},
+          {"workers", p.workers},
+          {"servers", p.servers},
+          {"compute_s", p.compute_s},
+          {"step_compute_s", p.step_compute_s},
+          {"bandwidth_s", p.bandwidth_s},
+          {"latency_s", p.latency_s},
+          {"overhead_s", p.overhead_s},
+          {"cpu_s", p.cpu_s},
+          {"streamed_cpu_s", p.streamed_cpu_s},
+          {"wire_s", p.wire_s},
+          {"comm_s", p.comm_s},
+          {"exposed_comm_s", p.exposed_comm_s},
+          {"core_bound_s", p.core_bound_s},
+          {"backward_hidden_s", p.backward_hidden_s},
+          {"communicates_during_compute",
+           p.communicates_during_compute},
+          {"cpu_demand_s", p.cpu_demand_s},
+          {"core_share", p.core_share},
+          {"step_s", p.step_s},
+          {"utilization", p.utilization},
+          {"speedup", p.speedup},
+          {"scaling_efficiency", p.scaling_efficiency},
+          {"worker_memory_bytes", p.worker_memory_bytes},
+          {"server_memory_bytes", p.server_memory_bytes}};
+}
+
 nlohmann::json PredictionsJson(const CostInputs& in,
                                const std::vector<Prediction>& predictions) {
   nlohmann::json rows = nlohmann::json::array();
   for (const Prediction& p : predictions) {
-    rows.push_back({{"strategy", p.strategy},
-                    {"workers", p.workers},
-                    {"servers", p.servers},
-                    {"compute_s", p.compute_s},
-                    {"step_compute_s", p.step_compute_s},
-                    {"bandwidth_s", p.bandwidth_s},
-                    {"latency_s", p.latency_s},
-                    {"overhead_s", p.overhead_s},
-                    {"cpu_s", p.cpu_s},
-                    {"streamed_cpu_s", p.streamed_cpu_s},
-                    {"wire_s", p.wire_s},
-                    {"comm_s", p.comm_s},
-                    {"exposed_comm_s", p.exposed_comm_s},
-                    {"core_bound_s", p.core_bound_s},
-                    {"backward_hidden_s", p.backward_hidden_s},
-                    {"communicates_during_compute",
-                     p.communicates_during_compute},
-                    {"cpu_demand_s", p.cpu_demand_s},
-                    {"core_share", p.core_share},
-                    {"step_s", p.step_s},
-                    {"utilization", p.utilization},
-                    {"speedup", p.speedup},
-                    {"scaling_efficiency", p.scaling_efficiency},
-                    {"worker_memory_bytes", p.worker_memory_bytes},
-                    {"server_memory_bytes", p.server_memory_bytes}});
+    rows.push_back(PredictionJson(p));
   }
   return {{"inputs",
            {{"compute_s", in.compute_s},

@@ -238,6 +238,9 @@ absl::StatusOr<double> PredictionError(double predicted, double measured);
 // memory per worker and per server in MB).
 std::string PredictionsMarkdown(const std::vector<Prediction>& predictions);
 
+// One prediction as JSON: PredictionsJson's row.
+nlohmann::json PredictionJson(const Prediction& p);
+
 // {"inputs": {...}, "predictions": [{strategy, workers, servers, compute_s,
 // bandwidth_s, latency_s, overhead_s, cpu_s, streamed_cpu_s, wire_s,
 // comm_s, exposed_comm_s, step_s,

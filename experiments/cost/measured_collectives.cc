@@ -127,6 +127,20 @@ double RunSeconds(const CollectiveRun& run, double bytes) {
   return LogLerp(bytes, lo->bytes, hi->bytes, lo->seconds, hi->seconds);
 }
 
+// INVALID_ARGUMENT "WHERE: a second run of OP at N ranks (the first at
+// ...)" when `runs` already holds one of `run`'s collective and ranks.
+absl::Status RefuseSecondRun(const std::vector<CollectiveRun>& runs,
+                             const CollectiveRun& run) {
+  for (const CollectiveRun& r : runs) {
+    if (r.op == run.op && r.ranks == run.ranks) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          run.where, ": a second run of ", CollectiveOpName(run.op), " at ",
+          run.ranks, " ranks (the first at ", r.where, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 double RunBusBandwidth(const CollectiveRun& run, double bytes) {
   return BusFactor(run.op, run.ranks) * bytes / RunSeconds(run, bytes);
 }
@@ -205,13 +219,7 @@ absl::StatusOr<MeasuredCollectives> MeasuredCollectives::Parse(
     run.nodes = header.nodes > 0 ? header.nodes
                                  : static_cast<int64_t>(header.hosts.size());
     run.where = absl::StrCat(path, ":", run_line);
-    for (const CollectiveRun& r : out.runs_) {
-      if (r.op == run.op && r.ranks == run.ranks) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, "a second run of ", CollectiveOpName(run.op), " at ",
-            ranks, " ranks (the first at ", r.where, ")"));
-      }
-    }
+    if (absl::Status s = RefuseSecondRun(out.runs_, run); !s.ok()) return s;
     out.runs_.push_back(std::move(run));
     run = CollectiveRun();
     header = RunHeader();
@@ -341,13 +349,7 @@ absl::StatusOr<MeasuredCollectives> MeasuredCollectives::Read(
 
 absl::Status MeasuredCollectives::Merge(const MeasuredCollectives& other) {
   for (const CollectiveRun& r : other.runs_) {
-    for (const CollectiveRun& mine : runs_) {
-      if (mine.op == r.op && mine.ranks == r.ranks) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            r.where, ": a second run of ", CollectiveOpName(r.op), " at ",
-            r.ranks, " ranks (the first at ", mine.where, ")"));
-      }
-    }
+    if (absl::Status s = RefuseSecondRun(runs_, r); !s.ok()) return s;
   }
   runs_.insert(runs_.end(), other.runs_.begin(), other.runs_.end());
   sources_.insert(sources_.end(), other.sources_.begin(),

@@ -199,13 +199,16 @@ def main():
         return 2
     rows = []
     links = {}
+    inputs_not_one_gpu = []
     with tempfile.TemporaryDirectory() as scratch:
         for r in results:
             base_gpus, base_value, _ = r["rows"][0]
             if base_gpus != 1:
-                # The fewest GPUs measured, as one GPU's step: exact when
-                # they share one node's links at near-full scaling; said so.
-                r["base_note"] = f"input: {base_gpus} GPUs' step as t_c"
+                # The fewest GPUs measured stand for one GPU's step: said
+                # under the table.
+                inputs_not_one_gpu.append(
+                    f"{os.path.basename(r['path'])}: t_c is {base_gpus} "
+                    "GPUs' step (the source has no one-GPU row)")
             t_c = step_ms(r, base_gpus, base_value)
             for gpus, value, figure in r["rows"][1:]:
                 try:
@@ -265,6 +268,8 @@ def main():
                       cls=row["class"], m=row["measured_ms"],
                       fig=" (figure)" if row["figure"] else "",
                       p=row["predicted_ms"], e=row["error"]))
+    if inputs_not_one_gpu:
+        md += [""] + [f"- {note}" for note in inputs_not_one_gpu]
     md += ["", "| rows | count | median abs error | max abs error |",
            "|:--|--:|--:|--:|"]
     classes = sorted({row["class"] for row in rows})

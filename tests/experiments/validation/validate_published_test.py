@@ -102,6 +102,15 @@ class ValidatePublishedTest(unittest.TestCase):
                 row["error"], (at4["step_s"] * 1e3 - row["measured_ms"]) /
                 row["measured_ms"])
 
+    def test_an_input_not_on_one_gpu_is_said(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "a.result"), "w") as f:
+                f.write(RESULT.format(unit="samples/s total",
+                                      rows="row = 2 200\nrow = 4 380"))
+            p = run(tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("a.result: t_c is 2 GPUs' step", p.stdout)
+
     def test_a_tie_is_not_ranked_right(self):
         with tempfile.TemporaryDirectory() as tmp:
             for name, other, value in (("a", "b", 200), ("b", "a", 300)):
