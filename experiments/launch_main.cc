@@ -197,8 +197,11 @@ absl::Status Run(const char* argv0, const std::vector<std::string>& extra) {
                      absl::GetFlag(FLAGS_resume) ? "true" : "false")};
     options.worker_args.insert(options.worker_args.end(), checkpoint.begin(),
                                checkpoint.end());
-    options.server_args.insert(options.server_args.end(), checkpoint.begin(),
-                               checkpoint.end());
+    // Summation servers keep no state: they start fresh on a resume.
+    if (!info->summation_servers) {
+      options.server_args.insert(options.server_args.end(),
+                                 checkpoint.begin(), checkpoint.end());
+    }
   }
   options.worker_args.insert(options.worker_args.end(), extra.begin(),
                              extra.end());

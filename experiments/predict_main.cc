@@ -65,7 +65,16 @@ ABSL_FLAG(double, link_latency_us, 5,
           "compare's --link_latency_us.");
 RINGSIDE_FLAG_ALIAS(latency_us, link_latency_us);
 ABSL_FLAG(int64_t, servers, 4,
-          "K: parameter servers of dps and async_ps (sps has 1).");
+          "K: parameter servers of dps and async_ps (sps has 1), and of "
+          "byteps when --servers_per_node and --server_hosts are both 0.");
+ABSL_FLAG(int64_t, servers_per_node, 0,
+          "byteps's summation servers on each worker host, sharing its link "
+          "(a cluster file's servers_per_node); with --server_hosts, K = "
+          "servers_per_node x hosts + server_hosts. Both 0: --servers, each "
+          "on a host of its own.");
+ABSL_FLAG(int64_t, server_hosts, 0,
+          "byteps's summation servers on CPU hosts of their own, one each "
+          "behind a link of --link_gbit (a cluster file's server_hosts).");
 // --ring_bucket_kb, --ring_first_bucket_kb, --staleness and --local_size
 // are the worker's flags, defined once with their strategies' options
 // (worker/strategies/allreduce/bucket_options.h, ps/async_ps_options.h,
@@ -357,6 +366,8 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.bandwidth_Bps = absl::GetFlag(FLAGS_link_gbit) * 1e9 / 8;
   in.latency_s = absl::GetFlag(FLAGS_link_latency_us) * 1e-6;
   in.servers = absl::GetFlag(FLAGS_servers);
+  in.servers_per_host = absl::GetFlag(FLAGS_servers_per_node);
+  in.server_hosts = absl::GetFlag(FLAGS_server_hosts);
   RS_ASSIGN_OR_RETURN(const HierarchicalOptions hosts,
                       HierarchicalOptionsFromFlags());
   in.ranks_per_host = hosts.local_size;
@@ -618,7 +629,8 @@ int Run() {
       "servers, F = %.1f MB, tau = %.3g ms, %s, PS push/pull "
       "%s, optimizer state s = %g per parameter (%s); t_c holds %d "
       "forward/backward pass(es) per synchronization; hierarchical: %s, "
-      "B_i = %.3g Gbit/s, alpha_i = %.3g us\n\n",
+      "B_i = %.3g Gbit/s, alpha_i = %.3g us; byteps's summation servers: "
+      "%s\n\n",
       model_label, in->model_bytes / 1e6, in->num_tensors, in->compute_s * 1e3,
       in->bandwidth_Bps * 8 / 1e9, in->latency_s * 1e6, in->servers,
       in->fusion_threshold_bytes / 1e6, in->cycle_s * 1e3, 
@@ -632,7 +644,12 @@ int Run() {
       (in->intra_bandwidth_Bps > 0 ? in->intra_bandwidth_Bps
                                    : in->bandwidth_Bps) *
           8 / 1e9,
-      (in->intra_latency_s >= 0 ? in->intra_latency_s : in->latency_s) * 1e6);
+      (in->intra_latency_s >= 0 ? in->intra_latency_s : in->latency_s) * 1e6,
+      in->servers_per_host == 0 && in->server_hosts == 0
+          ? absl::StrCat("the K = ", in->servers, " above, each on a host of "
+                         "its own")
+          : absl::StrCat(in->servers_per_host, " on each worker host + ",
+                         in->server_hosts, " on hosts of their own"));
   absl::PrintF("%s\n\n", *calibration);
   std::fputs(PredictionsMarkdown(*predictions).c_str(), stdout);
   std::fflush(stdout);

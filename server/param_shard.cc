@@ -48,16 +48,18 @@ absl::Status ParamShardOptions::Validate() const {
   return absl::OkStatus();
 }
 
-ParamShard::ParamShard(const ParamShardOptions& options) : options_(options) {
+ParamShard::ParamShard(const ParamShardOptions& options)
+    : options_(options), pushers_(options.num_workers) {
   registered_.assign(options_.num_workers, false);
   finished_.assign(options_.num_workers, false);
 }
 
 absl::Status ParamShard::CheckRank(int rank) const {
-  if (rank < 0 || rank >= options_.num_workers) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown rank ", rank, ": this server expects ranks [0, ",
-                     options_.num_workers, ")"));
+  const int pushers = pushers_.load();
+  if (rank < 0 || rank >= pushers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown rank ", rank, ": this server expects ranks [0, ", pushers,
+        ")", pushers == options_.num_workers ? "" : " (one per host)"));
   }
   return absl::OkStatus();
 }
@@ -116,9 +118,40 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
         "without parameters)"));
   }
   RS_RETURN_IF_ERROR(r.optimizer.Validate());
+  if (r.summation &&
+      (r.ranks_per_pusher < 1 || r.world_size % r.ranks_per_pusher != 0 ||
+       r.start_step < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank ", r.rank, " registered a summation job with ranks_per_pusher=",
+        r.ranks_per_pusher, " and start_step=", r.start_step,
+        ": ranks_per_pusher must be >= 1 and divide world_size=",
+        r.world_size, ", start_step >= 0"));
+  }
+  if (r.summation && r.rank >= r.world_size / r.ranks_per_pusher) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown rank ", r.rank, ": a summation job of ", r.world_size,
+        " workers, ", r.ranks_per_pusher, " a host, pushes from ranks [0, ",
+        r.world_size / r.ranks_per_pusher, ")"));
+  }
 
   absl::MutexLock lock(&config_mu_);
   if (configured_) {
+    if (r.summation != config_.summation ||
+        (r.summation && (r.ranks_per_pusher != config_.ranks_per_pusher ||
+                         r.start_step != config_.start_step))) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", r.rank, " registered ",
+          r.summation ? absl::StrCat("a summation job (ranks_per_pusher=",
+                                     r.ranks_per_pusher, ", start_step=",
+                                     r.start_step, ")")
+                      : std::string("an optimizing job"),
+          " but rank ", config_.rank, " registered ",
+          config_.summation
+              ? absl::StrCat("a summation job (ranks_per_pusher=",
+                             config_.ranks_per_pusher,
+                             ", start_step=", config_.start_step, ")")
+              : std::string("an optimizing job")));
+    }
     if (r.layout != config_.layout) {
       return absl::FailedPreconditionError(
           absl::StrCat("rank ", r.rank, "'s model layout differs from rank ",
@@ -146,8 +179,19 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
                         partitioner->Partition(r.layout, options_.num_shards));
     KeyRange mine = ranges[options_.shard];
     RS_RETURN_IF_ERROR(CheckStateFits(r, mine));
-    RS_ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer,
-                        Optimizer::Create(r.optimizer, mine.size()));
+    if (r.summation && resume_ != nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "rank ", r.rank, " registered a summation job, which keeps no "
+          "server state, but this server was started from a checkpoint; "
+          "start it without --resume (the workers resume themselves)"));
+    }
+    std::unique_ptr<Optimizer> optimizer;
+    if (!r.summation) {
+      RS_ASSIGN_OR_RETURN(optimizer,
+                          Optimizer::Create(r.optimizer, mine.size()));
+    }
+    const int pushers =
+        r.summation ? r.world_size / r.ranks_per_pusher : options_.num_workers;
     if (resume_ != nullptr) {
       RS_RETURN_IF_ERROR(Annotate(
           CheckCheckpointMatches(*resume_, r.layout, r.optimizer, mine),
@@ -165,11 +209,11 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
     for (const KeyRange& c : ChunkRange(range_, chunk_elements_)) {
       auto chunk = std::make_unique<Chunk>();
       chunk->range = c;
-      chunk->pushed.assign(options_.num_workers, false);
-      chunk->accepted.assign(options_.num_workers, 0);
+      chunk->pushed.assign(pushers, false);
+      chunk->accepted.assign(pushers, 0);
       chunks_.push_back(std::move(chunk));
     }
-    int64_t start_version = -1;
+    int64_t start_version = r.summation ? r.start_step : -1;
     if (resume_ != nullptr) {
       params_ = std::move(resume_->params);
       start_version = resume_step_ = resume_->step;
@@ -181,6 +225,8 @@ absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {
     }
     job_layout_ = r.layout;
     job_optimizer_ = r.optimizer;
+    summation_ = r.summation;
+    pushers_ = pushers;
     config_ = r;
     configured_ = true;
   }
@@ -197,7 +243,10 @@ absl::Status ParamShard::CheckStateFits(const Registration& r,
   // An upper bound, in double: a hostile layout's counts may be near 2^60.
   const double n = static_cast<double>(range.size());
   const double chunks = std::ceil(n / static_cast<double>(r.chunk_bytes / 4));
-  const double buffers = r.optimizer.type == "adam" ? 4 : 3;
+  // Parameters (or a summation job's served sums), the accumulator and the
+  // optimizer's state (none in a summation job).
+  const double buffers =
+      r.summation ? 2 : (r.optimizer.type == "adam" ? 4 : 3);
   const double need =
       n * 4 * buffers +
       chunks * (sizeof(Chunk) + sizeof(std::unique_ptr<Chunk>) +
@@ -268,6 +317,10 @@ absl::Status ParamShard::PushInit(int rank, int64_t offset,
   if (rank != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("only rank 0 sends initial parameters, got rank ", rank));
+  }
+  if (summation_) {
+    return absl::FailedPreconditionError(
+        "PushInit in a summation job, which takes no initial parameters");
   }
   RS_ASSIGN_OR_RETURN(int c, ChunkAt(offset));
   Chunk& chunk = *chunks_[c];
@@ -343,7 +396,8 @@ absl::Status ParamShard::PushGradient(
   const int64_t local = chunk.range.begin - range_.begin;
   float* acc = accum_.data() + local;
   const bool first = chunk.num_pushed == 0;
-  const bool last = chunk.num_pushed + 1 == options_.num_workers;
+  const int pushers = pushers_.load();
+  const bool last = chunk.num_pushed + 1 == pushers;
   ForEachFloatRun(payload, [&](int64_t at, const char* bytes, int64_t count) {
     constexpr int64_t kBlock = 2048;  // floats: 8 KiB of each array
     for (int64_t b = 0; b < count; b += kBlock) {
@@ -364,12 +418,16 @@ absl::Status ParamShard::PushGradient(
   });
   chunk.pushed[rank] = true;
   ++chunk.accepted[rank];
-  if (++chunk.num_pushed == options_.num_workers) AdvanceChunk(chunk, step);
+  if (++chunk.num_pushed == pushers) AdvanceChunk(chunk, step);
   return absl::OkStatus();
 }
 
 void ParamShard::ApplyBlock(int64_t local, int64_t n, int64_t step) {
   float* acc = accum_.data() + local;
+  if (summation_) {
+    std::memcpy(params_.data() + local, acc, n * 4);
+    return;
+  }
   const float scale = 1.0f / static_cast<float>(options_.num_workers);
   for (int64_t i = 0; i < n; ++i) acc[i] *= scale;
   optimizer_->Apply(local, absl::MakeSpan(params_.data() + local, n),
@@ -386,7 +444,7 @@ void ParamShard::AdvanceChunk(Chunk& chunk, int64_t step) {
   {
     absl::MutexLock vlock(&versions_mu_);
     versions_[c] = step + 1;
-    const int64_t every = options_.checkpoint_every;
+    const int64_t every = summation_ ? 0 : options_.checkpoint_every;
     if (every > 0 && (step + 1) % every == 0 &&
         std::all_of(versions_.begin(), versions_.end(),
                     [&](int64_t v) { return v == step + 1; })) {
@@ -461,7 +519,7 @@ std::string ParamShard::MissingRanks(int c) const {
   Chunk& chunk = *chunks_[c];
   absl::MutexLock lock(&chunk.mu);
   std::vector<int> missing;
-  for (int r = 0; r < options_.num_workers; ++r) {
+  for (int r = 0; r < pushers_.load(); ++r) {
     if (!chunk.pushed[r]) missing.push_back(r);
   }
   return absl::StrJoin(missing, ",");
@@ -567,10 +625,10 @@ absl::Status ParamShard::Finish(int rank) {
 bool ParamShard::WaitAllFinished(absl::Time deadline) {
   absl::MutexLock lock(&config_mu_);
   auto all = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_) {
-    return num_finished_ == options_.num_workers || !abort_finish_.ok();
+    return num_finished_ == pushers_.load() || !abort_finish_.ok();
   };
   config_mu_.AwaitWithDeadline(absl::Condition(&all), deadline);
-  return num_finished_ == options_.num_workers;
+  return num_finished_ == pushers_.load();
 }
 
 void ParamShard::Abort(const absl::Status& reason) {
@@ -592,7 +650,7 @@ ParamShard::UpdateCounts ParamShard::Counts() const {
   UpdateCounts counts;
   counts.duplicates_refused = duplicates_refused_.load();
   counts.wrong_step_refused = wrong_step_refused_.load();
-  counts.pushes_per_rank.assign(options_.num_workers, 0);
+  counts.pushes_per_rank.assign(pushers_.load(), 0);
   {
     absl::MutexLock lock(&config_mu_);
     if (!configured_) return counts;
@@ -601,7 +659,7 @@ ParamShard::UpdateCounts ParamShard::Counts() const {
   bool first = true;
   for (const auto& chunk : chunks_) {
     absl::MutexLock lock(&chunk->mu);
-    for (int r = 0; r < options_.num_workers; ++r) {
+    for (int r = 0; r < pushers_.load(); ++r) {
       const int64_t n = chunk->accepted[r];
       counts.pushes_per_rank[r] += n;
       counts.pushes_min = first ? n : std::min(counts.pushes_min, n);
@@ -626,7 +684,7 @@ int64_t ParamShard::MemoryBytes() const {
   absl::MutexLock lock(&config_mu_);
   if (!configured_) return 0;
   return static_cast<int64_t>(params_.size() + accum_.size()) * 4 +
-         optimizer_->state_bytes();
+         (optimizer_ == nullptr ? 0 : optimizer_->state_bytes());
 }
 
 int64_t ParamShard::MinVersion() const {

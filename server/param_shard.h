@@ -11,6 +11,14 @@
 // still being pushed. Memory stays at parameters + optimizer state + one
 // accumulation buffer whatever N is.
 //
+// A summation job (Registration::summation, the byteps strategy: BytePS's
+// summation service) keeps no optimizer: the last push of chunk c for step t
+// leaves the plain sum of the P = world_size / ranks_per_pusher pushes (one
+// per host, each already its host's sum) as version t + 1, which the workers
+// pull and step their own optimizers with. It needs no initial parameters
+// (chunks start at the job's start_step) and writes no checkpoints (the
+// workers checkpoint); pushing ranks are 0..P-1.
+//
 // Every mutating call validates its whole input before touching state: a
 // rejected call leaves the shard unchanged.
 //
@@ -70,6 +78,12 @@ struct Registration {
   int64_t chunk_bytes = 0;  // multiple of 4, > 0
   int num_shards = 0;
   std::string partitioner;
+  // A summation job (the class comment): each pushing rank stands for
+  // ranks_per_pusher >= 1 workers (dividing world_size); versions start at
+  // start_step >= 0. Ignored unless summation.
+  bool summation = false;
+  int ranks_per_pusher = 1;
+  int64_t start_step = 0;
 };
 
 class ParamShard {
@@ -100,7 +114,8 @@ class ParamShard {
   absl::StatusOr<KeyRange> Register(const Registration& r);
   // Largest chunk a registration may ask for (one gRPC message each).
   static constexpr int64_t kMaxChunkBytes = int64_t{1} << 30;
-  // INVALID_ARGUMENT unless 0 <= rank < num_workers.
+  // INVALID_ARGUMENT unless 0 <= rank < num_workers (a summation job's
+  // pushers once it registered).
   absl::Status CheckRank(int rank) const;
 
   // Stores initial values of one chunk (rank 0 only, once per chunk); the
@@ -204,7 +219,8 @@ class ParamShard {
   absl::Status CheckStateFits(const Registration& r,
                               const KeyRange& range) const;
   // Averages the summed gradient of elements [local, local + n) of this
-  // shard and steps the optimizer on them (the last push of their chunk).
+  // shard and steps the optimizer on them (the last push of their chunk);
+  // a summation job's serves the sum as it is.
   void ApplyBlock(int64_t local, int64_t n, int64_t step);
   // Moves a chunk whose every element was applied to version step + 1
   // (and checkpoints when the whole shard got there).
@@ -234,12 +250,16 @@ class ParamShard {
   int64_t chunk_elements_ = 0;        // set once when configured
   TensorLayout job_layout_;           // set once when configured
   OptimizerConfig job_optimizer_;     // set once when configured
+  bool summation_ = false;            // set once when configured
+  // Ranks that push every chunk: num_workers, or a summation job's
+  // world_size / ranks_per_pusher once configured.
+  std::atomic<int> pushers_;
 
   // Set once when configured; element data guarded by the chunk locks.
   std::vector<std::unique_ptr<Chunk>> chunks_;
   std::vector<float> params_;
   std::vector<float> accum_;
-  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<Optimizer> optimizer_;  // null in a summation job
 
   // Version per chunk (-1 = not initialized); changes under the chunk's lock
   // and versions_mu_, waited on under versions_mu_.

@@ -36,6 +36,9 @@ absl::StatusOr<Registration> RegistrationFromProto(
   r.chunk_bytes = request.chunk_bytes();
   r.num_shards = request.num_shards();
   r.partitioner = request.partitioner();
+  r.summation = request.summation();
+  r.ranks_per_pusher = request.ranks_per_pusher();
+  r.start_step = request.start_step();
   return r;
 }
 
@@ -50,7 +53,10 @@ grpc::Status ParameterServerService::Register(
   absl::StatusOr<KeyRange> range = shard_->Register(*r);
   if (!range.ok()) return ToGrpcStatus(range.status());
   if (liveness_ != nullptr) {
-    liveness_->Track(r->rank, absl::StrCat("worker rank ", r->rank),
+    liveness_->Track(r->rank,
+                     r->summation
+                         ? absl::StrCat("the pushing rank of host ", r->rank)
+                         : absl::StrCat("worker rank ", r->rank),
                      absl::Now());
   }
   reply->set_shard(options_.shard);

@@ -318,9 +318,17 @@ struct StrategyInfo {
   // (compression and local steps on the main job's loopback cost compute
   // and save nothing); --strategies=all or naming it runs it.
   bool default_sweep = true;
+  // Whether its servers only sum and keep no state across steps (byteps's
+  // summation servers, server/param_shard.h): launchers start them without
+  // checkpoint flags, fresh when the job resumes (the workers checkpoint).
+  bool summation_servers = false;
 
   StrategyInfo& Store() {
     needs_store = true;
+    return *this;
+  }
+  StrategyInfo& SummationServers() {
+    summation_servers = true;
     return *this;
   }
   StrategyInfo& Describe(std::string text) {

@@ -344,6 +344,7 @@ int Run() {
       out.Write({{"name", info.name},
                  {"servers", ServerNeedName(info.servers)},
                  {"store", info.needs_store},
+                 {"summation_servers", info.summation_servers},
                  {"description", info.description},
                  {"display_name", info.display_name},
                  {"study_order", info.study_order},

@@ -94,6 +94,8 @@ const std::map<std::string, FieldSetter>& Fields() {
       {"tensors", Int(&ClusterSpec::tensors, 1)},
       {"batch_size", Int(&ClusterSpec::batch_size, 1)},
       {"servers", Int(&ClusterSpec::servers, 1)},
+      {"servers_per_node", Int(&ClusterSpec::servers_per_node, 0)},
+      {"server_hosts", Int(&ClusterSpec::server_hosts, 0)},
       {"optimizer", Text(&ClusterSpec::optimizer)},
       {"momentum", Real(&ClusterSpec::momentum, 0, false)},
       {"intra_node_collectives", Files(&ClusterSpec::intra_node)},
@@ -160,6 +162,11 @@ absl::StatusOr<ClusterSpec> ParseClusterFile(const std::string& text,
        (seen.count("model_bytes") == 0 || seen.count("tensors") == 0))) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": give either profile or both model_bytes and tensors"));
+  }
+  if (spec.servers_per_node == 0 && spec.server_hosts == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": fields 'servers_per_node' and 'server_hosts' are both 0: "
+        "byteps would have no summation servers"));
   }
   if (!spec.compute_from.empty() &&
       spec.compute_from.find(':') == std::string::npos) {
@@ -336,6 +343,8 @@ CostInputs ClusterInputs(const ClusterSpec& cluster, const CostInputs& base,
   in.workers = workers;
   in.compute_s = cluster.compute_ms * 1e-3;
   in.servers = cluster.servers > 0 ? cluster.servers : cluster.nodes;
+  in.servers_per_host = cluster.servers_per_node;
+  in.server_hosts = cluster.server_hosts;
   const bool one_host = workers <= cluster.gpus_per_node;
   if (one_host) {
     PriceLink(cluster.intra_node, cluster.intra_node_gbit,

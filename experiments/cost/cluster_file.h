@@ -19,6 +19,10 @@
 //   tensors = 161               T
 //   batch_size = 32             per worker, for throughput (default 32)
 //   servers = 4                 K of dps and async_ps (default: nodes)
+//   servers_per_node = 1        byteps's summation servers on each node
+//                               (default 1, BytePS's colocated layout)
+//   server_hosts = 0            and on CPU hosts of their own, one each,
+//                               behind inter_node_gbit links (default 0)
 //   optimizer = sgd             sgd or adam, for the memory columns
 //   momentum = 0.9              (default sgd, 0.9)
 //   intra_node_collectives = nccl/allreduce_8gpu.txt
@@ -86,6 +90,8 @@ struct ClusterSpec {
   int64_t tensors = 0;
   int64_t batch_size = 32;
   int64_t servers = 0;  // 0: nodes
+  int64_t servers_per_node = 1;
+  int64_t server_hosts = 0;
   std::string optimizer = "sgd";
   double momentum = 0.9;
   LinkPricing intra_node;

@@ -223,6 +223,12 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
     return Bad("ranks_per_host (r)", static_cast<double>(in.ranks_per_host),
                ">= 0 (0: every worker on one host)");
   }
+  if (in.servers_per_host < 0 || in.server_hosts < 0) {
+    return Bad("servers_per_host / server_hosts",
+               static_cast<double>(
+                   std::min(in.servers_per_host, in.server_hosts)),
+               ">= 0 (both 0: K servers, each on a host of its own)");
+  }
   if (!(in.intra_bandwidth_Bps >= 0) || std::isinf(in.intra_bandwidth_Bps)) {
     return Bad("intra_bandwidth (B_intra)", in.intra_bandwidth_Bps,
                ">= 0 and finite (0: B)");
@@ -600,6 +606,8 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"bucket_bytes", in.bucket_bytes},
             {"first_bucket_bytes", in.first_bucket_bytes},
             {"ranks_per_host", in.ranks_per_host},
+            {"servers_per_host", in.servers_per_host},
+            {"server_hosts", in.server_hosts},
             {"intra_bandwidth_Bps", in.intra_bandwidth_Bps},
             {"intra_latency_s", in.intra_latency_s},
             {"optimizer_state_per_param", in.optimizer_state_per_param}}},

@@ -189,8 +189,16 @@ struct CostInputs {
   double ps_chunk_bytes = 0;
   // τ_s: async_ps's staleness bound (--staleness), >= 0; 0 = synchronous.
   int64_t staleness = 0;
-  // r: hierarchical's ranks per host, >= 0; 0 = all n workers on one host.
+  // r: hierarchical's and byteps's ranks per host, >= 0; 0 = all n
+  // workers on one host.
   int64_t ranks_per_host = 0;
+  // byteps's summation servers (a cluster file's servers_per_node and
+  // server_hosts), >= 0: s on each of the h worker hosts, sharing their
+  // links, and X on hosts (and links) of their own, K = s·h + X of them;
+  // both 0: K = servers, every one on a host of its own (compare's layout:
+  // each server process behind its own link).
+  int64_t servers_per_host = 0;
+  int64_t server_hosts = 0;
   // The strategy's own worker flags (names without "--", as in
   // StrategyInfo::options and StrategyFormula::options) and their values as
   // text: the run's (its final record's strategy_options), or predict's

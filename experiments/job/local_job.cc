@@ -467,6 +467,7 @@ absl::StatusOr<std::vector<ListedStrategy>> ListStrategies(
       return;
     }
     info.store = j.value("store", false);
+    info.summation_servers = j.value("summation_servers", false);
     info.display_name = j.value("display_name", info.name);
     info.study_order = j.value("study_order", 100);
     info.modelled_as = j.value("modelled_as", "");

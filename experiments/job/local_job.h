@@ -153,6 +153,9 @@ struct ListedStrategy {
   std::string name;  // e.g. "sps"
   ServerKind servers = ServerKind::kNone;
   bool store = false;        // needs the job's rendezvous store
+  // Its servers only sum and keep no state (the registry's
+  // StrategyInfo::summation_servers): started without checkpoint flags.
+  bool summation_servers = false;
   std::string display_name;  // the row name, e.g. "SPS"; default: name
   int study_order = 100;     // position in the study's order
   // The cost model's strategy that predicts it ("" = none) and the bytes

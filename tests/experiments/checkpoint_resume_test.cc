@@ -88,7 +88,9 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
     // Several chunks per server (a worker flag of the PS strategies only).
     if (servers > 0) f.push_back("--chunk_kb=1");
     // Two hosts of one rank: the checkpoint travels across the hosts.
-    if (strategy == "hierarchical") f.push_back("--local_size=1");
+    if (strategy == "hierarchical" || strategy == "byteps") {
+      f.push_back("--local_size=1");
+    }
     // Plain steps first, the checkpoint (after step 6) past them: the step
     // counts travel with the error feedback.
     if (strategy == "ring_topk" || strategy == "ring_sign" ||
@@ -129,6 +131,7 @@ TEST_P(ResumeTest, InterruptedAndResumedEqualsUninterrupted) {
 INSTANTIATE_TEST_SUITE_P(
     Strategies, ResumeTest,
     ::testing::Values(std::make_tuple("sps", 1), std::make_tuple("dps", 2),
+                      std::make_tuple("byteps", 2),
                       std::make_tuple("ring", 0),
                       std::make_tuple("ring_fp16", 0),
                       std::make_tuple("ring_bf16", 0),

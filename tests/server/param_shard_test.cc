@@ -326,5 +326,82 @@ TEST(ParamShardMemoryTest, StaysFlatInTheNumberOfWorkers) {
   EXPECT_EQ(bytes[0], 10 * 4 * 2);  // params + accumulator (momentum 0)
 }
 
+
+// A summation job (the byteps strategy): 4 workers on 2 hosts, so ranks 0
+// and 1 push each host's sum; the shard serves the plain sum, needs no
+// initial parameters, starts at the workers' step and refuses what only an
+// optimizing job does.
+Registration SummationRegistration(int rank) {
+  Registration r = MakeRegistration(rank, 4);
+  r.summation = true;
+  r.ranks_per_pusher = 2;
+  r.start_step = 7;
+  return r;
+}
+
+TEST(ParamShardSummationTest, ServesThePlainSumOfOnePushPerHost) {
+  ParamShardOptions options;
+  options.num_workers = 4;
+  ParamShard shard(options);
+  ASSERT_TRUE(shard.Register(SummationRegistration(0)).ok());
+  absl::Status s = shard.Register(SummationRegistration(2)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("[0, 2)"), std::string::npos) << s;
+  Registration optimizing = MakeRegistration(1, 4);
+  s = shard.Register(optimizing).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("summation job"), std::string::npos) << s;
+  Registration other_start = SummationRegistration(1);
+  other_start.start_step = 0;
+  EXPECT_EQ(shard.Register(other_start).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(shard.Register(SummationRegistration(1)).ok());
+
+  EXPECT_EQ(shard.PushInit(0, 0, "float32", Bytes({1, 1, 1, 1})).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(shard.MinVersion(), 7);
+  EXPECT_EQ(shard.PushGradient(0, 6, 0, "float32", Bytes({1, 1, 1, 1})).code(),
+            absl::StatusCode::kFailedPrecondition);
+  for (int rank : {0, 1}) {
+    const float g = rank == 0 ? 1.5f : 2.0f;
+    ASSERT_TRUE(shard.PushGradient(rank, 7, 0, "float32",
+                                   Bytes({g, g, g, g})).ok());
+    ASSERT_TRUE(shard.PushGradient(rank, 7, 4, "float32",
+                                   Bytes({g, 0, 0, -g})).ok());
+    ASSERT_TRUE(shard.PushGradient(rank, 7, 8, "float32", Bytes({g, 1})).ok());
+  }
+  EXPECT_EQ(shard.MinVersion(), 8);
+  EXPECT_EQ(shard.Parameters(),
+            (std::vector<float>{3.5f, 3.5f, 3.5f, 3.5f, 3.5f, 0, 0, -3.5f,
+                                3.5f, 2}));
+  EXPECT_EQ(shard.MemoryBytes(), 2 * 10 * 4);  // sums and accumulator only
+  const ParamShard::UpdateCounts counts = shard.Counts();
+  EXPECT_EQ(counts.pushes_per_rank, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(shard.PushGradient(2, 8, 0, "float32", Bytes({1, 1, 1, 1})).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(shard.Finish(0).ok());
+  ASSERT_TRUE(shard.Finish(1).ok());
+  EXPECT_TRUE(shard.WaitAllFinished(absl::Now() + absl::Seconds(1)));
+}
+
+TEST(ParamShardSummationTest, RefusesBadHostsAndAResumedServer) {
+  ParamShardOptions options;
+  options.num_workers = 4;
+  ParamShard shard(options);
+  Registration r = SummationRegistration(0);
+  r.ranks_per_pusher = 3;  // does not divide 4
+  absl::Status s = shard.Register(r).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_NE(s.message().find("ranks_per_pusher"), std::string::npos) << s;
+
+  ParamShard resumed(options);
+  Checkpoint c;
+  c.step = 3;
+  ASSERT_TRUE(resumed.Resume(c).ok());
+  s = resumed.Register(SummationRegistration(0)).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(s.message().find("without --resume"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace ringside

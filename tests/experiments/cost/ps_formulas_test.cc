@@ -1,5 +1,5 @@
-// The parameter servers' formulas on hand-worked cases: sps, dps and
-// async_ps (its staleness, its CPU work on spare cores and the cores'
+// The parameter servers' formulas on hand-worked cases: sps, dps, byteps
+// (its server layouts and BytePS's point) and async_ps (its staleness, its CPU work on spare cores and the cores'
 // bound), the push/pull pipeline and the sharded servers' calibration.
 #include "experiments/cost/cost_model.h"
 
@@ -273,6 +273,68 @@ TEST(CostModelTest, ParameterServersPayTheirTransportsCpuTerms) {
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.3005, 1e-9);
   in.strategy_options["ps_transport"] = "grpc";
   EXPECT_NEAR(Predict("sps", in).cpu_s, 0.601, 1e-9);
+}
+
+
+// byteps, 2 hosts of 2 (r = 2, h = 2), a server on each (s = 1, K = 2):
+// each worker host's link carries its root's push M(1 − s/K) = 0.5 s and
+// its server's share of the other host's push (h − 1)·s·M/K = 0.5 s each
+// way: 1 s, ring's 2(h−1)/h among the hosts; within the host the reduce
+// and the broadcast, 2M/B_i = 0.5 s at B_i = 4e9. Latency: b_r = 10
+// buckets' chains of r − 1 = 1 hop, the broadcast's ⌈log2 r⌉ = 1 and the
+// push and pull 2α: 13 ms; the pipeline of h = 2 roots 2·2·C/B = 4 ms.
+TEST(CostModelTest, BytepsColocatedServersCostRingsBytesAmongTheHosts) {
+  CostInputs in = Round();
+  in.ranks_per_host = 2;
+  in.intra_bandwidth_Bps = 4e9;
+  in.servers_per_host = 1;
+  const Prediction p = Predict("byteps", in);
+  EXPECT_EQ(p.servers, 2);
+  EXPECT_NEAR(p.bandwidth_s, 1.0 + 0.5, kEps);
+  EXPECT_NEAR(p.latency_s, 0.013, kEps);
+  EXPECT_NEAR(p.overhead_s, 0.004, kEps);
+  // Push then pull (d = 2): the push phase's busiest direction twice.
+  in.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("byteps", in).bandwidth_s, 2 * 0.5 + 0.5, kEps);
+}
+
+// BytePS's point: at one rank a host (r = 1, h = n = 4), colocated
+// servers move ring's 2(n−1)/n · M/B = 1.5 s through each host's link,
+// while 4 CPU hosts of their own take each worker host down to its push
+// and pull, M/B = 1 s (d = 1), their own links carrying h·M/K = 1 s.
+TEST(CostModelTest, BytepsServerHostsHalveRingsBytesThroughAWorkerLink) {
+  CostInputs in = Round();
+  in.ranks_per_host = 1;
+  in.servers_per_host = 1;
+  EXPECT_NEAR(Predict("byteps", in).bandwidth_s, 1.5, kEps);
+  EXPECT_NEAR(Predict("ring", in).bandwidth_s, 1.5, kEps);
+  in.servers_per_host = 0;
+  in.server_hosts = 4;
+  const Prediction own = Predict("byteps", in);
+  EXPECT_EQ(own.servers, 4);
+  EXPECT_NEAR(own.bandwidth_s, 1.0, kEps);
+  // Two such hosts for four roots: their links carry 4M/2 = 2 s.
+  in.server_hosts = 2;
+  EXPECT_NEAR(Predict("byteps", in).bandwidth_s, 2.0, kEps);
+  // d = 2 with 4 of them: push then pull, 2 s.
+  in.server_hosts = 4;
+  in.ps_push_pull_overlap = false;
+  EXPECT_NEAR(Predict("byteps", in).bandwidth_s, 2.0, kEps);
+}
+
+// compare's layout (both 0): the K = 2 servers each behind its own link,
+// every worker on one host (r = 0: h = 1), one root: its push and pull,
+// max(M, 1·M/K)/B = 1 s, and the host's reduce and broadcast over B,
+// 2 s. W is 2nM whatever the layout; one worker moves nothing.
+TEST(CostModelTest, BytepsInComparesLayoutAndItsBytesAndMemory) {
+  CostInputs in = Round();
+  const Prediction p = Predict("byteps", in);
+  EXPECT_EQ(p.servers, 2);
+  EXPECT_NEAR(p.bandwidth_s, 1.0 + 2.0, kEps);
+  EXPECT_NEAR(p.worker_memory_bytes, (3 + 1) * 1e9, 1);  // s = 1 (momentum)
+  EXPECT_NEAR(p.server_memory_bytes, 2 * 1e9 / 2, 1);
+  in.workers = 1;
+  EXPECT_NEAR(Predict("byteps", in).comm_s, 0.0, kEps);
 }
 
 }  // namespace

@@ -21,13 +21,13 @@ TEST(CostModelTest, SweepDoublesWorkersUpToTheMaximum) {
   absl::StatusOr<std::vector<Prediction>> all =
       PredictSweep(CostModelStrategies(), Round(), 1024);
   ASSERT_TRUE(all.ok()) << all.status();
-  // baseline once + 16 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
-  ASSERT_EQ(all->size(), 1u + 16 * 11);
+  // baseline once + 17 strategies × n ∈ {1, 2, 4, ..., 1024} (11 values).
+  ASSERT_EQ(all->size(), 1u + 17 * 11);
   EXPECT_EQ((*all)[0].strategy, "baseline");
   EXPECT_EQ((*all)[1].strategy, "sps");
   EXPECT_EQ((*all)[1].workers, 1);
   EXPECT_EQ((*all)[11].workers, 1024);
-  EXPECT_EQ(all->back().strategy, "ring_onebit_adam");
+  EXPECT_EQ(all->back().strategy, "byteps");
   EXPECT_EQ(all->back().workers, 1024);
   // The sweep's K stays the inputs' K.
   EXPECT_EQ((*all)[12].strategy, "dps");

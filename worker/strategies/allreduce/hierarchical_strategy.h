@@ -1,7 +1,7 @@
 // HierarchicalStrategy ("hierarchical"): Horovod's hierarchical all-reduce
 // (HOROVOD_HIERARCHICAL_ALLREDUCE) on Collective groups. The N ranks sit
 // on H hosts of L ranks each (L = SyncOptions::local_size, see
-// ResolveLocalSize): host h holds ranks [h*L, (h+1)*L). Per bucket of
+// ResolveLocalSize, hierarchical_options.h): host h holds ranks [h*L, (h+1)*L). Per bucket of
 // adjacent gradient tensors (ring's buckets, gradient_buckets.h:
 // --ring_first_bucket_kb, --ring_bucket_kb; 0: one per tensor; Horovod
 // works on its fused buffers alike), as backward makes its last tensor
@@ -49,19 +49,6 @@
 #include "worker/sync_strategy.h"
 
 namespace ringside {
-
-// Returns getenv(name) or nullptr.
-using GetEnvFn = std::function<const char*(const char* name)>;
-
-// Ranks per host for a job of `world_size` ranks: `flag_local_size` when >
-// 0; otherwise the first launcher variable that is set, LOCAL_WORLD_SIZE
-// (torchrun), OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI), SLURM_NTASKS_PER_NODE
-// (SLURM); otherwise world_size (every rank on one host). INVALID_ARGUMENT,
-// naming where the value came from, when it is negative, not an integer,
-// larger than world_size or does not divide it (every host must hold the
-// same number of ranks). Thread-safe if `get_env` is.
-absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
-                                     const GetEnvFn& get_env);
 
 class HierarchicalStrategy : public SyncStrategy {
  public:

@@ -12,19 +12,20 @@
 
 namespace ringside {
 
-PsSession::PsSession(const SyncContext& context, bool overlap)
-    : context_(context), overlap_(overlap) {}
+PsSession::PsSession(const SyncContext& context, bool overlap,
+                     const PsSessionJob& job)
+    : context_(context), overlap_(overlap), job_(job) {}
 
 PsSession::~PsSession() { Abort(); }
 
 absl::StatusOr<std::unique_ptr<PsSession>> PsSession::Start(
-    const SyncContext& context, bool overlap) {
+    const SyncContext& context, bool overlap, const PsSessionJob& job) {
   RS_RETURN_IF_ERROR(context.options.Validate());
   if (context.options.servers.empty()) {
     return absl::InvalidArgumentError(
         "no parameter servers given (--servers=host:port[,...])");
   }
-  std::unique_ptr<PsSession> session(new PsSession(context, overlap));
+  std::unique_ptr<PsSession> session(new PsSession(context, overlap, job));
   RS_RETURN_IF_ERROR(session->Connect());
   return session;
 }
@@ -70,6 +71,9 @@ absl::Status PsSession::Connect() {
   request.set_chunk_bytes(chunk_bytes);
   request.set_num_shards(k);
   request.set_partitioner(ps.partitioner);
+  request.set_summation(job_.summation);
+  request.set_ranks_per_pusher(job_.ranks_per_pusher);
+  request.set_start_step(job_.start_step);
 
   const absl::Time connect_deadline = absl::Now() + options.connect_timeout;
   for (int s = 0; s < k; ++s) {
@@ -123,10 +127,11 @@ absl::Status PsSession::Connect() {
           " (-1: fresh start); restart them all from one checkpoint set"));
     }
   }
-  start_step_ = std::max<int64_t>(resume_steps[0], 0);
+  start_step_ = job_.summation ? job_.start_step
+                               : std::max<int64_t>(resume_steps[0], 0);
   step_ = start_step_;
   const absl::Time deadline = absl::Now() + options.rpc_timeout;
-  if (context_.rank == 0 && resume_steps[0] < 0) {
+  if (!job_.summation && context_.rank == 0 && resume_steps[0] < 0) {
     for (int s = 0; s < k; ++s) {
       std::vector<KeyRange> mine;
       for (const Chunk& c : chunks_) {
@@ -136,7 +141,7 @@ absl::Status PsSession::Connect() {
           servers_[s]->PushInit(0, mine, context_.params, deadline));
     }
   }
-  for (int s = 0; s < k; ++s) {
+  for (int s = 0; s < k && !job_.summation; ++s) {
     RS_RETURN_IF_ERROR(servers_[s]
                            ->Pull(context_.rank, start_step_,
                                   chunks_per_server_[s],

@@ -49,16 +49,34 @@ namespace ringside {
 // The chunk size when PsOptions::chunk_bytes is 0: AutoChunkBytes
 // (core/ps_chunks.h, which the cost model shares).
 
+// What a session registers with its servers. An optimizing job (sps, dps,
+// async_ps; the default): the servers step the optimizer, rank 0 sends the
+// initial parameters and Start pulls version 0 into context.params. A
+// summation job (byteps; server/param_shard.h): the servers only sum; the
+// session's rank is its host's pushing rank (context.rank: the host's
+// index, context.world_size: the job's workers), each standing for
+// ranks_per_pusher workers; nothing is sent or pulled at Start, training
+// starts at start_step, and step t's pull writes the sum of every host's
+// step-t gradients into context.params.
+struct PsSessionJob {
+  bool summation = false;
+  int ranks_per_pusher = 1;
+  int64_t start_step = 0;
+};
+
 class PsSession {
  public:
   // Connects to every server, registers, has rank 0 send the initial
   // parameters, and pulls version 0 into context.params. Blocking, bounded
   // by context.options.connect_timeout and rpc_timeout.
   static absl::StatusOr<std::unique_ptr<PsSession>> Start(
-      const SyncContext& context, bool overlap);
+      const SyncContext& context, bool overlap,
+      const PsSessionJob& job = PsSessionJob());
   ~PsSession();
 
   // Pushes the chunks that became complete with tensor i (overlap only).
+  // Calls of one step may come from another thread than FinishStep's (a
+  // communication thread) when it finished them before FinishStep began.
   void OnGradientReady(int tensor_index);
   // Pushes what is left, waits for every push and for the pull of version
   // step+1. Blocking, bounded by rpc_timeout.
@@ -110,7 +128,7 @@ class PsSession {
     double pull_start_s = -1.0;  // timeline only: when the pull was requested
   };
 
-  PsSession(const SyncContext& context, bool overlap);
+  PsSession(const SyncContext& context, bool overlap, const PsSessionJob& job);
   int64_t start_step_ = 0;
   absl::Status Connect();
   void BeginStep(int64_t step);
@@ -125,6 +143,7 @@ class PsSession {
 
   SyncContext context_;
   bool overlap_;
+  PsSessionJob job_;
   std::vector<std::unique_ptr<PsShardClient>> servers_;
   std::vector<KeyRange> ranges_;  // per server
   std::vector<Chunk> chunks_;     // all servers, in order
