@@ -88,8 +88,13 @@ int64_t ParamShard::resume_step() const {
 
 std::optional<OptimizerConfig> ParamShard::job_optimizer() const {
   absl::MutexLock lock(&config_mu_);
-  if (!configured_) return std::nullopt;
+  if (!configured_ || config_.summation) return std::nullopt;
   return config_.optimizer;
+}
+
+bool ParamShard::summation_job() const {
+  absl::MutexLock lock(&config_mu_);
+  return configured_ && config_.summation;
 }
 
 absl::StatusOr<KeyRange> ParamShard::Register(const Registration& r) {

@@ -102,8 +102,11 @@ class ParamShard {
   // The step the job resumes at, or -1 when it starts fresh.
   int64_t resume_step() const;
   // The optimizer configuration the first registration fixed (the workers'
-  // learning rate after scaling, its warm-up, ...); nullopt before it.
+  // learning rate after scaling, its warm-up, ...); nullopt before it and
+  // in a summation job, which applies none.
   std::optional<OptimizerConfig> job_optimizer() const;
+  // Whether the first registration made this a summation job.
+  bool summation_job() const;
 
   // Registers a worker and returns this shard's key range. Non-blocking.
   // INVALID_ARGUMENT: unknown rank, bad chunk size, world size or shard

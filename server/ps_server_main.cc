@@ -202,7 +202,8 @@ int Run() {
       {"rss_bytes", RssBytes()},
       {"resumed_at_step", shard.resume_step()},
       {"checkpoints_written", shard.checkpoints_written()},
-      {"finished", done}};
+      {"finished", done},
+      {"summation", shard.summation_job()}};
   final_record["updates"] = CountsJson(shard.Counts());
   // The rate the workers registered (after their --lr_scaling) and its
   // warm-up, which this server applied.

@@ -40,7 +40,7 @@ CLUSTER_KEYS = {
     "intra_node_gbit", "intra_node_latency_us", "inter_node_gbit",
     "inter_node_latency_us", "intra_node_collectives",
     "inter_node_collectives", "intra_node_table", "inter_node_table",
-    "optimizer", "servers",
+    "optimizer", "servers", "servers_per_node", "server_hosts",
 }
 # Keys passed to predict as its flags (the worker's settings of the run).
 FLAG_KEYS = {

@@ -63,6 +63,10 @@ TEST(ClusterFileTest, MalformedFilesNameTheLineAndTheField) {
       {"tensors = 10", "profile = resnet50",
        "either profile or both model_bytes and tensors"},
       {"gpus_per_node = 4", "", "field 'gpus_per_node' is missing"},
+      {"batch_size = 16", "servers_per_node = 0",
+       "'servers_per_node' and 'server_hosts' are both 0"},
+      {"batch_size = 16", "server_hosts = -2",
+       "c.cluster:12: field 'server_hosts': -2 is below 0"},
   };
   for (const Case& c : cases) {
     std::string text = kGood;
@@ -88,6 +92,15 @@ TEST(ClusterFileTest, JobsUseTheLinkOfTheirPlacement) {
   EXPECT_EQ(eight.servers, 2);  // K = nodes by default
   EXPECT_DOUBLE_EQ(eight.compute_s, 0.05);
   EXPECT_EQ(eight.workers, 8);
+  // byteps's summation servers: one on each node by default.
+  EXPECT_EQ(eight.servers_per_host, 1);
+  EXPECT_EQ(eight.server_hosts, 0);
+  std::string own_hosts = kGood;
+  own_hosts += "servers_per_node = 0\nserver_hosts = 3\n";
+  const CostInputs apart =
+      ClusterInputs(*ParseClusterFile(own_hosts, "c.cluster"), CostInputs(), 8);
+  EXPECT_EQ(apart.servers_per_host, 0);
+  EXPECT_EQ(apart.server_hosts, 3);
 }
 
 TEST(ClusterFileTest, ComputeFromACompareRun) {
