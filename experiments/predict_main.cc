@@ -72,6 +72,14 @@ ABSL_FLAG(int64_t, servers_per_node, 0,
           "(a cluster file's servers_per_node); with --server_hosts, K = "
           "servers_per_node x hosts + server_hosts. Both 0: --servers, each "
           "on a host of its own.");
+ABSL_FLAG(double, compute_slowdown, 0,
+          "sigma: how much slower compute runs while the communication it "
+          "hides runs beside it (a cluster file's compute_slowdown, which "
+          "defaults to a published measurement there); 0: not priced. "
+          "Measure it with experiments/bench/contention_bench.py.");
+ABSL_FLAG(double, sync_fixed_ms, 0,
+          "f: the framework's fixed cost of synchronizing a step at n > 1 "
+          "(a cluster file's sync_fixed_ms); 0: not priced.");
 ABSL_FLAG(int64_t, server_hosts, 0,
           "byteps's summation servers on CPU hosts of their own, one each "
           "behind a link of --link_gbit (a cluster file's server_hosts).");
@@ -368,6 +376,8 @@ absl::StatusOr<CostInputs> ReadFlags(std::string* model_label) {
   in.servers = absl::GetFlag(FLAGS_servers);
   in.servers_per_host = absl::GetFlag(FLAGS_servers_per_node);
   in.server_hosts = absl::GetFlag(FLAGS_server_hosts);
+  in.compute_slowdown = absl::GetFlag(FLAGS_compute_slowdown);
+  in.sync_fixed_s = absl::GetFlag(FLAGS_sync_fixed_ms) * 1e-3;
   RS_ASSIGN_OR_RETURN(const HierarchicalOptions hosts,
                       HierarchicalOptionsFromFlags());
   in.ranks_per_host = hosts.local_size;
@@ -492,8 +502,8 @@ int RunCluster() {
   absl::PrintF(
       "Cluster %s (predicted, not measured): %d nodes x %d GPUs; intra-node "
       "link: %s; inter-node link: %s; t_c = %.3g ms "
-      "per step%s; M = %.1f MB in %d tensors; batch %d per worker; %s.\n"
-      "%s\n",
+      "per step%s; M = %.1f MB in %d tensors; batch %d per worker; %s; "
+      "%s.\n%s\n",
       cluster->path, cluster->nodes, cluster->gpus_per_node,
       cluster->intra_node.description, cluster->inter_node.description,
       cluster->compute_ms,
@@ -503,7 +513,7 @@ int RunCluster() {
       base.model_bytes / 1e6, static_cast<int>(base.num_tensors),
       static_cast<int>(cluster->batch_size),
       OverlapSource(!backward_bytes.empty(), base.overlap),
-      calibration->c_str());
+      cluster->FrameworkTermsDescription(), calibration->c_str());
   std::string crossover =
       "\n## Crossover: the fastest strategy per n\n\nExact strategies (the "
       "same update as one worker on the whole batch) are ranked by "
@@ -591,7 +601,8 @@ int RunCluster() {
           {"batch_size", cluster->batch_size},
           {"model_bytes", base.model_bytes},
           {"intra_node_link", cluster->intra_node.description},
-          {"inter_node_link", cluster->inter_node.description}}},
+          {"inter_node_link", cluster->inter_node.description},
+          {"framework_terms", cluster->FrameworkTermsDescription()}}},
         {"predictions", json_rows}};
     if (absl::Status s = WriteJson(doc); !s.ok()) {
       std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());

@@ -96,6 +96,8 @@ const std::map<std::string, FieldSetter>& Fields() {
       {"servers", Int(&ClusterSpec::servers, 1)},
       {"servers_per_node", Int(&ClusterSpec::servers_per_node, 0)},
       {"server_hosts", Int(&ClusterSpec::server_hosts, 0)},
+      {"compute_slowdown", Real(&ClusterSpec::compute_slowdown, 0, false)},
+      {"sync_fixed_ms", Real(&ClusterSpec::sync_fixed_ms, 0, false)},
       {"optimizer", Text(&ClusterSpec::optimizer)},
       {"momentum", Real(&ClusterSpec::momentum, 0, false)},
       {"intra_node_collectives", Files(&ClusterSpec::intra_node)},
@@ -326,6 +328,20 @@ void PriceLink(const LinkPricing& link, double gbit, double latency_us,
 
 }  // namespace
 
+std::string ClusterSpec::FrameworkTermsDescription() const {
+  return absl::StrFormat(
+      "compute slowdown under communication %.1f%% (%s); the framework's "
+      "fixed cost a step %.3g ms (%s)",
+      100 * ComputeSlowdown(),
+      compute_slowdown >= 0 ? "given in the cluster file"
+                            : kComputeSlowdownSource,
+      sync_fixed_ms,
+      sync_fixed_ms > 0
+          ? "given in the cluster file"
+          : "not priced: measure it with experiments/bench/"
+            "contention_bench.py");
+}
+
 absl::Status ResolveLinkPricing(ClusterSpec& spec) {
   if (absl::Status s =
           ResolveLink(spec.path, "intra_node", spec.intra_node_gbit,
@@ -345,6 +361,8 @@ CostInputs ClusterInputs(const ClusterSpec& cluster, const CostInputs& base,
   in.servers = cluster.servers > 0 ? cluster.servers : cluster.nodes;
   in.servers_per_host = cluster.servers_per_node;
   in.server_hosts = cluster.server_hosts;
+  in.compute_slowdown = cluster.ComputeSlowdown();
+  in.sync_fixed_s = cluster.sync_fixed_ms * 1e-3;
   const bool one_host = workers <= cluster.gpus_per_node;
   if (one_host) {
     PriceLink(cluster.intra_node, cluster.intra_node_gbit,
@@ -356,6 +374,7 @@ CostInputs ClusterInputs(const ClusterSpec& cluster, const CostInputs& base,
               in.latency_s);
   }
   in.ranks_per_host = cluster.gpus_per_node;
+  in.workers_per_link = one_host ? 1 : cluster.gpus_per_node;
   PriceLink(cluster.intra_node, cluster.intra_node_gbit,
             cluster.intra_node_latency_us, in,
             std::min(workers, cluster.gpus_per_node), in.intra_bandwidth_Bps,

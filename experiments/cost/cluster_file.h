@@ -25,6 +25,15 @@
 //                               behind inter_node_gbit links (default 0)
 //   optimizer = sgd             sgd or adam, for the memory columns
 //   momentum = 0.9              (default sgd, 0.9)
+//   compute_slowdown = 0.12     σ: how much slower the compute runs while
+//                               the communication it hides runs beside it
+//                               (default: kPublishedComputeSlowdown, with
+//                               its source; measure yours with
+//                               experiments/bench/contention_bench.py)
+//   sync_fixed_ms = 1.5         f: the framework's fixed cost a step of
+//                               synchronizing (hooks, bucket copies), at
+//                               n > 1 (default 0: not priced; measured by
+//                               the same script)
 //   intra_node_collectives = nccl/allreduce_8gpu.txt
 //   inter_node_collectives = nccl/allreduce_2n.txt, nccl/allreduce_4n.txt
 //                               measured collectives of that link, printed
@@ -36,6 +45,10 @@
 //                               its name or its link type's default,
 //                               scaled from its nominal rate to the
 //                               *_gbit above
+//
+// Beyond one node the workers of a host share its inter-node link: their
+// parameter-server pushes and pulls cross it together (workers_per_link =
+// gpus_per_node; cost_types.h).
 //
 // How a link is priced (ClusterSpec::LinkPricing): with measured or
 // built-in collectives, B and α of every formula at n ranks are the α-β
@@ -75,6 +88,16 @@ struct LinkPricing {
   std::string description;
 };
 
+// σ where a cluster file gives none: "Characterizing Compute-Communication
+// Overlap in GPU-Accelerated Distributed Deep Learning: Performance and
+// Power Implications" (arXiv 2507.03114, 2025): GPT and LLaMA training on
+// 4 A100s, H100s, MI250s and MI210s, compute 18.9% slower on average
+// (40.0% at most) while communication ran beside it than alone.
+inline constexpr double kPublishedComputeSlowdown = 0.189;
+inline constexpr char kComputeSlowdownSource[] =
+    "published: arXiv 2507.03114, the mean slowdown of compute overlapped "
+    "with communication over its GPT/LLaMA runs on 4 A100/H100/MI250/MI210";
+
 struct ClusterSpec {
   std::string path;  // where it was read from
   int64_t nodes = 0;
@@ -96,6 +119,16 @@ struct ClusterSpec {
   double momentum = 0.9;
   LinkPricing intra_node;
   LinkPricing inter_node;
+  // σ (< 0: not given, the published default) and f.
+  double compute_slowdown = -1;
+  double sync_fixed_ms = 0;
+  // σ as ClusterInputs prices it, and where it came from.
+  double ComputeSlowdown() const {
+    return compute_slowdown >= 0 ? compute_slowdown
+                                 : kPublishedComputeSlowdown;
+  }
+  // "σ = 18.9% (published: ...); f = 0 ms (not priced: ...)".
+  std::string FrameworkTermsDescription() const;
 
   int64_t gpus() const { return nodes * gpus_per_node; }
 };

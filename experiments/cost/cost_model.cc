@@ -223,6 +223,18 @@ absl::Status ValidateCostInputs(const CostInputs& in) {
     return Bad("ranks_per_host (r)", static_cast<double>(in.ranks_per_host),
                ">= 0 (0: every worker on one host)");
   }
+  if (!(in.compute_slowdown >= 0) || std::isinf(in.compute_slowdown)) {
+    return Bad("compute_slowdown (sigma)", in.compute_slowdown,
+               ">= 0 and finite (0: not priced)");
+  }
+  if (!(in.sync_fixed_s >= 0) || std::isinf(in.sync_fixed_s)) {
+    return Bad("sync_fixed (f)", in.sync_fixed_s,
+               ">= 0 and finite (0: not priced)");
+  }
+  if (in.workers_per_link < 1) {
+    return Bad("workers_per_link", static_cast<double>(in.workers_per_link),
+               ">= 1");
+  }
   if (in.servers_per_host < 0 || in.server_hosts < 0) {
     return Bad("servers_per_host / server_hosts",
                static_cast<double>(
@@ -372,8 +384,9 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
   const bool background = formula->RunsInBackground(in, p);
   const double overlap = background ? 1.0 : in.overlap;
   const double unhidden = p.cpu_s - p.hidden_cpu_s;
-  if (background || in.gradient_ready.empty() ||
-      !SimulateBackwardOverlap(*formula, in, p)) {
+  const bool scheduled = !background && !in.gradient_ready.empty() &&
+                         SimulateBackwardOverlap(*formula, in, p);
+  if (!scheduled) {
     // Without a schedule, o; with one, a strategy that communicates only
     // after backward hides nothing.
     const double o = background || in.gradient_ready.empty() ? overlap : 0.0;
@@ -383,6 +396,16 @@ absl::StatusOr<Prediction> PredictStep(absl::string_view strategy,
                                     formula->CommunicatesDuringCompute(in);
   } else {
     p.communicates_during_compute = true;  // its calls start in backward
+  }
+  // What nominal α-β terms miss (cost_model.h): compute slowed by the
+  // communication it hides, and the framework's fixed cost a step.
+  if (p.workers > 1 && p.comm_s > 0) {
+    const double hidden = scheduled
+                              ? p.backward_hidden_s
+                              : std::max(0.0, p.comm_s - p.exposed_comm_s);
+    p.contention_s = in.compute_slowdown * std::min(hidden, in.compute_s);
+    p.sync_fixed_s = in.sync_fixed_s;
+    p.exposed_comm_s += p.contention_s + p.sync_fixed_s;
   }
   // No step is shorter than the CPU work of all its processes over the
   // cores: on saturated cores a background round runs as fast as the
@@ -572,6 +595,8 @@ nlohmann::json PredictionJson(const Prediction& p) {
           {"exposed_comm_s", p.exposed_comm_s},
           {"core_bound_s", p.core_bound_s},
           {"backward_hidden_s", p.backward_hidden_s},
+          {"contention_s", p.contention_s},
+          {"sync_fixed_s", p.sync_fixed_s},
           {"communicates_during_compute",
            p.communicates_during_compute},
           {"cpu_demand_s", p.cpu_demand_s},
@@ -608,6 +633,9 @@ nlohmann::json PredictionsJson(const CostInputs& in,
             {"ranks_per_host", in.ranks_per_host},
             {"servers_per_host", in.servers_per_host},
             {"server_hosts", in.server_hosts},
+            {"compute_slowdown", in.compute_slowdown},
+            {"sync_fixed_s", in.sync_fixed_s},
+            {"workers_per_link", in.workers_per_link},
             {"intra_bandwidth_Bps", in.intra_bandwidth_Bps},
             {"intra_latency_s", in.intra_latency_s},
             {"optimizer_state_per_param", in.optimizer_state_per_param}}},

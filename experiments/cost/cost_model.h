@@ -93,6 +93,15 @@
 //   exposed = max(0, end_last − r_last) + (what runs after backward)
 //             + (the fixed overhead, but fusion's τ: its cycles) + u
 // A strategy that starts nothing in backward hides nothing (o = 0).
+//
+// What nominal α-β terms miss, priced where the inputs give them (a
+// cluster file does; compare's CPU runs do not): compute slows while the
+// communication it hides runs beside it (kernels, SMs and memory
+// bandwidth shared), by a share σ, and the framework pays a fixed cost a
+// step (its hooks, bucket copies, launches), f, at n > 1:
+//   exposed += σ · min(hidden, t_c) + f
+// with hidden the communication seconds the compute hid (the simulated
+// calls' in backward, else comm less exposed).
 // Measured per tensor by every worker on the host (the final record's
 // gradient_ready, worker/gradient_ready_times.h); predict takes the
 // synthetic model's proportional schedule for a profile

@@ -223,6 +223,19 @@ struct CostInputs {
   // Adam 2: OptimizerConfig::StateFloatsPerParameter), for the memory
   // formulas; >= 0.
   double optimizer_state_per_param = 1;
+  // σ: the share by which compute slows while communication runs beside
+  // it (kernels, SMs and memory bandwidth shared with the collectives'),
+  // >= 0: the communication hidden behind the compute costs σ times its
+  // seconds in compute; 0: not priced (compare's CPU runs, where the
+  // cores' contention is the model's domain check instead).
+  double compute_slowdown = 0;
+  // f: the framework's fixed cost of synchronizing a step (its hooks,
+  // bucket copies and launches), seconds, >= 0, at n > 1; 0: not priced.
+  double sync_fixed_s = 0;
+  // W_g: workers whose parameter-server traffic crosses one link (a
+  // cluster's GPUs per node beyond one node: one NIC per node shared by
+  // its GPUs), >= 1; 1: each worker behind a link of its own (compare).
+  int64_t workers_per_link = 1;
   // The CPU terms (calibration); all 0: none.
   CpuCosts cpu;
 };
@@ -277,6 +290,11 @@ struct Prediction {
   // without CostInputs::gradient_ready or for a strategy that starts
   // communicating only after backward)
   double backward_hidden_s = 0;
+  // What the cost model adds beside the α-β terms (CostInputs): σ times
+  // the communication hidden behind the compute, and f at n > 1; both in
+  // exposed_comm_s.
+  double contention_s = 0;
+  double sync_fixed_s = 0;
   // Whether its communication runs while the compute does: calls it
   // starts in backward (with CostInputs::gradient_ready, a strategy whose
   // SimulateBackward runs them), calls its formula says run beside the

@@ -41,6 +41,7 @@ CLUSTER_KEYS = {
     "inter_node_latency_us", "intra_node_collectives",
     "inter_node_collectives", "intra_node_table", "inter_node_table",
     "optimizer", "servers", "servers_per_node", "server_hosts",
+    "compute_slowdown", "sync_fixed_ms",
 }
 # Keys passed to predict as its flags (the worker's settings of the run).
 FLAG_KEYS = {

@@ -16,7 +16,7 @@
 //   2(h−1)/h · M/B, ring's among the hosts; servers of their own alone
 //   (s = 0) d·max(M, h·M/K)/B, dps's among the h roots: K ≥ h such hosts
 //   halve ring's bytes through a worker host's link (BytePS's point).
-//   comm      n = 1: 0; else 2·M/B_i [r > 1] + the crossing above
+//   comm      2·M/B_i [r > 1] + the crossing above (one worker's too)
 //                          + b_r·(r−1)·α_i + ⌈log2 r⌉·α_i + 2α
 //                          + the push/pull pipeline 2·h·C/B (d = 1)
 //   CPU       the roots' parameter-server CPU against K servers, as dps's
@@ -95,7 +95,7 @@ class BytepsFormula : public StrategyFormula {
             "ring_first_bucket_kb"};
   }
   void Terms(const CostInputs& in, Prediction& p) const override {
-    if (in.workers <= 1) return;
+    // One worker still pushes to and pulls from the servers, as dps's.
     const Layout l = LayoutOf(in);
     CostInputs roots = in;
     roots.workers = static_cast<int64_t>(l.h);

@@ -1,8 +1,9 @@
 // dps: K parameter servers over byte-balanced key ranges. Each worker's
-// link carries M each way, each server's link n·M/K each way; d and the
-// chunk pipeline's fill and drain 2·n·C/B (C: --chunk_kb, else
+// link carries M each way (W_g·M where W_g workers share a host's link,
+// CostInputs::workers_per_link), each server's link n·M/K each way; d and
+// the chunk pipeline's fill and drain 2·n·C/B (C: --chunk_kb, else
 // AutoChunkBytes, at most a server's range M/K) as cost_model.h explains.
-//   comm      d · max(M/B, n·M/(K·B)) + 2α + 2·n·C/B
+//   comm      d · max(W_g·M/B, n·M/(K·B)) + 2α + 2·n·C/B
 //   CPU       M · w_K + n · M · s_K + ρ_K when calibrated against its K
 //             servers; else M · w + n · M · s / min(K, C) + ρ (C: cores,
 //             else K)

@@ -89,7 +89,9 @@ void ShardedPsTerms(const CostInputs& in, Prediction& p) {
   const CpuCosts& c = in.cpu;
   p.servers = in.servers;
   const double k = static_cast<double>(in.servers);
-  p.bandwidth_s = DuplexFactor(in) * std::max(M / B, n * M / (k * B));
+  // A host's workers push and pull through one link (workers_per_link).
+  const double g = static_cast<double>(in.workers_per_link);
+  p.bandwidth_s = DuplexFactor(in) * std::max(g * M / B, n * M / (k * B));
   p.latency_s = 2.0 * in.latency_s;
   p.overhead_s = PsPipelineSeconds(in, in.servers);
   const PsCpu ps = PsCpuTerms(in);

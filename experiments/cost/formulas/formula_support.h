@@ -64,7 +64,8 @@ struct PsCpu {
 };
 PsCpu PsCpuTerms(const CostInputs& in);
 
-// dps's terms, which async_ps shares: d · max(M/B, n·M/(K·B)) + 2α + 2·n·C/B
+// dps's terms, which async_ps shares: d · max(W_g·M/B, n·M/(K·B)) + 2α +
+// 2·n·C/B (W_g: the workers sharing a link, CostInputs::workers_per_link)
 // and the CPU terms against K servers (dps_formula.cc).
 void ShardedPsTerms(const CostInputs& in, Prediction& p);
 

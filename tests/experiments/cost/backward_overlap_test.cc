@@ -3,6 +3,7 @@
 // ready times in backward.
 #include "experiments/cost/cost_model.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -143,6 +144,40 @@ TEST(CostModelTest, ProportionalScheduleFollowsTheBytesBackwardProduced) {
   EXPECT_NEAR(s[0].ready_s, 1.5, kEps);
   EXPECT_NEAR(s[1].ready_s, 3.0, kEps);
   EXPECT_NEAR(s[1].bytes, 3, kEps);
+}
+
+// What nominal terms miss: the hidden communication slows the compute by
+// σ (ring, o = 0.5: 0.5 s hidden, σ = 0.2 → 0.1 s) and the framework's
+// fixed cost f = 10 ms a step, both at n > 1 only; with a schedule the
+// hidden seconds are the simulated calls'.
+TEST(CostModelTest, ContentionAndTheFrameworksFixedCostAddToTheStep) {
+  CostInputs in = Round();
+  in.overlap = 0.5;
+  const Prediction plain = Predict("ring", in);
+  in.compute_slowdown = 0.2;
+  in.sync_fixed_s = 0.01;
+  const Prediction p = Predict("ring", in);
+  EXPECT_NEAR(p.contention_s, 0.2 * 0.5, kEps);
+  EXPECT_NEAR(p.sync_fixed_s, 0.01, kEps);
+  EXPECT_NEAR(p.step_s, plain.step_s + 0.11, kEps);
+  // Nothing hidden (o = 0): no contention, the fixed cost still.
+  in.overlap = 0;
+  EXPECT_NEAR(Predict("ring", in).contention_s, 0.0, kEps);
+  EXPECT_NEAR(Predict("ring", in).sync_fixed_s, 0.01, kEps);
+  // One worker synchronizes nothing.
+  in.workers = 1;
+  EXPECT_NEAR(Predict("ring", in).step_s, in.compute_s, kEps);
+  // A schedule: σ times the calls' hidden seconds.
+  in.workers = 4;
+  in.overlap = 0;
+  in.gradient_ready = {{5e8, 0.5}, {5e8, 1.0}};
+  const Prediction scheduled = Predict("ring", in);
+  EXPECT_GT(scheduled.backward_hidden_s, 0);
+  EXPECT_NEAR(scheduled.contention_s,
+              0.2 * std::min(scheduled.backward_hidden_s, in.compute_s),
+              kEps);
+  in.compute_slowdown = -0.1;
+  EXPECT_FALSE(PredictStep("ring", in).ok());
 }
 
 }  // namespace

@@ -103,6 +103,26 @@ TEST(ClusterFileTest, JobsUseTheLinkOfTheirPlacement) {
   EXPECT_EQ(apart.server_hosts, 3);
 }
 
+// σ defaults to the published measurement and says so; a file's own σ and
+// f are taken as given; beyond one node a host's workers share its link.
+TEST(ClusterFileTest, FrameworkTermsAndTheSharedHostLink) {
+  const ClusterSpec c = *ParseClusterFile(kGood, "c.cluster");
+  EXPECT_DOUBLE_EQ(ClusterInputs(c, CostInputs(), 8).compute_slowdown,
+                   kPublishedComputeSlowdown);
+  EXPECT_THAT(c.FrameworkTermsDescription(), HasSubstr("arXiv 2507.03114"));
+  EXPECT_THAT(c.FrameworkTermsDescription(), HasSubstr("not priced"));
+  EXPECT_EQ(ClusterInputs(c, CostInputs(), 4).workers_per_link, 1);
+  EXPECT_EQ(ClusterInputs(c, CostInputs(), 8).workers_per_link, 4);
+  std::string measured = kGood;
+  measured += "compute_slowdown = 0.05\nsync_fixed_ms = 1.5\n";
+  const ClusterSpec m = *ParseClusterFile(measured, "c.cluster");
+  const CostInputs in = ClusterInputs(m, CostInputs(), 8);
+  EXPECT_DOUBLE_EQ(in.compute_slowdown, 0.05);
+  EXPECT_DOUBLE_EQ(in.sync_fixed_s, 1.5e-3);
+  EXPECT_THAT(m.FrameworkTermsDescription(),
+              HasSubstr("5.0% (given in the cluster file)"));
+}
+
 TEST(ClusterFileTest, ComputeFromACompareRun) {
   const std::string dir = std::getenv("TEST_TMPDIR");
   {

@@ -325,7 +325,8 @@ TEST(CostModelTest, BytepsServerHostsHalveRingsBytesThroughAWorkerLink) {
 // compare's layout (both 0): the K = 2 servers each behind its own link,
 // every worker on one host (r = 0: h = 1), one root: its push and pull,
 // max(M, 1·M/K)/B = 1 s, and the host's reduce and broadcast over B,
-// 2 s. W is 2nM whatever the layout; one worker moves nothing.
+// 2 s. W is 2nM whatever the layout; one worker pushes and pulls its M
+// (as dps's does), and with its server on its own host crosses no link.
 TEST(CostModelTest, BytepsInComparesLayoutAndItsBytesAndMemory) {
   CostInputs in = Round();
   const Prediction p = Predict("byteps", in);
@@ -334,7 +335,9 @@ TEST(CostModelTest, BytepsInComparesLayoutAndItsBytesAndMemory) {
   EXPECT_NEAR(p.worker_memory_bytes, (3 + 1) * 1e9, 1);  // s = 1 (momentum)
   EXPECT_NEAR(p.server_memory_bytes, 2 * 1e9 / 2, 1);
   in.workers = 1;
-  EXPECT_NEAR(Predict("byteps", in).comm_s, 0.0, kEps);
+  EXPECT_NEAR(Predict("byteps", in).bandwidth_s, 1.0, kEps);
+  in.servers_per_host = 1;
+  EXPECT_NEAR(Predict("byteps", in).bandwidth_s, 0.0, kEps);
 }
 
 }  // namespace
