@@ -25,8 +25,9 @@
 #   8. validate_published: the cost model against published multi-GPU
 #      results (experiments/validation/; no runs here, predictions only).
 # It also writes the main job's n = 4 table into README.md between the
-# "results:n4" markers, section 6's table between "results:slow_link" and
-# section 7's between "results:study", so the README quotes this file.
+# "results:n4" markers and section 7's between "results:study", and section
+# 6's into docs/COMPARE.md between "results:slow_link", so they quote this
+# file.
 #
 #   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
 #                         [--out=docs/RESULTS.md] [--quick] [--only=published]
@@ -59,7 +60,7 @@ mapfile -t cpu_config < <(ringside_cpu_config)
 bazel build "${cpu_config[@]}" //experiments:predict
 bin="$(bazel info "${cpu_config[@]}" bazel-bin 2>/dev/null)"
 commit="$(git rev-parse --short HEAD)"
-if ! git diff --quiet HEAD -- . ':!docs/RESULTS.md' ':!docs/results' ':!README.md'; then
+if ! git diff --quiet HEAD -- . ':!docs/RESULTS.md' ':!docs/results' ':!README.md' ':!docs/COMPARE.md'; then
   commit="$commit+uncommitted"
 fi
 work="$(mktemp -d)"
@@ -297,30 +298,32 @@ rm -rf "$out_dir/results"
 if [ -d "$work/doc/results" ]; then cp -r "$work/doc/results" "$out_dir/results"; fi
 cp "$work/doc/RESULTS.md" "$out"
 
-# README.md: the main job's n = 4 utilization table, section 6's and
-# section 7's tables, each between its markers.
-python3 - "$work/doc/main.md" README.md "$work/slow.md" "$work/study.md" <<'EOF'
+# README.md: the main job's n = 4 utilization table and section 7's
+# table; docs/COMPARE.md: section 6's; each between its markers.
+python3 - "$work/doc/main.md" README.md "$work/slow.md" "$work/study.md" docs/COMPARE.md <<'EOF'
 import re, sys
-main, readme, slow, study = sys.argv[1:5]
+main, readme, slow, study, compare = sys.argv[1:6]
 text = open(main).read()
 m = re.search(r"^## Utilization, n = 4 workers\n\n(.*?)\n\n", text, re.S | re.M)
 if not m:
     sys.exit("make_results: no n = 4 table in the main job's report")
-r = open(readme).read()
 
 
-def between(r, name, content):
+def between(path, r, name, content):
     begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
     if begin not in r or end not in r:
-        sys.exit(f"make_results: README.md lacks the results:{name} markers")
+        sys.exit(f"make_results: {path} lacks the results:{name} markers")
     head, rest = r.split(begin, 1)
     _, tail = rest.split(end, 1)
     return head + begin + "\n" + content + "\n" + end + tail
 
 
-r = between(r, "n4", "```\n" + m.group(1).strip() + "\n```")
-r = between(r, "slow_link", open(slow).read().strip())
-r = between(r, "study", open(study).read().strip())
+r = open(readme).read()
+r = between(readme, r, "n4", "```\n" + m.group(1).strip() + "\n```")
+r = between(readme, r, "study", open(study).read().strip())
 open(readme, "w").write(r)
+c = open(compare).read()
+c = between(compare, c, "slow_link", open(slow).read().strip())
+open(compare, "w").write(c)
 EOF
-echo "make_results: wrote $out, $out_dir/results/ and README.md's n = 4, slow_link and study tables" >&2
+echo "make_results: wrote $out, $out_dir/results/, README.md's n = 4 and study tables and docs/COMPARE.md's slow_link table" >&2
