@@ -136,16 +136,8 @@ class BytepsFormula : public StrategyFormula {
                         const BackwardBudget& budget,
                         BackwardRun& run) const override {
     if (in.workers <= 1) return false;  // nothing to communicate
-    const double after_always = BroadcastSeconds(in, LayoutOf(in));
-    const double streamed =
-        budget.overlappable_s - p.latency_s - after_always;
-    const double in_backward = std::max(0.0, streamed) / DuplexFactor(in);
-    const SerialRun r = RunSerially(BucketCalls(in), 0.0,
-                                    in_backward / budget.total_bytes);
-    run.end_s = r.end_s;
-    run.busy_s = r.busy_s;
-    run.after_s = budget.overlappable_s - in_backward;
-    run.fixed_s = p.overhead_s;  // the pipeline's fill and drain
+    RunStreamedPushes(in, p, budget, BucketCalls(in),
+                      BroadcastSeconds(in, LayoutOf(in)), run);
     return true;
   }
   std::string MemoryFormula() const override {

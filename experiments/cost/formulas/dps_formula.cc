@@ -44,18 +44,11 @@ class DpsFormula : public StrategyFormula {
                         BackwardRun& run) const override {
     if (in.workers <= 1) return false;  // nothing to communicate
     // The pushes stream; with d = 2 the pulls follow them.
-    const double streamed = budget.overlappable_s - p.latency_s;
-    const double in_backward = streamed / DuplexFactor(in);
     std::vector<BackwardCall> tensors;
     for (const GradientReady& g : in.gradient_ready) {
       tensors.push_back({g.ready_s, g.bytes});
     }
-    const SerialRun r = RunSerially(
-        tensors, 0.0, std::max(0.0, in_backward) / budget.total_bytes);
-    run.end_s = r.end_s;
-    run.busy_s = r.busy_s;
-    run.after_s = budget.overlappable_s - in_backward;
-    run.fixed_s = p.overhead_s;  // the pipeline's fill and drain
+    RunStreamedPushes(in, p, budget, tensors, 0.0, run);
     return true;
   }
   std::string MemoryFormula() const override {

@@ -111,6 +111,20 @@ void ShardedPsTerms(const CostInputs& in, Prediction& p) {
   }
 }
 
+void RunStreamedPushes(const CostInputs& in, const Prediction& p,
+                       const BackwardBudget& budget,
+                       const std::vector<BackwardCall>& calls, double after_s,
+                       BackwardRun& run) {
+  const double streamed = budget.overlappable_s - p.latency_s - after_s;
+  const double in_backward = std::max(0.0, streamed) / DuplexFactor(in);
+  const SerialRun r =
+      RunSerially(calls, 0.0, in_backward / budget.total_bytes);
+  run.end_s = r.end_s;
+  run.busy_s = r.busy_s;
+  run.after_s = budget.overlappable_s - in_backward;
+  run.fixed_s = p.overhead_s;  // the pipeline's fill and drain
+}
+
 double PsCpuDemandSeconds(const CostInputs& in) {
   const double n = static_cast<double>(in.workers);
   const PsCpu ps = PsCpuTerms(in);

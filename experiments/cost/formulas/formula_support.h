@@ -90,6 +90,17 @@ struct BackwardCall {
   double bytes = 0;
 };
 
+// The parameter servers' pushes streaming in backward as `calls` become
+// ready (dps: each tensor; byteps: each bucket once reduced within the
+// host): (O − latency − after_s)/d of `budget` in backward, spread over the
+// calls' bytes, the rest after backward (the pulls with d = 2, and
+// `after_s`, what never overlaps: byteps's broadcast within the host), the
+// pipeline's fill and drain fixed; into `run`.
+void RunStreamedPushes(const CostInputs& in, const Prediction& p,
+                       const BackwardBudget& budget,
+                       const std::vector<BackwardCall>& calls, double after_s,
+                       BackwardRun& run);
+
 // DDP's bucket rule (gradient_buckets.h), tensors taken in backward's
 // order: the open bucket, holding `open_bytes`, closes once it holds at
 // least its cap, first_bucket_bytes for the `first` bucket and

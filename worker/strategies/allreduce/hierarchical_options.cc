@@ -1,5 +1,7 @@
 #include "worker/strategies/allreduce/hierarchical_options.h"
 
+#include <cstdlib>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +61,20 @@ absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
         "[h*L, (h+1)*L) share host h)"));
   }
   return local_size;
+}
+
+absl::StatusOr<HostGrouping> GroupIntoHosts(const HierarchicalOptions& options,
+                                            int rank, int world_size) {
+  absl::StatusOr<int> local_size = ResolveLocalSize(
+      options.local_size, world_size,
+      [](const char* name) -> const char* { return std::getenv(name); });
+  if (!local_size.ok()) return local_size.status();
+  HostGrouping g;
+  g.local_size = *local_size;
+  g.num_hosts = world_size / g.local_size;
+  g.host = rank / g.local_size;
+  g.local_rank = rank % g.local_size;
+  return g;
 }
 
 RINGSIDE_REGISTER_OPTION_FLAGS(HierarchicalOptions,

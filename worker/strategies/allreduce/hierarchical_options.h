@@ -36,6 +36,18 @@ using GetEnvFn = std::function<const char*(const char* name)>;
 absl::StatusOr<int> ResolveLocalSize(int flag_local_size, int world_size,
                                      const GetEnvFn& get_env);
 
+// Where `rank` of `world_size` sits among hosts of L ranks (L from
+// options.local_size or the launcher's environment, ResolveLocalSize with
+// getenv): host h holds ranks [h*L, (h+1)*L).
+struct HostGrouping {
+  int local_size = 1;  // L
+  int num_hosts = 1;   // H = world_size / L
+  int host = 0;
+  int local_rank = 0;
+};
+absl::StatusOr<HostGrouping> GroupIntoHosts(const HierarchicalOptions& options,
+                                            int rank, int world_size);
+
 }  // namespace ringside
 
 #endif  // RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_HIERARCHICAL_OPTIONS_H_

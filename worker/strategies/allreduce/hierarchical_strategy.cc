@@ -1,6 +1,5 @@
 #include "worker/strategies/allreduce/hierarchical_strategy.h"
 
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -21,14 +20,13 @@ absl::Status HierarchicalStrategy::Init(const SyncContext& context) {
   RS_RETURN_IF_ERROR(context.options.Validate());
   context_ = context;
   RS_ASSIGN_OR_RETURN(
-      local_size_,
-      ResolveLocalSize(
-          context.options.strategy.Get<HierarchicalOptions>().local_size,
-          context.world_size,
-          [](const char* name) -> const char* { return std::getenv(name); }));
-  num_hosts_ = context.world_size / local_size_;
-  host_ = context.rank / local_size_;
-  local_rank_ = context.rank % local_size_;
+      const HostGrouping hosts,
+      GroupIntoHosts(context.options.strategy.Get<HierarchicalOptions>(),
+                     context.rank, context.world_size));
+  local_size_ = hosts.local_size;
+  num_hosts_ = hosts.num_hosts;
+  host_ = hosts.host;
+  local_rank_ = hosts.local_rank;
 
   RS_ASSIGN_OR_RETURN(
       local_,

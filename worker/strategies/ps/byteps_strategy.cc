@@ -1,6 +1,5 @@
 #include "worker/strategies/ps/byteps_strategy.h"
 
-#include <cstdlib>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,14 +21,13 @@ absl::Status BytepsStrategy::Init(const SyncContext& context) {
   RS_RETURN_IF_ERROR(context.options.Validate());
   context_ = context;
   RS_ASSIGN_OR_RETURN(
-      local_size_,
-      ResolveLocalSize(
-          context.options.strategy.Get<HierarchicalOptions>().local_size,
-          context.world_size,
-          [](const char* name) -> const char* { return std::getenv(name); }));
-  num_hosts_ = context.world_size / local_size_;
-  host_ = context.rank / local_size_;
-  local_rank_ = context.rank % local_size_;
+      const HostGrouping hosts,
+      GroupIntoHosts(context.options.strategy.Get<HierarchicalOptions>(),
+                     context.rank, context.world_size));
+  local_size_ = hosts.local_size;
+  num_hosts_ = hosts.num_hosts;
+  host_ = hosts.host;
+  local_rank_ = hosts.local_rank;
   if (is_root() && context.options.servers.empty()) {
     return absl::InvalidArgumentError(
         "byteps: no summation servers given (--servers=host:port[,...]; "
