@@ -24,6 +24,7 @@ inline const std::map<std::string, RowNaming>& BuiltInRowNaming() {
       {"baseline", {"Baseline", "baseline"}},
       {"sps", {"SPS", "sps"}},
       {"dps", {"DPS", "dps"}},
+      {"byteps", {"BytePS", "byteps"}},
       {"ring", {"Ring", "ring"}},
       {"fusion", {"Fusion", "fusion"}},
       {"async_ps", {"Async PS", "async_ps"}},

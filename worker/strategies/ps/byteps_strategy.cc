@@ -185,7 +185,7 @@ RINGSIDE_REGISTER_STRATEGY(
                   "summation servers and the sum pulled back, broadcast "
                   "within the host; every worker applies the optimizer")
         .Display("BytePS")
-        .StudyOrder(3)
+        .StudyOrder(18)
         .ModelledAs("byteps")
         .Options({"local_size", "chunk_kb", "ps_transport", "ring_bucket_kb",
                   "ring_first_bucket_kb", "gloo_event_loop",
