@@ -20,8 +20,8 @@
 #      Gbit/s links (TinyShakespeare from ../shared/data where it is, else
 #      the built-in text; needs network namespaces too);
 #   7. compare --preset=study_gpt2: the GPT-2 study's 4-GPU table, emulated
-#      at scale 64 from published V100 and PCIe 3.0 figures, beside the
-#      study's own numbers (tools/study_table.py; shaped links too);
+#      at scale 64 from the study's own setup and published V100 figures,
+#      beside the study's own numbers (tools/study_table.py; shaped links);
 #   8. validate_published: the cost model against published multi-GPU
 #      results (experiments/validation/; no runs here, predictions only).
 # It also writes the main job's n = 4 table into README.md between the
@@ -30,12 +30,15 @@
 # file.
 #
 #   tools/make_results.sh [--torch_python=$HOME/torchenv/bin/python]
-#                         [--out=docs/RESULTS.md] [--quick] [--only=published]
+#                         [--out=docs/RESULTS.md] [--quick]
+#                         [--only=published|--only=study]
 # --quick: fewer repeats, sizes and configurations (about 10 minutes on 2
 # cores instead of about 40): for trying the script, not for the file.
 # --only=published: section 8 alone (a minute), written in place between
 # its markers in the existing file, which keeps the other sections and
-# their commit; the section names its own commit and date.
+# their commit; the section names its own commit and date. --only=study:
+# section 7 alone the same way (about 7 minutes), and README.md's study
+# table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,7 +52,8 @@ for arg in "$@"; do
     --out=*) out="${arg#*=}" ;;
     --quick) quick=true ;;
     --only=published) only=published ;;
-    *) echo "make_results: unknown argument '$arg' (--torch_python=, --out=, --quick, --only=published)" >&2
+    --only=study) only=study ;;
+    *) echo "make_results: unknown argument '$arg' (--torch_python=, --out=, --quick, --only=published, --only=study)" >&2
        exit 2 ;;
   esac
 done
@@ -93,6 +97,72 @@ published_section() {
   cat "$work/published.md"
   echo "<!-- /section:published -->"
 }
+
+# Section 7: the study preset's run and tools/study_table.py's table, with
+# its command, commit and date, between its markers.
+study_cmd=(compare --preset=study_gpt2)
+run_study() {
+  study_cmd=(compare --preset=study_gpt2 "--repeats=$1")
+  if "$bin/experiments/compare" --preset=study_gpt2 "--repeats=$1" \
+       --noddp --out_dir="$work/study" >/dev/null 2>"$work/study.err"; then
+    python3 tools/study_table.py "$work/study" >"$work/study.md"
+  else
+    { echo "(compare --preset=study_gpt2 failed; its last lines:)"; echo '```'
+      tail -n 5 "$work/study.err"; echo '```'; } >"$work/study.md"
+  fi
+}
+study_section() {
+  echo "<!-- section:study -->"
+  echo "## 7. The study's table, emulated"
+  echo
+  echo "\`${study_cmd[*]}\` at commit $commit on $(date -u '+%Y-%m-%d %H:%M UTC'):"
+  echo "the study's own setup (\`../shared/study/SETUP.md\`): its 106 M-parameter"
+  echo "GPT-2 (n_ctx 512, vocabulary 26679; 148 tensors) on 4 workers, each row"
+  echo "at the batch the study ran it (SPS 1 × 512 tokens a GPU, DPS 2 × 512,"
+  echo "the Apex rows and Horovod 4 × 512), its compute the model's FLOPs over a"
+  echo "V100 at 30% of its peak (72.4 ms for 512 tokens in fp32, 36.4 ms for"
+  echo "2048 in mixed precision), its links the X-Bus between the node's"
+  echo "sockets (256 Gbit/s), every input with its source in"
+  echo "\`experiments/presets/study_gpt2.flags\`, fixed before any run; emulated"
+  echo "at scale 64 (every tensor and link 1/64, the compute kept). Beside it"
+  echo "the study's own table (arXiv 2206.06356, 4 GPUs); targets: per-worker"
+  echo "utilization within 10 points and the Totals within 0.4 for SPS and for"
+  echo "DPS (ring). The whole report is compare's; this table is"
+  echo "\`tools/study_table.py\`'s."
+  echo
+  cat "$work/study.md"
+  echo "<!-- /section:study -->"
+}
+
+if [ "$only" = study ]; then
+  echo "make_results: section 7 alone (the study_gpt2 preset, 3 repeats)" >&2
+  bazel build "${cpu_config[@]}" //experiments:compare //worker:worker \
+    //server:ps_server
+  run_study 3
+  study_section >"$work/section.md"
+  python3 - "$out" "$work/section.md" README.md "$work/study.md" <<'EOF'
+import sys
+path, section, readme, study = sys.argv[1:5]
+text = open(path).read()
+new = open(section).read().rstrip("\n")
+begin, end = "<!-- section:study -->", "<!-- /section:study -->"
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    text = head + new + rest.split(end, 1)[1]
+else:  # a file from before the markers: from the heading to section 8
+    head, rest = text.split("## 7. The study's table, emulated", 1)
+    text = head + new + "\n\n" + "<!-- section:published -->" + \
+        rest.split("<!-- section:published -->", 1)[1]
+open(path, "w").write(text)
+r = open(readme).read()
+b, e = "<!-- results:study -->", "<!-- /results:study -->"
+head, rest = r.split(b, 1)
+r = head + b + "\n" + open(study).read().strip() + "\n" + e + rest.split(e, 1)[1]
+open(readme, "w").write(r)
+EOF
+  echo "make_results: wrote section 7 of $out and README.md's study table" >&2
+  exit 0
+fi
 
 if [ "$only" = published ]; then
   echo "make_results: section 8 alone (validate_published)" >&2
@@ -179,14 +249,7 @@ else
 fi
 
 echo "make_results: 7/8 the study_gpt2 preset" >&2
-study_cmd=(compare --preset=study_gpt2 "--repeats=$repeats")
-if "$bin/experiments/compare" --preset=study_gpt2 "--repeats=$repeats" \
-     --noddp --out_dir="$work/study" >/dev/null 2>"$work/study.err"; then
-  python3 tools/study_table.py "$work/study" >"$work/study.md"
-else
-  { echo "(compare --preset=study_gpt2 failed; its last lines:)"; echo '```'
-    tail -n 5 "$work/study.err"; echo '```'; } >"$work/study.md"
-fi
+run_study "$repeats"
 
 echo "make_results: 8/8 validate_published" >&2
 run_published
@@ -274,20 +337,7 @@ run_published
   echo
   cat "$work/slow.md"
   echo
-  echo "## 7. The study's table, emulated"
-  echo
-  echo "\`${study_cmd[*]}\`: GPT-2 small's 148 tensors on 4 workers whose"
-  echo "compute (1567 ms a step in fp32, 196 ms in mixed precision: the"
-  echo "model's FLOPs at 8 × 1024 tokens over a V100 at 30% of its peak) and"
-  echo "links (PCIe 3.0 x16, 126 Gbit/s) come from published figures, listed"
-  echo "with their sources in \`experiments/presets/study_gpt2.flags\`, fixed"
-  echo "before any run; emulated at scale 64 (every tensor and link 1/64,"
-  echo "the compute kept). Beside it the study's own table (arXiv 2206.06356,"
-  echo "4 GPUs); targets: per-worker utilization within 10 points and the"
-  echo "Totals within 0.4 for SPS and for DPS (ring). The whole report is"
-  echo "compare's; this table is \`tools/study_table.py\`'s."
-  echo
-  cat "$work/study.md"
+  study_section
   echo
   published_section
 } >"$work/doc/RESULTS.md"

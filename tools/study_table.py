@@ -5,13 +5,14 @@
                                   # (or study_gpt2_gpu: real GPUs)
 
 Reads OUT_DIR/compare.json and prints markdown: the study's utilization
-table (arXiv 2206.06356, 4 GPUs, GPT-2 small) row by row beside the
-emulated rows that stand for them (the study's SPS, PyTorch DataParallel,
+table (arXiv 2206.06356, 4 GPUs, its 106 M-parameter GPT-2) row by row
+beside the emulated rows that stand for them (the study's SPS, PyTorch DataParallel,
 beside ringside's sps with its server beside rank 0, DataParallel's layout,
 or beside plain sps where the run has no such row; its DPS, PyTorch DDP,
 beside ring; Horovod beside fusion), ringside's further rows, the targets (per-worker utilization
 within 10 points, Totals within 0.4) met or missed, the mixed-precision
-(Apex) speed-ups against the study's, and for every miss what the cost
+(Apex) speed-ups against the study's, each pair at the batches the study
+ran it (a row's b= and compute_ms= in its name, else the run's), and for every miss what the cost
 model says the step holds. Rows that compare did not run for want of GPUs
 (study_gpt2_gpu on a machine with fewer than 4) are listed as not run,
 with the reason; the mixed-precision baseline against the fp32 one gives
@@ -21,6 +22,7 @@ has neither an n = 4 row nor a row left out at n = 4.
 
 import json
 import os
+import re
 import sys
 
 # The study's table (its Table of GPU utilization, 4 GPUs in one node):
@@ -33,15 +35,22 @@ STUDY = {
 # Its mixed-precision finding: Apex made DDP about 2x and Horovod about 4x
 # faster.
 STUDY_APEX = {"ring": 2.0, "fusion": 4.0}
+# Its Horovod rows were not one setup in two precisions: fp32 ran on 2 nodes
+# of 4, Apex on one node of 4 (../shared/study/SETUP.md); compare runs one
+# n = 4 job, so both here are one node.
+HOROVOD_AS_RUN = ("; its fp32 row ran on 2 nodes of 4 and its Apex row on "
+                  "one, both one node here")
 POINTS = 10     # per-worker utilization target, percentage points
 TOTAL = 0.4     # Total target
-# DataParallel gathers every GPU's outputs on GPU0 and scatters their
-# gradients back, bytes the emulation does not move (its rows move
-# gradients and parameters only): GPT-2's logits, batch x context x
-# vocabulary float32 values a GPU, with GPT-2's 1024-token context and
-# 50,257-token vocabulary (Radford et al. 2019) and the run's batch.
-GPT2_CONTEXT = 1024
-GPT2_VOCAB = 50257
+# DataParallel gathers every replica's outputs into GPU0, bytes the
+# emulation does not move (its rows move gradients and parameters only):
+# the study's GPT-2 returns its logits and every layer's `presents` (keys
+# and values), batch x n_ctx x (vocabulary + 2 n_layer n_embd) float32
+# values a replica (../shared/study/SETUP.md: its config's n_ctx 512,
+# vocabulary 26679, 12 layers of 768). Its loss is each replica's own, so
+# no gradient of them flows back. Keyed by the run's profile.
+DATAPARALLEL_OUTPUTS = {"gpt2_study": {"n_ctx": 512, "vocab": 26679,
+                                       "n_layer": 12, "n_embd": 768}}
 # Mixed precision's measured speed-up of a transformer's training on one
 # V100, for the account of the Apex rows (not an input of the preset,
 # whose mixed-precision compute is the tensor cores' peak ratio): BERT,
@@ -50,6 +59,31 @@ GPT2_VOCAB = 50257
 # on BERT Neural Network", 2018; one V100 32GB, NVIDIA's 18.11 TensorFlow
 # container).
 MEASURED_AMP_SPEEDUP = 2.3
+
+
+def label_number(label, key):
+    """The number a row's label gives `key` ("b=2", "compute_ms=72.4"), or
+    None."""
+    m = re.search(r"[\[ ,]" + re.escape(key) + r"=([0-9.]+)", label)
+    return float(m.group(1)) if m else None
+
+
+def batch_of(label, config):
+    """The row's per-worker batch: its label's b=, else the run's."""
+    b = label_number(label, "b")
+    return b if b is not None else config.get("batch_size")
+
+
+def compute_ms_of(label, config):
+    """The row's emulated compute a step: its label's compute_ms=, else the
+    run's; None for real compute."""
+    c = label_number(label, "compute_ms")
+    return c if c is not None else config.get("emulated_compute_ms")
+
+
+def per_sequence_ms(label, config):
+    b, c = batch_of(label, config), compute_ms_of(label, config)
+    return c / b if b and c else None
 
 
 def rows_at(report, n):
@@ -66,81 +100,106 @@ def key_of(strategy, label):
                         "server beside rank 0" in label) else strategy
 
 
-def dataparallel_outputs(j, workers):
-    """(seconds a step, bytes a GPU) of DataParallel's output gather and
-    gradient scatter over GPU0's link at the full-size bandwidth (the
-    measured shaped link times the emulation scale), gather and scatter one
-    after the other; None for a run of another profile."""
+def dataparallel_outputs(j, workers, batch):
+    """(seconds a step, bytes a replica, bandwidth, the shape) of
+    DataParallel's gather of the other replicas' outputs into GPU0 over its
+    link at the full-size bandwidth (the measured shaped link times the
+    emulation scale), at `batch` sequences a replica; None for a run of a
+    profile not in DATAPARALLEL_OUTPUTS or without a batch."""
     config = j.get("config", {})
-    if config.get("profile") != "gpt2" or not config.get("batch_size"):
+    shape = DATAPARALLEL_OUTPUTS.get(config.get("profile"))
+    if shape is None or not batch:
         return None
     bandwidth = (j["cost_model"]["link"]["bandwidth_Bps"] *
                  config.get("emulation_scale", 1))
-    per_gpu = config["batch_size"] * GPT2_CONTEXT * GPT2_VOCAB * 4
-    return 2 * (workers - 1) * per_gpu / bandwidth, per_gpu, bandwidth
+    per_gpu = (batch * shape["n_ctx"] *
+               (shape["vocab"] + 2 * shape["n_layer"] * shape["n_embd"]) * 4)
+    return (workers - 1) * per_gpu / bandwidth, per_gpu, bandwidth, shape
 
 
-def apex_account(j):
-    """Lines reading the Apex speed-ups with the cost model: the bound the
-    compute's own speed-up sets, and what the model gives at a measured
+def apex_account(j, fp32, apex):
+    """Lines reading the Apex speed-ups with the cost model, each pair as
+    the study ran it (its own batch a GPU): the bound the compute's own
+    speed-up a sequence sets, and what the model gives at a measured
     mixed-precision speed-up (MEASURED_AMP_SPEEDUP) with each mixed row's
     predicted exposed communication kept (at a longer compute no more of it
     is exposed, so the speed-up it gives is a lower bound). [] without the
-    cost model's n = 4 rows."""
-    by_strategy = {}
-    for r in j.get("cost_model", {}).get("runs", []):
-        if r.get("workers") == 4 and r.get("predicted_step_s"):
-            by_strategy.setdefault(r["strategy"], []).append(r)
+    cost model's n = 4 rows for both rows of a pair."""
+    config = j.get("config", {})
+    runs = [r for r in j.get("cost_model", {}).get("runs", [])
+            if r.get("workers") == 4 and r.get("predicted_step_s")]
+
+    def run_of(row):
+        ms = compute_ms_of(row["parallel_type"], config)
+        for r in runs:
+            if (r["strategy"] == row["strategy"] and ms is not None and
+                    abs(1e3 * r["compute_s"] - ms) < 0.5):
+                return r
+        return None
+
     pairs = []
     for strategy, mixed_name in (("ring", "ring_fp16"), ("fusion", "fusion")):
-        full = max(by_strategy.get(strategy, []), default=None,
-                   key=lambda r: r["compute_s"])
-        mixed = min(by_strategy.get(mixed_name, []), default=None,
-                    key=lambda r: r["compute_s"])
-        if (full is None or mixed is None or
-                not mixed["compute_s"] < full["compute_s"]):
+        a, b = fp32.get(strategy), apex.get(mixed_name)
+        if a is None or b is None:
             continue
-        pairs.append((strategy, mixed_name, full, mixed))
+        full, mixed = run_of(a), run_of(b)
+        b_full = batch_of(a["parallel_type"], config)
+        b_mixed = batch_of(b["parallel_type"], config)
+        if full is None or mixed is None or not b_full or not b_mixed:
+            continue
+        pairs.append((strategy, mixed_name, full, mixed, b_full, b_mixed))
     if not pairs:
         return []
-    fp32_compute = pairs[0][2]["compute_s"]
-    ratio = fp32_compute / pairs[0][3]["compute_s"]
-    measured_compute = fp32_compute / MEASURED_AMP_SPEEDUP
     readings = []
-    for strategy, mixed_name, full, mixed in pairs:
+    bound = None
+    for strategy, mixed_name, full, mixed, b_full, b_mixed in pairs:
+        per_seq = full["compute_s"] / b_full  # fp32 compute a sequence
+        if bound is None:
+            bound = (per_seq, mixed["compute_s"] / b_mixed)
         exposed = mixed["predicted_step_s"] - mixed["compute_s"]
-        speedup = full["predicted_step_s"] / (measured_compute + exposed)
+        mixed_step = per_seq * b_mixed / MEASURED_AMP_SPEEDUP + exposed
+        speedup = (b_mixed / mixed_step) / (b_full / full["predicted_step_s"])
         study = STUDY_APEX[strategy]
-        reading = (f"{mixed_name} (mixed precision) against {strategy} "
-                   f"(fp32) {speedup:.1f}x (the "
-                   f"study: about {study:.0f}x; {1e3 * exposed:.0f} ms "
-                   f"exposed a step kept)")
+        reading = (f"{mixed_name} at {b_mixed:g} a GPU (mixed precision) "
+                   f"against {strategy} at {b_full:g} (fp32) {speedup:.1f}x "
+                   f"the throughput (the study: about {study:.0f}x; "
+                   f"{1e3 * exposed:.0f} ms exposed a step kept)")
         if speedup < study / 1.5:
-            beyond = study * (measured_compute + exposed) - fp32_compute
-            reading += (f"; the study's {study:.0f}x would need its fp32 "
+            # The fp32 step that would give the study's ratio.
+            needed = study * mixed_step * b_full / b_mixed
+            beyond = needed - full["compute_s"]
+            reading += (f"; the study's {study:.0f}x would need the fp32 "
                         f"step to hold {beyond:.2f} s beyond its compute, "
                         f"against the model's "
-                        f"{1e3 * (full['predicted_step_s'] - fp32_compute):.0f}"
+                        f"{1e3 * (full['predicted_step_s'] - full['compute_s']):.0f}"
                         f" ms on these links, for which it has no term")
         readings.append(reading)
+    per_seq, mixed_seq = bound
     return [
         "",
-        f"The cost model's reading: a mixed-precision row's speed-up is "
-        f"bounded by its compute's, here {ratio:.1f}x ("
-        f"{1e3 * fp32_compute:.0f} ms against "
-        f"{1e3 * pairs[0][3]['compute_s']:.0f} ms: the tensor cores' peak "
-        f"ratio at the same sustained share, the preset's input). Measured "
-        f"on one V100, mixed precision trained a transformer "
+        f"The cost model's reading: a mixed-precision row's speed-up a "
+        f"sequence is bounded by its compute's, here "
+        f"{per_seq / mixed_seq:.1f}x ({1e3 * per_seq:.1f} ms a sequence "
+        f"against {1e3 * mixed_seq:.1f} ms: the tensor cores' peak ratio at "
+        f"the same sustained share, the preset's input). Measured on one "
+        f"V100, mixed precision trained a transformer "
         f"{MEASURED_AMP_SPEEDUP}x faster than fp32 (BERT, NVIDIA Developer "
         f"Blog, \"NVIDIA Achieves 4X Speedup on BERT Neural Network\", "
-        f"2018). At that speed-up ({1e3 * measured_compute:.0f} ms of "
-        f"compute) the cost model gives " + "; ".join(readings) + "."]
+        f"2018). At that speed-up "
+        f"({1e3 * per_seq / MEASURED_AMP_SPEEDUP:.1f} ms a sequence) the "
+        f"cost model gives " + "; ".join(readings) + "."]
 
 
-def is_mixed(label):
-    """Whether a row is a mixed-precision one: the emulated preset's
-    "[compute_ms=...]" rows, the GPU preset's "[precision=bf16]" ones."""
-    return "[compute_ms=" in label or "precision=bf16" in label
+def is_mixed(label, config, fp32_per_sequence):
+    """Whether a row is a mixed-precision one: the GPU preset's
+    "[precision=bf16]" rows; the emulated preset's rows whose compute a
+    sequence is under the fp32 rows' (the slowest a sequence) by more than
+    1.5x."""
+    if "precision=bf16" in label:
+        return True
+    per_seq = per_sequence_ms(label, config)
+    return (per_seq is not None and fp32_per_sequence is not None and
+            per_seq < fp32_per_sequence / 1.5)
 
 
 def not_run_cells(n):
@@ -170,17 +229,22 @@ def main(argv):
         print("(no n = 4 table in compare.json)")
         return 1
     # The fp32 rows are the first of each strategy; the mixed-precision
-    # rows carry "[compute_ms=" or "precision=bf16" in their names.
+    # rows are those is_mixed names.
     # sps with its server beside rank 0 is keyed "sps_dp".
+    config = j.get("config", {})
+    known = [x for x in (per_sequence_ms(r["parallel_type"], config)
+                         for r in rows) if x is not None]
+    slowest = max(known) if known else None
     fp32 = {}
     apex = {}
     for r in rows:
-        target = apex if is_mixed(r["parallel_type"]) else fp32
+        target = apex if is_mixed(r["parallel_type"], config, slowest) \
+            else fp32
         target.setdefault(key_of(r["strategy"], r["parallel_type"]), r)
     skipped = {}
     skipped_apex = []
     for n in not_run:
-        if is_mixed(n["parallel_type"]):
+        if is_mixed(n["parallel_type"], config, slowest):
             skipped_apex.append(n)
         else:
             skipped.setdefault(key_of(n["strategy"], n["parallel_type"]), n)
@@ -267,13 +331,14 @@ def main(argv):
             f"- {b['parallel_type']} against {a['parallel_type']}: "
             f"{speedup:.1f}x the throughput (the study: Apex made "
             f"{'DDP' if strategy == 'ring' else 'Horovod'} about "
-            f"{STUDY_APEX[strategy]:.0f}x faster).")
+            f"{STUDY_APEX[strategy]:.0f}x faster"
+            f"{HOROVOD_AS_RUN if strategy == 'fusion' else ''}).")
     if lines:
         out.append("Mixed precision (the rows at the mixed-precision compute):")
         out.append("")
         out.extend(lines)
-        if j.get("config", {}).get("model", "synthetic") == "synthetic":
-            out.extend(apex_account(j))
+        if config.get("model", "synthetic") == "synthetic":
+            out.extend(apex_account(j, fp32, apex))
         out.append("")
 
     # Each miss, as the cost model sees the emulated step.
@@ -281,7 +346,9 @@ def main(argv):
     for r in j["cost_model"].get("runs", []):
         if r["workers"] == 4:
             cost.setdefault(key_of(r["strategy"], r.get("modelled_as", "")), r)
-    outputs = dataparallel_outputs(j, 4)
+    dp_row = fp32.get(study_sps)
+    outputs = dataparallel_outputs(
+        j, 4, batch_of(dp_row["parallel_type"], config) if dp_row else None)
     for strategy, r, study_u, study_total in misses:
         c = cost.get(strategy)
         if c is None or not c.get("predicted_step_s"):
@@ -298,26 +365,30 @@ def main(argv):
             f"of it beyond the {1e3 * compute:.0f} ms of compute; the run "
             f"spent {1e3 * beyond:.0f} ms a step beyond its compute. The "
             f"study's {100 * study_mean:.0f}% mean utilization would need "
-            f"{needed:.1f} s a step beyond this compute, "
+            f"{needed:.2f} s a step beyond this compute, "
             f"{needed / max(beyond, 1e-9):.0f}x what these links took.")
         if strategy == study_sps and outputs is not None:
-            seconds, per_gpu, bandwidth = outputs
+            seconds, per_gpu, bandwidth, shape = outputs
             step = c["measured_step_s"] + seconds
+            b = batch_of(r["parallel_type"], config)
             line += (
-                f" DataParallel also gathers each GPU's outputs on GPU0 and "
-                f"scatters their gradients back, which the emulation does "
-                f"not move: GPT-2's logits, {j['config']['batch_size']} x "
-                f"{GPT2_CONTEXT} x {GPT2_VOCAB:,} float32 values "
-                f"({per_gpu / 1e9:.2f} GB) a GPU, the other three GPUs' "
-                f"each way over GPU0's {8 * bandwidth / 1e9:.0f} Gbit/s link: "
-                f"{seconds:.2f} s a step. With them the step would be "
-                f"{step:.2f} s and the utilization "
+                f" DataParallel also gathers every replica's outputs into "
+                f"GPU0, which the emulation does not move: the logits and "
+                f"presents, {b:g} x {shape['n_ctx']} x ({shape['vocab']:,} "
+                f"+ 2 x {shape['n_layer']} x {shape['n_embd']}) float32 "
+                f"values ({per_gpu / 1e6:.1f} MB) a replica, the other "
+                f"three's over GPU0's {8 * bandwidth / 1e9:.0f} Gbit/s link: "
+                f"{1e3 * seconds:.0f} ms a step (no gradient of them comes "
+                f"back: each replica's loss is its own). With them the step "
+                f"would be {step:.3f} s and the utilization "
                 f"{100 * compute / step:.0f}%, against the study's "
                 f"{100 * study_mean:.0f}%: the bytes DataParallel moves "
-                f"account for {beyond + seconds:.2f} s of the {needed:.1f} s. "
-                f"The rest lies in its work beside the bytes (its threads "
-                f"under one Python interpreter, the loss computed on GPU0 "
-                f"for all four), for which the cost model has no term.")
+                f"account for {beyond + seconds:.2f} s of the {needed:.2f} s. "
+                f"The rest lies in its work beside the bytes (replicating "
+                f"the module's submodules in Python every step, four "
+                f"replicas under one interpreter lock, empty_cache, the "
+                f"optimizer on GPU0 alone), which no source measures and "
+                f"for which the cost model has no term.")
         else:
             line += (" So the gap lies outside what the emulation and the "
                      "model hold, for which the cost model has no term.")

@@ -217,7 +217,7 @@ INSTANTIATE_TEST_SUITE_P(
         // A strategy-specific flag the strategy would ignore.
         BadFlags{{"--strategy=ring", "--local_size=2"},
                  "--local_size=2 is not read by strategy 'ring' (only by "
-                 "hierarchical)"},
+                 "byteps, hierarchical)"},
         BadFlags{{"--strategy=sps", "--servers=127.0.0.1:1", "--staleness=2"},
                  "--staleness=2 is not read by strategy 'sps' (only by "
                  "async_ps)"}));

@@ -36,8 +36,11 @@ def compare_json():
              "own_compute_s": 1.5, "predicted_step_s": 1.7,
              "measured_step_s": 1.75, "error": -0.03,
              "modelled_as": "sps"}]
+    # The fp32 rows at the run's 1500 ms for 4 sequences (375 ms each);
+    # ring_fp16's 196 ms for 4 (49 ms each) makes it a mixed-precision row.
     return {"report": {"utilization": [{"workers": 4,
                                         "table": {"rows": rows}}]},
+            "config": {"emulated_compute_ms": 1500, "batch_size": 4},
             "cost_model": {"runs": runs}}
 
 
@@ -83,67 +86,79 @@ class StudyTableTest(unittest.TestCase):
         self.assertIn("7.5x the throughput (the study: Apex made DDP about "
                       "2x faster)", out.stdout)
         # The miss, as the model sees it: 200 ms beyond the compute, and
-        # 1.5 s / 0.1375 - 1.5 s = 9.4 s needed for the study's 14%.
+        # 1.5 s / 0.1375 - 1.5 s = 9.41 s needed for the study's 14%.
         self.assertIn("the cost model predicted 1700 ms a step", out.stdout)
-        self.assertIn("would need 9.4 s a step beyond this compute",
+        self.assertIn("would need 9.41 s a step beyond this compute",
                       out.stdout)
 
-    def test_dataparallels_outputs_are_priced_for_gpt2(self):
-        # GPT-2 at batch 8 on a link shaped at 1/64 of 120 Gbit/s: each
-        # GPU's logits are 8 x 1024 x 50,257 x 4 B = 1.65 GB, three GPUs'
-        # each way over 1.5e10 B/s = 0.66 s; the step 1.75 + 0.66 = 2.41 s,
-        # utilization 1.5 / 2.41 = 62%.
+    def test_dataparallels_outputs_are_priced_for_the_studys_gpt2(self):
+        # The study's GPT-2 at 1 sequence a replica, on a link shaped at
+        # 1/64 of 120 Gbit/s: each replica's logits and presents are
+        # 1 x 512 x (26,679 + 2 x 12 x 768) x 4 B = 92.4 MB, three replicas'
+        # into GPU0 over 1.5e10 B/s = 18 ms; the step 1.75 + 0.018 = 1.768
+        # s, utilization 1.5 / 1.768 = 85%.
         data = compare_json()
         rows = data["report"]["utilization"][0]["table"]["rows"]
         data["report"]["utilization"][0]["table"]["rows"] = [
             r for r in rows if "beside" not in r["parallel_type"]]
-        data["config"] = {"profile": "gpt2", "batch_size": 8,
-                          "emulation_scale": 64}
+        data["config"].update({"profile": "gpt2_study", "batch_size": 1,
+                               "emulation_scale": 64})
         data["cost_model"]["link"] = {"bandwidth_Bps": 1.5e10 / 64}
         out = self.run_script(data)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("8 x 1024 x 50,257 float32 values (1.65 GB) a GPU",
+        self.assertIn("1 x 512 x (26,679 + 2 x 12 x 768) float32 values "
+                      "(92.4 MB) a replica", out.stdout)
+        self.assertIn("over GPU0's 120 Gbit/s link: 18 ms a step", out.stdout)
+        self.assertIn("the step would be 1.768 s and the utilization 85%",
                       out.stdout)
-        self.assertIn("over GPU0's 120 Gbit/s link: 0.66 s a step. With them "
-                      "the step would be 2.41 s and the utilization 62%",
-                      out.stdout)
-        self.assertIn("account for 0.91 s of the 9.4 s", out.stdout)
+        self.assertIn("account for 0.27 s of the 9.41 s", out.stdout)
         # Another profile: no such term.
         data["config"]["profile"] = "resnet50"
         out = self.run_script(data)
         self.assertNotIn("logits", out.stdout)
         self.assertIn("the cost model has no term", out.stdout)
 
-    def test_the_apex_rows_read_with_the_cost_model(self):
-        # The preset's 8.0x compute speed-up (1567 against 196 ms) bounds
-        # the rows'; at NVIDIA's measured 2.3x (1567 / 2.3 = 681 ms) with
-        # each mixed row's predicted exposure kept: ring_fp16 1600 / (681 +
-        # 19) = 2.3x; fusion 1600 / (681 + 37) = 2.2x, under the study's
-        # 4x by more than 1.5x, which would need its fp32 step to hold
-        # 4 x 718.3 - 1567 = 1306 ms beyond its compute against the
-        # model's 33 ms.
+    def test_the_apex_rows_read_with_the_cost_model_as_run(self):
+        # As the study ran them: DPS at 2 sequences a GPU (783.5 ms), its
+        # Apex row at 4 (196 ms); Horovod at 4 in both. The compute a
+        # sequence bounds the speed-up: 391.75 against 49 ms, 8.0x. At
+        # NVIDIA's measured 2.3x (170.3 ms a sequence), with each mixed
+        # row's predicted exposure kept: ring_fp16 4 / (4 x 0.17033 +
+        # 0.019) against 2 / 0.8, 2.3x; fusion 4 / (0.6813 + 0.037)
+        # against 4 / 1.6, 2.2x, under the study's 4x by more than 1.5x:
+        # the fp32 step would need 4 x 0.7183 - 1.567 = 1.31 s beyond its
+        # compute against the model's 33 ms.
         data = compare_json()
-        data["report"]["utilization"][0]["table"]["rows"].append(
-            row("fusion", "Fusion [compute_ms=196] (emulated)", 0,
-                [0.84] * 4, 140.0))
+        data["config"] = {"emulated_compute_ms": 1567, "batch_size": 4}
+        rows = data["report"]["utilization"][0]["table"]["rows"]
+        for r in rows:
+            if r["strategy"] == "ring":
+                r["parallel_type"] = "Ring [b=2, compute_ms=783.5] (emulated)"
+        rows.append(row("fusion", "Fusion [compute_ms=196] (emulated)", 0,
+                        [0.84] * 4, 140.0))
         def cost(strategy, compute, step):
             return {"strategy": strategy, "workers": 4, "compute_s": compute,
                     "own_compute_s": compute, "predicted_step_s": step,
                     "measured_step_s": step, "error": 0.0,
                     "modelled_as": strategy}
         data["cost_model"]["runs"] += [
-            cost("ring", 1.567, 1.600), cost("fusion", 1.567, 1.600),
+            cost("ring", 0.7835, 0.800), cost("fusion", 1.567, 1.600),
             cost("ring_fp16", 0.196, 0.215), cost("fusion", 0.196, 0.233)]
         out = self.run_script(data)
         self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertIn("bounded by its compute's, here 8.0x (1567 ms against "
-                      "196 ms", out.stdout)
-        self.assertIn("At that speed-up (681 ms of compute) the cost model "
-                      "gives ring_fp16 (mixed precision) against ring (fp32) "
-                      "2.3x (the study: about "
-                      "2x; 19 ms exposed a step kept); fusion (mixed "
-                      "precision) against fusion (fp32) 2.2x (the study: about 4x; 37 ms exposed a "
-                      "step kept); the study's 4x would need its fp32 step "
+        self.assertIn("- Fusion [compute_ms=196] (emulated) against Fusion "
+                      "(emulated): 7.0x the throughput (the study: Apex made "
+                      "Horovod about 4x faster; its fp32 row ran on 2 nodes",
+                      out.stdout)
+        self.assertIn("bounded by its compute's, here 8.0x (391.8 ms a "
+                      "sequence against 49.0 ms", out.stdout)
+        self.assertIn("At that speed-up (170.3 ms a sequence) the cost model "
+                      "gives ring_fp16 at 4 a GPU (mixed precision) against "
+                      "ring at 2 (fp32) 2.3x the throughput (the study: "
+                      "about 2x; 19 ms exposed a step kept); fusion at 4 a "
+                      "GPU (mixed precision) against fusion at 4 (fp32) 2.2x "
+                      "the throughput (the study: about 4x; 37 ms exposed a "
+                      "step kept); the study's 4x would need the fp32 step "
                       "to hold 1.31 s beyond its compute, against the "
                       "model's 33 ms", out.stdout)
         # Without the cost model's rows, no reading.
