@@ -103,9 +103,15 @@ published_section() {
 study_cmd=(compare --preset=study_gpt2)
 run_study() {
   study_cmd=(compare --preset=study_gpt2 "--repeats=$1")
+  # DataParallel's host work, measured with PyTorch where it imports.
+  local host=()
+  if "$torch_python" experiments/bench/dataparallel_host_bench.py \
+       --out="$work/dp_host.json" >/dev/null 2>&1; then
+    host=("--host_terms=$work/dp_host.json")
+  fi
   if "$bin/experiments/compare" --preset=study_gpt2 "--repeats=$1" \
        --noddp --out_dir="$work/study" >/dev/null 2>"$work/study.err"; then
-    python3 tools/study_table.py "$work/study" >"$work/study.md"
+    python3 tools/study_table.py "$work/study" "${host[@]}" >"$work/study.md"
   else
     { echo "(compare --preset=study_gpt2 failed; its last lines:)"; echo '```'
       tail -n 5 "$work/study.err"; echo '```'; } >"$work/study.md"

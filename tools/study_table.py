@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The GPT-2 data-parallel study's table beside ringside's emulation of it.
 
-  tools/study_table.py OUT_DIR    # a `compare --preset=study_gpt2` run
-                                  # (or study_gpt2_gpu: real GPUs)
+  tools/study_table.py OUT_DIR [--host_terms=FILE]
+      OUT_DIR: a `compare --preset=study_gpt2` run (or study_gpt2_gpu:
+      real GPUs); FILE: experiments/bench/dataparallel_host_bench.py's
+      output, DataParallel's host work as measured, added to the SPS
+      row's account with where it was measured
 
 Reads OUT_DIR/compare.json and prints markdown: the study's utilization
 table (arXiv 2206.06356, 4 GPUs, its 106 M-parameter GPT-2) row by row
@@ -213,10 +216,36 @@ def percent(u):
     return f"{100 * u:.0f}%"
 
 
+def host_account(terms, workers, compute, step):
+    """DataParallel's host work a step from dataparallel_host_bench's
+    `terms`: the Python side of replicate() for the workers - 1 replicas and
+    the workers' forward dispatch under one interpreter lock, with where it
+    was measured and what it leaves out."""
+    replicate = (workers - 1) * terms["replicate_ms"] / 1e3
+    dispatch = workers * terms["dispatch_ms"] / 1e3
+    with_host = step + replicate + dispatch
+    return (f" DataParallel's host work, measured with PyTorch on "
+            f"{terms['measured_on']} (experiments/bench/"
+            f"dataparallel_host_bench.py, {terms['modules']} submodules, "
+            f"{terms['ops']} ops a forward): replicate()'s Python side "
+            f"{terms['replicate_ms']:.1f} ms a replica, {1e3 * replicate:.1f} "
+            f"ms for {workers - 1}; the {workers} replicas' forward dispatch "
+            f"{terms['dispatch_ms']:.1f} ms each, {1e3 * dispatch:.1f} ms one "
+            f"after another under one interpreter lock: with both, "
+            f"{with_host:.3f} s and {100 * compute / with_host:.0f}% at most "
+            f"(not measured: {terms['not_measured']}).")
+
+
 def main(argv):
-    if len(argv) != 2:
+    host_terms = None
+    args = [a for a in argv[1:] if not a.startswith("--host_terms=")]
+    for a in argv[1:]:
+        if a.startswith("--host_terms="):
+            with open(a.split("=", 1)[1]) as f:
+                host_terms = json.load(f)
+    if len(args) != 1:
         sys.exit(__doc__)
-    with open(os.path.join(argv[1], "compare.json")) as f:
+    with open(os.path.join(args[0], "compare.json")) as f:
         j = json.load(f)
     rows = list(rows_at(j["report"], 4) or [])
     # The single-worker references with run flags (the mixed-precision
@@ -389,6 +418,8 @@ def main(argv):
                 f"replicas under one interpreter lock, empty_cache, the "
                 f"optimizer on GPU0 alone), which no source measures and "
                 f"for which the cost model has no term.")
+            if host_terms is not None:
+                line += host_account(host_terms, 4, compute, step)
         else:
             line += (" So the gap lies outside what the emulation and the "
                      "model hold, for which the cost model has no term.")

@@ -62,8 +62,8 @@ TEST(PredictBinaryTest, DefaultProfilePrintsTablesAndWritesJson) {
   // ResNet-50: 25,557,032 float32 parameters.
   EXPECT_EQ(j["inputs"]["model_bytes"].get<double>(), 4.0 * 25557032);
   EXPECT_EQ(j["inputs"]["num_tensors"], 161);
-  // baseline once + 16 strategies × n ∈ {1, 2, 4, 8}.
-  EXPECT_EQ(j["predictions"].size(), 65u);
+  // baseline once + 17 strategies × n ∈ {1, 2, 4, 8}.
+  EXPECT_EQ(j["predictions"].size(), 69u);
   // ring_powersgd reads the profile's shapes: its factors at the study's
   // rank (4, its formula's study flags, which predict takes) move a
   // small share of ring's bytes (the convolutions' 4-D kernels as

@@ -45,11 +45,11 @@ def compare_json():
 
 
 class StudyTableTest(unittest.TestCase):
-    def run_script(self, data):
+    def run_script(self, data, extra=()):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "compare.json"), "w") as f:
                 json.dump(data, f)
-            return subprocess.run([sys.executable, SCRIPT, d],
+            return subprocess.run([sys.executable, SCRIPT, d, *extra],
                                   capture_output=True, text=True)
 
     def test_rows_beside_the_study_with_their_targets(self):
@@ -112,6 +112,22 @@ class StudyTableTest(unittest.TestCase):
         self.assertIn("the step would be 1.768 s and the utilization 85%",
                       out.stdout)
         self.assertIn("account for 0.27 s of the 9.41 s", out.stdout)
+        # With DataParallel's host work as measured: replicate 3 x 2 ms,
+        # dispatch 4 x 5 ms: 1.768 + 0.026 = 1.794 s, 84%.
+        with tempfile.TemporaryDirectory() as d:
+            terms = os.path.join(d, "host.json")
+            with open(terms, "w") as f:
+                json.dump({"replicate_ms": 2.0, "dispatch_ms": 5.0,
+                           "modules": 150, "ops": 628,
+                           "measured_on": "CPU: test", "not_measured": "x"},
+                          f)
+            out2 = self.run_script(data, ["--host_terms=" + terms])
+        self.assertEqual(out2.returncode, 0, out2.stderr)
+        self.assertIn("measured with PyTorch on CPU: test", out2.stdout)
+        self.assertIn("6.0 ms for 3; the 4 replicas' forward dispatch 5.0 ms "
+                      "each, 20.0 ms one after another under one interpreter "
+                      "lock: with both, 1.794 s and 84% at most (not "
+                      "measured: x)", out2.stdout)
         # Another profile: no such term.
         data["config"]["profile"] = "resnet50"
         out = self.run_script(data)
