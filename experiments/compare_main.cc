@@ -120,7 +120,8 @@ ABSL_FLAG(bool, gpu_per_worker, false,
           "see is not run, and the report says so.");
 ABSL_FLAG(std::string, profile, "resnet50",
           "--model=synthetic: gradient profile (resnet50, vgg16, bert-base, "
-          "gpt2, mobilenet_v2, or a profile file's path: "
+          "gpt2, mobilenet_v2, gpt2_study: the GPT-2 study's 106 M model; "
+          "or a profile file's path: "
           "models/profile_file.h) passed to the workers.");
 ABSL_FLAG(double, emulated_compute_ms, 0,
           "--model=synthetic: emulated compute per step (ms) passed to the "

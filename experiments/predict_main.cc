@@ -48,7 +48,8 @@
 
 ABSL_FLAG(std::string, profile, "resnet50",
           "Gradient profile giving M and T (resnet50, vgg16, bert-base, "
-          "gpt2, mobilenet_v2, or a profile file's path: "
+          "gpt2, mobilenet_v2, gpt2_study: the GPT-2 study's 106 M model; "
+          "or a profile file's path: "
           "models/profile_file.h); empty: give --model_bytes and --tensors.");
 ABSL_FLAG(int64_t, model_bytes, 0,
           "M: gradient bytes per step; > 0 overrides the profile's.");

@@ -61,6 +61,7 @@ absl::Status CheckStrategyOptions(const StrategyInfo& chosen,
     for (const StrategyInfo& info : registered) {
       if (info.Reads(flag)) readers.push_back(info.name);
     }
+    std::sort(readers.begin(), readers.end());  // whatever the link order
     return absl::InvalidArgumentError(absl::StrCat(
         "--", flag, "=", values->current, " is not read by strategy '",
         chosen.name, "' (only by ", absl::StrJoin(readers, ", "),

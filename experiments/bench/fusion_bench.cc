@@ -45,7 +45,7 @@
 
 ABSL_FLAG(int, ranks, 2, "Ranks (threads, Gloo over TCP loopback).");
 ABSL_FLAG(std::string, profile, "resnet50",
-          "Gradient profile: resnet50, vgg16, bert-base, gpt2, mobilenet_v2, "
+          "Gradient profile: resnet50, vgg16, bert-base, gpt2, mobilenet_v2, gpt2_study, "
           "or a profile file's path (models/profile_file.h).");
 ABSL_FLAG(int, iters, 5, "Timed iterations per mode.");
 ABSL_FLAG(int, warmup_iters, 1, "Warm-up iterations per mode.");

@@ -160,7 +160,7 @@ TEST(GradientProfilesTest, UnknownNameListsKnownOnes) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
             "unknown gradient profile 'resnet18' (known: resnet50, vgg16, "
-            "bert-base, gpt2, mobilenet_v2)");
+            "bert-base, gpt2, mobilenet_v2, gpt2_study)");
 }
 
 // "tensors:E,E*C,...": the tensors in order, named t0, t1, ...; a bad
