@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""experiments/bench/contention_bench.py: bad flags are refused before
-torch is imported, a Python without torch is told where to get it, and,
-where $RINGSIDE_TORCH_PYTHON imports torch, a small CPU run (two Gloo
-processes) prints both cluster-file lines with values >= 0 that its own
-comment lines' medians give. Writes its cases to $XML_OUTPUT_FILE so that
+"""The PyTorch benchmarks of experiments/bench: contention_bench.py refuses
+bad flags before torch is imported, tells a Python without torch where to
+get it, and, where $RINGSIDE_TORCH_PYTHON imports torch, a small CPU run
+(two Gloo processes) prints both cluster-file lines with values >= 0 that
+its own comment lines' medians give; dataparallel_host_bench.py measures
+the study's GPT-2 with transformers' module tree (150 submodules, 106.3 M
+parameters) and positive times. Writes its cases to $XML_OUTPUT_FILE so that
 a skipped case counts as skipped (tools/test_case_counts.py)."""
 
 import os
@@ -17,6 +19,8 @@ RUNFILES = os.path.join(os.environ.get("TEST_SRCDIR", ""), "ringside")
 if not os.path.isdir(RUNFILES):  # run by hand from the checkout
     RUNFILES = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 SCRIPT = os.path.join(RUNFILES, "experiments", "bench", "contention_bench.py")
+HOST_BENCH = os.path.join(RUNFILES, "experiments", "bench",
+                          "dataparallel_host_bench.py")
 
 
 def torch_python():
@@ -70,6 +74,31 @@ class ContentionBenchTest(unittest.TestCase):
         self.assertGreaterEqual(float(fixed.group(1)), 0.0)
 
 
+class DataParallelHostBenchTest(unittest.TestCase):
+    def test_the_studys_gpt2_and_its_host_work(self):
+        python = torch_python()
+        if python is None:
+            self.skipTest("no $RINGSIDE_TORCH_PYTHON that imports torch")
+        r = subprocess.run([python, HOST_BENCH, "--rounds=1"],
+                           capture_output=True, text=True, timeout=240)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        import json
+        out = json.loads(r.stdout)
+        self.assertEqual(out["model"]["parameters"], 106331904)
+        self.assertEqual(out["modules"], 150)
+        self.assertGreater(out["ops"], 100)
+        for key in ("replicate_ms", "dispatch_ms", "compute_ms"):
+            self.assertGreater(out[key], 0, key)
+        # The twin's dispatch leaves the arithmetic out.
+        self.assertLess(out["dispatch_ms"], out["compute_ms"])
+
+    def test_bad_rounds_are_refused(self):
+        r = subprocess.run([sys.executable, HOST_BENCH, "--rounds=0"],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--rounds", r.stderr)
+
+
 class XmlResult(unittest.TextTestResult):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -94,17 +123,19 @@ class XmlResult(unittest.TextTestResult):
 
 
 if __name__ == "__main__":
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(
-        ContentionBenchTest)
+    suite = unittest.TestSuite(
+        unittest.defaultTestLoader.loadTestsFromTestCase(case)
+        for case in (ContentionBenchTest, DataParallelHostBenchTest))
     result = unittest.TextTestRunner(resultclass=XmlResult,
                                      verbosity=2).run(suite)
     xml = os.environ.get("XML_OUTPUT_FILE")
     if xml:
         with open(xml, "w", encoding="utf-8") as f:
             f.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>'
-                    '<testsuite name="ContentionBenchTest">\n')
+                    '<testsuite name="TorchBenchesTest">\n')
             for test, body in result.cases:
                 f.write(f'<testcase name="{test._testMethodName}" '
-                        f'classname="ContentionBenchTest">{body}</testcase>\n')
+                        f'classname="{type(test).__name__}">{body}'
+                        '</testcase>\n')
             f.write("</testsuite></testsuites>\n")
     sys.exit(0 if result.wasSuccessful() else 1)
