@@ -1,5 +1,5 @@
 // Whether compare's PyTorch DDP row runs, and the report's note on it. The
-// row itself (the peer, its data, its job) is experiments/job/ddp_row.h;
+// row itself (the peer, its data, its job) is experiments/comparison/ddp_row.h;
 // this is compare's part: the options that ask for the row, where the peer
 // script is, and the sentence that says what the row is or why it is
 // absent. Blocking (FindDdp runs the interpreter); no state of its own.
@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "experiments/comparison/compare_options.h"
-#include "experiments/job/ddp_row.h"
+#include "experiments/comparison/ddp_row.h"
 
 namespace ringside::compare {
 

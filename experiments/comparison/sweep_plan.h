@@ -17,7 +17,7 @@
 #include "experiments/comparison/compare_options.h"
 #include "experiments/comparison/cost_model_link.h"
 #include "experiments/cost/calibration.h"
-#include "experiments/job/ddp_row.h"
+#include "experiments/comparison/ddp_row.h"
 #include "experiments/job/local_job.h"
 #include "experiments/job/netns_topology.h"
 #include "worker/training_flags.h"

@@ -13,7 +13,7 @@
 #include "common/machine_cpu.h"
 #include "common/stopwatch.h"
 #include "experiments/comparison/worker_args.h"
-#include "experiments/job/ddp_row.h"
+#include "experiments/comparison/ddp_row.h"
 #include "experiments/report/prediction_report.h"
 #include "experiments/report/progress.h"
 #include "experiments/report/repeats.h"

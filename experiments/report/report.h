@@ -44,7 +44,7 @@ struct EvalPoint {
   double loss = 0;          // validation loss of rank 0's parameters
 };
 
-// The strategy name of the PyTorch DDP row (experiments/job/ddp_row.h) in
+// The strategy name of the PyTorch DDP row (experiments/comparison/ddp_row.h) in
 // records, CSV and JSON.
 inline constexpr char kDdpStrategy[] = "ddp";
 

@@ -6,8 +6,8 @@
 // compare prints that instead of the row.
 //
 // Thread-safety: the functions are blocking and independent.
-#ifndef RINGSIDE_EXPERIMENTS_JOB_DDP_ROW_H_
-#define RINGSIDE_EXPERIMENTS_JOB_DDP_ROW_H_
+#ifndef RINGSIDE_EXPERIMENTS_COMPARISON_DDP_ROW_H_
+#define RINGSIDE_EXPERIMENTS_COMPARISON_DDP_ROW_H_
 
 #include <string>
 #include <vector>
@@ -59,4 +59,4 @@ void UseDdpPeer(const DdpPeer& peer, const std::string& data_dir,
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_EXPERIMENTS_JOB_DDP_ROW_H_
+#endif  // RINGSIDE_EXPERIMENTS_COMPARISON_DDP_ROW_H_

@@ -1,4 +1,4 @@
-#include "experiments/job/ddp_row.h"
+#include "experiments/comparison/ddp_row.h"
 
 #include <unistd.h>
 
