@@ -43,6 +43,21 @@ std::string Preamble(const PlotOptions& o, const std::string& file,
                       "set border 3\n", "set tics nomirror\n");
 }
 
+// A bar chart's strategy labels rotated so that long ones ("SPS [server
+// beside rank 0, b=1] (emulated)") do not run into each other at any
+// number of strategies, with the bottom margin (in character heights) the
+// longest needs.
+std::string RotatedLabels(const std::vector<std::string>& labels) {
+  size_t longest = 0;
+  for (const std::string& l : labels) longest = std::max(longest, l.size());
+  // At 35 degrees a label reaches down about 0.3 character heights a
+  // character; at most 16 of the chart's 540 pixels' ~38 lines.
+  const int margin = std::min<int>(
+      16, 2 + static_cast<int>(0.3 * static_cast<double>(longest)));
+  return absl::StrCat("set xtics rotate by 35 right\n", "set bmargin ",
+                      margin, "\n");
+}
+
 std::string Pct(double fraction) {
   return absl::StrFormat("%.2f", 100 * fraction);
 }
@@ -192,7 +207,9 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
     const std::string block = absl::StrCat("$util_n", n);
     absl::StrAppend(&t, "\n# Per-worker utilization (%), n = ", n, "\n", block,
                     " << EOD\n");
+    std::vector<std::string> labels;
     for (const ReportRow& r : table) {
+      labels.push_back(r.display_name);
       std::vector<std::string> line = {DataLabel(r.display_name)};
       for (int w = 0; w < n; ++w) {
         line.push_back(w < r.workers() ? Pct(r.utilization[w]) : "0");
@@ -206,7 +223,8 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
         Preamble(o, file, absl::StrCat("Per-worker utilization, ", OfN(n)),
                  // Wide enough for every strategy's label.
                  std::max<int>(o.width, 130 * table.size() + 240)),
-        "set style data histogram\n", "set style histogram clustered gap 1\n",
+        RotatedLabels(labels), "set style data histogram\n",
+        "set style histogram clustered gap 1\n",
         "set style fill solid 0.85 border -1\n", "set yrange [0:105]\n",
         "set ylabel \"utilization (% of wall time)\"\n",
         "set key outside right top vertical\n", "plot ");
@@ -250,7 +268,9 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
                               {"Mem/server", ""},
                               {"formula (server)", " fillstyle pattern 5"}};
     bool present[5] = {false, false, false, false, false};
+    std::vector<std::string> labels;
     for (const ReportRow* r : table) {
+      labels.push_back(ParallelTypeLabel(*r));
       const std::optional<MemoryPerRank> f = FormulaMemory(*r);
       const double values[5] = {static_cast<double>(r->worker_held_bytes),
                                 f ? f->worker_bytes : 0.0,
@@ -278,7 +298,8 @@ PlotScript GnuplotScript(const std::vector<ReportRow>& rows,
         &t,
         Preamble(o, file, absl::StrCat("Memory per rank, ", OfN(n)),
                  std::max<int>(o.width, 130 * table.size() + 240)),
-        "set style data histogram\n", "set style histogram clustered gap 1\n",
+        RotatedLabels(labels), "set style data histogram\n",
+        "set style histogram clustered gap 1\n",
         "set style fill solid 0.85 border -1\n", "set yrange [0:*]\n",
         "set ylabel \"MB per rank\"\n", "set key outside right top vertical\n",
         "plot ", absl::StrJoin(clauses, ", \\\n     "), "\n");
