@@ -278,7 +278,8 @@ run_published
   echo
   echo "## 1. The main job"
   echo
-  echo "\`${main_cmd[*]}\` (\`tools/run_compare.sh\`'s defaults)."
+  echo "\`${main_cmd[*]}\` (\`tools/run_compare.sh --full\`: the whole"
+  echo "sweep at 1, 2 and 4 workers)."
   echo
   # compare's report, its title dropped, its headings one level down.
   sed -e '1{/^# /d}' -e 's/^## /### /' "$work/doc/main.md"
