@@ -182,7 +182,7 @@ ABSL_FLAG(bool, calibrate, true,
           "Cost model: right after the baseline run, measure the CPU costs "
           "the α-β terms lack (per byte and per call of the workers' "
           "all-reduce, reduce-scatter and all-gather, and of the parameter "
-          "server's push+pull; experiments/cost/calibration.h) on this "
+          "server's push+pull; experiments/calibration/calibration.h) on this "
           "machine for the run's model size, and use them in every "
           "prediction of the run.");
 ABSL_FLAG(double, model_bandwidth_gbit, 0,

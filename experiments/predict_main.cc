@@ -138,7 +138,7 @@ ABSL_FLAG(std::string, cluster, "",
           "printing the study-format table per n and the crossover.");
 ABSL_FLAG(std::string, calibration, "",
           "A compare run's compare.json: add the CPU costs it measured on its "
-          "machine (cost_model.calibration; experiments/cost/calibration.h) "
+          "machine (cost_model.calibration; experiments/calibration/calibration.h) "
           "to every prediction. Empty: none, the alpha-beta terms only.");
 ABSL_FLAG(std::string, json_out, "",
           "Also write the inputs and predictions here as one JSON line "

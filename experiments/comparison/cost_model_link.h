@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "experiments/comparison/compare_options.h"
-#include "experiments/cost/calibration.h"
+#include "experiments/calibration/calibration.h"
 #include "experiments/cost/cost_model.h"
 #include "experiments/job/netns_topology.h"
 #include "experiments/report/report.h"
@@ -39,7 +39,7 @@ absl::StatusOr<CostModelLink> MakeCostModelLink(
     const CostModelOptions& options);
 
 // The CPU costs the α-β terms lack, measured for the sweep's model
-// (experiments/cost/calibration.h), or why there are none.
+// (experiments/calibration/calibration.h), or why there are none.
 struct SweepCalibration {
   std::optional<Calibration> costs;
   std::string why_none = "not measured";  // when !costs

@@ -19,7 +19,7 @@
 #include "experiments/comparison/compare_options.h"
 #include "experiments/comparison/sweep_plan.h"
 #include "experiments/comparison/sweep_runner.h"
-#include "experiments/cost/calibration.h"
+#include "experiments/calibration/calibration.h"
 #include "experiments/job/netns_topology.h"
 
 namespace ringside::compare {

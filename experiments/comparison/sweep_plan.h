@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "experiments/comparison/compare_options.h"
 #include "experiments/comparison/cost_model_link.h"
-#include "experiments/cost/calibration.h"
+#include "experiments/calibration/calibration.h"
 #include "experiments/comparison/ddp_row.h"
 #include "experiments/job/local_job.h"
 #include "experiments/job/netns_topology.h"

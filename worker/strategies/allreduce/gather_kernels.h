@@ -1,7 +1,7 @@
 // The per-element arithmetic of the all-gather compression hooks
 // (topk_hook.cc, sign_hook.cc): top-k's selection and sign's packing and
 // unpacking of one tensor's part of a bucket. The hooks run them, and the
-// calibration times them (experiments/cost/calibration.h). Pure functions
+// calibration times them (experiments/calibration/calibration.h). Pure functions
 // of their arguments.
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_GATHER_KERNELS_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_GATHER_KERNELS_H_

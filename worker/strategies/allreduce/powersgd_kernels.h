@@ -11,7 +11,7 @@
 //                development VM, where a row of 4 KiB aliases in the cache
 //   Reconstruct  M = P·Qᵀ
 // Vectorized (Eigen). The hook runs them, and the calibration times them
-// (experiments/cost/calibration.h). Outputs must not alias inputs.
+// (experiments/calibration/calibration.h). Outputs must not alias inputs.
 #ifndef RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_POWERSGD_KERNELS_H_
 #define RINGSIDE_WORKER_STRATEGIES_ALLREDUCE_POWERSGD_KERNELS_H_
 

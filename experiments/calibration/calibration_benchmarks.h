@@ -7,8 +7,8 @@
 //
 // Blocking; every call and wait is bounded by `timeout`. Not thread-safe
 // (they use the machine).
-#ifndef RINGSIDE_EXPERIMENTS_COST_CALIBRATION_BENCHMARKS_H_
-#define RINGSIDE_EXPERIMENTS_COST_CALIBRATION_BENCHMARKS_H_
+#ifndef RINGSIDE_EXPERIMENTS_CALIBRATION_CALIBRATION_BENCHMARKS_H_
+#define RINGSIDE_EXPERIMENTS_CALIBRATION_CALIBRATION_BENCHMARKS_H_
 
 #include <cstdint>
 #include <functional>
@@ -125,4 +125,4 @@ GatherCompressionTimes TimeGatherCompression(
 }  // namespace calibration_bench
 }  // namespace ringside
 
-#endif  // RINGSIDE_EXPERIMENTS_COST_CALIBRATION_BENCHMARKS_H_
+#endif  // RINGSIDE_EXPERIMENTS_CALIBRATION_CALIBRATION_BENCHMARKS_H_

@@ -1,7 +1,7 @@
 // The calibration's benchmarks run the real collective and parameter-server
 // paths (threads over loopback); every cost is its documented derivation
 // from the timings the calibration keeps; bad options are refused.
-#include "experiments/cost/calibration.h"
+#include "experiments/calibration/calibration.h"
 
 #include <algorithm>
 #include <cmath>

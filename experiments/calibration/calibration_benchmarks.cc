@@ -1,4 +1,4 @@
-#include "experiments/cost/calibration_benchmarks.h"
+#include "experiments/calibration/calibration_benchmarks.h"
 
 #include <signal.h>
 #include <sys/prctl.h>

@@ -94,8 +94,8 @@
 //
 // Blocking: a few seconds for a 100 MB model on 2 cores; every call and
 // wait is bounded by `timeout`. Not thread-safe (it uses the machine).
-#ifndef RINGSIDE_EXPERIMENTS_COST_CALIBRATION_H_
-#define RINGSIDE_EXPERIMENTS_COST_CALIBRATION_H_
+#ifndef RINGSIDE_EXPERIMENTS_CALIBRATION_CALIBRATION_H_
+#define RINGSIDE_EXPERIMENTS_CALIBRATION_CALIBRATION_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -206,4 +206,4 @@ nlohmann::json CalibrationJson(const Calibration& c);
 
 }  // namespace ringside
 
-#endif  // RINGSIDE_EXPERIMENTS_COST_CALIBRATION_H_
+#endif  // RINGSIDE_EXPERIMENTS_CALIBRATION_CALIBRATION_H_

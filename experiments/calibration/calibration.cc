@@ -1,4 +1,4 @@
-#include "experiments/cost/calibration.h"
+#include "experiments/calibration/calibration.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "collectives/collective.h"
 #include "common/status_macros.h"
 #include "common/stopwatch.h"
-#include "experiments/cost/calibration_benchmarks.h"
+#include "experiments/calibration/calibration_benchmarks.h"
 #include "experiments/cost/link_estimate.h"
 
 namespace ringside {
