@@ -40,9 +40,11 @@ double MeanUtilization(const ReportRow& row) {
   return row.utilization.empty() ? 0 : TotalUtilization(row) / row.workers();
 }
 
-// hierarchical's ranks per host from its variant "h×r" (hosts × ranks per
-// host, HierarchicalStrategy::Variant); 0 (all on one host) otherwise.
+// The ranks per host of hierarchical and byteps: their final record's,
+// else (an older record) from the variant "h×r" (hosts × ranks per host);
+// 0 (all on one host) otherwise.
 int64_t RanksPerHostOf(const ReportRow& row) {
+  if (row.ranks_per_host > 0) return row.ranks_per_host;
   const std::vector<std::string> parts = absl::StrSplit(row.variant, "×");
   int64_t r = 0;
   if (parts.size() == 2 && absl::SimpleAtoi(parts[1], &r) && r > 0) return r;

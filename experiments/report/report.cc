@@ -291,6 +291,7 @@ absl::StatusOr<ReportRow> RowFromFinals(absl::string_view strategy, int prm_srv,
         {"start_step", &row.start_step},
         {"measured_steps", &row.measured_steps},
         {"staleness", &row.staleness},
+        {"ranks_per_host", &row.ranks_per_host},
         {"model_bytes", &row.model_bytes},
         {"num_tensors", &row.num_tensors}}) {
     if (IsNumber(f0, key)) *field = f0[key].get<int64_t>();

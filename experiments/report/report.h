@@ -159,6 +159,10 @@ struct ReportRow {
   // The staleness bound τ of a strategy that has one (async_ps; < 0: not
   // reported: an older record, whose variant "τ=2" says it).
   int64_t staleness = -1;
+  // The ranks per host of a strategy that groups them (hierarchical,
+  // byteps; < 0: not reported: an older record, whose variant "2×4" says
+  // it).
+  int64_t ranks_per_host = -1;
   // The strategy's own worker flags and their values as the run had them
   // (the final record's strategy_options; empty: not reported).
   std::map<std::string, std::string> strategy_options;

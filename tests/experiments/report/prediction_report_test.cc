@@ -277,8 +277,8 @@ TEST(PredictionReportTest, PlainFirstStepsInTheWindowAreWeighedIn) {
   EXPECT_TRUE(j[1]["plain_steps_in_window"].is_null());
 }
 
-// hierarchical's ranks per host come from its variant "h×r": 4 workers as
-// 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth (within the
+// hierarchical's ranks per host come from its final record (an older
+// record's from its variant "h×r"): 4 workers as 2 hosts × 2 ranks: 2·(1/2)·1 ms + 2·(1/2)·1 ms of bandwidth (within the
 // host, the reduce-scatter and all-gather; across, the shards' all-reduce)
 // and 10·(2·1 + 2·1)·10 µs of latency = 2.4 ms; all four on one host
 // (1×4): 2·(3/4)·1 ms + 10·(2·3)·10 µs = 2.1 ms.
@@ -293,6 +293,14 @@ TEST(PredictionReportTest, HierarchicalTakesItsRanksPerHostFromTheVariant) {
   EXPECT_NEAR(runs[0].prediction->comm_s, 0.0024, 1e-12);
   EXPECT_NEAR(runs[1].prediction->comm_s, 0.0021, 1e-12);
   EXPECT_EQ(runs[0].modelled_as, "hierarchical");
+  // The record's own count wins over the variant.
+  ReportRow recorded = Measured("hierarchical", 4, 0, 0.020, 0.025);
+  recorded.variant = "1×4";
+  recorded.ranks_per_host = 2;
+  const std::vector<PredictedRun> again =
+      PredictWithBaseline({recorded}, Link());
+  ASSERT_TRUE(again[0].prediction);
+  EXPECT_NEAR(again[0].prediction->comm_s, 0.0024, 1e-12);
 }
 
 TEST(PredictionReportTest, UnmodelledAndIncompleteRunsSayWhy) {

@@ -65,11 +65,14 @@ class HierarchicalStrategy : public SyncStrategy {
   int local_size() const { return local_size_; }
   int num_hosts() const { return num_hosts_; }
 
-  // Its bucket caps (ring's).
+  // Its bucket caps (ring's) and ranks per host.
   nlohmann::json RecordFields() const override {
     const auto& buckets =
         context_.options.strategy.Get<GradientBucketOptions>();
-    return BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
+    nlohmann::json fields =
+        BucketCapsRecord(buckets.first_bucket_bytes, buckets.bucket_bytes);
+    fields["ranks_per_host"] = local_size_;
+    return fields;
   }
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();

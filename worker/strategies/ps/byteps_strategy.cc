@@ -152,6 +152,7 @@ nlohmann::json BytepsStrategy::RecordFields() const {
   fields["ps_transport"] = options.strategy.Get<PsOptions>().transport;
   if (session_ != nullptr) fields.update(session_->RecordFields());
   fields["hosts"] = num_hosts_;
+  fields["ranks_per_host"] = local_size_;
   return fields;
 }
 

@@ -69,7 +69,8 @@ class BytepsStrategy : public SyncStrategy {
   int64_t OptimizerStateBytes() const override {
     return optimizer_ == nullptr ? 0 : optimizer_->state_bytes();
   }
-  // Ring's bucket caps, the chunk and the transport of the pushes.
+  // Ring's bucket caps, the chunk and the transport of the pushes, the
+  // hosts and the ranks per host.
   nlohmann::json RecordFields() const override;
 
   int local_size() const { return local_size_; }
