@@ -146,26 +146,9 @@ if [ "$only" = study ]; then
     //server:ps_server
   run_study 3
   study_section >"$work/section.md"
-  python3 - "$out" "$work/section.md" README.md "$work/study.md" <<'EOF'
-import sys
-path, section, readme, study = sys.argv[1:5]
-text = open(path).read()
-new = open(section).read().rstrip("\n")
-begin, end = "<!-- section:study -->", "<!-- /section:study -->"
-if begin in text and end in text:
-    head, rest = text.split(begin, 1)
-    text = head + new + rest.split(end, 1)[1]
-else:  # a file from before the markers: from the heading to section 8
-    head, rest = text.split("## 7. The study's table, emulated", 1)
-    text = head + new + "\n\n" + "<!-- section:published -->" + \
-        rest.split("<!-- section:published -->", 1)[1]
-open(path, "w").write(text)
-r = open(readme).read()
-b, e = "<!-- results:study -->", "<!-- /results:study -->"
-head, rest = r.split(b, 1)
-r = head + b + "\n" + open(study).read().strip() + "\n" + e + rest.split(e, 1)[1]
-open(readme, "w").write(r)
-EOF
+  python3 tools/between_markers.py "$out" section:study "$work/section.md" \
+    --whole
+  python3 tools/between_markers.py README.md results:study "$work/study.md"
   echo "make_results: wrote section 7 of $out and README.md's study table" >&2
   exit 0
 fi
@@ -174,20 +157,8 @@ if [ "$only" = published ]; then
   echo "make_results: section 8 alone (validate_published)" >&2
   run_published
   published_section >"$work/section.md"
-  python3 - "$out" "$work/section.md" <<'EOF'
-import sys
-path, section = sys.argv[1:3]
-text = open(path).read()
-new = open(section).read().rstrip("\n")
-begin, end = "<!-- section:published -->", "<!-- /section:published -->"
-if begin in text and end in text:
-    head, rest = text.split(begin, 1)
-    tail = rest.split(end, 1)[1]
-    text = head + new + tail
-else:
-    text = text.rstrip("\n") + "\n\n" + new + "\n"
-open(path, "w").write(text)
-EOF
+  python3 tools/between_markers.py "$out" section:published \
+    "$work/section.md" --whole
   echo "make_results: wrote section 8 of $out" >&2
   exit 0
 fi
@@ -357,30 +328,15 @@ cp "$work/doc/RESULTS.md" "$out"
 
 # README.md: the main job's n = 4 utilization table and section 7's
 # table; docs/COMPARE.md: section 6's; each between its markers.
-python3 - "$work/doc/main.md" README.md "$work/slow.md" "$work/study.md" docs/COMPARE.md <<'EOF'
+python3 - "$work/doc/main.md" "$work/n4.md" <<'EOF'
 import re, sys
-main, readme, slow, study, compare = sys.argv[1:6]
-text = open(main).read()
+text = open(sys.argv[1]).read()
 m = re.search(r"^## Utilization, n = 4 workers\n\n(.*?)\n\n", text, re.S | re.M)
 if not m:
     sys.exit("make_results: no n = 4 table in the main job's report")
-
-
-def between(path, r, name, content):
-    begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
-    if begin not in r or end not in r:
-        sys.exit(f"make_results: {path} lacks the results:{name} markers")
-    head, rest = r.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    return head + begin + "\n" + content + "\n" + end + tail
-
-
-r = open(readme).read()
-r = between(readme, r, "n4", "```\n" + m.group(1).strip() + "\n```")
-r = between(readme, r, "study", open(study).read().strip())
-open(readme, "w").write(r)
-c = open(compare).read()
-c = between(compare, c, "slow_link", open(slow).read().strip())
-open(compare, "w").write(c)
+open(sys.argv[2], "w").write("```\n" + m.group(1).strip() + "\n```\n")
 EOF
+python3 tools/between_markers.py README.md results:n4 "$work/n4.md"
+python3 tools/between_markers.py README.md results:study "$work/study.md"
+python3 tools/between_markers.py docs/COMPARE.md results:slow_link "$work/slow.md"
 echo "make_results: wrote $out, $out_dir/results/, README.md's n = 4 and study tables and docs/COMPARE.md's slow_link table" >&2
