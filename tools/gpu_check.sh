@@ -23,6 +23,9 @@
 #    MLP sizes and the character transformer at n_embd 256-768, against
 #    PyTorch eager fp32, eager bf16 autocast and torch.compile on the same
 #    GPU, in interleaved rounds; and gradient accumulation's gain);
+# 4a. runs contention_bench where torch imports (experiments/bench/
+#    contention_bench.py: compute slowed beside a collective, sigma, and
+#    DDP's fixed cost a step, f, as the lines a cluster file takes);
 # 4b. runs input_bench: the host's side of a CUDA worker's input (a batch
 #    read and staged a step), one thread against ParallelCopy's threads;
 # 5. runs charlm_bench on the GPU beside PyTorch eager on the same GPU
@@ -191,6 +194,18 @@ else
   computed="not run: torch does not import in ${torch_python}"
 fi
 
+# 4a. The cost model's terms beside nominal links, on this machine's GPUs:
+# compute slowed by a collective beside it (sigma) and DDP's fixed cost a
+# step (f), the cluster-file lines predict --cluster takes.
+if "$torch_python" -c 'import torch' >/dev/null 2>&1; then
+  step "contention_bench: sigma and f on this machine's GPUs (${torch_python})"
+  timeout 300 "$torch_python" experiments/bench/contention_bench.py \
+    --device=cuda --out="$work/contention.txt" 2>&1 | tee "$work/contention.log"
+  if ((PIPESTATUS[0] != 0)); then status=1; contention="FAILED"; else contention="passed"; fi
+else
+  contention="not run: torch does not import in ${torch_python}"
+fi
+
 # 4b. The host's side of a CUDA worker's input (no GPU): one thread against
 # ParallelCopy's threads, on this machine's cores.
 step "input_bench: the host's per-step input read and staging"
@@ -273,6 +288,13 @@ table_of() {  # the Markdown table lines of a log, or what is there
   if [[ -s "$work/compute.md" ]]; then cat "$work/compute.md"
   elif [[ -s "$work/compute.log" ]]; then table_of "$work/compute.log"; fi
   echo
+  echo "## contention_bench: sigma and f for a cluster file: ${contention}"
+  echo
+  echo '```'
+  if [[ -s "$work/contention.txt" ]]; then cat "$work/contention.txt"
+  elif [[ -s "$work/contention.log" ]]; then tail -n 10 "$work/contention.log"; fi
+  echo '```'
+  echo
   echo "## input_bench: the host's per-step input (read and staging): ${inputs}"
   echo
   table_of "$work/input.log"
@@ -281,5 +303,5 @@ table_of() {  # the Markdown table lines of a log, or what is there
   echo
   table_of "$work/charlm.log"
 } > "$out"
-step "wrote ${out}; tests ${tests}, compare ${compare}, study ${study_gpu}, compute bench ${computed}, input_bench ${inputs}, charlm_bench ${charlm}"
+step "wrote ${out}; tests ${tests}, compare ${compare}, study ${study_gpu}, compute bench ${computed}, contention_bench ${contention}, input_bench ${inputs}, charlm_bench ${charlm}"
 exit "$status"
