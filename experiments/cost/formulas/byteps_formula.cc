@@ -76,15 +76,25 @@ double CrossingSeconds(const CostInputs& in, const Layout& l) {
   return busiest / in.bandwidth_Bps;
 }
 
+// The within-host broadcast's latency: its tree's ⌈log2 r⌉ hops.
+double BroadcastLatencySeconds(const CostInputs& in, const Layout& l) {
+  return l.r > 1 ? std::ceil(std::log2(l.r)) * IntraLatencySeconds(in) : 0;
+}
+
 // The within-host broadcast of the sums (after the pulls): M/B_i and its
-// tree's latency.
+// latency.
 double BroadcastSeconds(const CostInputs& in, const Layout& l) {
   if (l.r <= 1) return 0;
-  const double b_intra =
-      in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : in.bandwidth_Bps;
-  const double a_intra =
-      in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
-  return in.model_bytes / b_intra + std::ceil(std::log2(l.r)) * a_intra;
+  return in.model_bytes / IntraBandwidthBps(in) +
+         BroadcastLatencySeconds(in, l);
+}
+
+// The inputs as the roots see them: h pushing ranks against K servers.
+CostInputs RootsInputs(const CostInputs& in, const Layout& l) {
+  CostInputs roots = in;
+  roots.workers = static_cast<int64_t>(l.h);
+  roots.servers = static_cast<int64_t>(l.k);
+  return roots;
 }
 
 class BytepsFormula : public StrategyFormula {
@@ -97,21 +107,15 @@ class BytepsFormula : public StrategyFormula {
   void Terms(const CostInputs& in, Prediction& p) const override {
     // One worker still pushes to and pulls from the servers, as dps's.
     const Layout l = LayoutOf(in);
-    CostInputs roots = in;
-    roots.workers = static_cast<int64_t>(l.h);
-    roots.servers = static_cast<int64_t>(l.k);
-    ShardedPsTerms(roots, p);  // the roots' CPU and pipeline, against K
+    // The roots' CPU and pipeline, against K.
+    ShardedPsTerms(RootsInputs(in, l), p);
     p.workers = in.workers;
     const double M = in.model_bytes;
-    const double b_intra =
-        in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : in.bandwidth_Bps;
-    const double a_intra =
-        in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
     const double buckets = static_cast<double>(RingAllReduces(in));
-    p.bandwidth_s = CrossingSeconds(in, l) + (l.r > 1 ? 2 * M / b_intra : 0);
-    p.latency_s = buckets * (l.r - 1) * a_intra +
-                  (l.r > 1 ? std::ceil(std::log2(l.r)) * a_intra : 0) +
-                  2 * in.latency_s;
+    p.bandwidth_s = CrossingSeconds(in, l) +
+                    (l.r > 1 ? 2 * M / IntraBandwidthBps(in) : 0);
+    p.latency_s = buckets * (l.r - 1) * IntraLatencySeconds(in) +
+                  BroadcastLatencySeconds(in, l) + 2 * in.latency_s;
     if (l.r > 1) {
       const CpuCosts& c = in.cpu;
       const double local =
@@ -126,11 +130,7 @@ class BytepsFormula : public StrategyFormula {
   }
   double CommCpuDemandSeconds(const CostInputs& in,
                               const Prediction& p) const override {
-    const Layout l = LayoutOf(in);
-    CostInputs roots = in;
-    roots.workers = static_cast<int64_t>(l.h);
-    roots.servers = static_cast<int64_t>(l.k);
-    return PsCpuDemandSeconds(roots);
+    return PsCpuDemandSeconds(RootsInputs(in, LayoutOf(in)));
   }
   bool SimulateBackward(const CostInputs& in, const Prediction& p,
                         const BackwardBudget& budget,

@@ -28,6 +28,15 @@ double RingLatencySeconds(const CostInputs& in) {
   return 2.0 * static_cast<double>(in.workers - 1) * in.latency_s;
 }
 
+double IntraBandwidthBps(const CostInputs& in) {
+  return in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps
+                                    : in.bandwidth_Bps;
+}
+
+double IntraLatencySeconds(const CostInputs& in) {
+  return in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
+}
+
 int64_t RingAllReduces(const CostInputs& in) {
   if (in.bucket_bytes <= 0) return in.num_tensors;
   const double rest = std::max(0.0, in.model_bytes - in.first_bucket_bytes);

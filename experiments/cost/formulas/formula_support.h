@@ -28,6 +28,12 @@ double RingBandwidthSeconds(const CostInputs& in);
 // n−1 steps each).
 double RingLatencySeconds(const CostInputs& in);
 
+// B_i and α_i, the intra-host link of hierarchical and byteps:
+// CostInputs::intra_bandwidth_Bps and intra_latency_s where given, else B
+// and α.
+double IntraBandwidthBps(const CostInputs& in);
+double IntraLatencySeconds(const CostInputs& in);
+
 // ring's all-reduces per step: DDP's buckets, a first one of first_bucket
 // bytes then bucket bytes each, b_r = min(T, 1 + ⌈max(0, M − first)/bucket⌉);
 // T (one per tensor) when bucket_bytes is 0.

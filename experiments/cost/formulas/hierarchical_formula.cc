@@ -43,10 +43,8 @@ class HierarchicalFormula : public ReplicatedFormula {
     const double buckets = static_cast<double>(RingAllReduces(in));
     const double r = static_cast<double>(RanksPerHost(in));
     const double h = std::ceil(n / r);  // hosts
-    const double b_intra =
-        in.intra_bandwidth_Bps > 0 ? in.intra_bandwidth_Bps : B;
-    const double a_intra =
-        in.intra_latency_s >= 0 ? in.intra_latency_s : in.latency_s;
+    const double b_intra = IntraBandwidthBps(in);
+    const double a_intra = IntraLatencySeconds(in);
     // Per bucket (ring's), Horovod's hierarchical all-reduce: a
     // reduce-scatter within the host, an all-reduce of each rank's 1/r
     // shard among its h peers across hosts (the r shards of a host share
